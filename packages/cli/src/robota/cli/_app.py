@@ -1,0 +1,56 @@
+"""The click application: global options and the command table.
+
+Global options that change where robota reads from (``--profile``, ``--config``) are applied to
+the process environment before any command runs, so every process a command starts inherits the
+same profile.
+"""
+
+from __future__ import annotations
+
+import sys
+from importlib import metadata
+
+import click
+
+__all__ = ["cli", "main"]
+
+
+def _version() -> str:
+    try:
+        return metadata.version("robota")
+    except metadata.PackageNotFoundError:  # running from a source tree without install
+        return "0+unknown"
+
+
+@click.group(
+    context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100},
+)
+@click.version_option(_version(), "--version", "-V", prog_name="robota")
+@click.option(
+    "--profile",
+    "profile",
+    type=click.Path(file_okay=False, path_type=str),
+    help="Use DIR as the profile (config.yaml, .env, data, logs) for this command and every "
+    "process it starts. Clears inherited FEISHU_*/SLACK_* credentials first.",
+)
+@click.option(
+    "--config",
+    "config_path",
+    type=click.Path(dir_okay=False, path_type=str),
+    help="Read configuration from this file instead of the profile's config.yaml.",
+)
+@click.pass_context
+def cli(ctx: click.Context, profile: str | None, config_path: str | None) -> None:
+    """robota: drive real coding agents from a terminal, chat apps and your other machines."""
+    if profile is not None and config_path is not None:
+        raise click.UsageError("--profile and --config cannot be combined")
+    ctx.obj = {"profile": profile, "config": config_path}
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Entry point of the ``robota`` script."""
+    cli.main(args=argv, prog_name="robota")
+
+
+if __name__ == "__main__":  # pragma: no cover
+    main(sys.argv[1:])

@@ -1,0 +1,69 @@
+"""robota.core: the actor runtime and everything product-neutral.
+
+Layering, bottom up (a module imports only from the layers below it):
+
+1. ``_errors``        the exception tree
+2. ``_address``       stable addresses, stashes and dead letters
+3. ``_actor``         the actor base class and its crash semantics
+4. ``_bridge``        every crossing between actor threads and the trio loop
+5. ``_supervisor``    supervision trees as trio tasks
+6. ``_routes``        the route directory with passivation
+7. ``store``, ``config``, ``logs``     the SQLite store, configuration and paths, structured logs
+8. ``testing``        public helpers for tests of code built on the kernel
+
+Heavy third-party modules (trio, sqlite_utils, ruamel) are imported by the modules that need
+them; importing ``robota.core`` itself pulls in pykka and trio, nothing more.
+"""
+
+from ._actor import Actor, Crashed, ExitReason, Stopped
+from ._address import Address, DeadLetters
+from ._bridge import Coalescer, LoopPort, Outbox, OutboxClosed, Overflow, Reply, request
+from ._errors import (
+    ConfigError,
+    CrashRequested,
+    KernelError,
+    RequestTimeout,
+    RobotaError,
+    StoreError,
+    SupervisorFailed,
+)
+from ._routes import MemoryRouteStates, RouteActor, RouteDirectory, RouteStates
+from ._supervisor import Backoff, ChildSpec, Restart, Service, Strategy, Supervisor
+
+__all__ = [
+    # actors and addresses
+    "Actor",
+    "Address",
+    "Crashed",
+    "DeadLetters",
+    "ExitReason",
+    "Stopped",
+    # supervision
+    "Backoff",
+    "ChildSpec",
+    "Restart",
+    "Service",
+    "Strategy",
+    "Supervisor",
+    # the trio bridge
+    "Coalescer",
+    "LoopPort",
+    "Outbox",
+    "OutboxClosed",
+    "Overflow",
+    "Reply",
+    "request",
+    # routes
+    "MemoryRouteStates",
+    "RouteActor",
+    "RouteDirectory",
+    "RouteStates",
+    # errors
+    "ConfigError",
+    "CrashRequested",
+    "KernelError",
+    "RequestTimeout",
+    "RobotaError",
+    "StoreError",
+    "SupervisorFailed",
+]
