@@ -73,6 +73,9 @@ class Binding:
     address: Address
     incarnation: int
     report: Callable[[int, ExitReason], None]
+    ready: Callable[[int], None] | None = None
+    """Called from the actor's thread once ``started`` returned, so owners can start children
+    strictly one after another."""
 
 
 class Actor(pykka.ThreadingActor):
@@ -110,6 +113,9 @@ class Actor(pykka.ThreadingActor):
             # pykka logs this and stops the actor but never calls on_failure for it.
             self._exit(Crashed(error))
             raise
+        binding = self._binding
+        if binding is not None and binding.ready is not None:
+            binding.ready(binding.incarnation)
 
     def on_receive(self, message: Any) -> Any:
         if isinstance(message, RequestCrash):

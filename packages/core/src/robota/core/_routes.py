@@ -17,6 +17,7 @@ and whatever its saved state takes in the ``RouteStates`` store.
 
 from __future__ import annotations
 
+import copy
 import logging
 import threading
 import time
@@ -47,7 +48,8 @@ class RouteStates(Protocol[S]):
 
 class MemoryRouteStates(Generic[S]):
     """``RouteStates`` in a dictionary: for tests and for routes whose state need not outlive
-    the process."""
+    the process. States are deep-copied both ways, as a real store would serialise them, so an
+    incarnation can never mutate what its successor will load."""
 
     def __init__(self) -> None:
         self._states: dict[str, S] = {}
@@ -55,11 +57,11 @@ class MemoryRouteStates(Generic[S]):
 
     def load(self, key: str) -> S | None:
         with self._lock:
-            return self._states.get(key)
+            return copy.deepcopy(self._states.get(key))
 
     def save(self, key: str, state: S) -> None:
         with self._lock:
-            self._states[key] = state
+            self._states[key] = copy.deepcopy(state)
 
     def __len__(self) -> int:
         return len(self._states)

@@ -79,6 +79,9 @@ class ChildSpec:
     restart: Restart = Restart.PERMANENT
     shutdown: float = 5.0
     """Seconds a stopping child may take before it is abandoned (and logged)."""
+    start_timeout: float = 30.0
+    """Seconds the supervisor waits for a child to finish starting before it starts the next
+    one anyway (and logs it); a child that is slow to start must not hold its siblings."""
     stash_limit: int = 1000
     """Messages the child's address keeps while the child is down."""
 
@@ -117,6 +120,7 @@ class _Cell:
         self.actor: Actor | None = None
         self.scope: trio.CancelScope | None = None
         self.exited = trio.Event()
+        self.ready = trio.Event()
         self.started_at = 0.0
         self.restarts = 0
 
@@ -159,6 +163,7 @@ class Supervisor:
         self._exit_send: trio.MemorySendChannel[_Report] | None = None
         self._port: LoopPort | None = None
         self._lock = trio.Lock()
+        self._main_scope = trio.CancelScope()
 
     def __repr__(self) -> str:
         return f"<Supervisor {self.name!r} {self.strategy.value} children={len(self._cells)}>"
@@ -182,8 +187,7 @@ class Supervisor:
 
     def stop(self) -> None:
         """Stop the children in reverse order and make ``run`` return. Trio thread only."""
-        if self._nursery is not None:
-            self._nursery.cancel_scope.cancel()
+        self._main_scope.cancel()
 
     async def run(self, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
         """Start the children in order, then supervise them until stopped or failed."""
@@ -194,15 +198,18 @@ class Supervisor:
         async with trio.open_nursery() as nursery:
             self._nursery = nursery
             try:
-                async with self._lock:
-                    for cell in self._cells:
-                        self._start(cell)
-                task_status.started()
-                async for report in receive:
-                    await self._on_exit(report)
+                with self._main_scope:
+                    async with self._lock:
+                        for cell in self._cells:
+                            await self._start(cell)
+                    task_status.started()
+                    async for report in receive:
+                        await self._on_exit(report)
             except SupervisorFailed as error:
                 failure = error
             finally:
+                # Shielded, and service children run in shielded scopes of their own: however
+                # this task is cancelled, children stop one by one in reverse order.
                 with trio.CancelScope(shield=True):
                     await self._shutdown()
                 send.close()
@@ -212,10 +219,12 @@ class Supervisor:
 
     # -- starting and stopping -----------------------------------------------------------------
 
-    def _start(self, cell: _Cell) -> None:
+    async def _start(self, cell: _Cell) -> None:
+        """Start one incarnation and wait until it finished starting (or exited trying)."""
         cell.incarnation += 1
         incarnation = cell.incarnation
         cell.exited = trio.Event()
+        cell.ready = trio.Event()
         cell.started_at = trio.current_time()
         cell.state = _State.RUNNING
         cell.actor = None
@@ -228,24 +237,37 @@ class Supervisor:
             return
         if isinstance(child, Actor):
             cell.actor = child
-            report = self._report_from_actor(cell.spec.id)
-            launch(child, Binding(cell.address, incarnation, report))
+            report, ready = self._callbacks_for_actor(cell.spec.id)
+            launch(child, Binding(cell.address, incarnation, report, ready))
         else:
             assert self._nursery is not None
-            scope = trio.CancelScope()
+            scope = trio.CancelScope(shield=True)
             cell.scope = scope
-            self._nursery.start_soon(self._run_service, cell.spec.id, incarnation, child, scope)
+            self._nursery.start_soon(self._run_service, cell, incarnation, child, scope)
+        with trio.move_on_after(cell.spec.start_timeout):
+            await cell.ready.wait()
+        if not cell.ready.is_set():
+            logger.error(
+                "supervisor %s: child %s did not finish starting within %g s; "
+                "starting the next child anyway",
+                self.name,
+                cell.spec.id,
+                cell.spec.start_timeout,
+            )
 
     async def _run_service(
-        self, child_id: str, incarnation: int, service: Service, scope: trio.CancelScope
+        self, cell: _Cell, incarnation: int, service: Service, scope: trio.CancelScope
     ) -> None:
+        ready = cell.ready
         reason: ExitReason = Stopped()
-        with scope:
-            try:
-                await service.run()
-            except Exception as error:
-                reason = Crashed(error)
-        self._deliver_exit((child_id, incarnation, reason))
+        try:
+            with scope:
+                try:
+                    await service.run(task_status=_ReadySignal(ready))
+                except Exception as error:
+                    reason = Crashed(error)
+        finally:
+            self._deliver_exit((cell.spec.id, incarnation, reason))
 
     async def _stop(self, cell: _Cell) -> None:
         """Ask a running child to stop; abandon it after its shutdown timeout."""
@@ -284,20 +306,31 @@ class Supervisor:
 
     # -- exits ---------------------------------------------------------------------------------
 
-    def _report_from_actor(self, child_id: str) -> Callable[[int, ExitReason], None]:
+    def _callbacks_for_actor(
+        self, child_id: str
+    ) -> tuple[Callable[[int, ExitReason], None], Callable[[int], None]]:
         port = self._port
         assert port is not None
+        cell = self._by_id[child_id]
 
         def report(incarnation: int, reason: ExitReason) -> None:
             port.post(self._deliver_exit, (child_id, incarnation, reason))
 
-        return report
+        def set_ready(incarnation: int) -> None:
+            if incarnation == cell.incarnation:
+                cell.ready.set()
+
+        def ready(incarnation: int) -> None:
+            port.post(set_ready, incarnation)
+
+        return report, ready
 
     def _deliver_exit(self, report: _Report) -> None:
-        """Trio thread. Wakes a pending ``_stop`` at once, then queues the report."""
+        """Trio thread. Wakes a pending ``_start`` or ``_stop`` at once, then queues the report."""
         child_id, incarnation, _ = report
         cell = self._by_id[child_id]
         if incarnation == cell.incarnation:
+            cell.ready.set()
             cell.exited.set()
         if self._exit_send is not None:
             try:
@@ -355,7 +388,7 @@ class Supervisor:
                         cell.spec.id,
                         extra={"child": cell.spec.id, "incarnation": cell.incarnation + 1},
                     )
-                    self._start(cell)
+                    await self._start(cell)
 
     def _group(self, cell: _Cell) -> list[_Cell]:
         if self.strategy is Strategy.ONE_FOR_ONE:
@@ -377,6 +410,18 @@ class Supervisor:
             self._failures.popleft()
         if len(self._failures) > self.intensity:
             raise SupervisorFailed(self.name, len(self._failures), self.period, error)
+
+
+class _ReadySignal:
+    """The ``task_status`` a service child gets: ``started()`` lets the next sibling start."""
+
+    __slots__ = ("_event",)
+
+    def __init__(self, event: trio.Event) -> None:
+        self._event = event
+
+    def started(self, value: object = None) -> None:  # noqa: ARG002 (trio's signature)
+        self._event.set()
 
 
 def _restarts(restart: Restart, *, crashed: bool) -> bool:
