@@ -1,11 +1,4 @@
-"""Helpers for testing code built on the robota kernel. Public API: use them in your own tests.
-
-* ``supervised(...)``: run a supervision tree inside a trio test and stop it afterwards;
-* ``Probe`` and ``Recording``: an actor that records what it receives, across incarnations;
-* ``crash(address)``: make the actor behind an address crash on purpose, as a real bug would;
-* ``wait_until(predicate)``: poll a condition from trio with a deadline;
-* ``FAST_BACKOFF``: restart delays of milliseconds instead of seconds.
-"""
+"""The helpers behind ``robota.core.testing``; see the facade for what each is for."""
 
 from __future__ import annotations
 
@@ -17,9 +10,9 @@ from typing import Any
 
 import trio
 
-from ._actor import Actor, RequestCrash
-from ._address import Address, DeadLetters
-from ._supervisor import Backoff, ChildSpec, Strategy, Supervisor
+from .._actor import Actor, RequestCrash
+from .._address import Address, DeadLetters
+from .._supervisor import Backoff, ChildSpec, Strategy, Supervisor
 
 __all__ = [
     "FAST_BACKOFF",
