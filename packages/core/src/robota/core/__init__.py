@@ -27,6 +27,7 @@ from ._errors import (
     StoreError,
     SupervisorFailed,
 )
+from ._plugins import AgentLaunch, PluginError, ProbeReport, RuntimePlugin, runtime_plugins
 from ._routes import MemoryRouteStates, RouteActor, RouteDirectory, RouteStates
 from ._supervisor import Backoff, ChildSpec, Restart, Service, Strategy, Supervisor
 
@@ -58,6 +59,12 @@ __all__ = [
     "RouteActor",
     "RouteDirectory",
     "RouteStates",
+    # plugins
+    "AgentLaunch",
+    "PluginError",
+    "ProbeReport",
+    "RuntimePlugin",
+    "runtime_plugins",
     # errors
     "ConfigError",
     "CrashRequested",

@@ -1,0 +1,87 @@
+"""The typed meeting point of plugins: what a runtime plugin offers, and how plugins are found.
+
+Plugins (agent runtimes, chat transports) never import each other, and core imports none of
+them. The CLI, the composition root, finds them through entry points (``robota.runtimes``,
+``robota.transports``) so a third-party distribution can add one without touching robota.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from importlib import metadata
+from pathlib import Path
+from typing import Protocol, runtime_checkable
+
+__all__ = [
+    "AgentLaunch",
+    "PluginError",
+    "ProbeReport",
+    "RuntimePlugin",
+    "runtime_plugins",
+]
+
+RUNTIMES_GROUP = "robota.runtimes"
+
+
+@dataclass(frozen=True, slots=True)
+class AgentLaunch:
+    """Everything needed to start one configured agent process."""
+
+    name: str
+    kind: str
+    command: str
+    args: tuple[str, ...] = ()
+    env: Mapping[str, str] = field(default_factory=dict)
+    """The agent's configured ``env``; the runtime applies it after scrubbing secrets."""
+    home: Path = Path()
+    config_path: Path = Path()
+    cwd: Path | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ProbeReport:
+    """The outcome of starting an agent, shaking hands and stopping it again."""
+
+    agent: str
+    kind: str
+    ok: bool
+    detail: str
+    version: str | None = None
+    seconds: float = 0.0
+
+
+@runtime_checkable
+class RuntimePlugin(Protocol):
+    """An agent protocol adapter, registered under the ``robota.runtimes`` entry point group
+    with its ``kind`` (the value of ``agents.<name>.kind`` in config.yaml) as the name."""
+
+    kind: str
+
+    async def probe(self, launch: AgentLaunch, *, timeout: float) -> ProbeReport:
+        """Start the agent, complete the protocol handshake, read its version, stop it."""
+        ...
+
+
+class PluginError(Exception):
+    """A registered plugin could not be loaded or is not what its group promises."""
+
+
+def runtime_plugins() -> dict[str, RuntimePlugin]:
+    """Every installed runtime plugin by kind. Loads (imports) them, so call it lazily."""
+    plugins: dict[str, RuntimePlugin] = {}
+    for entry in metadata.entry_points(group=RUNTIMES_GROUP):
+        try:
+            plugin = entry.load()
+        except Exception as error:
+            raise PluginError(
+                f"runtime plugin {entry.name!r} ({entry.value}) failed to load: "
+                f"{type(error).__name__}: {error}"
+            ) from error
+        if not isinstance(plugin, RuntimePlugin) or plugin.kind != entry.name:
+            raise PluginError(
+                f"runtime plugin {entry.name!r} ({entry.value}) is not a RuntimePlugin "
+                f"of kind {entry.name!r}"
+            )
+        plugins[entry.name] = plugin
+    return plugins

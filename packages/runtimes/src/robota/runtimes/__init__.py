@@ -1,0 +1,45 @@
+"""robota.runtimes: drive agent processes over stdio (Codex App Server protocol and ACP).
+
+Layering, bottom up:
+
+1. ``_framing``    newline-delimited JSON-RPC, sans-IO: bytes to classified messages
+2. ``_jsonrpc``    a connection on trio streams: request ids, timeouts, -32601 for unknown calls
+3. ``_process``    spawning: scrubbed environment, own process group, sure shutdown
+4. ``_handshake``  each protocol's first exchange, as pure functions
+5. ``_plugins``    the ``app-server`` and ``acp`` runtime plugins (entry points)
+
+This package imports ``robota.core`` and nothing else of robota.
+"""
+
+from ._framing import LineDecoder, Malformed, Notification, Request, Response, encode
+from ._handshake import acp_version, app_server_version
+from ._jsonrpc import Connection, ConnectionLost, RpcError, RpcTimeout
+from ._plugins import AcpRuntime, AppServerRuntime, acp, app_server
+from ._process import AgentProcess, ShutdownTimings, agent_environment, is_reserved_name
+
+__all__ = [
+    # framing
+    "LineDecoder",
+    "Malformed",
+    "Notification",
+    "Request",
+    "Response",
+    "encode",
+    # connection
+    "Connection",
+    "ConnectionLost",
+    "RpcError",
+    "RpcTimeout",
+    # processes
+    "AgentProcess",
+    "ShutdownTimings",
+    "agent_environment",
+    "is_reserved_name",
+    # protocols
+    "AcpRuntime",
+    "AppServerRuntime",
+    "acp",
+    "acp_version",
+    "app_server",
+    "app_server_version",
+]

@@ -1,0 +1,83 @@
+"""The first exchange of each protocol, as pure functions: what to send, how to read the reply.
+
+App Server: ``initialize`` with ``clientInfo`` and ``capabilities.experimentalApi``, then the
+``initialized`` notification. The server's version is inside ``userAgent``
+(``<client>/<version> (...)``); other compatible servers may use ``serverInfo.version`` or
+``version``.
+
+ACP: ``initialize`` with ``protocolVersion: 1``, the client capabilities robota implements and
+``clientInfo``; the agent answers with ``agentInfo.version`` and its capabilities.
+"""
+
+from __future__ import annotations
+
+import re
+from importlib import metadata
+from typing import Any
+
+__all__ = [
+    "CLIENT_NAME",
+    "acp_initialize_params",
+    "acp_version",
+    "app_server_initialize_params",
+    "app_server_version",
+]
+
+CLIENT_NAME = "robota"
+ACP_PROTOCOL_VERSION = 1
+
+_SEMVER = re.compile(r"\b(\d+\.\d+\.\d+(?:-[0-9A-Za-z.-]+)?)\b")
+
+
+def _client_info() -> dict[str, str]:
+    try:
+        version = metadata.version("robota")
+    except metadata.PackageNotFoundError:
+        version = "0.0.0"
+    return {"name": CLIENT_NAME, "title": "robota", "version": version}
+
+
+def app_server_initialize_params() -> dict[str, Any]:
+    return {"clientInfo": _client_info(), "capabilities": {"experimentalApi": True}}
+
+
+def app_server_version(result: Any) -> str | None:
+    """The server's version from an ``initialize`` result, or ``None`` if it names none."""
+    if not isinstance(result, dict):
+        return None
+    for candidate in (
+        (result.get("serverInfo") or {}).get("version")
+        if isinstance(result.get("serverInfo"), dict)
+        else None,
+        result.get("version"),
+    ):
+        if isinstance(candidate, str) and candidate:
+            return candidate
+    agent = result.get("userAgent")
+    if isinstance(agent, str):
+        # "<client>/<version> (...)": the first semver after the first slash
+        _, _, rest = agent.partition("/")
+        match = _SEMVER.search(rest)
+        if match:
+            return match.group(1)
+    return None
+
+
+def acp_initialize_params(*, fs: bool, terminal: bool) -> dict[str, Any]:
+    return {
+        "protocolVersion": ACP_PROTOCOL_VERSION,
+        "clientCapabilities": {
+            "fs": {"readTextFile": fs, "writeTextFile": fs},
+            "terminal": terminal,
+        },
+        "clientInfo": _client_info(),
+    }
+
+
+def acp_version(result: Any) -> str | None:
+    if not isinstance(result, dict):
+        return None
+    info = result.get("agentInfo")
+    if isinstance(info, dict) and isinstance(info.get("version"), str):
+        return str(info["version"])
+    return None

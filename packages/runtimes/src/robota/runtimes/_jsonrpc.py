@@ -1,0 +1,213 @@
+"""A JSON-RPC connection over a pair of trio byte streams (an agent's stdin and stdout).
+
+``Connection.run`` reads lines and dispatches them: responses complete the pending request with
+the same id, notifications and server-to-client requests go to the handlers given at
+construction. A server request nobody handles is answered with -32601 (method not found), as
+the protocol demands, so the agent never waits for an answer that will not come.
+
+Requests time out per call (``timeout=None`` waits forever, which ``thread/fork`` needs: a
+retry after a timeout could create a second branch). When the stream ends, every pending request
+fails with ``ConnectionLost``.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+import trio
+
+from ._framing import (
+    DEFAULT_MAX_LINE,
+    LineDecoder,
+    Malformed,
+    Notification,
+    Request,
+    Response,
+    encode,
+)
+
+__all__ = ["Connection", "ConnectionLost", "RpcError", "RpcTimeout"]
+
+logger = logging.getLogger("robota.runtimes.jsonrpc")
+
+METHOD_NOT_FOUND = -32601
+INTERNAL_ERROR = -32603
+
+NotificationHandler = Callable[[str, Any], None]
+RequestHandler = Callable[[str, Any], Awaitable[Any]]
+
+
+class RpcError(Exception):
+    """The peer answered a request with an error object."""
+
+    def __init__(self, method: str, code: int, message: str, data: Any = None) -> None:
+        self.method = method
+        self.code = code
+        self.message = message
+        self.data = data
+        super().__init__(f"{method}: error {code}: {message}")
+
+
+class RpcTimeout(Exception):
+    """No response within the request's timeout."""
+
+
+class ConnectionLost(Exception):
+    """The stream ended (the agent exited or closed stdout) before the response came."""
+
+
+class _NoHandler(Exception):
+    pass
+
+
+async def _no_requests(method: str, params: Any) -> Any:  # noqa: ARG001 (handler signature)
+    raise _NoHandler
+
+
+class Connection:
+    """One JSON-RPC peer. Start ``run`` in a nursery, then ``request`` and ``notify``."""
+
+    def __init__(
+        self,
+        send: trio.abc.SendStream,
+        receive: trio.abc.ReceiveStream,
+        *,
+        name: str,
+        jsonrpc_field: bool,
+        on_notification: NotificationHandler | None = None,
+        on_request: RequestHandler = _no_requests,
+        max_line: int = DEFAULT_MAX_LINE,
+    ) -> None:
+        self.name = name
+        self._send_stream = send
+        self._receive_stream = receive
+        self._jsonrpc_field = jsonrpc_field
+        self._on_notification = on_notification
+        self._on_request = on_request
+        self._decoder = LineDecoder(max_line)
+        self._send_lock = trio.Lock()
+        self._next_id = 0
+        self._pending: dict[int | str, trio.MemorySendChannel[Response]] = {}
+        self._closed = False
+        self._nursery: trio.Nursery | None = None
+        self.malformed = 0
+
+    async def run(self, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
+        """Read until the stream ends; then fail whatever is still pending."""
+        try:
+            async with trio.open_nursery() as nursery:
+                self._nursery = nursery
+                task_status.started()
+                async for chunk in self._receive_stream:
+                    for message in self._decoder.feed(chunk):
+                        self._dispatch(message)
+                nursery.cancel_scope.cancel()
+        finally:
+            self._closed = True
+            for waiter in self._pending.values():
+                waiter.close()
+            self._pending.clear()
+
+    async def request(self, method: str, params: Any = None, *, timeout: float | None) -> Any:
+        if self._closed:
+            raise ConnectionLost(f"{self.name}: connection closed before {method}")
+        request_id = self._next_id
+        self._next_id += 1
+        send, receive = trio.open_memory_channel[Response](1)
+        self._pending[request_id] = send
+        message: dict[str, Any] = {"id": request_id, "method": method}
+        if params is not None:
+            message["params"] = params
+        try:
+            await self._write(message)
+            with trio.fail_after(timeout if timeout is not None else math.inf):
+                try:
+                    response = await receive.receive()
+                except trio.EndOfChannel:
+                    raise ConnectionLost(
+                        f"{self.name}: connection lost while waiting for {method}"
+                    ) from None
+        except trio.TooSlowError:
+            raise RpcTimeout(f"{self.name}: {method} got no response in {timeout:g} s") from None
+        finally:
+            self._pending.pop(request_id, None)
+        if response.error is not None:
+            error = response.error
+            raise RpcError(
+                method,
+                int(error.get("code", INTERNAL_ERROR)),
+                str(error.get("message", "")),
+                error.get("data"),
+            )
+        return response.result
+
+    async def notify(self, method: str, params: Any = None) -> None:
+        message: dict[str, Any] = {"method": method}
+        if params is not None:
+            message["params"] = params
+        await self._write(message)
+
+    # -- internals -----------------------------------------------------------------------------
+
+    async def _write(self, message: dict[str, Any]) -> None:
+        if self._jsonrpc_field:
+            message = {"jsonrpc": "2.0", **message}
+        async with self._send_lock:
+            try:
+                await self._send_stream.send_all(encode(message))
+            except (trio.BrokenResourceError, trio.ClosedResourceError) as error:
+                raise ConnectionLost(f"{self.name}: cannot write: {error}") from None
+
+    def _dispatch(self, message: Malformed | Request | Notification | Response) -> None:
+        if isinstance(message, Response):
+            waiter = self._pending.get(message.id)
+            if waiter is None:
+                logger.warning(
+                    "%s: response to unknown request id %r",
+                    self.name,
+                    message.id,
+                    extra={"agent": self.name},
+                )
+                return
+            try:
+                waiter.send_nowait(message)
+            except (trio.WouldBlock, trio.BrokenResourceError):
+                pass  # a duplicate response, or the requester gave up
+        elif isinstance(message, Notification):
+            if self._on_notification is not None:
+                try:
+                    self._on_notification(message.method, message.params)
+                except Exception:
+                    logger.exception("%s: notification handler failed", self.name)
+        elif isinstance(message, Request):
+            assert self._nursery is not None
+            self._nursery.start_soon(self._answer, message)
+        else:
+            self.malformed += 1
+            logger.warning(
+                "%s: skipped a malformed line (%s): %r",
+                self.name,
+                message.reason,
+                message.head,
+                extra={"agent": self.name},
+            )
+
+    async def _answer(self, request: Request) -> None:
+        reply: dict[str, Any] = {"id": request.id}
+        try:
+            reply["result"] = await self._on_request(request.method, request.params)
+        except _NoHandler:
+            reply["error"] = {
+                "code": METHOD_NOT_FOUND,
+                "message": f"method not found: {request.method}",
+            }
+        except Exception as error:
+            logger.exception("%s: handling %s failed", self.name, request.method)
+            reply["error"] = {"code": INTERNAL_ERROR, "message": str(error)}
+        try:
+            await self._write(reply)
+        except ConnectionLost:
+            pass  # the agent went away; nobody is waiting for this answer

@@ -1,0 +1,175 @@
+"""Agent processes: a scrubbed environment, a process group of their own, and a sure end.
+
+Environment. An agent inherits ordinary variables, but never robota's secrets: every inherited
+or configured variable whose name matches ``FEISHU_*``, ``SLACK_*`` or ``ROBOTA_*`` (in any case)
+is removed, then robota adds its own non-secret context (``ROBOTA=1``, ``ROBOTA_HOME``,
+``ROBOTA_CONFIG``, ``ROBOTA_AGENT_NAME``). ``agents.<name>.env`` is applied after the scrub and
+cannot set a reserved name.
+
+Process group. Agents start shells, language servers and, for some, a second copy of
+themselves; each agent is started in a new session so the whole tree can be signalled at once.
+
+Shutdown. Close stdin, wait; SIGTERM the group, wait; SIGKILL the group. codex-acp and
+claude-code-acp ignore EOF on stdin, so the signals are not optional. The group is signalled even
+after the leader exited by itself, so no grandchild outlives robota.
+
+stderr is drained continuously into the log: a chatty agent blocks on a full pipe otherwise.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import re
+import signal
+import subprocess
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import trio
+
+__all__ = ["AgentProcess", "ShutdownTimings", "agent_environment", "is_reserved_name"]
+
+logger = logging.getLogger("robota.runtimes.process")
+
+_RESERVED = re.compile(r"^(FEISHU_|SLACK_|ROBOTA_)", re.IGNORECASE)
+_INJECTED = ("ROBOTA", "ROBOTA_HOME", "ROBOTA_CONFIG", "ROBOTA_AGENT_NAME")
+
+
+def is_reserved_name(name: str) -> bool:
+    """Whether robota owns this variable name (chat credentials and robota's own settings)."""
+    return bool(_RESERVED.match(name)) or name.upper() == "ROBOTA"
+
+
+def agent_environment(
+    inherited: Mapping[str, str],
+    configured: Mapping[str, str],
+    *,
+    agent_name: str,
+    home: Path,
+    config_path: Path,
+) -> dict[str, str]:
+    """The environment an agent process starts with; see the module docstring for the rules."""
+    env = {k: v for k, v in inherited.items() if not is_reserved_name(k)}
+    for key, value in configured.items():
+        if is_reserved_name(key):
+            logger.warning(
+                "agent %s: env %s is reserved and was not passed",
+                agent_name,
+                key,
+                extra={"agent": agent_name},
+            )
+            continue
+        env[key] = value
+    env.update(
+        {
+            "ROBOTA": "1",
+            "ROBOTA_HOME": str(home),
+            "ROBOTA_CONFIG": str(config_path),
+            "ROBOTA_AGENT_NAME": agent_name,
+        }
+    )
+    return env
+
+
+@dataclass(frozen=True, slots=True)
+class ShutdownTimings:
+    eof_grace: float = 1.5
+    """Seconds to wait after closing stdin before SIGTERM."""
+    term_grace: float = 2.0
+    """Seconds to wait after SIGTERM before SIGKILL."""
+
+
+@dataclass
+class AgentProcess:
+    """A started agent. Use ``async with AgentProcess.start(...) as process``... or call
+    ``start`` and ``shutdown`` yourself; ``drain_stderr`` must run in a nursery meanwhile."""
+
+    name: str
+    process: trio.Process
+    timings: ShutdownTimings = field(default_factory=ShutdownTimings)
+
+    @classmethod
+    async def start(
+        cls,
+        name: str,
+        command: Sequence[str],
+        *,
+        env: Mapping[str, str],
+        cwd: Path | None = None,
+        timings: ShutdownTimings | None = None,
+    ) -> AgentProcess:
+        process = await trio.lowlevel.open_process(
+            list(command),
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            env=dict(env),
+            cwd=str(cwd) if cwd is not None else None,
+            start_new_session=True,
+        )
+        logger.info(
+            "agent %s started (pid %d)",
+            name,
+            process.pid,
+            extra={"agent": name, "pid": process.pid},
+        )
+        return cls(name, process, timings or ShutdownTimings())
+
+    @property
+    def pid(self) -> int:
+        return self.process.pid
+
+    async def drain_stderr(self) -> None:
+        """Copy the agent's stderr into the log line by line until it closes."""
+        stream = self.process.stderr
+        assert stream is not None
+        pending = b""
+        async for chunk in stream:
+            pending += chunk
+            *lines, pending = pending.split(b"\n")
+            for line in lines:
+                if line.strip():
+                    logger.debug(
+                        "agent %s stderr: %s",
+                        self.name,
+                        line[:2000].decode(errors="replace"),
+                        extra={"agent": self.name},
+                    )
+
+    async def shutdown(self) -> int:
+        """Close stdin, then SIGTERM, then SIGKILL the group; return the exit code."""
+        process = self.process
+        with trio.CancelScope(shield=True):
+            if process.stdin is not None:
+                try:
+                    await process.stdin.aclose()
+                except (trio.BrokenResourceError, trio.ClosedResourceError):
+                    pass  # already gone
+            with trio.move_on_after(self.timings.eof_grace):
+                await process.wait()
+            if process.returncode is None:
+                self._signal_group(signal.SIGTERM)
+                with trio.move_on_after(self.timings.term_grace):
+                    await process.wait()
+            if process.returncode is None:
+                self._signal_group(signal.SIGKILL)
+                await process.wait()
+            # The leader is gone; its descendants must go too.
+            self._signal_group(signal.SIGKILL)
+        returncode = process.returncode
+        assert returncode is not None
+        logger.info(
+            "agent %s stopped (exit %d)",
+            self.name,
+            returncode,
+            extra={"agent": self.name, "pid": process.pid},
+        )
+        return returncode
+
+    def _signal_group(self, signum: signal.Signals) -> None:
+        try:
+            os.killpg(self.process.pid, signum)
+        except (ProcessLookupError, PermissionError):
+            pass  # the group is empty already

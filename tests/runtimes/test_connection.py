@@ -1,0 +1,134 @@
+"""The JSON-RPC connection against an in-memory peer: ids, errors, unknown calls, bad lines."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+import trio
+import trio.testing
+
+from robota.runtimes import Connection, ConnectionLost, RpcError, RpcTimeout
+
+
+class Peer:
+    """The far end of a memory stream pair, speaking raw lines."""
+
+    def __init__(self, stream: trio.testing.MemoryStapledStream[Any]) -> None:  # type: ignore[type-arg]
+        self.stream = stream
+        self.buffer = b""
+
+    async def line(self) -> dict[str, Any]:
+        while b"\n" not in self.buffer:
+            self.buffer += await self.stream.receive_some()
+        line, self.buffer = self.buffer.split(b"\n", 1)
+        obj: dict[str, Any] = json.loads(line)
+        return obj
+
+    async def send(self, raw: bytes) -> None:
+        await self.stream.send_all(raw)
+
+
+async def connect(nursery: trio.Nursery, **options: Any) -> tuple[Connection, Peer]:
+    ours, theirs = trio.testing.memory_stream_pair()
+    connection = Connection(ours, ours, name="agent", jsonrpc_field=False, **options)
+    await nursery.start(connection.run)
+    return connection, Peer(theirs)
+
+
+async def test_responses_are_matched_by_id_even_out_of_order() -> None:
+    async with trio.open_nursery() as nursery:
+        connection, peer = await connect(nursery)
+        results: dict[str, Any] = {}
+
+        async def ask(method: str) -> None:
+            results[method] = await connection.request(method, {"m": method}, timeout=5)
+
+        nursery.start_soon(ask, "first")
+        first = await peer.line()
+        nursery.start_soon(ask, "second")
+        second = await peer.line()
+        assert (first["id"], second["id"]) == (0, 1)  # ids start at 0
+        assert "jsonrpc" not in first
+        await peer.send(b'{"id":1,"result":"two"}\n{"id":0,"result":"one"}\n')
+        await trio.testing.wait_all_tasks_blocked()
+        assert results == {"first": "one", "second": "two"}
+        nursery.cancel_scope.cancel()
+
+
+async def test_an_error_response_raises_rpc_error() -> None:
+    async with trio.open_nursery() as nursery:
+        connection, peer = await connect(nursery)
+
+        async def answer() -> None:
+            request = await peer.line()
+            await peer.send(
+                json.dumps({"id": request["id"], "error": {"code": 400, "message": "bad"}}).encode()
+                + b"\n"
+            )
+
+        nursery.start_soon(answer)
+        with pytest.raises(RpcError, match=r"thread/start: error 400: bad") as info:
+            await connection.request("thread/start", {}, timeout=5)
+        assert info.value.code == 400
+        nursery.cancel_scope.cancel()
+
+
+async def test_unknown_server_request_is_answered_with_method_not_found() -> None:
+    async with trio.open_nursery() as nursery:
+        _, peer = await connect(nursery)
+        await peer.send(b'{"id":0,"method":"craft/drainMidTurnQueue","params":{}}\n')
+        reply = await peer.line()
+        assert reply == {
+            "id": 0,
+            "error": {"code": -32601, "message": "method not found: craft/drainMidTurnQueue"},
+        }
+        nursery.cancel_scope.cancel()
+
+
+async def test_handled_server_request_gets_its_result_with_the_same_string_id() -> None:
+    async def on_request(method: str, params: Any) -> Any:
+        return {"outcome": {"outcome": "selected", "optionId": params["pick"]}}
+
+    async with trio.open_nursery() as nursery:
+        _, peer = await connect(nursery, on_request=on_request)
+        await peer.send(
+            b'{"id":"u-1","method":"session/request_permission","params":{"pick":"a"}}\n'
+        )
+        assert await peer.line() == {
+            "id": "u-1",
+            "result": {"outcome": {"outcome": "selected", "optionId": "a"}},
+        }
+        nursery.cancel_scope.cancel()
+
+
+async def test_malformed_lines_are_logged_and_skipped_without_losing_the_connection(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    seen: list[tuple[str, Any]] = []
+    async with trio.open_nursery() as nursery:
+        connection, peer = await connect(nursery, on_notification=lambda m, p: seen.append((m, p)))
+        await peer.send(b'Debugger listening on ws://...\n{"method":"ok","params":1}\n')
+        await trio.testing.wait_all_tasks_blocked()
+        assert seen == [("ok", 1)]
+        assert connection.malformed == 1
+        assert "Debugger listening" in caplog.text
+        nursery.cancel_scope.cancel()
+
+
+async def test_timeout_and_connection_loss() -> None:
+    async with trio.open_nursery() as nursery:
+        connection, peer = await connect(nursery)
+        with pytest.raises(RpcTimeout, match=r"got no response in 0\.05 s"):
+            await connection.request("slow", timeout=0.05)
+
+        async def close_soon() -> None:
+            await peer.line()
+            await peer.stream.aclose()
+
+        nursery.start_soon(close_soon)
+        with pytest.raises(ConnectionLost):
+            await connection.request("never", timeout=5)
+        with pytest.raises(ConnectionLost):
+            await connection.request("after", timeout=5)

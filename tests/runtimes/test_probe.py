@@ -1,0 +1,63 @@
+"""The runtime plugins shake hands with every real agent and leave nothing running."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from robota.core import AgentLaunch, runtime_plugins
+
+from ..support.agents import isolated
+
+PINNED = {
+    "codex": "0.171.0",
+    "codex-acp": "0.16.0",
+    "gemini": "0.61.0",
+    "qwen": "0.24.4",
+    "opencode": "1.18.33",
+    "claude-agent-acp": "0.49.0",
+}
+
+
+def test_both_protocols_are_registered_as_entry_points() -> None:
+    assert set(runtime_plugins()) == {"app-server", "acp"}
+
+
+@pytest.mark.parametrize("name", sorted(PINNED))
+async def test_probe_real_agent(name: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    setup = isolated(name, tmp_path)
+    # The probe inherits the process environment; give it exactly the isolated one.
+    for key in list(os.environ):
+        monkeypatch.delenv(key)
+    for key, value in setup.env.items():
+        monkeypatch.setenv(key, value)
+    launch = AgentLaunch(
+        name=name,
+        kind=setup.kind,
+        command=setup.command,
+        args=setup.args,
+        home=tmp_path,
+        config_path=tmp_path / "config.yaml",
+        cwd=setup.cwd,
+    )
+    plugin = runtime_plugins()[setup.kind]
+    report = await plugin.probe(launch, timeout=30)
+    assert report.ok, report.detail
+    assert report.version == PINNED[name]
+    assert report.kind == setup.kind
+
+
+async def test_probe_reports_a_missing_executable(tmp_path: Path) -> None:
+    launch = AgentLaunch(name="ghost", kind="acp", command=str(tmp_path / "no-such-agent"))
+    report = await runtime_plugins()["acp"].probe(launch, timeout=5)
+    assert not report.ok
+    assert "cannot start" in report.detail
+
+
+async def test_probe_reports_an_agent_that_is_not_an_agent(tmp_path: Path) -> None:
+    launch = AgentLaunch(name="echo", kind="app-server", command="/bin/true")
+    report = await runtime_plugins()["app-server"].probe(launch, timeout=5)
+    assert not report.ok
+    assert "exited during the handshake" in report.detail

@@ -1,0 +1,119 @@
+"""Agent processes: scrubbed environment, process groups, shutdown that always ends them."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import sys
+from pathlib import Path
+
+import trio
+
+from robota.runtimes import AgentProcess, ShutdownTimings, agent_environment
+
+from ..support.agents import isolated
+
+PLANTED = {
+    "FEISHU_APP_SECRET": "planted-feishu-secret",
+    "feishu_app_id": "planted-lower-case",
+    "SLACK_BOT_TOKEN": "xoxb-planted",
+    "Slack_App_Token": "xapp-planted",
+    "ROBOTA_INTERNAL": "planted-robota",
+    "PATH": os.environ["PATH"],
+    "LANG": "C.UTF-8",
+}
+
+
+def test_environment_scrub_removes_secrets_and_injects_context(tmp_path: Path) -> None:
+    env = agent_environment(
+        PLANTED,
+        {"OPENAI_API_KEY": "agent-own-key", "SLACK_USER_TOKEN": "sneaky", "ROBOTA_HOME": "/evil"},
+        agent_name="codex",
+        home=tmp_path,
+        config_path=tmp_path / "config.yaml",
+    )
+    assert not any(
+        "planted" in v or "xox" in v or "xapp" in v or v == "sneaky" for v in env.values()
+    )
+    assert env["OPENAI_API_KEY"] == "agent-own-key"
+    assert env["ROBOTA_HOME"] == str(tmp_path)
+    assert env["ROBOTA"] == "1"
+    assert env["ROBOTA_AGENT_NAME"] == "codex"
+    assert env["LANG"] == "C.UTF-8"
+
+
+async def test_spawned_process_sees_only_the_scrubbed_environment(tmp_path: Path) -> None:
+    env = agent_environment(
+        PLANTED, {}, agent_name="probe", home=tmp_path, config_path=tmp_path / "c.yaml"
+    )
+    dump = "import json, os, sys; sys.stdout.write(json.dumps(dict(os.environ)))"
+    agent = await AgentProcess.start("probe", [sys.executable, "-c", dump], env=env)
+    assert agent.process.stdout is not None
+    data = b""
+    async for chunk in agent.process.stdout:
+        data += chunk
+    await agent.shutdown()
+    seen = json.loads(data)
+    assert {k for k in seen if k.upper().startswith(("FEISHU_", "SLACK_"))} == set()
+    assert "ROBOTA_INTERNAL" not in seen
+    assert seen["ROBOTA_CONFIG"] == str(tmp_path / "c.yaml")
+
+
+def alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    # A zombie still answers kill(0); it is gone for our purposes.
+    status = Path(f"/proc/{pid}/stat")
+    return status.exists() and status.read_text().split(") ", 1)[1][0] != "Z"
+
+
+def group_members(pgid: int) -> list[int]:
+    members = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().split(") ", 1)[1].split()
+        except (OSError, IndexError):
+            continue
+        if int(fields[2]) == pgid and fields[0] != "Z":
+            members.append(int(stat.parent.name))
+    return members
+
+
+async def test_an_agent_that_ignores_eof_is_terminated_with_its_group(tmp_path: Path) -> None:
+    setup = isolated("codex-acp", tmp_path)  # codex-acp keeps running after stdin closes
+    agent = await AgentProcess.start(
+        "codex-acp",
+        [setup.command, *setup.args],
+        env=setup.env,
+        cwd=setup.cwd,
+        timings=ShutdownTimings(eof_grace=0.3, term_grace=2.0),
+    )
+    await trio.sleep(0.3)
+    assert alive(agent.pid)
+    code = await agent.shutdown()
+    assert code == -signal.SIGTERM
+    assert group_members(agent.pid) == []
+
+
+async def test_grandchildren_do_not_outlive_the_agent(tmp_path: Path) -> None:
+    marker = tmp_path / "grandchild.pid"
+    script = f"sleep 300 & echo $! > {marker}; exec cat"
+    agent = await AgentProcess.start(
+        "shell",
+        ["/bin/sh", "-c", script],
+        env={"PATH": os.environ["PATH"]},
+        timings=ShutdownTimings(eof_grace=0.5, term_grace=1.0),
+    )
+    with trio.fail_after(5):
+        while not marker.exists() or not marker.read_text().strip():
+            await trio.sleep(0.01)
+    grandchild = int(marker.read_text())
+    assert alive(grandchild)
+    await agent.shutdown()  # cat exits on EOF; the sleeping grandchild must go too
+    with trio.fail_after(5):
+        while alive(grandchild):
+            await trio.sleep(0.01)
+    assert group_members(agent.pid) == []
