@@ -17,10 +17,16 @@ class Counter(RouteActor[dict[str, Any]]):
 
     instances: ClassVar[list[Counter]] = []
 
-    def __init__(self, key: str, state: dict[str, Any] | None) -> None:
-        super().__init__(key, state)
-        self.state = dict(state) if state else {"count": 0, "seen": []}
+    def __init__(self, key: str) -> None:
+        super().__init__(key)
+        self.state: dict[str, Any] = {"count": 0, "seen": []}
+        self.restored_in: threading.Thread | None = None
         Counter.instances.append(self)
+
+    def restore(self, state: dict[str, Any] | None) -> None:
+        self.restored_in = threading.current_thread()
+        if state is not None:
+            self.state = state
 
     def receive(self, message: Any) -> None:
         if message == "boom":
@@ -134,6 +140,16 @@ async def test_directory_as_a_supervised_service_passivates_everything_on_stop()
         "b": {"count": 1, "seen": [2]},
         "c": {"count": 1, "seen": [3]},
     }
+
+
+async def test_state_is_loaded_in_the_actor_thread_not_the_callers() -> None:
+    clock = FakeClock()
+    directory = make_directory(clock)
+    directory.tell("r", "x")
+    await wait_until(lambda: Counter.instances[-1].state["seen"] == ["x"])
+    restored_in = Counter.instances[-1].restored_in
+    assert restored_in is not None and restored_in is not threading.current_thread()
+    directory.passivate_all(5)
 
 
 async def test_idle_after_must_be_positive() -> None:

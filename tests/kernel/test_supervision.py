@@ -340,3 +340,17 @@ async def test_a_nested_tree_stops_depth_first_in_reverse_order() -> None:
         ("stop", "i1"),
         ("stop", "a"),
     ]
+
+
+async def test_terminated_runs_on_crash_and_on_stop() -> None:
+    ends: list[tuple[str, str]] = []
+
+    class Holder(Probe):
+        def terminated(self, reason: object) -> None:
+            ends.append((type(reason).__name__, threading.current_thread().name))
+
+    async with supervised([ChildSpec("h", Holder)]) as sup:
+        crash(sup.address("h"))
+        await wait_until(lambda: sup.incarnation("h") == 2 and sup.is_running("h"))
+    assert [kind for kind, _ in ends] == ["Crashed", "Stopped"]
+    assert all(thread != threading.current_thread().name for _, thread in ends)

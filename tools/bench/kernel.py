@@ -93,9 +93,13 @@ class BareEcho(pykka.ThreadingActor):
 
 
 class Route(RouteActor[dict[str, int]]):
-    def __init__(self, key: str, state: dict[str, int] | None) -> None:
-        super().__init__(key, state)
-        self.state = state or {"n": 0}
+    def __init__(self, key: str) -> None:
+        super().__init__(key)
+        self.state = {"n": 0}
+
+    def restore(self, state: dict[str, int] | None) -> None:
+        if state is not None:
+            self.state = state
 
     def receive(self, message: Any) -> None:
         if isinstance(message, threading.Event):

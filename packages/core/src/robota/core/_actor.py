@@ -1,8 +1,8 @@
 """The actor base class and what counts as a crash.
 
-An ``Actor`` is a pykka ``ThreadingActor`` on a daemon thread with three hooks for subclasses:
-``started`` (in the actor's thread, before the first message), ``receive`` (one message at a time)
-and ``stopping`` (on a normal stop).
+An ``Actor`` is a pykka ``ThreadingActor`` on a daemon thread with four hooks for subclasses:
+``started`` (in the actor's thread, before the first message), ``receive`` (one message at a time),
+``stopping`` (on a normal stop) and ``terminated`` (as the incarnation ends, stopped or crashed).
 
 A crash is an unhandled exception in a *tell* handler or in ``started``. pykka reports the first to
 ``on_failure`` but swallows the second, so both paths are caught here and turned into one exit
@@ -104,6 +104,10 @@ class Actor(pykka.ThreadingActor):
     def stopping(self) -> None:
         """Runs in the actor's thread when the actor stops normally."""
 
+    def terminated(self, reason: ExitReason) -> None:
+        """Runs in the actor's thread as the incarnation ends, whether it stopped or crashed:
+        the place to release what it holds (files, connections). Errors here are logged."""
+
     # -- the kernel's side of pykka ------------------------------------------------------------
 
     def on_start(self) -> None:
@@ -143,6 +147,10 @@ class Actor(pykka.ThreadingActor):
         if self._exited:
             return
         self._exited = True
+        try:
+            self.terminated(reason)
+        except Exception:
+            logger.exception("%s: terminated() raised", type(self).__name__)
         binding = self._binding
         if binding is None:
             return

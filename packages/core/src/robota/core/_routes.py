@@ -3,7 +3,8 @@
 Every conversation a person can have with robota (a terminal, a private chat, a group timeline, a
 topic thread, a WebSocket client) is a route with a key. The directory maps keys to actors:
 
-* the first message for a key activates its ``RouteActor`` with the state last saved for it;
+* the first message for a key activates its ``RouteActor``, which loads the state last saved for
+  it in its own thread (``restore``), so a slow store never blocks the caller or the directory;
 * a sweep asks actors idle for ``idle_after`` seconds to passivate: the actor handles every
   message queued before the request, saves its state, and stops;
 * a message that arrives while a route passivates waits in the route's address and wakes the next
@@ -73,18 +74,33 @@ class _Passivate:
 
 
 class RouteActor(Actor, Generic[S]):
-    """Base class of route actors: constructed with its key and last saved state (or ``None``).
+    """Base class of route actors, constructed with their route key.
 
-    Subclasses implement ``snapshot``; the directory calls it, through a message, when the route
-    passivates. Routes that must survive a crash also persist as they go.
+    Subclasses implement ``restore`` (called in the actor's thread, before the first message,
+    with the state last saved for the key or ``None``) and ``snapshot`` (called through a message
+    when the route passivates). Routes that must survive a crash also persist as they go.
     """
 
-    def __init__(self, key: str, state: S | None) -> None:  # noqa: ARG002 (for subclasses)
+    def __init__(self, key: str) -> None:
         super().__init__()
         self.key = key
+        self._states: RouteStates[S] | None = None
+
+    def restore(self, state: S | None) -> None:
+        """Take over the state a previous incarnation saved (``None`` for a new route)."""
 
     def snapshot(self) -> S:
         raise NotImplementedError
+
+    def on_start(self) -> None:
+        states = self._states
+        if states is not None:
+            try:
+                self.restore(states.load(self.key))
+            except Exception as error:
+                self._exit(Crashed(error))
+                raise
+        super().on_start()
 
     def on_receive(self, message: Any) -> Any:
         if isinstance(message, _Passivate):
@@ -116,7 +132,7 @@ class RouteDirectory(Generic[S]):
 
     def __init__(
         self,
-        factory: Callable[[str, S | None], RouteActor[S]],
+        factory: Callable[[str], RouteActor[S]],
         states: RouteStates[S],
         *,
         idle_after: float = 600.0,
@@ -223,7 +239,8 @@ class RouteDirectory(Generic[S]):
         self.activations += 1
         incarnation = entry.incarnation
         try:
-            actor = self._factory(key, self._states.load(key))
+            actor = self._factory(key)
+            actor._states = self._states
         except Exception as error:
             logger.exception("route %s: activation failed", key)
             self._on_exit(key, incarnation, Crashed(error))

@@ -205,6 +205,9 @@ class Supervisor:
                     task_status.started()
                     async for report in receive:
                         await self._on_exit(report)
+                        # The report holds the error, its traceback and so the dead actor:
+                        # keeping it until the next exit would keep that incarnation alive.
+                        del report
             except SupervisorFailed as error:
                 failure = error
             finally:

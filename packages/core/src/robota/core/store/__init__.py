@@ -1,0 +1,125 @@
+"""robota.core.store: everything robota remembers, in one SQLite file.
+
+The design in four rules:
+
+**One writer.** ``StoreWriter`` is an actor and owns the only connection that writes. SQLite
+allows one writer at a time anyway; making that explicit means no write in the process ever
+waits on a lock or retries ``SQLITE_BUSY``, and the order of writes is the order they reached
+the writer. The file is in WAL mode with ``synchronous=NORMAL``: commits do not wait for fsync,
+and a process crash never loses a committed write (a power cut may lose the last few).
+
+**Batches.** Callers do not send one message per write. A ``StoreClient`` appends ``Write(op,
+ack)`` to its queue and tells the writer ``Drain`` only when no drain is already on its way; the
+writer takes everything queued as one batch and applies it in one transaction, each op in its
+own savepoint. A burst of a thousand writes costs a handful of commits, and one op that fails is
+rolled back alone and gets its error while the rest of its batch commits.
+
+**Acks after commit.** A write's ack is called only after ``COMMIT`` returned. Whoever is acked
+may tell the world (a chat platform, another actor) that the write happened: it survives a
+crash of the process and is visible to every reader from then on. The ack is a plain callable
+or a ``Reply``, so the same write serves the trio loop (``await client.write(...)``), an actor
+(``client.submit(op, ack)``) and a blocking thread (``client.write_sync(...)``).
+
+**Readers on their own connections.** ``open_reader`` gives a read-only connection; the query
+functions here take one. Reads never queue behind writes and never block them.
+
+Ops are small frozen dataclasses with an ``apply(db)`` method (``WriteOp``); the typed ones here
+cover inbound-event dedupe, route states, the final-delivery ledger, turn attempts, the prompt
+queue and the audit trail. The schema grows through ``MIGRATIONS``, applied by the writer when it
+starts; a database from a newer robota is refused with ``StoreError``.
+
+A typical tree::
+
+    supervisor = Supervisor("root", [ChildSpec("store", lambda: StoreWriter(path)), ...])
+    store = StoreClient(supervisor.address("store"))
+    if await store.write(ClaimInboundEvent(event.id, "message"), timeout=5):
+        ...  # first delivery of this event
+"""
+
+from ._client import StoreClient
+from ._connection import open_reader
+from ._messages import Ack, Failable, Write
+from ._migrations import MIGRATIONS, Migration, migrate, schema_version
+from ._ops import (
+    AppendAuditEvent,
+    CancelPrompt,
+    CancelRoutePrompts,
+    ClaimInboundEvent,
+    EnqueuePrompt,
+    HeartbeatTurnAttempt,
+    InsertTurnAttempt,
+    RecordFinalDelivery,
+    RecordProgressCard,
+    SaveRouteState,
+    TakePrompt,
+    UpdateTurnAttempt,
+    WriteOp,
+)
+from ._queries import (
+    audit_events,
+    event_claimed,
+    final_delivery,
+    load_route_state,
+    pending_prompts,
+    stale_turn_attempts,
+    turn_attempt,
+)
+from ._records import (
+    AuditEvent,
+    FinalDelivery,
+    JSONValue,
+    PromptStatus,
+    QueuedPrompt,
+    TurnAttempt,
+    TurnStatus,
+)
+from ._route_states import SqliteRouteStates
+from ._writer import StoreWriter
+
+__all__ = [
+    # the writer and its clients
+    "StoreWriter",
+    "StoreClient",
+    "Write",
+    "WriteOp",
+    "Ack",
+    "Failable",
+    # readers
+    "open_reader",
+    # schema
+    "MIGRATIONS",
+    "Migration",
+    "migrate",
+    "schema_version",
+    # write ops
+    "ClaimInboundEvent",
+    "SaveRouteState",
+    "RecordFinalDelivery",
+    "RecordProgressCard",
+    "InsertTurnAttempt",
+    "UpdateTurnAttempt",
+    "HeartbeatTurnAttempt",
+    "EnqueuePrompt",
+    "CancelPrompt",
+    "CancelRoutePrompts",
+    "TakePrompt",
+    "AppendAuditEvent",
+    # queries
+    "event_claimed",
+    "load_route_state",
+    "final_delivery",
+    "turn_attempt",
+    "stale_turn_attempts",
+    "pending_prompts",
+    "audit_events",
+    # records
+    "AuditEvent",
+    "FinalDelivery",
+    "JSONValue",
+    "PromptStatus",
+    "QueuedPrompt",
+    "TurnAttempt",
+    "TurnStatus",
+    # route states
+    "SqliteRouteStates",
+]
