@@ -1,8 +1,8 @@
 """Every package's public surface is its facade: ``__all__`` names exactly what it exports."""
 
 from __future__ import annotations
-
 import __future__
+
 import importlib
 import json
 import subprocess

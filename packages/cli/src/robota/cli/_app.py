@@ -45,12 +45,22 @@ def cli(ctx: click.Context, profile: str | None, config_path: str | None) -> Non
     if profile is not None and config_path is not None:
         raise click.UsageError("--profile and --config cannot be combined")
     ctx.obj = {"profile": profile, "config": config_path}
+    from ._options import apply_profile_options  # noqa: PLC0415 (keeps --help fast)
+
+    apply_profile_options(profile, config_path)
 
 
 def main(argv: list[str] | None = None) -> None:
     """Entry point of the ``robota`` script."""
     cli.main(args=argv, prog_name="robota")
 
+
+# Command modules import only click at import time; their heavy imports live in their bodies.
+from ._doctor_cmd import doctor_command  # noqa: E402
+from ._init_cmd import init_command  # noqa: E402
+
+cli.add_command(init_command)
+cli.add_command(doctor_command)
 
 if __name__ == "__main__":  # pragma: no cover
     main(sys.argv[1:])

@@ -1,0 +1,81 @@
+"""robota.core.config: profiles, config.yaml, .env, and the ``robota init`` machinery.
+
+A *profile* is one directory tree of robota state: config.yaml and .env (the config directory),
+the SQLite database (the data directory) and logs. ``ROBOTA_HOME`` puts all of it under one
+directory; otherwise platformdirs decides. ``ROBOTA_CONFIG`` points at another config file.
+
+Loading is .env first (the environment wins), then config.yaml with ``${NAME}`` expanded, then
+validation into frozen dataclasses. Every problem is a ``robota.core.ConfigError`` naming the file,
+the key path, what was found and what was expected, and never quoting a secret.
+
+Parsing, validation and merging are pure functions of text; the loaders and ``init_profile`` are
+the thin I/O around them.
+"""
+
+from ._detect import KNOWN_AGENTS, AgentStatus, KnownAgent, detect_agents
+from ._dotenv import dotenv_values, format_assignment, merge_dotenv
+from ._init import FileOutcome, InitResult, init_profile, template_text
+from ._load import load_config, load_dotenv, parse_config
+from ._lock import InitLockTimeout
+from ._merge import merge_config_text
+from ._model import (
+    AgentConfig,
+    AgentKind,
+    Config,
+    ConsoleSettings,
+    Defaults,
+    FeishuSettings,
+    LoggingConfig,
+    LogLevel,
+    PermissionMode,
+    SlackSettings,
+    StorageConfig,
+    ThinkingCardLayout,
+    Transports,
+    WsSettings,
+)
+from ._paths import Profile, profile_environment, resolve_profile
+from ._secrets import looks_secret
+
+__all__ = [
+    # profiles
+    "Profile",
+    "profile_environment",
+    "resolve_profile",
+    # the validated configuration
+    "AgentConfig",
+    "AgentKind",
+    "Config",
+    "ConsoleSettings",
+    "Defaults",
+    "FeishuSettings",
+    "LogLevel",
+    "LoggingConfig",
+    "PermissionMode",
+    "SlackSettings",
+    "StorageConfig",
+    "ThinkingCardLayout",
+    "Transports",
+    "WsSettings",
+    # loading
+    "load_config",
+    "load_dotenv",
+    "parse_config",
+    "looks_secret",
+    # .env text
+    "dotenv_values",
+    "format_assignment",
+    "merge_dotenv",
+    # robota init
+    "FileOutcome",
+    "InitLockTimeout",
+    "InitResult",
+    "init_profile",
+    "merge_config_text",
+    "template_text",
+    # agent detection
+    "KNOWN_AGENTS",
+    "AgentStatus",
+    "KnownAgent",
+    "detect_agents",
+]
