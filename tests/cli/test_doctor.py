@@ -1,0 +1,163 @@
+"""``robota doctor`` against real agents, real store files and broken profiles."""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+import subprocess
+import time
+from pathlib import Path
+from typing import Any
+
+from ..runtimes.test_probe import PINNED
+from ..support.agents import isolated
+from ._robota import Robota
+
+TEMPLATE_NAMES = {"claude-agent-acp": "claude"}
+
+
+def write_real_agents_config(robota: Robota, names: list[str]) -> dict[str, Any]:
+    """A profile whose agents are the real installed ones, each isolated through its env."""
+    agents: dict[str, Any] = {}
+    for name in names:
+        setup = isolated(name, robota.root / "agents")
+        agents[TEMPLATE_NAMES.get(name, name)] = {
+            "kind": setup.kind,
+            "command": setup.command,
+            "args": list(setup.args),
+            "env": setup.env,
+        }
+    config = {
+        "agents": agents,
+        "defaults": {"agent": next(iter(agents)), "cwd": str(robota.root)},
+        "storage": {"sqlitePath": "./data/robota.sqlite"},
+        "logging": {"level": "debug", "path": "./logs/robota.log"},
+    }
+    robota.home.mkdir(mode=0o700, exist_ok=True)
+    (robota.home / "config.yaml").write_text(json.dumps(config, indent=2))
+    return config
+
+
+def doctor_json(robota: Robota, *args: str) -> tuple[int, dict[str, Any]]:
+    completed = robota.run("doctor", "--json", *args)
+    assert completed.stdout, completed.stderr
+    return completed.returncode, json.loads(completed.stdout)
+
+
+def checks_by_name(report: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    return {c["name"]: c for c in report["checks"]}
+
+
+def test_doctor_probes_every_real_agent_and_leaves_none_running(robota: Robota) -> None:
+    write_real_agents_config(robota, sorted(PINNED))
+    code, report = doctor_json(robota)
+    checks = checks_by_name(report)
+    assert code == 0, report
+    for name, version in PINNED.items():
+        check = checks[f"agent {TEMPLATE_NAMES.get(name, name)}"]
+        assert check["status"] == "ok", check
+        assert version in check["detail"]
+    assert checks["store"]["status"] == "ok"
+    assert not (robota.home / "data" / "robota.sqlite").exists(), "doctor must not create it"
+    assert processes_with_home_under(robota.root / "agents") == []
+
+
+def processes_with_home_under(root: Path) -> list[int]:
+    """Live processes whose environment puts HOME below ``root``: the isolated agents and
+    anything they started."""
+    marker = f"HOME={root}".encode()
+    found = []
+    for proc in Path("/proc").glob("[0-9]*"):
+        try:
+            environ = (proc / "environ").read_bytes()
+            state = (proc / "stat").read_text().split(") ", 1)[1][0]
+        except OSError:
+            continue
+        if state != "Z" and any(v.startswith(marker) for v in environ.split(b"\0")):
+            found.append(int(proc.name))
+    return found
+
+
+def test_the_leftover_check_sees_a_running_agent(tmp_path: Path) -> None:
+    setup = isolated("claude-agent-acp", tmp_path / "agents")
+    read_end, write_end = os.pipe()  # stdin stays open: the agent waits for requests
+    try:
+        with subprocess.Popen(
+            [setup.command, *setup.args],
+            env=setup.env,
+            stdin=read_end,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        ) as process:
+            try:
+                # Just after exec the launcher may still be replacing itself (env, then
+                # node) and /proc shows an empty environment for an instant.
+                deadline = time.monotonic() + 5
+                while process.pid not in processes_with_home_under(tmp_path / "agents"):
+                    assert time.monotonic() < deadline, "the running agent was not seen"
+                    time.sleep(0.01)
+            finally:
+                process.kill()
+    finally:
+        os.close(read_end)
+        os.close(write_end)
+
+
+def test_doctor_names_a_missing_agent_and_the_command_that_installs_it(robota: Robota) -> None:
+    assert robota.run("init").returncode == 0
+    robota.home.chmod(0o700)
+    code, report = doctor_json(robota, "--agent", "gemini")
+    gemini = checks_by_name(report)["agent gemini"]
+    assert code == 1
+    assert gemini["status"] == "fail"
+    assert gemini["fix"] == "install it: npm install -g @google/gemini-cli"
+    assert [c["name"] for c in report["checks"] if c["name"].startswith("agent")] == [
+        "agent gemini"
+    ]
+
+
+def test_doctor_reports_a_broken_config_with_file_and_key(robota: Robota) -> None:
+    assert robota.run("init").returncode == 0
+    config = robota.home / "config.yaml"
+    config.write_text(config.read_text().replace("agent: codex", "agent: nobody"))
+    completed = robota.run("doctor")
+    assert completed.returncode == 1
+    assert "FAIL  config" in completed.stdout
+    assert str(config) in completed.stdout and "defaults.agent" in completed.stdout
+
+
+def test_doctor_warns_about_a_profile_others_can_read(robota: Robota) -> None:
+    assert robota.run("init").returncode == 0
+    robota.home.chmod(0o755)
+    (robota.home / ".env").chmod(0o644)
+    _, report = doctor_json(robota, "--agent", "codex")
+    checks = checks_by_name(report)
+    assert checks["profile"]["status"] == "warn"
+    assert checks["profile"]["fix"] == f"chmod 700 {robota.home}"
+    assert checks[".env"]["fix"] == f"chmod 600 {robota.home / '.env'}"
+
+
+def test_doctor_refuses_a_store_from_a_newer_robota(robota: Robota) -> None:
+    assert robota.run("init").returncode == 0
+    store = robota.home / "data" / "robota.sqlite"
+    with sqlite3.connect(store) as db:
+        db.execute("CREATE TABLE schema_versions (version INTEGER PRIMARY KEY, name TEXT)")
+        db.execute("INSERT INTO schema_versions VALUES (99, 'from the future')")
+    _, report = doctor_json(robota, "--agent", "codex")
+    store_check = checks_by_name(report)["store"]
+    assert store_check["status"] == "fail"
+    assert "v99" in store_check["detail"]
+
+
+def test_doctor_rejects_an_unknown_agent_name(robota: Robota) -> None:
+    assert robota.run("init").returncode == 0
+    completed = robota.run("doctor", "--agent", "nope")
+    assert completed.returncode == 2
+    assert "--agent nope: not configured" in completed.stderr
+
+
+def test_doctor_without_a_profile_says_to_run_init(robota: Robota) -> None:
+    completed = robota.run("doctor")
+    assert completed.returncode == 1
+    assert "run: robota init" in completed.stdout
