@@ -1,0 +1,63 @@
+"""robota.core.events: one event model for every agent protocol, and the retry classifier.
+
+Runtimes translate App Server notifications and ACP session updates into ``RuntimeEvent``s;
+routes, cards, print mode and the store read nothing else. ``classify_failure`` decides whether a
+failed turn is worth another attempt.
+"""
+
+from ._classify import RETRYABLE, classify_failure
+from ._model import (
+    ApprovalDecision,
+    ApprovalKind,
+    ApprovalRequested,
+    ApprovalResolved,
+    ErrorCategory,
+    FileChange,
+    PlanEntry,
+    PlanUpdated,
+    ReasoningDelta,
+    RuntimeEvent,
+    TextDelta,
+    ToolCompleted,
+    ToolKind,
+    ToolStarted,
+    ToolStatus,
+    ToolUpdated,
+    TurnCompleted,
+    TurnError,
+    TurnStarted,
+    TurnStatus,
+    Usage,
+    UsageUpdated,
+)
+
+__all__ = [
+    # the events
+    "RuntimeEvent",
+    "TurnStarted",
+    "TextDelta",
+    "ReasoningDelta",
+    "ToolStarted",
+    "ToolUpdated",
+    "ToolCompleted",
+    "PlanUpdated",
+    "UsageUpdated",
+    "ApprovalRequested",
+    "ApprovalResolved",
+    "TurnCompleted",
+    # their parts
+    "FileChange",
+    "PlanEntry",
+    "TurnError",
+    "Usage",
+    # vocabularies
+    "ApprovalDecision",
+    "ApprovalKind",
+    "ErrorCategory",
+    "ToolKind",
+    "ToolStatus",
+    "TurnStatus",
+    # failures
+    "RETRYABLE",
+    "classify_failure",
+]

@@ -1,0 +1,194 @@
+"""Is a failed turn worth another attempt? A pure function of what the agent reported.
+
+Transient (retry): rate limits, overload, upstream 5xx, timeouts, interrupted provider streams.
+Terminal (never retry): authentication, quota, context limit, invalid request, unsupported
+model, permission, policy, tool errors, and anything not recognised.
+
+Evidence is weighed in this order, because agents report the same failure differently:
+
+1. The agent's structured code when it has one (Codex's ``codexErrorInfo``): most precise.
+2. Terminal phrases in the message: a 429 that says "exceeded your current quota" is a quota
+   problem, not a rate limit, and retrying it only burns the budget.
+3. An HTTP status, given or found in the message ("API Error: 400", "status code 503").
+4. Transient phrases in the message.
+
+Unknown failures are terminal: retrying something not understood risks repeating side effects.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from typing import Any
+
+from ._model import ErrorCategory, TurnError
+
+__all__ = ["RETRYABLE", "classify_failure"]
+
+RETRYABLE: frozenset[ErrorCategory] = frozenset(
+    {"rate_limit", "overloaded", "upstream_5xx", "timeout", "stream_interrupted"}
+)
+
+_CODEX_INFO: Mapping[str, ErrorCategory] = {
+    "rateLimitExceeded": "rate_limit",
+    "serverOverloaded": "overloaded",
+    "flexUnavailable": "overloaded",
+    "policyCapacityUnavailable": "overloaded",
+    "internalServerError": "upstream_5xx",
+    "httpConnectionFailed": "upstream_5xx",
+    "responseStreamConnectionFailed": "stream_interrupted",
+    "responseStreamDisconnected": "stream_interrupted",
+    "responseTooManyFailedAttempts": "upstream_5xx",
+    "unauthorized": "authentication",
+    "usageLimitExceeded": "quota",
+    "sessionBudgetExceeded": "quota",
+    "contextWindowExceeded": "context_limit",
+    "badRequest": "invalid_request",
+    "modelNotFound": "unsupported_model",
+    "cyberPolicy": "policy",
+    "bioPolicy": "policy",
+    "misalignmentPolicyViolation": "policy",
+    "inferenceHookDenied": "policy",
+    "tooManyDenials": "permission",
+    "sandboxError": "tool",
+    "threadRollbackFailed": "tool",
+}
+
+_Table = tuple[tuple[ErrorCategory, re.Pattern[str]], ...]
+
+
+def _table(*rows: tuple[ErrorCategory, str]) -> _Table:
+    return tuple((category, re.compile(pattern, re.IGNORECASE)) for category, pattern in rows)
+
+
+_TERMINAL_PHRASES = _table(
+    (
+        "quota",
+        r"insufficient_quota|exceeded your current quota|quota (?:has been )?exceeded"
+        r"|usage limit|credit balance is too low|billing|out of credits",
+    ),
+    (
+        "context_limit",
+        r"context[ _-]?(?:length|window)|maximum context|prompt is too long"
+        r"|too many tokens|input is too long|reduce the length",
+    ),
+    (
+        "authentication",
+        r"unauthori[sz]ed|invalid[ _-]?(?:api[ _-]?)?key|incorrect api key"
+        r"|api key not valid|authentication|invalid x-api-key|not logged in"
+        r"|login required",
+    ),
+    (
+        "unsupported_model",
+        r"model[_ ]not[_ ]found|model .{0,80}(?:does not exist|not found"
+        r"|is not supported|unsupported)|unsupported model|unknown model",
+    ),
+    (
+        "policy",
+        r"content (?:policy|filter)|safety|violat\w* .{0,40}polic|usage polic"
+        r"|flagged|moderation",
+    ),
+    ("permission", r"permission denied|forbidden|not permitted|rejected by user"),
+)
+
+_TRANSIENT_PHRASES = _table(
+    ("rate_limit", r"rate[ _-]?limit|too many requests|resource[_ ](?:has been )?exhausted"),
+    (
+        "overloaded",
+        r"overloaded|high demand|at capacity|temporarily unavailable"
+        r"|service unavailable|try again later",
+    ),
+    ("timeout", r"timed? ?out|deadline exceeded|etimedout"),
+    (
+        "stream_interrupted",
+        r"stream disconnected|error decoding response body|connection reset"
+        r"|econnreset|socket hang up|premature(?:ly)? clos|unexpected eof"
+        r"|stream (?:ended|closed|was cut)|terminated|network error"
+        r"|connection (?:closed|aborted|error|refused)|fetch failed",
+    ),
+    ("upstream_5xx", r"internal server error|bad gateway|server error|upstream"),
+    ("invalid_request", r"invalid[_ ]request|bad request|invalid argument|malformed"),
+    ("tool", r"tool (?:call |execution )?(?:error|failed)"),
+)
+
+_STATUS_IN_TEXT = re.compile(
+    r"(?:\b(?:status|code|http|error)\b[^0-9\n]{0,12}|^|\bapi error:?\s*)([45]\d\d)\b",
+    re.IGNORECASE,
+)
+
+
+def _status_category(status: int) -> ErrorCategory | None:
+    if status == 429:
+        return "rate_limit"
+    if status in (401, 407):
+        return "authentication"
+    if status == 403:
+        return "permission"
+    if status == 404:
+        return "unsupported_model"
+    if status in (408, 504):
+        return "timeout"
+    if status in (503, 529):
+        return "overloaded"
+    if 500 <= status <= 599:
+        return "upstream_5xx"
+    if status == 413:
+        return "context_limit"
+    if 400 <= status <= 499:
+        return "invalid_request"
+    return None
+
+
+def _code_category(code: Any) -> tuple[ErrorCategory | None, str | None]:
+    """Category and printable code from a structured code (a string or a one-key object)."""
+    if isinstance(code, str):
+        return _CODEX_INFO.get(code), code
+    if isinstance(code, Mapping) and len(code) == 1:
+        ((name, detail),) = code.items()
+        category = _CODEX_INFO.get(str(name))
+        if isinstance(detail, Mapping):
+            status = detail.get("httpStatusCode")
+            if isinstance(status, int) and (by_status := _status_category(status)) is not None:
+                return by_status, f"{name}:{status}"
+        return category, str(name)
+    if isinstance(code, int) and not isinstance(code, bool):
+        return None, str(code)
+    return None, None
+
+
+def classify_failure(
+    message: str, *, code: Any = None, http_status: int | None = None
+) -> TurnError:
+    """Classify a failed turn. ``code`` is the agent's structured code (``codexErrorInfo``,
+    a JSON-RPC error code); ``http_status`` the provider's status when known."""
+    category, printable = _code_category(code)
+    # "other" and generic JSON-RPC codes say nothing: fall through to the text.
+    if category is None:
+        category = _first(_TERMINAL_PHRASES, message)
+    if category is None:
+        status = http_status
+        if status is None:
+            match = _STATUS_IN_TEXT.search(message)
+            status = int(match.group(1)) if match else None
+        if status is not None:
+            category = _status_category(status)
+            printable = printable or str(status)
+    if category is None:
+        category = _first(_TRANSIENT_PHRASES, message)
+    if category is None:
+        category = "unknown"
+    return TurnError(
+        message=message.strip() or "the agent reported a failure without a message",
+        category=category,
+        retryable=category in RETRYABLE,
+        code=printable,
+    )
+
+
+def _first(
+    table: tuple[tuple[ErrorCategory, re.Pattern[str]], ...], message: str
+) -> ErrorCategory | None:
+    for category, pattern in table:
+        if pattern.search(message):
+            return category
+    return None
