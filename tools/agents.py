@@ -1,9 +1,13 @@
-"""Install the real coding agents the test suite drives, pinned, into ``.cache/agents``.
+"""Install the real coding agents the test suite drives, pinned, into a cache outside the repo.
 
     python3 tools/agents.py [--prefix DIR] [NAME ...]      # all agents when no NAME is given
     python3 tools/agents.py --print-paths                   # JSON: name -> executable
+    python3 tools/agents.py --print-prefix                  # where they are installed
 
-Each agent gets its own npm prefix so their dependencies never clash. An agent whose installed
+The cache is ``$ROBOTA_TEST_AGENTS``, else ``$XDG_CACHE_HOME/robota/test-agents``, else
+``~/.cache/robota/test-agents``: outside the checkout, so every clone on a machine (and every CI
+run) reuses one install of about 1.7 GB. Each agent gets its own npm prefix so their
+dependencies never clash. An agent whose installed
 version already matches its pin is left alone, so the second run costs a few stat calls. Only the
 npm registry is contacted. Uses nothing but the standard library: it runs before any venv exists.
 """
@@ -19,8 +23,13 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-DEFAULT_PREFIX = ROOT / ".cache" / "agents"
+
+def default_prefix() -> Path:
+    explicit = os.environ.get("ROBOTA_TEST_AGENTS")
+    if explicit:
+        return Path(explicit).expanduser().resolve()
+    cache = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(cache).expanduser().resolve() / "robota" / "test-agents"
 
 
 @dataclass(frozen=True)
@@ -127,13 +136,18 @@ def paths(prefix: Path) -> dict[str, str]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("names", nargs="*", help="agents to install (default: all)")
-    parser.add_argument("--prefix", type=Path, default=DEFAULT_PREFIX)
+    parser.add_argument("--prefix", type=Path, default=None)
     parser.add_argument("--print-paths", action="store_true")
+    parser.add_argument("--print-prefix", action="store_true")
     args = parser.parse_args()
-    if args.print_paths:
-        print(json.dumps(paths(args.prefix), indent=2))
+    prefix = args.prefix.resolve() if args.prefix is not None else default_prefix()
+    if args.print_prefix:
+        print(prefix)
         return
-    install(args.prefix, args.names)
+    if args.print_paths:
+        print(json.dumps(paths(prefix), indent=2))
+        return
+    install(prefix, args.names)
 
 
 if __name__ == "__main__":

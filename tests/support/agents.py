@@ -1,6 +1,7 @@
 """Real agents for tests: where they are installed and how each runs offline, isolated.
 
-``tools/agents.py`` installs pinned agents into ``.cache/agents`` (the test command runs it).
+``tools/agents.py`` installs pinned agents into a cache outside the checkout (the test command
+runs it).
 ``isolated(name, root, model_url)`` gives the command and environment that run one of them with a
 private HOME and config pointing at a model server on 127.0.0.1, with every update check,
 telemetry and plugin sync switched off, so the only traffic is to loopback.
@@ -33,6 +34,18 @@ KINDS = {
     "opencode": "acp",
     "claude-agent-acp": "acp",
 }
+
+
+def prefix() -> Path:
+    """Where tools/agents.py installs the agents (outside the checkout)."""
+    out = subprocess.run(
+        [sys.executable, str(ROOT / "tools" / "agents.py"), "--print-prefix"],
+        check=True,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    return Path(out.stdout.strip())
 
 
 def installed() -> dict[str, str]:
