@@ -6,14 +6,17 @@ Layering, bottom up:
 2. ``_jsonrpc``    a connection on trio streams: request ids, timeouts, -32601 for unknown calls
 3. ``_process``    spawning: scrubbed environment, own process group, sure shutdown
 4. ``_handshake``  each protocol's first exchange, as pure functions
-5. ``_plugins``    the ``app-server`` and ``acp`` runtime plugins (entry points)
+5. ``_app_server_map``  App Server notifications to robota events, sans-IO
+6. ``_app_server``  the App Server client: threads, turns, steering, approvals
+7. ``_plugins``    the ``app-server`` and ``acp`` runtime plugins (entry points)
 
 This package imports ``robota.core`` and nothing else of robota.
 """
 
+from ._app_server import AppServerClient, SteerRejected, ThreadInfo
 from ._framing import LineDecoder, Malformed, Notification, Request, Response, encode
 from ._handshake import acp_version, app_server_version
-from ._jsonrpc import Connection, ConnectionLost, RpcError, RpcTimeout
+from ._jsonrpc import Connection, ConnectionLost, MethodNotFound, RpcError, RpcTimeout
 from ._plugins import AcpRuntime, AppServerRuntime, acp, app_server
 from ._process import AgentProcess, ShutdownTimings, agent_environment, is_reserved_name
 
@@ -28,6 +31,7 @@ __all__ = [
     # connection
     "Connection",
     "ConnectionLost",
+    "MethodNotFound",
     "RpcError",
     "RpcTimeout",
     # processes
@@ -36,6 +40,9 @@ __all__ = [
     "agent_environment",
     "is_reserved_name",
     # protocols
+    "AppServerClient",
+    "SteerRejected",
+    "ThreadInfo",
     "AcpRuntime",
     "AppServerRuntime",
     "acp",

@@ -29,7 +29,7 @@ from ._framing import (
     encode,
 )
 
-__all__ = ["Connection", "ConnectionLost", "RpcError", "RpcTimeout"]
+__all__ = ["Connection", "ConnectionLost", "MethodNotFound", "RpcError", "RpcTimeout"]
 
 logger = logging.getLogger("robota.runtimes.jsonrpc")
 
@@ -59,12 +59,12 @@ class ConnectionLost(Exception):
     """The stream ended (the agent exited or closed stdout) before the response came."""
 
 
-class _NoHandler(Exception):
-    pass
+class MethodNotFound(Exception):
+    """Raised by a request handler for a method it does not serve: answered with -32601."""
 
 
 async def _no_requests(method: str, params: Any) -> Any:  # noqa: ARG001 (handler signature)
-    raise _NoHandler
+    raise MethodNotFound
 
 
 class Connection:
@@ -85,8 +85,10 @@ class Connection:
         self._send_stream = send
         self._receive_stream = receive
         self._jsonrpc_field = jsonrpc_field
-        self._on_notification = on_notification
-        self._on_request = on_request
+        self.on_notification = on_notification
+        self.on_request = on_request
+        """Both handlers may be replaced until ``run`` starts (a client built on the
+        connection installs its own)."""
         self._decoder = LineDecoder(max_line)
         self._send_lock = trio.Lock()
         self._next_id = 0
@@ -177,9 +179,9 @@ class Connection:
             except (trio.WouldBlock, trio.BrokenResourceError):
                 pass  # a duplicate response, or the requester gave up
         elif isinstance(message, Notification):
-            if self._on_notification is not None:
+            if self.on_notification is not None:
                 try:
-                    self._on_notification(message.method, message.params)
+                    self.on_notification(message.method, message.params)
                 except Exception:
                     logger.exception("%s: notification handler failed", self.name)
         elif isinstance(message, Request):
@@ -198,8 +200,8 @@ class Connection:
     async def _answer(self, request: Request) -> None:
         reply: dict[str, Any] = {"id": request.id}
         try:
-            reply["result"] = await self._on_request(request.method, request.params)
-        except _NoHandler:
+            reply["result"] = await self.on_request(request.method, request.params)
+        except MethodNotFound:
             reply["error"] = {
                 "code": METHOD_NOT_FOUND,
                 "message": f"method not found: {request.method}",
