@@ -8,15 +8,25 @@ Layering, bottom up:
 4. ``_handshake``  each protocol's first exchange, as pure functions
 5. ``_app_server_map``  App Server notifications to robota events, sans-IO
 6. ``_app_server``  the App Server client: threads, turns, steering, approvals
-7. ``_plugins``    the ``app-server`` and ``acp`` runtime plugins (entry points)
+7. ``_acp_map``, ``_acp_host``, ``_acp``  the same for ACP: updates to events, the files and
+   terminals an agent may ask for, and the client
+8. ``_plugins``    the ``app-server`` and ``acp`` runtime plugins (entry points)
 
 This package imports ``robota.core`` and nothing else of robota.
 """
 
+from ._acp import AcpClient, AcpSession, ImagesUnsupported, SessionBusy, SteerUnsupported
 from ._app_server import AppServerClient, SteerRejected, ThreadInfo
 from ._framing import LineDecoder, Malformed, Notification, Request, Response, encode
 from ._handshake import acp_version, app_server_version
-from ._jsonrpc import Connection, ConnectionLost, MethodNotFound, RpcError, RpcTimeout
+from ._jsonrpc import (
+    Connection,
+    ConnectionLost,
+    MethodNotFound,
+    RequestRefused,
+    RpcError,
+    RpcTimeout,
+)
 from ._plugins import AcpRuntime, AppServerRuntime, acp, app_server
 from ._process import AgentProcess, ShutdownTimings, agent_environment, is_reserved_name
 
@@ -32,6 +42,7 @@ __all__ = [
     "Connection",
     "ConnectionLost",
     "MethodNotFound",
+    "RequestRefused",
     "RpcError",
     "RpcTimeout",
     # processes
@@ -40,6 +51,11 @@ __all__ = [
     "agent_environment",
     "is_reserved_name",
     # protocols
+    "AcpClient",
+    "AcpSession",
+    "ImagesUnsupported",
+    "SessionBusy",
+    "SteerUnsupported",
     "AppServerClient",
     "SteerRejected",
     "ThreadInfo",

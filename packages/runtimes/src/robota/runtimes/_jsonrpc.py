@@ -29,7 +29,14 @@ from ._framing import (
     encode,
 )
 
-__all__ = ["Connection", "ConnectionLost", "MethodNotFound", "RpcError", "RpcTimeout"]
+__all__ = [
+    "Connection",
+    "ConnectionLost",
+    "MethodNotFound",
+    "RequestRefused",
+    "RpcError",
+    "RpcTimeout",
+]
 
 logger = logging.getLogger("robota.runtimes.jsonrpc")
 
@@ -61,6 +68,14 @@ class ConnectionLost(Exception):
 
 class MethodNotFound(Exception):
     """Raised by a request handler for a method it does not serve: answered with -32601."""
+
+
+class RequestRefused(Exception):
+    """Raised by a request handler to answer with a specific JSON-RPC error."""
+
+    def __init__(self, code: int, message: str) -> None:
+        self.code = code
+        super().__init__(message)
 
 
 async def _no_requests(method: str, params: Any) -> Any:  # noqa: ARG001 (handler signature)
@@ -206,6 +221,8 @@ class Connection:
                 "code": METHOD_NOT_FOUND,
                 "message": f"method not found: {request.method}",
             }
+        except RequestRefused as refused:
+            reply["error"] = {"code": refused.code, "message": str(refused)}
         except Exception as error:
             logger.exception("%s: handling %s failed", self.name, request.method)
             reply["error"] = {"code": INTERNAL_ERROR, "message": str(error)}
