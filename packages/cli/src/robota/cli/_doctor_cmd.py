@@ -131,6 +131,7 @@ def _check_agents(
     from robota.core.config import KNOWN_AGENTS  # noqa: PLC0415
 
     from ._doctor import check_agent_command, from_probe  # noqa: PLC0415
+    from ._launch import agent_launch  # noqa: PLC0415
 
     plugins: dict[str, RuntimePlugin] = runtime_plugins()
     hints = {known.command: known.install_command for known in KNOWN_AGENTS}
@@ -143,21 +144,7 @@ def _check_agents(
         if problem is not None:
             results[agent.name] = problem
             continue
-        launches.append(
-            (
-                AgentLaunch(
-                    name=agent.name,
-                    kind=agent.kind,
-                    command=agent.command,
-                    args=agent.args,
-                    env=agent.env,
-                    home=profile.home,
-                    config_path=config.file,
-                    cwd=config.defaults.cwd if config.defaults.cwd.is_dir() else None,
-                ),
-                hint,
-            )
-        )
+        launches.append((agent_launch(agent, config, profile), hint))
 
     async def probe_all() -> None:
         async def probe(launch: AgentLaunch, hint: str | None) -> None:

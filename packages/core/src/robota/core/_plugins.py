@@ -41,7 +41,11 @@ class AgentLaunch:
 
 @dataclass(frozen=True, slots=True)
 class ProbeReport:
-    """The outcome of starting an agent, shaking hands and stopping it again."""
+    """The outcome of starting an agent, shaking hands (and opening a session) and stopping it.
+
+    ``timings`` are seconds per step (``initialize``: spawn to handshake answer, ``session``,
+    ``stop``); ``capabilities`` what the agent offers, in robota's words (``steer``, ``images``,
+    ``resume``, ``fork``, ``modes``...)."""
 
     agent: str
     kind: str
@@ -49,6 +53,8 @@ class ProbeReport:
     detail: str
     version: str | None = None
     seconds: float = 0.0
+    timings: Mapping[str, float] = field(default_factory=dict)
+    capabilities: Mapping[str, object] = field(default_factory=dict)
 
 
 @runtime_checkable
@@ -58,8 +64,11 @@ class RuntimePlugin(Protocol):
 
     kind: str
 
-    async def probe(self, launch: AgentLaunch, *, timeout: float) -> ProbeReport:
-        """Start the agent, complete the protocol handshake, read its version, stop it."""
+    async def probe(
+        self, launch: AgentLaunch, *, timeout: float, session: bool = False
+    ) -> ProbeReport:
+        """Start the agent, complete the protocol handshake, read its version, optionally open
+        and close a session, and stop it. ``timeout`` bounds the whole probe."""
         ...
 
 

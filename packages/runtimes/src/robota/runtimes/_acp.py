@@ -34,7 +34,7 @@ from ._acp_map import (
     prompt_error,
 )
 from ._handshake import acp_initialize_params, acp_version
-from ._jsonrpc import Connection, ConnectionLost, MethodNotFound, RpcError
+from ._jsonrpc import Connection, ConnectionLost, MethodNotFound, RpcError, RpcTimeout
 
 __all__ = [
     "AcpClient",
@@ -201,6 +201,15 @@ class AcpClient:
                 session.current_mode = candidate
                 return True
         return False
+
+    async def close_session(self, session_id: str) -> None:
+        """Free the session in the agent (``session/close``, where advertised); errors ignored:
+        a session that cannot be closed is simply left to the agent."""
+        self._sessions.pop(session_id, None)
+        try:
+            await self._connection.request("session/close", {"sessionId": session_id}, timeout=1.5)
+        except (RpcError, RpcTimeout):
+            logger.debug("acp: session/close of %s failed", session_id)
 
     async def set_mode(self, session_id: str, mode_id: str) -> None:
         await self._connection.request(

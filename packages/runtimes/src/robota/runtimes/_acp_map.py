@@ -14,7 +14,6 @@ Permission requests are answered by option *kind*, never by id: ids differ per a
 from __future__ import annotations
 
 import secrets
-
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal

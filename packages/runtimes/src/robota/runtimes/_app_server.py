@@ -157,6 +157,7 @@ class AppServerClient:
         provider: str | None = None,
         permission_mode: str | None = "default",
         developer_instructions: str | None = None,
+        ephemeral: bool = False,
     ) -> ThreadInfo:
         params = self._thread_params(
             cwd=cwd,
@@ -165,6 +166,8 @@ class AppServerClient:
             permission_mode=permission_mode,
             developer_instructions=developer_instructions,
         )
+        if ephemeral:
+            params["ephemeral"] = True  # not persisted: checks leave no thread behind
         info = _thread_info(
             await self._connection.request("thread/start", params, timeout=LIFECYCLE)
         )
