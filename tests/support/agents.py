@@ -71,11 +71,59 @@ class AgentSetup:
     cwd: Path
 
 
-def isolated(name: str, root: Path, model_url: str = "http://127.0.0.1:9") -> AgentSetup:
+def codex_model_catalog(codex: str, scratch: Path) -> dict[str, object]:
+    """A Codex model catalog naming ``fake-model``, built offline from the bundled one of the
+    ``codex`` binary (codex-acp cannot print its own; this one suits both).
+
+    Without it Codex warns "Model metadata for `fake-model` not found" on every turn (codex-acp
+    forwards that as message text) and offers no ``apply_patch`` tool (AGENTS.md 4.1).
+    """
+    scratch.mkdir(parents=True, exist_ok=True)
+    out = subprocess.run(
+        [codex, "debug", "models", "--bundled"],
+        check=True,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={
+            "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+            "HOME": str(scratch),
+            "CODEX_HOME": str(scratch),
+        },
+    )
+    models = json.loads(out.stdout)["models"]
+    entry = next((m for m in models if m.get("slug") == "gpt-5.5"), models[0])
+    entry.update(
+        slug="fake-model",
+        display_name="Fake model",
+        description="The test suite's fake model server",
+        upgrade=None,
+        availability_nux=None,
+    )
+    # The older Codex core inside codex-acp requires these two keys.
+    entry.setdefault("supports_reasoning_summaries", False)
+    entry.setdefault("supports_parallel_tool_calls", False)
+    return {"models": [entry]}
+
+
+def isolated(
+    name: str,
+    root: Path,
+    model_url: str = "http://127.0.0.1:9",
+    *,
+    ask: bool = False,
+    model_catalog: bool = False,
+) -> AgentSetup:
     """Command and environment to run agent ``name`` under ``root``, offline.
 
     ``model_url`` is the fake model server's base (``http://127.0.0.1:PORT``); the default is the
     discard port, for tests that never reach a model (handshakes).
+
+    ``ask``: Codex and codex-acp get ``approval_policy = "untrusted"`` (approval requests for
+    non-trivial commands and every ``apply_patch``) instead of ``"never"``; the other agents ask by
+    default in this configuration (qwen ``tools.approvalMode: "default"``, opencode
+    ``permission: ask``, gemini and Claude in their default mode). ``model_catalog``: Codex and
+    codex-acp get a model catalog that knows ``fake-model`` (see ``codex_model_catalog``).
     """
     paths = installed()
     if name not in paths:
@@ -97,9 +145,18 @@ def isolated(name: str, root: Path, model_url: str = "http://127.0.0.1:9") -> Ag
     if name in ("codex", "codex-acp"):
         codex_home = home / ".codex"
         codex_home.mkdir(parents=True, exist_ok=True)
+        policy = "untrusted" if ask else "never"
+        catalog = ""
+        if model_catalog:
+            catalog_path = root / name / "fake-model-catalog.json"
+            catalog_path.write_text(
+                json.dumps(codex_model_catalog(paths["codex"], root / name / "catalog-scratch"))
+            )
+            catalog = f"model_catalog_json = {json.dumps(str(catalog_path))}\n"
         (codex_home / "config.toml").write_text(
-            'model = "fake-model"\nmodel_provider = "fake"\napproval_policy = "never"\n'
-            'sandbox_mode = "danger-full-access"\ncheck_for_update_on_startup = false\n\n'
+            f'model = "fake-model"\nmodel_provider = "fake"\napproval_policy = "{policy}"\n'
+            'sandbox_mode = "danger-full-access"\ncheck_for_update_on_startup = false\n'
+            f"{catalog}\n"
             '[model_providers.fake]\nname = "Fake LLM"\n'
             f'base_url = "{model_url}/v1"\nenv_key = "FAKE_LLM_API_KEY"\n'
             'wire_api = "responses"\nrequest_max_retries = 0\nstream_max_retries = 0\n\n'
