@@ -13,8 +13,9 @@ order, is written to ``tests/transcripts/<agent>/<scenario>.jsonl``, one JSON ob
 
 Scenarios with two agent processes (``resume``, ``load``) add ``"process": 1 | 2`` to each line.
 Volatile values are normalised: the session cwd becomes ``<cwd>``, the agent's HOME ``<home>``,
-the scenario's state directory ``<state>``, this checkout ``<repo>`` and the fake model's URL
-``<model-url>``; ids and timestamps are kept. A message whose JSON exceeds 32 KB has its biggest
+the scenario's state directory ``<state>``, this checkout ``<repo>`` (the same paths without
+their leading slash become ``<cwd-rel>`` ...) and the fake model's URL ``<model-url>``; ids and
+timestamps are kept. A message whose JSON exceeds 32 KB has its biggest
 values replaced by ``"<truncated by record_transcripts.py: N bytes>"`` until it fits (qwen's first
 ``available_commands_update`` is ~560 KB).
 
@@ -52,6 +53,7 @@ from tests.support.model_server import FakeModel, extract  # noqa: E402
 from robota.runtimes import (  # noqa: E402
     AgentProcess,
     Connection,
+    MethodNotFound,
     RpcError,
 )
 
@@ -65,11 +67,11 @@ SETTLE_MAX = 3.0
 
 CLIENT_INFO = {"name": "robota-recorder", "title": "robota transcript recorder", "version": "0.1.0"}
 
-# The Connection's own default request handler answers -32601 (method not found); reuse it for
-# every agent request this tool does not handle.
-_METHOD_NOT_FOUND: Callable[[str, Any], Awaitable[Any]] = Connection.__init__.__kwdefaults__[
-    "on_request"
-]
+
+async def _METHOD_NOT_FOUND(method: str, params: Any) -> Any:  # noqa: ARG001
+    """Every agent request this tool does not handle is answered -32601 (method not found)."""
+    raise MethodNotFound
+
 
 log = logging.getLogger("record_transcripts")
 
@@ -754,16 +756,15 @@ async def run_one(agent: str, name: str, scenario: Scenario, options: Options) -
         url = model.url
     seconds = time.monotonic() - began
     setup_home = root / agent / "home"
-    replacements = sorted(
-        [
-            (str(root / agent / "work"), "<cwd>"),
-            (str(setup_home), "<home>"),
-            (str(root), "<state>"),
-            (str(ROOT), "<repo>"),
-            (url, "<model-url>"),
-        ],
-        key=lambda pair: -len(pair[0]),
-    )
+    paths = [
+        (str(root / agent / "work"), "<cwd>"),
+        (str(setup_home), "<home>"),
+        (str(root), "<state>"),
+        (str(ROOT), "<repo>"),
+    ]
+    # opencode also shows paths relative to "/" (its project root outside a git repository).
+    relative = [(path.lstrip("/"), f"{name[:-1]}-rel>") for path, name in paths]
+    replacements = sorted([*paths, *relative, (url, "<model-url>")], key=lambda pair: -len(pair[0]))
     result = Result(agent, name, ok, seconds, ctx.notes)
     if ok:
         result.path = options.out / agent / f"{name}.jsonl"

@@ -97,6 +97,30 @@ CASES = [
     ),
     ("[API Error: Resource has been exhausted (e.g. check quota).]", None, None, "rate_limit"),
     ("API key not valid. Please pass a valid API key.", None, 400, "authentication"),
+    # Recorded from the real agents against the fake model (tests/transcripts).
+    (
+        "Internal error: API Error: Connection to the API was lost (ECONNRESET). This is usually "
+        "temporary \u2014 try again.",
+        None,
+        None,
+        "stream_interrupted",
+    ),
+    ("Internal error: Connection reset by server", None, None, "stream_interrupted"),
+    (
+        "Internal error: Cannot connect to API: The socket connection was closed unexpectedly.",
+        None,
+        None,
+        "stream_interrupted",
+    ),
+    ("terminated", None, 500, "upstream_5xx"),
+    (
+        '{"type": "error", "error": {"message": "fake invalid request", "type": '
+        '"invalid_request_error", "param": null, "code": "invalid_request_error"}}',
+        "other",
+        None,
+        "invalid_request",
+    ),
+    ("Internal error: 400 fake invalid request", -32603, None, "invalid_request"),
     # Network and timeouts.
     ("Request timed out.", None, None, "timeout"),
     ("fetch failed", None, None, "stream_interrupted"),

@@ -780,9 +780,9 @@ async def converse(
         await connection.request("initialize", init, timeout=20)
         await connection.notify("initialized")
         thread = await connection.request("thread/start", {"cwd": str(cwd)}, timeout=20)
-        text = [{"type": "text", "text": prompt, "text_elements": []}]
-        turn = {"threadId": thread["thread"]["id"], "input": text}
-        await connection.request("turn/start", turn, timeout=20)
+        items = [{"type": "text", "text": prompt, "text_elements": []}]
+        start = {"threadId": thread["thread"]["id"], "input": items}
+        await connection.request("turn/start", start, timeout=20)
         with trio.fail_after(20):
             await done.wait()
 

@@ -634,7 +634,7 @@ def _responses_events(p: Plan, conv: Conversation, n: int, pieces: list[str]) ->
         call = p.tool
         item_id, call_id = f"fc_{n:06d}", f"call_{n:06d}"
         if call.custom_input is not None:
-            item = {"type": "custom_tool_call", "id": item_id, "call_id": call_id}
+            item: dict[str, Any] = {"type": "custom_tool_call", "id": item_id, "call_id": call_id}
             item |= {"name": call.name, "input": "", "status": "in_progress"}
             yield ev("response.output_item.added", output_index=0, item=item)
             chunk = {"item_id": item_id, "output_index": 0}
@@ -722,7 +722,7 @@ def _anthropic_events(p: Plan, conv: Conversation, n: int, pieces: list[str]) ->
         "cache_creation_input_tokens": 0,
         "cache_read_input_tokens": 0,
     }
-    message = {
+    message: dict[str, Any] = {
         "id": f"msg_fake_{n:06d}",
         "type": "message",
         "role": "assistant",

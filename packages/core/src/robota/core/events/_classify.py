@@ -104,7 +104,8 @@ _TRANSIENT_PHRASES = _table(
         r"stream disconnected|error decoding response body|connection reset"
         r"|econnreset|socket hang up|premature(?:ly)? clos|unexpected eof"
         r"|stream (?:ended|closed|was cut)|terminated|network error"
-        r"|connection (?:closed|aborted|error|refused)|fetch failed",
+        r"|connection (?:was )?(?:closed|aborted|error|refused|lost)|fetch failed"
+        r"|cannot connect to api",
     ),
     ("upstream_5xx", r"internal server error|bad gateway|server error|upstream"),
     ("invalid_request", r"invalid[_ ]request|bad request|invalid argument|malformed"),
