@@ -9,7 +9,7 @@ import pytest
 
 from robota.core import AgentLaunch, runtime_plugins
 
-from ..support.agents import isolated
+from ..support.agents import AgentSetup, isolated
 
 PINNED = {
     "codex": "0.171.0",
@@ -21,14 +21,12 @@ PINNED = {
 }
 
 
-def test_both_protocols_are_registered_as_entry_points() -> None:
-    assert set(runtime_plugins()) == {"app-server", "acp"}
-
-
-@pytest.mark.parametrize("name", sorted(PINNED))
-async def test_probe_real_agent(name: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def isolated_launch(
+    name: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> tuple[AgentSetup, AgentLaunch]:
+    """The isolated setup of ``name`` and its launch; the probe inherits the process
+    environment, so the test's environment becomes exactly the isolated one."""
     setup = isolated(name, tmp_path)
-    # The probe inherits the process environment; give it exactly the isolated one.
     for key in list(os.environ):
         monkeypatch.delenv(key)
     for key, value in setup.env.items():
@@ -42,8 +40,17 @@ async def test_probe_real_agent(name: str, tmp_path: Path, monkeypatch: pytest.M
         config_path=tmp_path / "config.yaml",
         cwd=setup.cwd,
     )
-    plugin = runtime_plugins()[setup.kind]
-    report = await plugin.probe(launch, timeout=30)
+    return setup, launch
+
+
+def test_both_protocols_are_registered_as_entry_points() -> None:
+    assert set(runtime_plugins()) == {"app-server", "acp"}
+
+
+@pytest.mark.parametrize("name", sorted(PINNED))
+async def test_probe_real_agent(name: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    setup, launch = isolated_launch(name, tmp_path, monkeypatch)
+    report = await runtime_plugins()[setup.kind].probe(launch, timeout=30)
     assert report.ok, report.detail
     assert report.version == PINNED[name]
     assert report.kind == setup.kind
@@ -67,20 +74,7 @@ async def test_probe_reports_an_agent_that_is_not_an_agent(tmp_path: Path) -> No
 async def test_probe_with_a_session_reports_timings_and_capabilities(
     name: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    setup = isolated(name, tmp_path)
-    for key in list(os.environ):
-        monkeypatch.delenv(key)
-    for key, value in setup.env.items():
-        monkeypatch.setenv(key, value)
-    launch = AgentLaunch(
-        name=name,
-        kind=setup.kind,
-        command=setup.command,
-        args=setup.args,
-        home=tmp_path,
-        config_path=tmp_path / "config.yaml",
-        cwd=setup.cwd,
-    )
+    setup, launch = isolated_launch(name, tmp_path, monkeypatch)
     report = await runtime_plugins()[setup.kind].probe(launch, timeout=60, session=True)
     assert report.ok, report.detail
     assert set(report.timings) == {"initialize", "session", "stop"}

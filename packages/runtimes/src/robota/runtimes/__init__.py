@@ -6,7 +6,8 @@ Layering, bottom up:
 2. ``_jsonrpc``    a connection on trio streams: request ids, timeouts, -32601 for unknown calls
 3. ``_process``    spawning: scrubbed environment, own process group, sure shutdown
 4. ``_handshake``  each protocol's first exchange, as pure functions
-5. ``_app_server_map``  App Server notifications to robota events, sans-IO
+5. ``_approvals``  pending approvals of a connection, resolved once, cancelled on exit
+   ``_app_server_map``  App Server notifications to robota events, sans-IO
 6. ``_app_server``  the App Server client: threads, turns, steering, approvals
 7. ``_acp_map``, ``_acp_host``, ``_acp``  the same for ACP: updates to events, the files and
    terminals an agent may ask for, and the client

@@ -12,7 +12,6 @@ The agent may call back for files and terminals (declared in ``initialize``); th
 
 from __future__ import annotations
 
-import itertools
 import logging
 import os
 from collections.abc import Callable, Sequence
@@ -22,7 +21,7 @@ from typing import Any
 
 import trio
 
-from robota.core.events import ApprovalDecision, ApprovalResolved, RuntimeEvent, TurnError
+from robota.core.events import ApprovalDecision, RuntimeEvent, TurnError
 
 from ._acp_host import FileAccess, HostError, Terminals
 from ._acp_map import (
@@ -33,6 +32,7 @@ from ._acp_map import (
     prompt_blocks,
     prompt_error,
 )
+from ._approvals import ApprovalRegistry
 from ._handshake import acp_initialize_params, acp_version
 from ._jsonrpc import Connection, ConnectionLost, MethodNotFound, RpcError, RpcTimeout
 
@@ -78,14 +78,6 @@ class AcpSession:
         self.tracker = SessionTracker(self.id)
 
 
-@dataclass
-class _Pending:
-    params: Any
-    session_id: str
-    decided: trio.Event
-    decision: ApprovalDecision = "cancel"
-
-
 class AcpClient:
     """Drives one ACP agent process through ``connection``."""
 
@@ -99,8 +91,7 @@ class AcpClient:
         self._fs = fs
         self._terminal = terminal
         self._sessions: dict[str, AcpSession] = {}
-        self._approvals: dict[str, _Pending] = {}
-        self._approval_ids = itertools.count()
+        self._approvals = ApprovalRegistry(self._emit)
         self._nursery: trio.Nursery | None = None
         self._terminals: Terminals | None = None
         self.version: str | None = None
@@ -136,10 +127,7 @@ class AcpClient:
 
     def close(self, reason: str) -> None:
         """The process is gone: cancel pending approvals, fail running turns, kill terminals."""
-        for approval_id, pending in list(self._approvals.items()):
-            pending.decided.set()
-            self._emit(pending.session_id, ApprovalResolved(approval_id, "cancel", by="runtime"))
-        self._approvals.clear()
+        self._approvals.cancel_all()
         for session in self._sessions.values():
             error = TurnError(reason, "agent_exited", retryable=False)
             for event in session.tracker.fail(error):
@@ -280,21 +268,15 @@ class AcpClient:
 
     async def cancel(self, session_id: str) -> None:
         """Ask the agent to stop the running turn; it answers the prompt with ``cancelled``."""
-        for approval_id, pending in list(self._approvals.items()):
-            if pending.session_id == session_id:
-                self.decide(approval_id, "cancel")
+        for approval_id in self._approvals.pending_for(session_id):
+            self.decide(approval_id, "cancel")
         await self._connection.notify("session/cancel", {"sessionId": session_id})
 
     # -- approvals -----------------------------------------------------------------------------
 
     def decide(self, approval_id: str, decision: ApprovalDecision) -> bool:
-        pending = self._approvals.pop(approval_id, None)
-        if pending is None:
-            return False
-        pending.decision = decision
-        pending.decided.set()
-        self._emit(pending.session_id, ApprovalResolved(approval_id, decision))
-        return True
+        """Answer a pending permission request. ``False`` when unknown or already answered."""
+        return self._approvals.decide(approval_id, decision)
 
     # -- the agent's requests ------------------------------------------------------------------
 
@@ -329,20 +311,18 @@ class AcpClient:
     async def _permission(self, session: AcpSession | None, params: Any) -> Any:
         if session is None or session.tracker.active_turn_id is None:
             return permission_result(params, "cancel")
-        approval_id = f"a{next(self._approval_ids)}"
+        approval_id = self._approvals.next_id()
         event = permission_request(params, approval_id)
         if event is None:
             return permission_result(params, "cancel")
         for announced in session.tracker.announce(params.get("toolCall")):
             self._emit(session.id, announced)
-        pending = _Pending(params, session.id, trio.Event())
-        self._approvals[approval_id] = pending
         self._emit(session.id, event)
-        await pending.decided.wait()
-        if pending.decision in ("decline", "cancel"):
+        decision = await self._approvals.wait(approval_id, session.id)
+        if decision in ("decline", "cancel"):
             for declined in session.tracker.declined(event.tool_id):
                 self._emit(session.id, declined)
-        return permission_result(params, pending.decision)
+        return permission_result(params, decision)
 
     def on_notification(self, method: str, params: Any) -> None:
         if method != "session/update" or not isinstance(params, dict):

@@ -12,7 +12,6 @@ thread this client does not know is declined at once, and every pending approval
 
 from __future__ import annotations
 
-import itertools
 import logging
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -20,7 +19,7 @@ from typing import Any
 
 import trio
 
-from robota.core.events import ApprovalDecision, ApprovalResolved, RuntimeEvent
+from robota.core.events import ApprovalDecision, RuntimeEvent
 
 from ._app_server_map import (
     PERMISSION_MODES,
@@ -29,6 +28,7 @@ from ._app_server_map import (
     approval_result,
     user_input,
 )
+from ._approvals import ApprovalRegistry
 from ._handshake import app_server_initialize_params, app_server_version
 from ._jsonrpc import Connection, MethodNotFound, RpcError
 
@@ -55,15 +55,6 @@ class ThreadInfo:
     provider: str | None
     cwd: str | None
     raw: dict[str, Any]
-
-
-@dataclass
-class _Pending:
-    method: str
-    params: Any
-    thread_id: str
-    decided: trio.Event
-    decision: ApprovalDecision = "cancel"
 
 
 def _thread_info(result: Any) -> ThreadInfo:
@@ -95,8 +86,7 @@ class AppServerClient:
         self._connection = connection
         self._on_event = on_event
         self._threads: dict[str, ThreadTracker] = {}
-        self._approvals: dict[str, _Pending] = {}
-        self._approval_ids = itertools.count()
+        self._approvals = ApprovalRegistry(self._emit)
         self._nursery: trio.Nursery | None = None
         self.version: str | None = None
 
@@ -114,11 +104,7 @@ class AppServerClient:
 
     def close(self, reason: str) -> None:
         """The process is gone: running turns fail, pending approvals resolve to cancel."""
-        for approval_id, pending in list(self._approvals.items()):
-            pending.decision = "cancel"
-            pending.decided.set()
-            self._emit(pending.thread_id, ApprovalResolved(approval_id, "cancel", by="runtime"))
-        self._approvals.clear()
+        self._approvals.cancel_all()
         for thread_id, tracker in self._threads.items():
             for event in tracker.end_with_error(reason):
                 self._emit(thread_id, event)
@@ -320,28 +306,20 @@ class AppServerClient:
 
     def decide(self, approval_id: str, decision: ApprovalDecision) -> bool:
         """Answer a pending approval. ``False`` when it is unknown or already answered."""
-        pending = self._approvals.pop(approval_id, None)
-        if pending is None:
-            return False
-        pending.decision = decision
-        pending.decided.set()
-        self._emit(pending.thread_id, ApprovalResolved(approval_id, decision))
-        return True
+        return self._approvals.decide(approval_id, decision)
 
     async def on_request(self, method: str, params: Any) -> Any:
         """The connection's handler for server-to-client requests."""
         thread_id = params.get("threadId") if isinstance(params, dict) else None
-        approval_id = f"a{next(self._approval_ids)}"
+        approval_id = self._approvals.next_id()
         event = approval_request(method, params, approval_id)
         if event is None:
             raise MethodNotFound
         if not isinstance(thread_id, str) or thread_id not in self._threads:
             return approval_result(method, params, "decline")
-        pending = _Pending(method, params, thread_id, trio.Event())
-        self._approvals[approval_id] = pending
         self._emit(thread_id, event)
-        await pending.decided.wait()
-        return approval_result(method, params, pending.decision)
+        decision = await self._approvals.wait(approval_id, thread_id)
+        return approval_result(method, params, decision)
 
     # -- notifications -------------------------------------------------------------------------
 

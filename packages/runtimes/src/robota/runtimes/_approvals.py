@@ -1,0 +1,64 @@
+"""Pending approvals of one agent connection, shared by both protocol clients.
+
+A request for approval waits here until a human (or policy) decides, or until the process goes
+away, which resolves everything still pending to ``cancel``. Each resolution is emitted as an
+``ApprovalResolved`` event for the thread or session the approval belongs to.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import trio
+
+from robota.core.events import ApprovalDecision, ApprovalResolved, RuntimeEvent
+
+__all__ = ["ApprovalRegistry"]
+
+
+@dataclass
+class _Pending:
+    owner: str
+    decided: trio.Event
+    decision: ApprovalDecision = "cancel"
+
+
+class ApprovalRegistry:
+    """Approval ids are unique per connection; ``owner`` is the thread or session id."""
+
+    def __init__(self, emit: Callable[[str, RuntimeEvent], None]) -> None:
+        self._emit = emit
+        self._pending: dict[str, _Pending] = {}
+        self._ids = itertools.count()
+
+    def next_id(self) -> str:
+        return f"a{next(self._ids)}"
+
+    async def wait(self, approval_id: str, owner: str) -> ApprovalDecision:
+        """Block the request handler until ``approval_id`` is decided (or cancelled)."""
+        pending = _Pending(owner, trio.Event())
+        self._pending[approval_id] = pending
+        await pending.decided.wait()
+        return pending.decision
+
+    def decide(self, approval_id: str, decision: ApprovalDecision) -> bool:
+        """Answer a pending approval. ``False`` when it is unknown or already answered."""
+        pending = self._pending.pop(approval_id, None)
+        if pending is None:
+            return False
+        pending.decision = decision
+        pending.decided.set()
+        self._emit(pending.owner, ApprovalResolved(approval_id, decision))
+        return True
+
+    def pending_for(self, owner: str) -> list[str]:
+        return [aid for aid, pending in self._pending.items() if pending.owner == owner]
+
+    def cancel_all(self) -> None:
+        """The process went away: every pending approval resolves to ``cancel``."""
+        pending, self._pending = self._pending, {}
+        for approval_id, waiting in pending.items():
+            waiting.decided.set()
+            self._emit(waiting.owner, ApprovalResolved(approval_id, "cancel", by="runtime"))
