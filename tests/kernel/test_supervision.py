@@ -232,6 +232,24 @@ async def test_escalation_reaches_the_parent_which_restarts_the_subtree() -> Non
         assert len(inner_instances) == 2
 
 
+async def test_a_parent_may_restart_the_same_subtree_and_its_addresses_stay_valid() -> None:
+    leaf = Recording()
+    inner = Supervisor(
+        "inner", [ChildSpec("leaf", lambda: Probe(leaf))], intensity=0, backoff=FAST_BACKOFF
+    )
+    address = inner.address("leaf")  # held by callers before, across and after the restart
+    async with supervised([ChildSpec("inner", lambda: inner)]) as parent:
+        await wait_until(lambda: leaf.starts == 1)
+        address.tell("before")
+        await leaf.received(1)
+        crash(address)  # intensity 0: the inner supervisor fails; the parent runs it again
+        await wait_until(lambda: parent.incarnation("inner") == 2 and leaf.starts == 2)
+        address.tell("after")
+        received = await leaf.received(2)
+        assert received == ["before", "after"]
+        assert not address.is_closed
+
+
 async def test_stuck_child_is_abandoned_after_its_shutdown_timeout(
     caplog: pytest.LogCaptureFixture,
 ) -> None:

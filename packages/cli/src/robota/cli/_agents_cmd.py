@@ -97,9 +97,7 @@ def list_command(as_json: bool) -> None:
 )
 def check_command(name: str, as_json: bool, timeout: float) -> None:
     """Start NAME, shake hands, open and close a session, stop; report timings."""
-    import trio  # noqa: PLC0415
-
-    from robota.core import runtime_plugins  # noqa: PLC0415
+    from robota.core import run_main, runtime_plugins  # noqa: PLC0415
 
     from ._launch import agent_launch  # noqa: PLC0415
 
@@ -113,7 +111,7 @@ def check_command(name: str, as_json: bool, timeout: float) -> None:
     if agent.kind not in plugins:
         raise click.ClickException(f"no runtime plugin for kind {agent.kind!r}")
     launch = agent_launch(agent, config, profile)
-    report = trio.run(lambda: plugins[agent.kind].probe(launch, timeout=timeout, session=True))
+    report = run_main(lambda: plugins[agent.kind].probe(launch, timeout=timeout, session=True))
     if as_json:
         click.echo(
             json.dumps(

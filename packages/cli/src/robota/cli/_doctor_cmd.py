@@ -127,7 +127,7 @@ def _check_agents(
 ) -> list[Check]:
     import trio  # noqa: PLC0415
 
-    from robota.core import AgentLaunch, runtime_plugins  # noqa: PLC0415
+    from robota.core import AgentLaunch, run_main, runtime_plugins  # noqa: PLC0415
     from robota.core.config import KNOWN_AGENTS  # noqa: PLC0415
 
     from ._doctor import check_agent_command, from_probe  # noqa: PLC0415
@@ -156,5 +156,5 @@ def _check_agents(
                 nursery.start_soon(probe, launch, hint)
 
     if launches:
-        trio.run(probe_all)
+        run_main(probe_all)
     return [results[a.name] for a in agents]

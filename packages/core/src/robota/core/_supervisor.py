@@ -130,7 +130,9 @@ _Report = tuple[str, int, ExitReason]
 
 class Supervisor:
     """A supervision node. Run it with ``await supervisor.run()`` (it is itself a ``Service``,
-    so it can be the child of another supervisor)."""
+    so it can be the child of another supervisor). It may run again after ``run`` returned or
+    raised: a parent's factory can hand back the same supervisor, and the children's addresses
+    outlive the restart."""
 
     def __init__(
         self,
@@ -217,8 +219,18 @@ class Supervisor:
                     await self._shutdown()
                 send.close()
                 nursery.cancel_scope.cancel()
+        self._rearm()
         if failure is not None:
             raise failure
+
+    def _rearm(self) -> None:
+        """Ready for another ``run``: a parent that restarts this supervisor reuses it, so the
+        addresses of its children (held by callers) stay valid across the restart."""
+        self._main_scope = trio.CancelScope()
+        self._stopping = False
+        self._failures.clear()
+        for cell in self._cells:
+            cell.restarts = 0
 
     # -- starting and stopping -----------------------------------------------------------------
 
@@ -232,6 +244,7 @@ class Supervisor:
         cell.state = _State.RUNNING
         cell.actor = None
         cell.scope = None
+        cell.address._reopen()
         try:
             child = cell.spec.factory()
         except Exception as error:
