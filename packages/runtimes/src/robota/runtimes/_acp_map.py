@@ -14,6 +14,7 @@ Permission requests are answered by option *kind*, never by id: ids differ per a
 from __future__ import annotations
 
 import secrets
+import shlex
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -129,7 +130,9 @@ def _command(update: Mapping[str, Any]) -> str | None:
         return None
     command = raw.get("command") or raw.get("cmd")
     if isinstance(command, list):
-        return " ".join(str(part) for part in command)
+        # An argv (codex-acp: ["/bin/bash", "-lc", "a && b"]): quoted, so the text is the
+        # command that runs, as the App Server shows it, not "/bin/bash -lc a && b".
+        return shlex.join(str(part) for part in command)
     return command if isinstance(command, str) else None
 
 
