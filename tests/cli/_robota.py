@@ -126,6 +126,18 @@ class Robota:
             check=False,
         )
 
+    def start(self, *args: str, env: dict[str, str] | None = None) -> subprocess.Popen[str]:
+        """Start robota in the background (the caller ends it)."""
+        return subprocess.Popen(
+            [str(ROBOTA), *args],
+            env=self.environment(env, ()),
+            cwd=self.root,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+
     def run_json(self, *args: str, **kwargs: Any) -> dict[str, Any]:
         completed = self.run(*args, "--json", **kwargs)
         assert completed.returncode == 0, completed.stderr

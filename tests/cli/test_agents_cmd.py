@@ -3,7 +3,12 @@
 from __future__ import annotations
 
 import json
+import signal
+import sys
+import time
+from pathlib import Path
 
+from ..runtimes.test_agent_actor import FAULT_AGENT, alive
 from ._robota import Robota
 from .test_doctor import processes_with_home_under, write_real_agents_config
 
@@ -55,3 +60,48 @@ def test_check_of_a_missing_agent_fails_with_exit_1(robota: Robota) -> None:
     completed = robota.run("agents", "check", "gemini")
     assert completed.returncode == 1
     assert "FAILED" in completed.stdout and "cannot start 'gemini'" in completed.stdout
+
+
+def test_a_terminated_robota_leaves_no_agent_process_behind(robota: Robota, tmp_path: Path) -> None:
+    """SIGTERM while an agent that ignores stdin EOF, with a child of its own, is starting."""
+    pid_file = tmp_path / "pids"
+    config = {
+        "agents": {
+            "stubborn": {
+                "kind": "acp",
+                "command": sys.executable,
+                "args": [str(FAULT_AGENT)],
+                "env": {
+                    "FAULT_AGENT_SILENT": "1",
+                    "FAULT_AGENT_CHILD": "1",
+                    "FAULT_AGENT_IGNORE_EOF": "1",
+                    "FAULT_AGENT_PIDS": str(pid_file),
+                },
+            }
+        },
+        "defaults": {"agent": "stubborn", "cwd": str(robota.root)},
+    }
+    robota.home.mkdir(mode=0o700, exist_ok=True)
+    (robota.home / "config.yaml").write_text(json.dumps(config))
+    process = robota.start("agents", "check", "stubborn", "--timeout", "60")
+    try:
+        deadline = time.monotonic() + 30
+        while len(pid_file.read_text().split() if pid_file.exists() else []) < 2:
+            if time.monotonic() > deadline or process.poll() is not None:
+                process.kill()
+                out, err = process.communicate()
+                raise AssertionError(f"the agent never started: {out}{err}")
+            time.sleep(0.05)
+        process.send_signal(signal.SIGTERM)
+        process.communicate(timeout=30)
+        assert process.returncode == 128 + signal.SIGTERM
+    finally:
+        if process.poll() is None:
+            process.kill()
+        process.communicate()
+    agent, helper = (int(pid) for pid in pid_file.read_text().split())
+    assert not alive(agent)
+    deadline = time.monotonic() + 5
+    while alive(helper):
+        assert time.monotonic() < deadline, "the agent's own child outlived robota"
+        time.sleep(0.05)

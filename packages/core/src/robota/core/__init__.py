@@ -8,7 +8,10 @@ Layering, bottom up (a module imports only from the layers below it):
 4. ``_bridge``        every crossing between actor threads and the trio loop
 5. ``_supervisor``    supervision trees as trio tasks
 6. ``_routes``        the route directory with passivation
+   ``_plugins``, ``_main``   what runtime plugins offer; a trio run as a process's main
 7. ``store``, ``config``, ``logs``     the SQLite store, configuration and paths, structured logs
+   ``events``, ``agents``   the runtime-neutral turn events, and the messages routes and agents
+   exchange
 8. ``testing``        public helpers for tests of code built on the kernel
 
 Heavy third-party modules (trio, sqlite_utils, ruamel) are imported by the modules that need
@@ -27,7 +30,15 @@ from ._errors import (
     StoreError,
     SupervisorFailed,
 )
-from ._plugins import AgentLaunch, PluginError, ProbeReport, RuntimePlugin, runtime_plugins
+from ._main import Terminated, run_main
+from ._plugins import (
+    AgentHost,
+    AgentLaunch,
+    PluginError,
+    ProbeReport,
+    RuntimePlugin,
+    runtime_plugins,
+)
 from ._routes import MemoryRouteStates, RouteActor, RouteDirectory, RouteStates
 from ._supervisor import Backoff, ChildSpec, Restart, Service, Strategy, Supervisor
 
@@ -60,11 +71,15 @@ __all__ = [
     "RouteDirectory",
     "RouteStates",
     # plugins
+    "AgentHost",
     "AgentLaunch",
     "PluginError",
     "ProbeReport",
     "RuntimePlugin",
     "runtime_plugins",
+    # running as a process's main
+    "Terminated",
+    "run_main",
     # errors
     "ConfigError",
     "CrashRequested",

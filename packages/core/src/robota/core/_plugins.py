@@ -11,9 +11,15 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from importlib import metadata
 from pathlib import Path
-from typing import Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
+
+from ._address import Address
+
+if TYPE_CHECKING:
+    from ._supervisor import Backoff, Service
 
 __all__ = [
+    "AgentHost",
     "AgentLaunch",
     "PluginError",
     "ProbeReport",
@@ -57,6 +63,20 @@ class ProbeReport:
     capabilities: Mapping[str, object] = field(default_factory=dict)
 
 
+@dataclass(frozen=True, slots=True)
+class AgentHost:
+    """One configured agent, ready to be supervised.
+
+    ``service`` is the agent's own supervision subtree: add it to a tree (its factory may hand
+    back the same object on every restart, so ``address`` stays valid). ``address`` takes the
+    requests of ``robota.core.agents``. Nothing starts until the first request: the agent
+    process is spawned on first use."""
+
+    name: str
+    address: Address
+    service: Service
+
+
 @runtime_checkable
 class RuntimePlugin(Protocol):
     """An agent protocol adapter, registered under the ``robota.runtimes`` entry point group
@@ -69,6 +89,16 @@ class RuntimePlugin(Protocol):
     ) -> ProbeReport:
         """Start the agent, complete the protocol handshake, read its version, optionally open
         and close a session, and stop it. ``timeout`` bounds the whole probe."""
+        ...
+
+    def host(
+        self,
+        launch: AgentLaunch,
+        *,
+        backoff: Backoff | None = None,
+        handshake_timeout: float = 60.0,
+    ) -> AgentHost:
+        """The agent as a supervised actor with its process (see ``AgentHost``)."""
         ...
 
 

@@ -11,12 +11,17 @@ Layering, bottom up:
 6. ``_app_server``  the App Server client: threads, turns, steering, approvals
 7. ``_acp_map``, ``_acp_host``, ``_acp``  the same for ACP: updates to events, the files and
    terminals an agent may ask for, and the client
-8. ``_plugins``    the ``app-server`` and ``acp`` runtime plugins (entry points)
+8. ``_drivers``   one face over both clients, for the agent actor
+9. ``_agent_jobs``, ``_agent_actor``, ``_agent_process``, ``_agent``   an agent as a supervised
+   subtree: the session table (an actor) and the process (a trio service), started on first use
+10. ``_plugins``   the ``app-server`` and ``acp`` runtime plugins (entry points)
 
 This package imports ``robota.core`` and nothing else of robota.
 """
 
 from ._acp import AcpClient, AcpSession, ImagesUnsupported, SessionBusy, SteerUnsupported
+from ._agent import agent_host
+from ._agent_process import AgentExited
 from ._app_server import AppServerClient, SteerRejected, ThreadInfo
 from ._framing import LineDecoder, Malformed, Notification, Request, Response, encode
 from ._handshake import acp_version, app_server_version
@@ -51,6 +56,9 @@ __all__ = [
     "ShutdownTimings",
     "agent_environment",
     "is_reserved_name",
+    # agents as actors
+    "AgentExited",
+    "agent_host",
     # protocols
     "AcpClient",
     "AcpSession",

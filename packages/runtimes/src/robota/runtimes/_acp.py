@@ -32,7 +32,7 @@ from ._acp_map import (
     prompt_blocks,
     prompt_error,
 )
-from ._approvals import ApprovalRegistry
+from ._approvals import ApprovalRegistry, DecidedBy
 from ._handshake import acp_initialize_params, acp_version
 from ._jsonrpc import Connection, ConnectionLost, MethodNotFound, RpcError, RpcTimeout
 
@@ -126,7 +126,10 @@ class AcpClient:
         return isinstance(prompt, dict) and bool(prompt.get("image"))
 
     def close(self, reason: str) -> None:
-        """The process is gone: cancel pending approvals, fail running turns, kill terminals."""
+        """The process is gone: cancel pending approvals, fail running turns, kill terminals.
+
+        The owner of the process must call it: a turn whose connection was lost stays running
+        until then, so that it ends with the real reason."""
         self._approvals.cancel_all()
         for session in self._sessions.values():
             error = TurnError(reason, "agent_exited", retryable=False)
@@ -256,8 +259,10 @@ class AcpClient:
             )
         except RpcError as error:
             events = session.tracker.fail(prompt_error(error.code, error.message, error.data))
-        except ConnectionLost as error:
-            events = session.tracker.fail(TurnError(str(error), "agent_exited", retryable=False))
+        except ConnectionLost:
+            # Whoever owns the process learns why it went (exit code, garbage) and says so
+            # through ``close``, which fails this turn; failing it here would say less.
+            return
         else:
             events = session.tracker.end(result)
         for event in events:
@@ -274,9 +279,11 @@ class AcpClient:
 
     # -- approvals -----------------------------------------------------------------------------
 
-    def decide(self, approval_id: str, decision: ApprovalDecision) -> bool:
+    def decide(
+        self, approval_id: str, decision: ApprovalDecision, *, by: DecidedBy = "user"
+    ) -> bool:
         """Answer a pending permission request. ``False`` when unknown or already answered."""
-        return self._approvals.decide(approval_id, decision)
+        return self._approvals.decide(approval_id, decision, by=by)
 
     # -- the agent's requests ------------------------------------------------------------------
 

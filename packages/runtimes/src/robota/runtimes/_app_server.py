@@ -28,7 +28,7 @@ from ._app_server_map import (
     approval_result,
     user_input,
 )
-from ._approvals import ApprovalRegistry
+from ._approvals import ApprovalRegistry, DecidedBy
 from ._handshake import app_server_initialize_params, app_server_version
 from ._jsonrpc import Connection, MethodNotFound, RpcError
 
@@ -304,9 +304,11 @@ class AppServerClient:
 
     # -- approvals -----------------------------------------------------------------------------
 
-    def decide(self, approval_id: str, decision: ApprovalDecision) -> bool:
+    def decide(
+        self, approval_id: str, decision: ApprovalDecision, *, by: DecidedBy = "user"
+    ) -> bool:
         """Answer a pending approval. ``False`` when it is unknown or already answered."""
-        return self._approvals.decide(approval_id, decision)
+        return self._approvals.decide(approval_id, decision, by=by)
 
     async def on_request(self, method: str, params: Any) -> Any:
         """The connection's handler for server-to-client requests."""

@@ -10,12 +10,15 @@ from __future__ import annotations
 import itertools
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Literal
 
 import trio
 
 from robota.core.events import ApprovalDecision, ApprovalResolved, RuntimeEvent
 
-__all__ = ["ApprovalRegistry"]
+__all__ = ["ApprovalRegistry", "DecidedBy"]
+
+DecidedBy = Literal["user", "policy"]
 
 
 @dataclass
@@ -43,14 +46,16 @@ class ApprovalRegistry:
         await pending.decided.wait()
         return pending.decision
 
-    def decide(self, approval_id: str, decision: ApprovalDecision) -> bool:
+    def decide(
+        self, approval_id: str, decision: ApprovalDecision, *, by: DecidedBy = "user"
+    ) -> bool:
         """Answer a pending approval. ``False`` when it is unknown or already answered."""
         pending = self._pending.pop(approval_id, None)
         if pending is None:
             return False
         pending.decision = decision
         pending.decided.set()
-        self._emit(pending.owner, ApprovalResolved(approval_id, decision))
+        self._emit(pending.owner, ApprovalResolved(approval_id, decision, by=by))
         return True
 
     def pending_for(self, owner: str) -> list[str]:

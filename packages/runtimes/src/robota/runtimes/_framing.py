@@ -58,6 +58,7 @@ class Malformed:
 
     reason: str
     head: bytes
+    overlong: bool = False
 
 
 Message = Request | Notification | Response | Malformed
@@ -128,7 +129,9 @@ class LineDecoder:
             self._discard_head = bytes(self._buffer[:120])
             self._buffer.clear()
             self._discarding = True
-            out.append(Malformed(f"line longer than {self.max_line} bytes", self._discard_head))
+            out.append(
+                Malformed(f"line longer than {self.max_line} bytes", self._discard_head, True)
+            )
 
     def _end_line(self) -> list[Message]:
         if self._discarding:

@@ -5,6 +5,11 @@ the same id, notifications and server-to-client requests go to the handlers give
 construction. A server request nobody handles is answered with -32601 (method not found), as
 the protocol demands, so the agent never waits for an answer that will not come.
 
+A connection may be *strict* (``corrupt_after``): a line over the size limit, or that many
+malformed lines in a row, means the peer's state can no longer be trusted (the lost line may
+have been the answer a turn waits for), so reading stops, ``corruption`` says why and every
+pending request fails as if the stream had ended. The agent actor restarts such an agent.
+
 Requests time out per call (``timeout=None`` waits forever, which ``thread/fork`` needs: a
 retry after a timeout could create a second branch). When the stream ends, every pending request
 fails with ``ConnectionLost``.
@@ -95,6 +100,7 @@ class Connection:
         on_notification: NotificationHandler | None = None,
         on_request: RequestHandler = _no_requests,
         max_line: int = DEFAULT_MAX_LINE,
+        corrupt_after: int | None = None,
     ) -> None:
         self.name = name
         self._send_stream = send
@@ -110,7 +116,11 @@ class Connection:
         self._pending: dict[int | str, trio.MemorySendChannel[Response]] = {}
         self._closed = False
         self._nursery: trio.Nursery | None = None
+        self._corrupt_after = corrupt_after
+        self._malformed_run = 0
         self.malformed = 0
+        self.corruption: str | None = None
+        """Why a strict connection stopped reading, or ``None``."""
 
     async def run(self, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
         """Read until the stream ends; then fail whatever is still pending."""
@@ -121,6 +131,8 @@ class Connection:
                 async for chunk in self._receive_stream:
                     for message in self._decoder.feed(chunk):
                         self._dispatch(message)
+                    if self.corruption is not None:
+                        break
                 nursery.cancel_scope.cancel()
         finally:
             self._closed = True
@@ -179,6 +191,10 @@ class Connection:
                 raise ConnectionLost(f"{self.name}: cannot write: {error}") from None
 
     def _dispatch(self, message: Malformed | Request | Notification | Response) -> None:
+        if self.corruption is not None:
+            return
+        if not isinstance(message, Malformed):
+            self._malformed_run = 0
         if isinstance(message, Response):
             waiter = self._pending.get(message.id)
             if waiter is None:
@@ -204,12 +220,28 @@ class Connection:
             self._nursery.start_soon(self._answer, message)
         else:
             self.malformed += 1
+            self._malformed_run += 1
+            self._judge(message)
             logger.warning(
                 "%s: skipped a malformed line (%s): %r",
                 self.name,
                 message.reason,
                 message.head,
                 extra={"agent": self.name},
+            )
+
+    def _judge(self, message: Malformed) -> None:
+        if self._corrupt_after is None:
+            return
+        if message.overlong:
+            self.corruption = (
+                f"{self.name} wrote a line longer than {self._decoder.max_line} bytes "
+                "(something it said was lost)"
+            )
+        elif self._malformed_run >= self._corrupt_after:
+            self.corruption = (
+                f"{self.name} wrote {self._malformed_run} lines in a row that are not "
+                "JSON-RPC (its output is garbage)"
             )
 
     async def _answer(self, request: Request) -> None:

@@ -7,19 +7,19 @@ doctor`` and ``robota agents check`` use it; driving turns uses the same clients
 
 from __future__ import annotations
 
-import os
 import time
 from pathlib import Path
 from typing import Any
 
 import trio
 
-from robota.core import AgentLaunch, ProbeReport
+from robota.core import AgentHost, AgentLaunch, Backoff, ProbeReport
 
 from ._acp import AcpClient
+from ._agent import agent_host
 from ._app_server import AppServerClient
 from ._jsonrpc import Connection, ConnectionLost, RpcError, RpcTimeout
-from ._process import AgentProcess, agent_environment
+from ._process import AgentProcess
 
 __all__ = ["AcpRuntime", "AppServerRuntime", "acp", "app_server"]
 
@@ -52,17 +52,8 @@ class _Probe:
 
     async def run(self, *, timeout: float, session: bool) -> ProbeReport:
         launch = self.launch
-        env = agent_environment(
-            os.environ,
-            launch.env,
-            agent_name=launch.name,
-            home=launch.home,
-            config_path=launch.config_path,
-        )
         try:
-            agent = await AgentProcess.start(
-                launch.name, [launch.command, *launch.args], env=env, cwd=launch.cwd
-            )
+            agent = await AgentProcess.launch(launch)
         except OSError as error:
             return self.report(False, f"cannot start {launch.command!r}: {error.strerror or error}")
         assert agent.process.stdin is not None and agent.process.stdout is not None
@@ -148,26 +139,41 @@ def _fields(report: ProbeReport) -> dict[str, Any]:
     return {name: getattr(report, name) for name in report.__dataclass_fields__}
 
 
-class AppServerRuntime:
+class _Runtime:
+    """What both plugins offer; ``acp`` picks the protocol."""
+
+    kind: str
+    acp: bool
+
+    async def probe(
+        self, launch: AgentLaunch, *, timeout: float, session: bool = False
+    ) -> ProbeReport:
+        return await _Probe(launch, acp=self.acp).run(timeout=timeout, session=session)
+
+    def host(
+        self,
+        launch: AgentLaunch,
+        *,
+        backoff: Backoff | None = None,
+        handshake_timeout: float = 60.0,
+    ) -> AgentHost:
+        return agent_host(
+            launch, acp=self.acp, backoff=backoff, handshake_timeout=handshake_timeout
+        )
+
+
+class AppServerRuntime(_Runtime):
     """Codex App Server protocol (and compatible servers)."""
 
     kind = "app-server"
-
-    async def probe(
-        self, launch: AgentLaunch, *, timeout: float, session: bool = False
-    ) -> ProbeReport:
-        return await _Probe(launch, acp=False).run(timeout=timeout, session=session)
+    acp = False
 
 
-class AcpRuntime:
+class AcpRuntime(_Runtime):
     """Agent Client Protocol (gemini, qwen, opencode, codex-acp, claude-agent-acp, ...)."""
 
     kind = "acp"
-
-    async def probe(
-        self, launch: AgentLaunch, *, timeout: float, session: bool = False
-    ) -> ProbeReport:
-        return await _Probe(launch, acp=True).run(timeout=timeout, session=session)
+    acp = True
 
 
 app_server = AppServerRuntime()

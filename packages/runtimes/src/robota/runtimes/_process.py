@@ -29,6 +29,8 @@ from pathlib import Path
 
 import trio
 
+from robota.core import AgentLaunch
+
 __all__ = ["AgentProcess", "ShutdownTimings", "agent_environment", "is_reserved_name"]
 
 logger = logging.getLogger("robota.runtimes.process")
@@ -116,6 +118,31 @@ class AgentProcess:
             extra={"agent": name, "pid": process.pid},
         )
         return cls(name, process, timings or ShutdownTimings())
+
+    @classmethod
+    async def launch(
+        cls,
+        launch: AgentLaunch,
+        *,
+        environ: Mapping[str, str] | None = None,
+        timings: ShutdownTimings | None = None,
+    ) -> AgentProcess:
+        """Start a configured agent: its command, its cwd, and ``environ`` (default: this
+        process's environment) scrubbed and completed by ``agent_environment``."""
+        env = agent_environment(
+            os.environ if environ is None else environ,
+            launch.env,
+            agent_name=launch.name,
+            home=launch.home,
+            config_path=launch.config_path,
+        )
+        return await cls.start(
+            launch.name,
+            [launch.command, *launch.args],
+            env=env,
+            cwd=launch.cwd,
+            timings=timings,
+        )
 
     @property
     def pid(self) -> int:

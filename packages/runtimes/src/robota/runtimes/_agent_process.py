@@ -1,0 +1,314 @@
+"""The process side of an agent: a trio service owning at most one agent process.
+
+One incarnation of ``AgentProcessService`` is one process, started lazily: the service waits for
+the first job before it spawns anything, so an agent nobody uses costs nothing. Then it shakes
+hands once and runs jobs concurrently, each session opened in this process on first use (and
+resumed there when the actor knows an earlier session id).
+
+The process ends in one of four ways, each named in the reason every running turn fails with:
+it exits; it never answers ``initialize`` (``handshake_timeout``); it writes a line over the
+size limit or a run of garbage (the connection is strict, see ``Connection``); or robota stops
+it. In the first three the service tells the actor, then raises ``AgentExited``, and its
+supervisor restarts it with backoff; jobs that arrived meanwhile wait in the channel for the
+next process. Stopping always goes through ``AgentProcess.shutdown`` (stdin closed, SIGTERM,
+SIGKILL, the whole process group), shielded from cancellation, so no agent outlives its service.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections import deque
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from itertools import count
+
+import trio
+
+from robota.core import Address, AgentLaunch
+from robota.core.agents import (
+    AgentFailure,
+    SessionSpec,
+    Steered,
+    SteerRefused,
+    TurnAccepted,
+    TurnRefused,
+)
+from robota.core.events import RuntimeEvent
+
+from ._agent_jobs import (
+    Bind,
+    Decide,
+    Interrupt,
+    Job,
+    Notice,
+    Opened,
+    ProcessDown,
+    ProcessUp,
+    Prompt,
+    Release,
+    Steer,
+    Update,
+)
+from ._drivers import DriverFactory, PromptRefused, SessionDriver, SteerRefusedError
+from ._jsonrpc import Connection, ConnectionLost, RpcError, RpcTimeout
+from ._process import AgentProcess, ShutdownTimings
+
+__all__ = ["AgentExited", "AgentProcessService", "ProcessSettings"]
+
+logger = logging.getLogger("robota.runtimes.agent")
+
+GARBAGE_RUN = 64
+"""Malformed lines in a row after which an agent's output counts as garbage."""
+
+
+class AgentExited(Exception):
+    """The agent process ended on its own (or had to be ended); the supervisor restarts."""
+
+
+@dataclass(frozen=True, slots=True)
+class ProcessSettings:
+    launch: AgentLaunch
+    driver_factory: DriverFactory
+    jsonrpc_field: bool
+    handshake_timeout: float = 60.0
+    timings: ShutdownTimings = field(default_factory=ShutdownTimings)
+    environ: Mapping[str, str] | None = None
+    """The environment to scrub and pass on; ``None`` is this process's own."""
+
+
+class AgentProcessService:
+    """One incarnation: at most one agent process. See the module docstring."""
+
+    def __init__(
+        self,
+        settings: ProcessSettings,
+        jobs: trio.MemoryReceiveChannel[Job],
+        actor: Address,
+        generations: count[int],
+    ) -> None:
+        self._settings = settings
+        self._jobs = jobs
+        self._actor = actor
+        self._generations = generations
+        self._generation = 0
+        self._driver: SessionDriver | None = None
+        self._bound: dict[str, str] = {}
+        self._keys: dict[str, str] = {}
+        self._queues: dict[str, deque[Job]] = {}
+        """Per session key, the jobs not yet done, oldest first: a key's jobs run one at a
+        time and in order (an interrupt must not overtake the prompt it interrupts)."""
+        self.pid: int | None = None
+
+    @property
+    def name(self) -> str:
+        return self._settings.launch.name
+
+    async def run(self, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
+        task_status.started()
+        first = await self._jobs.receive()
+        self._generation = next(self._generations)
+        reason = await self._serve(first)
+        if reason is not None:
+            raise AgentExited(reason)
+
+    # -- one process ---------------------------------------------------------------------------
+
+    async def _serve(self, first: Job) -> str | None:
+        """Run one process until it ends; the reason it ended, or ``None`` when stopped."""
+        settings = self._settings
+        launch = settings.launch
+        try:
+            process = await AgentProcess.launch(
+                launch, environ=settings.environ, timings=settings.timings
+            )
+        except OSError as error:
+            failure = f"cannot start agent {launch.name} ({launch.command}): "
+            failure += error.strerror or str(error)
+            self._fail(first, failure)
+            self._actor.tell(ProcessDown(self._generation, failure))
+            return failure
+        self.pid = process.pid
+        assert process.process.stdin is not None and process.process.stdout is not None
+        connection = Connection(
+            process.process.stdin,
+            process.process.stdout,
+            name=f"agent {launch.name}",
+            jsonrpc_field=settings.jsonrpc_field,
+            corrupt_after=GARBAGE_RUN,
+        )
+        driver = settings.driver_factory(connection, self._on_event)
+        self._driver = driver
+        ended: list[str] = []
+        try:
+            async with trio.open_nursery() as nursery:
+                nursery.start_soon(process.drain_stderr)
+                nursery.start_soon(self._watch, connection, process, nursery, ended)
+                self._queues[first.key] = deque([first])  # failed with the process, if need be
+                await self._handshake(driver, nursery, process, ended)
+                if not ended:
+                    nursery.start_soon(self._drain, first.key, self._queues[first.key])
+                    async for job in self._jobs:
+                        self._dispatch(job, nursery)
+        finally:
+            reason = ended[0] if ended else None
+            with trio.CancelScope(shield=True):
+                await process.shutdown()
+                why = reason or f"agent {launch.name} was stopped"
+                driver.close(why)
+                for queue in self._queues.values():
+                    for job in queue:
+                        self._fail(job, why)
+                self._queues.clear()
+                self._actor.tell(ProcessDown(self._generation, why))
+        return reason
+
+    async def _handshake(
+        self,
+        driver: SessionDriver,
+        nursery: trio.Nursery,
+        process: AgentProcess,
+        ended: list[str],
+    ) -> None:
+        timeout = self._settings.handshake_timeout
+        try:
+            with trio.fail_after(timeout):
+                version = await driver.initialize(nursery)
+        except trio.TooSlowError:
+            ended.append(f"agent {self.name} did not answer initialize within {timeout:g} s")
+        except RpcError as error:
+            ended.append(f"agent {self.name} refused initialize: {error.message}")
+        except (ConnectionLost, RpcTimeout):
+            # The watcher names the cause (exit code, garbage) and cancels us: wait for it.
+            await trio.sleep_forever()
+        else:
+            self._actor.tell(ProcessUp(self._generation, process.pid, version, driver.capabilities))
+            return
+        nursery.cancel_scope.cancel()
+
+    async def _watch(
+        self,
+        connection: Connection,
+        process: AgentProcess,
+        nursery: trio.Nursery,
+        ended: list[str],
+    ) -> None:
+        """Read the agent's stdout; when it ends, find out why and end the process."""
+        await connection.run()
+        if connection.corruption is not None:
+            reason = connection.corruption
+        else:
+            with trio.move_on_after(2.0):
+                await process.process.wait()
+            code = process.process.returncode
+            status = f"exit code {code}" if code is not None else "stdout closed"
+            reason = f"agent {self.name} exited ({status})"
+        if not ended:
+            ended.append(reason)
+        logger.warning("%s; restarting it", reason, extra={"agent": self.name})
+        nursery.cancel_scope.cancel()
+
+    # -- jobs ----------------------------------------------------------------------------------
+
+    def _dispatch(self, job: Job, nursery: trio.Nursery) -> None:
+        if isinstance(job, Decide):
+            # Answering an approval is instant and must not wait behind the key's queue.
+            self._driver_of().decide(job.approval_id, job.decision, by=job.by)
+            return
+        queue = self._queues.get(job.key)
+        if queue is not None:
+            queue.append(job)
+            return
+        queue = self._queues[job.key] = deque([job])
+        nursery.start_soon(self._drain, job.key, queue)
+
+    async def _drain(self, key: str, queue: deque[Job]) -> None:
+        while queue:
+            await self._execute(queue[0])
+            queue.popleft()
+        del self._queues[key]
+
+    async def _execute(self, job: Job) -> None:
+        """Carry out one job; a failure is told to the actor, except a lost connection, whose
+        jobs fail with the process's reason once it is known."""
+        try:
+            await self._carry_out(job)
+        except (RpcError, RpcTimeout, OSError) as error:
+            self._fail(job, str(error))
+        except ConnectionLost:
+            await trio.sleep_forever()  # the watcher cancels us; the job stays queued
+        except Exception as error:
+            logger.exception("agent %s: job %s failed", self.name, type(job).__name__)
+            self._fail(job, f"{type(error).__name__}: {error}")
+
+    def _driver_of(self) -> SessionDriver:
+        assert self._driver is not None
+        return self._driver
+
+    async def _carry_out(self, job: Job) -> None:
+        driver = self._driver_of()
+        match job:
+            case Bind(key=key, spec=spec, resume_id=resume_id):
+                await self._ensure(key, spec, resume_id)
+            case Prompt(key=key, spec=spec, resume_id=resume_id, text=text, images=images):
+                session_id = await self._ensure(key, spec, resume_id)
+                try:
+                    turn_id = await driver.start_turn(session_id, text, images)
+                except PromptRefused as refused:
+                    self._tell(TurnRefused(key, text, refused.reason, str(refused)))
+                else:
+                    self._tell(TurnAccepted(key, turn_id))
+            case Steer(key=key, expected_turn_id=expected, text=text):
+                steered = self._bound.get(key)
+                if steered is None:
+                    message = "the turn ended with its agent process"
+                    self._tell(SteerRefused(key, text, "ended", message))
+                    return
+                try:
+                    turn_id = await driver.steer(steered, expected, text)
+                except SteerRefusedError as refused:
+                    self._tell(SteerRefused(key, text, refused.reason, str(refused)))
+                else:
+                    self._tell(Steered(key, turn_id))
+            case Interrupt(key=key):
+                running = self._bound.get(key)
+                if running is not None:
+                    await driver.interrupt(running)
+            case Decide(approval_id=approval_id, decision=decision, by=by):
+                driver.decide(approval_id, decision, by=by)  # only the first job gets here
+            case Release(key=key):
+                released = self._bound.pop(key, None)
+                if released is not None:
+                    self._keys.pop(released, None)
+                    await driver.close_session(released)
+
+    async def _ensure(self, key: str, spec: SessionSpec, resume_id: str | None) -> str:
+        """The session's id in this process, opening (or resuming) it on first use. The key's
+        queue runs one job at a time, so two jobs never open the same session twice."""
+        session_id = self._bound.get(key)
+        if session_id is None:
+            session_id, resumed = await self._driver_of().open(spec, resume_id)
+            self._bound[key] = session_id
+            self._keys[session_id] = key
+            self._actor.tell(Opened(self._generation, key, session_id, resumed))
+        return session_id
+
+    def _on_event(self, session_id: str, event: RuntimeEvent) -> None:
+        key = self._keys.get(session_id)
+        if key is not None:
+            self._actor.tell(Update(key, event))
+
+    def _tell(self, notice: TurnAccepted | TurnRefused | Steered | SteerRefused) -> None:
+        self._actor.tell(Notice(notice))
+
+    def _fail(self, job: Job, reason: str) -> None:
+        match job:
+            case Prompt(key=key, text=text):
+                self._actor.tell(Notice(TurnRefused(key, text, "failed", reason)))
+            case Steer(key=key, text=text):
+                self._actor.tell(Notice(SteerRefused(key, text, "failed", reason)))
+            case Bind(key=key):
+                self._actor.tell(Notice(AgentFailure(key, "open", reason)))
+            case Interrupt(key=key):
+                self._actor.tell(Notice(AgentFailure(key, "interrupt", reason)))
+            case Decide() | Release():
+                pass  # the approval resolves to cancel with the process; nothing to close

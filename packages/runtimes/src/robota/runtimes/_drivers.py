@@ -1,0 +1,220 @@
+"""One face for both protocol clients, so the agent actor never asks which protocol it drives.
+
+A ``SessionDriver`` wraps an ``AppServerClient`` or an ``AcpClient`` on one connection and
+offers what the agent actor needs: open (or resume) a session from a ``SessionSpec``, start,
+steer and interrupt turns, answer approvals, close. Protocol differences become outcomes the
+actor understands: ``SteerRefused`` for an ACP steer or a steer that lost the race with the
+turn's end, ``PromptRefused`` for a busy session or images the agent cannot take.
+"""
+
+from __future__ import annotations
+
+import base64
+import logging
+import mimetypes
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import Literal, Protocol
+
+import trio
+
+from robota.core.agents import SessionSpec
+from robota.core.events import ApprovalDecision, RuntimeEvent
+
+from ._acp import AcpClient, ImagesUnsupported, SessionBusy
+from ._app_server import AppServerClient, SteerRejected
+from ._approvals import DecidedBy
+from ._jsonrpc import Connection, RpcError
+
+__all__ = [
+    "AcpDriver",
+    "AppServerDriver",
+    "DriverFactory",
+    "PromptRefused",
+    "SessionDriver",
+    "SteerRefusedError",
+]
+
+logger = logging.getLogger("robota.runtimes.agent")
+
+EventSink = Callable[[str, RuntimeEvent], None]
+
+
+class SteerRefusedError(Exception):
+    """The text did not reach a running turn."""
+
+    def __init__(self, reason: Literal["ended", "unsupported"], message: str) -> None:
+        self.reason: Literal["ended", "unsupported"] = reason
+        super().__init__(message)
+
+
+class PromptRefused(Exception):
+    """The prompt was not sent."""
+
+    def __init__(self, reason: Literal["busy", "images_unsupported"], message: str) -> None:
+        self.reason: Literal["busy", "images_unsupported"] = reason
+        super().__init__(message)
+
+
+class SessionDriver(Protocol):
+    version: str | None
+
+    @property
+    def capabilities(self) -> Mapping[str, object]: ...
+
+    async def initialize(self, nursery: trio.Nursery) -> str | None: ...
+
+    async def open(self, spec: SessionSpec, resume_id: str | None) -> tuple[str, bool]:
+        """Open a session; resume ``resume_id`` when given and possible. Returns the session
+        id and whether it was resumed."""
+        ...
+
+    async def start_turn(self, session_id: str, text: str, images: Sequence[Path]) -> str: ...
+
+    async def steer(self, session_id: str, expected_turn_id: str, text: str) -> str: ...
+
+    async def interrupt(self, session_id: str) -> None: ...
+
+    def decide(
+        self, approval_id: str, decision: ApprovalDecision, *, by: DecidedBy = "user"
+    ) -> bool: ...
+
+    async def close_session(self, session_id: str) -> None: ...
+
+    def close(self, reason: str) -> None: ...
+
+
+DriverFactory = Callable[[Connection, EventSink], SessionDriver]
+
+
+class AppServerDriver:
+    def __init__(self, connection: Connection, on_event: EventSink) -> None:
+        self.client = AppServerClient(connection, on_event)
+        self.version: str | None = None
+
+    @property
+    def capabilities(self) -> Mapping[str, object]:
+        return {"steer": True, "images": True, "resume": True, "fork": True}
+
+    async def initialize(self, nursery: trio.Nursery) -> str | None:
+        self.version = await self.client.initialize(nursery)
+        return self.version
+
+    async def open(self, spec: SessionSpec, resume_id: str | None) -> tuple[str, bool]:
+        if resume_id is not None:
+            try:
+                info = await self.client.resume_thread(
+                    resume_id,
+                    cwd=str(spec.cwd),
+                    model=spec.model,
+                    permission_mode=spec.permission_mode,
+                )
+            except RpcError as error:
+                # A thread the server no longer has (deleted, another CODEX_HOME) cannot come
+                # back; a fresh thread keeps the session usable and ``resumed=False`` says so.
+                logger.warning("app-server: cannot resume thread %s: %s", resume_id, error)
+            else:
+                return info.id, True
+        info = await self.client.start_thread(
+            cwd=str(spec.cwd),
+            model=spec.model,
+            permission_mode=spec.permission_mode,
+            developer_instructions=spec.developer_instructions,
+        )
+        return info.id, False
+
+    async def start_turn(self, session_id: str, text: str, images: Sequence[Path]) -> str:
+        if self.client.active_turn(session_id) is not None:
+            raise PromptRefused("busy", f"thread {session_id} is running a turn")
+        return await self.client.start_turn(session_id, text, [str(p) for p in images])
+
+    async def steer(self, session_id: str, expected_turn_id: str, text: str) -> str:
+        try:
+            return await self.client.steer(session_id, expected_turn_id, text)
+        except SteerRejected as rejected:
+            raise SteerRefusedError("ended", str(rejected)) from rejected
+
+    async def interrupt(self, session_id: str) -> None:
+        turn_id = self.client.active_turn(session_id)
+        if turn_id is not None:
+            await self.client.interrupt(session_id, turn_id)
+
+    def decide(
+        self, approval_id: str, decision: ApprovalDecision, *, by: DecidedBy = "user"
+    ) -> bool:
+        return self.client.decide(approval_id, decision, by=by)
+
+    async def close_session(self, session_id: str) -> None:
+        """App Server threads persist on their own; there is nothing to free."""
+
+    def close(self, reason: str) -> None:
+        self.client.close(reason)
+
+
+class AcpDriver:
+    def __init__(self, connection: Connection, on_event: EventSink) -> None:
+        self.client = AcpClient(connection, on_event)
+        self.version: str | None = None
+
+    @property
+    def capabilities(self) -> Mapping[str, object]:
+        return {
+            "steer": False,
+            "images": self.client.accepts_images,
+            "resume": self.client.can_load,
+            "fork": False,
+        }
+
+    async def initialize(self, nursery: trio.Nursery) -> str | None:
+        self.version = await self.client.initialize(nursery)
+        return self.version
+
+    async def open(self, spec: SessionSpec, resume_id: str | None) -> tuple[str, bool]:
+        if resume_id is not None and self.client.can_load:
+            try:
+                loaded = await self.client.load_session(
+                    resume_id, spec.cwd, permission_mode=spec.permission_mode
+                )
+            except RpcError as error:
+                logger.warning("acp: cannot load session %s: %s", resume_id, error)
+            else:
+                if loaded is not None:
+                    return loaded.id, True
+        session = await self.client.new_session(spec.cwd, permission_mode=spec.permission_mode)
+        return session.id, False
+
+    async def start_turn(self, session_id: str, text: str, images: Sequence[Path]) -> str:
+        if images and not self.client.accepts_images:
+            raise PromptRefused(
+                "images_unsupported", "this agent does not accept images; nothing was sent"
+            )
+        try:
+            return self.client.prompt(session_id, text, [_inline_image(p) for p in images])
+        except SessionBusy as busy:
+            raise PromptRefused("busy", str(busy)) from busy
+        except ImagesUnsupported as refused:
+            raise PromptRefused("images_unsupported", str(refused)) from refused
+
+    async def steer(self, session_id: str, expected_turn_id: str, text: str) -> str:  # noqa: ARG002
+        raise SteerRefusedError("unsupported", "ACP agents take no input during a turn")
+
+    async def interrupt(self, session_id: str) -> None:
+        if self.client.active_turn(session_id) is not None:
+            await self.client.cancel(session_id)
+
+    def decide(
+        self, approval_id: str, decision: ApprovalDecision, *, by: DecidedBy = "user"
+    ) -> bool:
+        return self.client.decide(approval_id, decision, by=by)
+
+    async def close_session(self, session_id: str) -> None:
+        await self.client.close_session(session_id)
+
+    def close(self, reason: str) -> None:
+        self.client.close(reason)
+
+
+def _inline_image(path: Path) -> tuple[str, str]:
+    """ACP takes images inline: ``(mime type, base64 data)``."""
+    mime = mimetypes.guess_type(path.name)[0] or "application/octet-stream"
+    return mime, base64.b64encode(path.read_bytes()).decode("ascii")
