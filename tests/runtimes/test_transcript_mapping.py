@@ -605,8 +605,9 @@ def test_loaded_session_ignores_the_replayed_history_and_answers_with_it(agent: 
 @pytest.mark.parametrize("scenario", sorted(s for a, s in ALL if a in APP_SERVER_AGENTS))
 def test_codex_idle_status_just_before_turn_completed_asks_for_a_read(scenario: str) -> None:
     """Codex 0.171 sends ``thread/status/changed`` idle right before every ``turn/completed``
-    of a turn that did not fail, so the tracker asks for a reconciling ``thread/read`` each
-    time; the ``turn/completed`` that follows then ends the turn by itself."""
+    of a turn that did not fail, so the tracker flags each for reconciliation; the
+    ``turn/completed`` that follows ends the turn by itself, which is why the client waits a
+    grace period before it reads (test_app_server_reconcile.py)."""
     result = replay_detailed("codex", scenario)
     wires = load("codex", scenario)
     turns = turns_of(result)

@@ -40,6 +40,8 @@ LIFECYCLE = 60.0
 CONTROL = 10.0
 READ = 5.0
 DEFAULT = 30.0
+RECONCILE_GRACE = 1.0
+"""Seconds an unexplained thread state may stay unexplained before ``thread/read``."""
 
 EventSink = Callable[[str, RuntimeEvent], None]
 
@@ -344,10 +346,15 @@ class AppServerClient:
             self._nursery.start_soon(self._reconcile, thread_id)
 
     async def _reconcile(self, thread_id: str) -> None:
-        """The tracker saw something odd: ask the server what state the thread is in."""
+        """The tracker saw something odd: ask the server what state the thread is in.
+
+        Not at once: Codex reports the thread ``idle`` just before every ``turn/completed``
+        (see the recorded transcripts), so the odd sign is usually explained a moment later,
+        and a read then would cost every turn a round trip."""
         tracker = self._threads[thread_id]
         turn_id = tracker.active_turn_id
-        if turn_id is None:
+        await trio.sleep(RECONCILE_GRACE)
+        if turn_id is None or tracker.active_turn_id != turn_id:
             return
         try:
             thread = await self.read_thread(thread_id)
