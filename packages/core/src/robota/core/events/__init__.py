@@ -2,10 +2,12 @@
 
 Runtimes translate App Server notifications and ACP session updates into ``RuntimeEvent``s;
 routes, cards, print mode and the store read nothing else. ``classify_failure`` decides whether a
-failed turn is worth another attempt.
+failed turn is worth another attempt; ``event_to_json``/``event_from_json`` are the events'
+``stream-json`` form.
 """
 
 from ._classify import RETRYABLE, classify_failure
+from ._json import EVENT_TYPES, EventFormatError, event_from_json, event_to_json
 from ._model import (
     ApprovalDecision,
     ApprovalKind,
@@ -32,6 +34,11 @@ from ._model import (
 )
 
 __all__ = [
+    # as JSON (stream-json)
+    "EVENT_TYPES",
+    "EventFormatError",
+    "event_from_json",
+    "event_to_json",
     # the events
     "RuntimeEvent",
     "TurnStarted",
