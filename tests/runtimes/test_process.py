@@ -117,3 +117,24 @@ async def test_grandchildren_do_not_outlive_the_agent(tmp_path: Path) -> None:
         while alive(grandchild):
             await trio.sleep(0.01)
     assert group_members(agent.pid) == []
+
+
+async def test_descendants_get_a_moment_to_finish_after_the_leader_exits(tmp_path: Path) -> None:
+    """Claude Code's native child writes its session file as it exits, after its parent has;
+    killing the group the instant the leader is gone would lose that file."""
+    marker = tmp_path / "flushed"
+    child = f"import time, pathlib; time.sleep(0.4); pathlib.Path({str(marker)!r}).write_text('ok')"
+    leader = (
+        "import subprocess, sys; "
+        f"subprocess.Popen([sys.executable, '-c', {child!r}]); "
+        "sys.stdin.read()"  # exits at EOF, leaving its child to finish
+    )
+    agent = await AgentProcess.start(
+        "leader", [sys.executable, "-c", leader], env=dict(os.environ), cwd=tmp_path
+    )
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(agent.drain_stderr)
+        await trio.sleep(0.1)  # the child is running, 0.3 s from done
+        await agent.shutdown()
+    assert marker.read_text() == "ok"
+    assert not agent._group_alive()

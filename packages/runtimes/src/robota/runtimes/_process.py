@@ -81,6 +81,8 @@ class ShutdownTimings:
     """Seconds to wait after closing stdin before SIGTERM."""
     term_grace: float = 2.0
     """Seconds to wait after SIGTERM before SIGKILL."""
+    group_grace: float = 0.5
+    """Seconds the leader's descendants get to exit on their own once it is gone."""
 
 
 @dataclass
@@ -183,8 +185,10 @@ class AgentProcess:
             if process.returncode is None:
                 self._signal_group(signal.SIGKILL)
                 await process.wait()
-            # The leader is gone; its descendants must go too.
-            self._signal_group(signal.SIGKILL)
+            # The leader is gone; its descendants must go too, but gently first: Claude Code's
+            # native binary, a child of claude-agent-acp, writes the session file that a later
+            # session/load needs as it exits, and a SIGKILL at once loses it.
+            await self._end_group()
         returncode = process.returncode
         assert returncode is not None
         logger.info(
@@ -195,8 +199,50 @@ class AgentProcess:
         )
         return returncode
 
+    async def _end_group(self) -> None:
+        """Wait for the leader's process group to empty; SIGTERM, then SIGKILL, what stays."""
+        for signum, grace in (
+            (None, self.timings.group_grace),
+            (signal.SIGTERM, self.timings.term_grace),
+        ):
+            if signum is not None:
+                self._signal_group(signum)
+            with trio.move_on_after(grace):
+                while self._group_alive():
+                    await trio.sleep(0.02)
+                return
+        self._signal_group(signal.SIGKILL)
+
+    def _group_alive(self) -> bool:
+        try:
+            os.killpg(self.process.pid, 0)
+        except (ProcessLookupError, PermissionError):
+            return False
+        return _live_members(self.process.pid) != 0
+
     def _signal_group(self, signum: signal.Signals) -> None:
         try:
             os.killpg(self.process.pid, signum)
         except (ProcessLookupError, PermissionError):
             pass  # the group is empty already
+
+
+def _live_members(pgid: int) -> int:
+    """Members of process group ``pgid`` that are not zombies (a zombie is done, but counts for
+    ``killpg`` until someone reaps it, and a container's init may never). -1: unknown (no
+    /proc), so the caller goes by ``killpg`` alone."""
+    proc = Path("/proc")
+    if not proc.is_dir():
+        return -1
+    count = 0
+    for entry in proc.iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text()
+        except OSError:
+            continue
+        fields = stat.rsplit(")", 1)[-1].split()
+        if len(fields) > 2 and fields[2] == str(pgid) and fields[0] != "Z":
+            count += 1
+    return count
