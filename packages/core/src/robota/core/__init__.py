@@ -12,6 +12,8 @@ Layering, bottom up (a module imports only from the layers below it):
 7. ``store``, ``config``, ``logs``     the SQLite store, configuration and paths, structured logs
    ``events``, ``agents``   the runtime-neutral turn events, and the messages routes and agents
    exchange
+   ``presentation``   the turn view, its renderers (terminal, Feishu, Slack) and the card update
+   throttle; pure (no I/O, no clock), importing only ``events``
 8. ``testing``        public helpers for tests of code built on the kernel
 
 Heavy third-party modules (trio, sqlite_utils, ruamel) are imported by the modules that need

@@ -1,0 +1,676 @@
+"""Feishu/Lark progress cards (Card JSON 2.0) and final-answer messages.
+
+Two layouts of the activity area:
+
+* ``grouped`` (default): commentary and steering messages stay visible; the tools and reasoning
+  between two commentary messages form one execution group, a collapsed ``collapsible_panel``
+  titled with the group's latest reasoning summary (running while any of its tools runs, else
+  neutral). Each tool is a collapsed panel of its own inside the group. A group of more than
+  eight tools is split into sibling sub-panels of eight, keyed by their position in the group,
+  so a sub-panel never changes identity as the group grows.
+* ``timeline``: one element per activity, 40 activities per page.
+
+``element_id``s derive from a hash of what the element shows (the tool id for a tool), so they
+are unique within a card and never change across updates; ``expanded`` is always ``false`` and
+never changes, so the client keeps whatever the user expanded across full-card updates.
+
+Budgets: the activity area stays within 24 KB of UTF-8 JSON, 160 components and three Markdown
+tables; pages are filled from the newest end, and each history page is measured on its own. The
+whole card stays within the platform's hard limits (30 KB request body, 200 components); a card
+that would not is re-paginated with a smaller activity budget.
+
+Rendering is incremental: each top-level element is cached with the versions of the activities
+it shows (see ``TurnView``), so an update re-renders only what changed since the last one. The
+renderer keeps nothing else; a fresh one renders the same card from the same view.
+
+Buttons never carry a payload the renderer made up: their callback ``value`` is
+``{"token": <opaque token from the caller>}``, and a decision without a token has no button.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from ..events import ApprovalDecision
+from ._groups import OUTCOMES, ToolGroup, group_stream, timeline_stream, tool_label
+from ._markdown import count_tables, defuse_tables, split_markdown
+from ._text import (
+    STATUS_ICONS,
+    element_id,
+    format_elapsed,
+    head,
+    strip_launcher,
+    tail_bytes,
+    utf8_len,
+)
+from ._view import (
+    Activity,
+    Approval,
+    ErrorNote,
+    Message,
+    Reasoning,
+    Steer,
+    ToolCall,
+    TurnView,
+)
+
+__all__ = [
+    "DECISION_LABELS",
+    "FeishuBudget",
+    "FeishuCard",
+    "FeishuRenderer",
+    "Layout",
+    "card_components",
+    "dumps",
+    "feishu_final_answer",
+    "render_feishu_card",
+]
+
+Layout = Literal["grouped", "timeline"]
+Json = dict[str, Any]
+
+DECISION_LABELS: dict[ApprovalDecision, tuple[str, str]] = {
+    "accept": ("Allow once", "primary"),
+    "accept_for_session": ("Allow for this session", "default"),
+    "decline": ("Decline", "danger"),
+    "cancel": ("Cancel the task", "danger"),
+}
+
+_PANEL_ICON: Json = {
+    "tag": "standard_icon",
+    "token": "down-small-ccm_outlined",
+    "size": "16px 16px",
+}
+_GROUP_RUNNING, _GROUP_NEUTRAL = "⏳", "🔹"
+
+
+@dataclass(frozen=True, slots=True)
+class FeishuBudget:
+    activity_bytes: int = 24 * 1024
+    activity_components: int = 160
+    activity_tables: int = 3
+    card_bytes: int = 30 * 1024
+    """The request body (the card as a JSON string inside ``{"content": ...}``)."""
+    card_components: int = 200
+    timeline_page: int = 40
+    tools_per_panel: int = 8
+
+
+@dataclass(frozen=True, slots=True)
+class FeishuCard:
+    card: Json
+    """Card JSON 2.0; shares cached parts with later renders: treat it as read-only."""
+    json: str
+    """``card`` serialised (compact UTF-8): what goes into the message ``content``."""
+    activity: list[Json]
+    """The activity elements shown (also inside ``card``)."""
+    page: int
+    """0 is the newest page; ``pages - 1`` the oldest."""
+    pages: int
+    activity_bytes: int
+    activity_components: int
+
+
+def dumps(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+
+
+def card_components(value: Any) -> int:
+    """Components in a card part: every object with a ``tag`` (conservative: icons count)."""
+    if isinstance(value, dict):
+        own = 1 if "tag" in value else 0
+        return own + sum(card_components(v) for v in value.values())
+    if isinstance(value, list):
+        return sum(card_components(v) for v in value)
+    return 0
+
+
+@dataclass(frozen=True, slots=True)
+class _Unit:
+    element: Json
+    size: int
+    components: int
+    tables: int
+
+
+@dataclass(frozen=True, slots=True)
+class _Caps:
+    """Byte caps for what one element shows; ``compact`` ones when a unit would not fit."""
+
+    command: int = 400
+    output: int = 800
+    changes: int = 400
+    reasoning: int = 1500
+    commentary: int = 6000
+
+
+_NORMAL, _COMPACT = _Caps(), _Caps(command=160, output=160, changes=160, reasoning=300)
+
+
+class FeishuRenderer:
+    """Renders one turn's progress cards; keep one per card to reuse its element cache."""
+
+    def __init__(
+        self, *, agent: str, layout: Layout = "grouped", budget: FeishuBudget | None = None
+    ) -> None:
+        if layout not in ("grouped", "timeline"):
+            raise ValueError(f"unknown Feishu card layout {layout!r} (grouped or timeline)")
+        self.agent = agent
+        self.layout = layout
+        self.budget = budget or FeishuBudget()
+        self._units: dict[str, tuple[object, _Unit]] = {}
+        self._tools: dict[str, tuple[object, Json]] = {}
+
+    # -- the card -------------------------------------------------------------------------------
+
+    def render(
+        self,
+        view: TurnView,
+        *,
+        elapsed: float | None = None,
+        page: int = 0,
+        approval_tokens: Mapping[str, Mapping[ApprovalDecision, str]] | None = None,
+        page_tokens: Mapping[Literal["older", "newer"], str] | None = None,
+    ) -> FeishuCard:
+        """The card for ``view``. ``elapsed`` (seconds) is the caller's: injected so that tests
+        are deterministic. ``approval_tokens[approval_id][decision]`` and ``page_tokens`` are
+        opaque tokens the caller stored server side; only decisions with a token get a button."""
+        units = self._activity_units(view)
+        bytes_budget = self.budget.activity_bytes
+        for _ in range(6):
+            pages = _paginate(units, self.budget, bytes_budget, self._page_size())
+            shown = min(max(page, 0), len(pages) - 1) if pages else 0
+            chosen = pages[shown] if pages else []
+            card = self._card(
+                view,
+                chosen,
+                page=shown,
+                pages=len(pages),
+                elapsed=elapsed,
+                approval_tokens=approval_tokens,
+                page_tokens=page_tokens,
+            )
+            text = dumps(card)
+            body = utf8_len(json.dumps({"content": text}, ensure_ascii=False))
+            # Components: the activity's are known; count only the rest of the card.
+            elements = card["body"]["elements"]
+            shown_ids = {id(unit.element) for unit in chosen}
+            others = [e for e in elements if id(e) not in shown_ids]
+            components = sum(u.components for u in chosen) + card_components(others)
+            components += card_components(card["header"])
+            if body <= self.budget.card_bytes and components <= self.budget.card_components:
+                break
+            bytes_budget = bytes_budget * 3 // 4  # header, plan or approvals were unusually big
+        activity = [unit.element for unit in chosen]
+        return FeishuCard(
+            card=card,
+            json=text,
+            activity=activity,
+            page=shown,
+            pages=len(pages),
+            activity_bytes=_list_size(chosen),
+            activity_components=sum(unit.components for unit in chosen),
+        )
+
+    def _page_size(self) -> int | None:
+        return self.budget.timeline_page if self.layout == "timeline" else None
+
+    def _card(
+        self,
+        view: TurnView,
+        activity: list[_Unit],
+        *,
+        page: int,
+        pages: int,
+        elapsed: float | None,
+        approval_tokens: Mapping[str, Mapping[ApprovalDecision, str]] | None,
+        page_tokens: Mapping[Literal["older", "newer"], str] | None,
+    ) -> Json:
+        status, template = _status(view)
+        elements: list[Json] = []
+        if pages > 1:
+            note = f"Page {page + 1} of {pages}" + (" · older activity above" if page == 0 else "")
+            elements.append(_markdown("history", f"<font color='grey'>{note}</font>"))
+        elements.extend(unit.element for unit in activity)
+        if page_tokens and pages > 1:
+            if page + 1 < pages and "older" in page_tokens:
+                elements.append(_button("older", "Older", "default", page_tokens["older"]))
+            if page > 0 and "newer" in page_tokens:
+                elements.append(_button("newer", "Newer", "default", page_tokens["newer"]))
+        footer = self._footer(view, approval_tokens)
+        if footer and elements:
+            elements.append({"tag": "hr", "element_id": "footer_rule"})
+        elements.extend(footer)
+        if not elements:
+            elements.append(_markdown("empty", "<font color='grey'>Starting…</font>"))
+        subtitle = [format_elapsed(elapsed)]
+        if view.tool_count:
+            subtitle.append(f"{view.tool_count} tool" + ("s" if view.tool_count != 1 else ""))
+        if not view.terminal and view.current_title:
+            subtitle.append(view.current_title)
+        return {
+            "schema": "2.0",
+            "config": {
+                "update_multi": True,
+                "width_mode": "fill",
+                "summary": {"content": head(f"{self.agent}: {status}", 100)},
+            },
+            "header": {
+                "title": {"tag": "plain_text", "content": head(f"{self.agent} · {status}", 100)},
+                "subtitle": {
+                    "tag": "plain_text",
+                    "content": head(" · ".join(s for s in subtitle if s) or status, 100),
+                },
+                "template": template,
+            },
+            "body": {"elements": elements},
+        }
+
+    def _footer(
+        self, view: TurnView, tokens: Mapping[str, Mapping[ApprovalDecision, str]] | None
+    ) -> list[Json]:
+        elements: list[Json] = []
+        if view.plan:
+            lines = ["**Plan**"]
+            for entry in view.plan[:20]:
+                mark = {"completed": "✅", "in_progress": "⏳", "pending": "⬜"}[entry.status]
+                lines.append(f"{mark} {_escape(head(entry.content, 200))}")
+            if len(view.plan) > 20:
+                lines.append(f"… {len(view.plan) - 20} more")
+            elements.append(_markdown("plan", "\n".join(lines)))
+        pending = view.pending_approvals
+        for approval in pending[:3]:
+            elements.append(_markdown(element_id("q", approval.approval_id), _asking(approval)))
+            offered = (tokens or {}).get(approval.approval_id, {})
+            for decision in approval.decisions:
+                token = offered.get(decision)
+                if token is None:
+                    continue
+                label, kind = DECISION_LABELS[decision]
+                key = f"{approval.approval_id}:{decision}"
+                elements.append(_button(element_id("b", key), label, kind, token))
+        if len(pending) > 3:
+            elements.append(_markdown("more_approvals", f"… {len(pending) - 3} more approvals"))
+        if view.terminal and view.usage is not None and view.usage.total_tokens:
+            elements.append(
+                _markdown("usage", f"<font color='grey'>{view.usage.total_tokens:,} tokens</font>")
+            )
+        return elements
+
+    # -- activity units -------------------------------------------------------------------------
+
+    def _activity_units(self, view: TurnView) -> list[_Unit]:
+        units: list[_Unit] = []
+        if self.layout == "timeline":
+            for key, activity in timeline_stream(view):
+                signature = _activity_signature(view, activity)
+                units.append(self._cached(view, key, signature, activity))
+            return units
+        size = self.budget.tools_per_panel
+        for key, block in group_stream(view):
+            if not isinstance(block, ToolGroup):
+                units.append(self._cached(view, key, _activity_signature(view, block), block))
+                continue
+            approvals = view.tools_with_approvals
+            for index, members in enumerate(_sub_panels(block, size)):
+                sub_key = key if index == 0 else f"{key}#{index}"
+                newest = 0
+                for member in members:
+                    version = member.version
+                    newest = max(newest, version)
+                    if approvals and isinstance(member, ToolCall) and member.tool_id in approvals:
+                        newest = max(newest, _shown_version(view, member))
+                signature = (newest, len(members), block.title, len(block.tools))
+                units.append(self._cached(view, sub_key, signature, (block, index, members)))
+        return units
+
+    def _cached(self, view: TurnView, key: str, signature: object, what: object) -> _Unit:
+        hit = self._units.get(key)
+        if hit is not None and hit[0] == signature:
+            return hit[1]
+        unit = self._unit(view, key, what, _NORMAL)
+        if unit.size > self.budget.activity_bytes // 2:
+            unit = self._unit(view, key, what, _COMPACT)
+        self._units[key] = (signature, unit)
+        return unit
+
+    def _unit(self, view: TurnView, key: str, what: object, caps: _Caps) -> _Unit:
+        tables = 0
+        if isinstance(what, tuple):
+            block, index, members = what
+            element = self._group_panel(view, key, block, index, members, caps=caps)
+        elif isinstance(what, ToolCall):
+            element = self._tool_panel(view, what, caps)
+        elif isinstance(what, Message):
+            text = _cap_markdown(what.text, caps.commentary)
+            if count_tables(text) > self.budget.activity_tables:
+                text = defuse_tables(text)
+            tables = count_tables(text)
+            element = _markdown(element_id("m", key), text, tables=True)
+        else:
+            assert isinstance(what, Reasoning | Steer | Approval | ErrorNote)
+            element = _markdown(element_id(_PREFIX[type(what)], key), _note(what, caps))
+        return _Unit(element, utf8_len(dumps(element)), card_components(element), tables)
+
+    def _group_panel(
+        self,
+        view: TurnView,
+        key: str,
+        block: ToolGroup,
+        index: int,
+        members: list[ToolCall | Reasoning],
+        *,
+        caps: _Caps,
+    ) -> Json:
+        running = any(m.running for m in members if isinstance(m, ToolCall))
+        icon = _GROUP_RUNNING if running else _GROUP_NEUTRAL
+        tools = [m for m in members if isinstance(m, ToolCall)]
+        title = block.display_title
+        count = len(block.tools)
+        if count > self.budget.tools_per_panel:
+            first = index * self.budget.tools_per_panel + 1
+            suffix = f"tools {first}-{first + len(tools) - 1} of {count}"
+        else:
+            suffix = f"{count} tool" + ("s" if count != 1 else "") if count else ""
+        heading = f"{icon} **{_escape(head(title, 90))}**"
+        if suffix:
+            heading += f" <font color='grey'>· {suffix}</font>"
+        children: list[Json] = []
+        thoughts: list[str] = []
+        for member in members:
+            if isinstance(member, Reasoning):
+                thoughts.append(member.text.strip())
+                continue
+            if thoughts:
+                children.append(self._thoughts(key, len(children), thoughts, caps))
+                thoughts = []
+            children.append(self._tool_panel(view, member, caps))
+        if thoughts:
+            children.append(self._thoughts(key, len(children), thoughts, caps))
+        return _panel(element_id("g", key), heading, children)
+
+    def _thoughts(self, key: str, position: int, texts: list[str], caps: _Caps) -> Json:
+        text, dropped = _head_bytes("\n\n".join(texts), caps.reasoning)
+        if dropped:
+            text += " …"
+        return _markdown(element_id("r", f"{key}@{position}"), f"💭 {_escape(text)}")
+
+    def _tool_panel(self, view: TurnView, tool: ToolCall, caps: _Caps) -> Json:
+        signature = (_shown_version(view, tool), caps is _COMPACT)
+        hit = self._tools.get(tool.tool_id)
+        if hit is not None and hit[0] == signature:
+            return hit[1]
+        icon = STATUS_ICONS[tool.status]
+        heading = f"{icon} {_title_markdown(tool_label(tool))}"
+        body = _tool_body(tool, view.approvals_for(tool.tool_id), caps)
+        panel = _panel(element_id("t", tool.tool_id), heading, [body])
+        self._tools[tool.tool_id] = (signature, panel)
+        return panel
+
+
+def render_feishu_card(
+    view: TurnView,
+    *,
+    agent: str,
+    layout: Layout = "grouped",
+    elapsed: float | None = None,
+    page: int = 0,
+    approval_tokens: Mapping[str, Mapping[ApprovalDecision, str]] | None = None,
+) -> FeishuCard:
+    """One card from a fresh renderer (no cache): for previews and tests."""
+    renderer = FeishuRenderer(agent=agent, layout=layout)
+    return renderer.render(view, elapsed=elapsed, page=page, approval_tokens=approval_tokens)
+
+
+def feishu_final_answer(text: str, *, card_bytes: int = 30 * 1024) -> list[Json]:
+    """The final answer as Card 2.0 messages (``msg_type: interactive``), one per chunk.
+
+    Chunks break on Markdown boundaries (never inside a fence or table) with at most three
+    tables each; a chunk whose request body would still exceed ``card_bytes`` (JSON escaping
+    grows text full of quotes and newlines) is split again with a smaller limit.
+    """
+    cards: list[Json] = []
+    pending = split_markdown(text, 16 * 1024, unit="bytes", max_tables=3)
+    pending.reverse()
+    while pending:
+        chunk = pending.pop()
+        card = {
+            "schema": "2.0",
+            "config": {"update_multi": True, "width_mode": "fill"},
+            "body": {"elements": [_markdown("answer", chunk, tables=True)]},
+        }
+        body = utf8_len(json.dumps({"content": dumps(card)}, ensure_ascii=False))
+        if body > card_bytes and utf8_len(chunk) > 1024:
+            smaller = split_markdown(chunk, utf8_len(chunk) // 2, unit="bytes", max_tables=3)
+            pending.extend(reversed(smaller))
+            continue
+        cards.append(card)
+    return cards
+
+
+# -- pagination ---------------------------------------------------------------------------------
+
+
+def _list_size(units: list[_Unit]) -> int:
+    """Bytes of ``[e1,e2,...]`` in compact JSON, from the elements' own sizes."""
+    return 2 + sum(unit.size for unit in units) + max(0, len(units) - 1)
+
+
+def _paginate(
+    units: list[_Unit], budget: FeishuBudget, bytes_budget: int, page_size: int | None
+) -> list[list[_Unit]]:
+    """Pages from the newest end, each within the budget on its own (page 0 = newest)."""
+    pages: list[list[_Unit]] = []
+    page: list[_Unit] = []
+    size, components, tables = 2, 0, 0
+    for unit in reversed(units):
+        grows = unit.size + (1 if page else 0)
+        full = (
+            size + grows > bytes_budget
+            or components + unit.components > budget.activity_components
+            or tables + unit.tables > budget.activity_tables
+            or (page_size is not None and len(page) >= page_size)
+        )
+        if page and full:
+            page.reverse()
+            pages.append(page)
+            page, size, components, tables = [], 2, 0, 0
+            grows = unit.size
+        page.append(unit)
+        size += grows
+        components += unit.components
+        tables += unit.tables
+    if page:
+        page.reverse()
+        pages.append(page)
+    return pages
+
+
+def _sub_panels(group: ToolGroup, size: int) -> list[list[ToolCall | Reasoning]]:
+    """The group's members in chronological runs of at most ``size`` tools: run ``n`` always
+    holds tools ``n*size ..`` so a run never changes identity as the group grows."""
+    runs: list[list[ToolCall | Reasoning]] = [[]]
+    tools = 0
+    for member in group.members:
+        if isinstance(member, ToolCall):
+            if tools == size:
+                runs.append([])
+                tools = 0
+            tools += 1
+        runs[-1].append(member)
+    return runs
+
+
+# -- elements -----------------------------------------------------------------------------------
+
+_PREFIX: dict[type, str] = {Reasoning: "r", Steer: "u", Approval: "a", ErrorNote: "e"}
+
+
+def _markdown(eid: str, content: str, *, tables: bool = False) -> Json:
+    """A markdown element; tables (which the card limits) only where ``tables`` allows them:
+    anywhere else a table-shaped text is shown as code."""
+    if not tables and "|" in content and count_tables(content):
+        content = defuse_tables(content)
+    return {"tag": "markdown", "element_id": eid, "content": content or " "}
+
+
+def _panel(eid: str, heading: str, children: list[Json]) -> Json:
+    return {
+        "tag": "collapsible_panel",
+        "element_id": eid,
+        "expanded": False,
+        "header": {
+            "title": {"tag": "markdown", "content": heading},
+            "icon": _PANEL_ICON,
+            "icon_position": "right",
+            "icon_expanded_angle": -180,
+        },
+        "elements": children,
+    }
+
+
+def _button(eid: str, label: str, kind: str, token: str) -> Json:
+    return {
+        "tag": "button",
+        "element_id": eid,
+        "text": {"tag": "plain_text", "content": label},
+        "type": kind,
+        "behaviors": [{"type": "callback", "value": {"token": token}}],
+    }
+
+
+def _status(view: TurnView) -> tuple[str, str]:
+    if view.status == "completed":
+        return "Completed", "green"
+    if view.status == "failed":
+        return "Failed", "red"
+    if view.status == "interrupted":
+        return "Interrupted", "grey"
+    if view.pending_approvals:
+        return "Waiting for approval", "orange"
+    if view.status == "pending":
+        return "Starting", "blue"
+    return "Working", "blue"
+
+
+def _shown_version(view: TurnView, member: ToolCall | Reasoning) -> int:
+    """The newest version of what a tool's panel shows: the tool and its approvals."""
+    if isinstance(member, Reasoning):
+        return member.version
+    version = member.version
+    for approval in view.approvals_for(member.tool_id):
+        version = max(version, approval.version)
+    return version
+
+
+def _activity_signature(view: TurnView, activity: Activity) -> object:
+    if isinstance(activity, Message):
+        return (activity.version, view.is_final(activity))
+    if isinstance(activity, ToolCall):
+        return _shown_version(view, activity)
+    return activity.version
+
+
+def _title_markdown(title: str) -> str:
+    line = head(title.replace("\n", " ").strip(), 100)
+    if "`" not in line:
+        return f"`{line}`"
+    return _escape(line)
+
+
+def _tool_body(tool: ToolCall, approvals: Sequence[Approval], caps: _Caps) -> Json:
+    parts: list[str] = []
+    if tool.command:
+        command, dropped = _head_bytes(strip_launcher(tool.command), caps.command)
+        parts.append(_fence("$ " + command + (" …" if dropped else "")))
+    elif tool.title:
+        parts.append(_escape(head(tool.title.replace("\n", " "), 200)))
+    if tool.cwd:
+        parts.append(f"<font color='grey'>in {_escape(head(tool.cwd, 120))}</font>")
+    if tool.changes:
+        lines: list[str] = []
+        budget = caps.changes
+        for change in tool.changes:
+            path = head(change.path, 120).replace("`", "'")
+            line = f"- {change.kind} `{path}`"
+            budget -= utf8_len(line)
+            if budget < 0:
+                lines.append(f"- … {len(tool.changes) - len(lines)} more")
+                break
+            lines.append(line)
+        parts.append("\n".join(lines))
+        diffs = "\n".join(c.diff.rstrip("\n") for c in tool.changes if c.diff)
+        if diffs.strip():
+            diff, cut = _head_bytes(diffs, caps.output)
+            parts.append(_fence(diff + ("\n…" if cut else "")))
+    output, dropped = tail_bytes(tool.output, caps.output)
+    if output.strip():
+        earlier = dropped + tool.output_dropped
+        if earlier:
+            parts.append(f"<font color='grey'>… {earlier:,} earlier bytes</font>")
+        parts.append(_fence(output.rstrip("\n")))
+    for approval in approvals:
+        parts.append(f"🔐 {OUTCOMES[approval.decision]}" + _by(approval))
+    if tool.exit_code is not None:
+        parts.append(f"exit code {tool.exit_code}")
+    elif tool.status in ("failed", "declined"):
+        parts.append(tool.status)
+    return _markdown(element_id("o", tool.tool_id), "\n".join(parts) or tool.status)
+
+
+def _note(activity: Reasoning | Steer | Approval | ErrorNote, caps: _Caps) -> str:
+    if isinstance(activity, Reasoning):
+        text, dropped = _head_bytes(activity.text.strip(), caps.reasoning)
+        return f"💭 {_escape(text)}" + (" …" if dropped else "")
+    if isinstance(activity, Steer):
+        text, dropped = _head_bytes(activity.text.strip(), 2000)
+        return f"🗣️ **You:** {_escape(text)}" + (" …" if dropped else "")
+    if isinstance(activity, Approval):
+        outcome = OUTCOMES[activity.decision]
+        return f"🔐 {_escape(head(activity.title, 200))}: **{outcome}**{_by(activity)}"
+    text, _ = _head_bytes(activity.message, 2000)
+    return f"❗ **Error** ({activity.category}): {_escape(text)}"
+
+
+def _by(approval: Approval) -> str:
+    return f" ({approval.by})" if approval.by not in (None, "user") else ""
+
+
+def _asking(approval: Approval) -> str:
+    lines = [f"🔐 **Approval needed**: {_escape(head(approval.title, 200))}"]
+    if approval.command:
+        command, dropped = _head_bytes(strip_launcher(approval.command), 600)
+        lines.append(_fence(command + (" …" if dropped else "")))
+    if approval.cwd:
+        lines.append(f"<font color='grey'>in {_escape(head(approval.cwd, 120))}</font>")
+    if approval.reason:
+        lines.append(_escape(head(approval.reason, 300)))
+    return "\n".join(lines)
+
+
+def _fence(text: str) -> str:
+    # A run of backticks inside would close the fence early; a zero-width joiner breaks it.
+    return "```\n" + text.replace("```", "`\u200d``") + "\n```"
+
+
+def _escape(text: str) -> str:
+    """Text shown as-is inside Feishu Markdown: no stray tags or emphasis."""
+    return text.replace("<", "&lt;").replace(">", "&gt;")
+
+
+def _head_bytes(text: str, limit: int) -> tuple[str, int]:
+    data = text.encode("utf-8")
+    if len(data) <= limit:
+        return text, 0
+    kept = data[:limit].decode("utf-8", errors="ignore")
+    return kept, len(data) - utf8_len(kept)
+
+
+def _cap_markdown(text: str, limit: int) -> str:
+    if utf8_len(text) <= limit:
+        return text
+    chunks = split_markdown(text, limit - 8, unit="bytes")
+    return chunks[0].rstrip() + "\n\n…"

@@ -1,0 +1,170 @@
+"""The terminal rendering of a turn: plain text lines for the TUI and print mode's stderr.
+
+No curses and no third-party dependency: the caller writes the lines wherever it wants. Layout,
+top to bottom: a status line; the grouped activity (commentary and steering messages as text,
+each execution group as a title line with one line per tool, a tool's output collapsed to its
+last few lines unless the caller expands it); the plan; pending approvals with their choices.
+
+``width`` cuts every line to that many columns (counted as characters; wide characters are not
+measured). ``color`` adds ANSI SGR styling; without it the output is plain text.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection
+from typing import Literal
+
+from ._groups import OUTCOMES, ToolGroup, group_stream, tool_label
+from ._text import STATUS_ICONS, format_elapsed, head, strip_launcher, tail_lines
+from ._view import Approval, ErrorNote, Message, Steer, ToolCall, TurnView
+
+__all__ = ["render_terminal"]
+
+_RESET = "\x1b[0m"
+_STYLES = {
+    "bold": "\x1b[1m",
+    "dim": "\x1b[2m",
+    "red": "\x1b[31m",
+    "green": "\x1b[32m",
+    "yellow": "\x1b[33m",
+    "blue": "\x1b[34m",
+    "cyan": "\x1b[36m",
+}
+_STATUS_STYLE = {
+    "pending": "blue",
+    "running": "blue",
+    "completed": "green",
+    "interrupted": "yellow",
+    "failed": "red",
+}
+_CHOICES = {
+    "accept": "[a] allow once",
+    "accept_for_session": "[s] allow for this session",
+    "decline": "[d] decline",
+    "cancel": "[c] cancel the task",
+}
+
+
+def render_terminal(
+    view: TurnView,
+    *,
+    agent: str,
+    elapsed: float | None = None,
+    width: int | None = None,
+    color: bool = False,
+    expanded: Collection[str] | Literal["all"] = (),
+    output_lines: int = 3,
+    last: int | None = None,
+) -> list[str]:
+    """The turn as lines. ``expanded``: tool ids whose whole kept output is shown (or
+    ``"all"``); other tools show their last ``output_lines`` lines while running, none after.
+    ``last``: only the newest that many activity blocks (print mode's progress), so a long turn
+    costs what its tail does; ``None`` renders them all (a scrollable TUI)."""
+    out = _Lines(width, color)
+    status = view.status if not view.pending_approvals else "waiting for approval"
+    facts = [f"{agent} · {status}", format_elapsed(elapsed)]
+    if view.tool_count:
+        facts.append(f"{view.tool_count} tool" + ("s" if view.tool_count != 1 else ""))
+    if view.usage is not None and view.usage.total_tokens:
+        facts.append(f"{view.usage.total_tokens:,} tokens")
+    out.add(" · ".join(f for f in facts if f), "bold", _STATUS_STYLE.get(view.status, "blue"))
+    if not view.terminal and view.current_title:
+        out.add(f"  {view.current_title}", "dim")
+
+    stream = group_stream(view)
+    if last is not None and len(stream) > last:
+        out.add(f"… {len(stream) - last} earlier items", "dim")
+        stream = stream[len(stream) - last :]
+    for _key, block in stream:
+        if isinstance(block, ToolGroup):
+            _group(out, view, block, expanded, output_lines)
+        elif isinstance(block, Message):
+            out.blank()
+            for line in block.text.strip().split("\n"):
+                out.add(line)
+        elif isinstance(block, Steer):
+            out.add(f"> you: {block.text.strip()}", "cyan")
+        elif isinstance(block, Approval) and not block.pending:  # pending: listed below
+            out.add(f"  approval: {block.title}: {OUTCOMES[block.decision]}", "yellow")
+        elif isinstance(block, ErrorNote):
+            out.add(f"error ({block.category}): {block.message}", "red")
+
+    if view.plan:
+        out.blank()
+        out.add("Plan", "bold")
+        for entry in view.plan:
+            mark = {"completed": "[x]", "in_progress": "[>]", "pending": "[ ]"}[entry.status]
+            out.add(f"  {mark} {entry.content}", "dim" if entry.status == "completed" else "")
+    for approval in view.pending_approvals:
+        out.blank()
+        out.add(f"Approval needed: {approval.title}", "bold", "yellow")
+        if approval.command:
+            out.add(f"  $ {strip_launcher(approval.command)}")
+        if approval.cwd:
+            out.add(f"  in {approval.cwd}", "dim")
+        if approval.reason:
+            out.add(f"  {approval.reason}", "dim")
+        out.add("  " + "  ".join(_CHOICES[d] for d in approval.decisions), "yellow")
+    return out.lines
+
+
+def _group(
+    out: _Lines,
+    view: TurnView,
+    group: ToolGroup,
+    expanded: Collection[str] | Literal["all"],
+    output_lines: int,
+) -> None:
+    marker = "▸" if not group.running else "…"
+    out.add(f"{marker} {group.display_title}", "bold" if group.running else "dim")
+    for tool in group.tools:
+        _tool(out, tool, expanded == "all" or tool.tool_id in expanded, output_lines)
+        for approval in view.approvals_for(tool.tool_id):
+            out.add(f"      approval: {OUTCOMES[approval.decision]}", "yellow")
+
+
+def _tool(out: _Lines, tool: ToolCall, expand: bool, output_lines: int) -> None:
+    what = head(tool_label(tool).replace("\n", " ⏎ ").strip() or tool.kind, 300)
+    line = f"  {STATUS_ICONS[tool.status]} {what}"
+    if tool.exit_code not in (None, 0):
+        line += f"  (exit {tool.exit_code})"
+    style = {"failed": "red", "declined": "yellow"}.get(tool.status, "")
+    out.add(line, style)
+    for change in tool.changes:
+        out.add(f"      {change.kind} {change.path}", "dim")
+    if not tool.output.strip() or not (expand or tool.running):
+        return
+    if expand:
+        lines, hidden = tool.output.rstrip("\n").split("\n"), 0
+        if tool.output_dropped:
+            out.add(f"      │ … {tool.output_dropped:,} earlier bytes", "dim")
+    else:
+        lines, hidden = tail_lines(tool.output, output_lines)
+        if hidden or tool.output_dropped:
+            out.add(f"      │ … {hidden} more lines", "dim")
+    for text in lines:
+        out.add(f"      │ {text}", "dim")
+
+
+class _Lines:
+    def __init__(self, width: int | None, color: bool) -> None:
+        self.lines: list[str] = []
+        self.width = width
+        self.color = color
+
+    def blank(self) -> None:
+        if self.lines and self.lines[-1]:
+            self.lines.append("")
+
+    def add(self, text: str, *styles: str) -> None:
+        if "\n" in text:  # one screen line per line of text, whatever the agent sent
+            for line in text.split("\n"):
+                self.add(line, *styles)
+            return
+        text = text.replace("\t", "    ").replace("\r", "")
+        # Control characters from agent output must not restyle or move the user's terminal.
+        text = "".join(ch if ch >= " " else "�" for ch in text)
+        if self.width is not None and len(text) > self.width:
+            text = text[: max(1, self.width - 1)] + "…"
+        codes = "".join(_STYLES[s] for s in styles if s)
+        self.lines.append(f"{codes}{text}{_RESET}" if self.color and codes else text)
