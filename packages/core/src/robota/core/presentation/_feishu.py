@@ -47,8 +47,10 @@ from ._text import (
     utf8_len,
 )
 from ._view import (
+    STATE_LABELS,
     Activity,
     Approval,
+    DisplayState,
     ErrorNote,
     Message,
     Reasoning,
@@ -542,18 +544,19 @@ def _button(eid: str, label: str, kind: str, token: str) -> Json:
     }
 
 
+_TEMPLATES: dict[DisplayState, str] = {
+    "completed": "green",
+    "failed": "red",
+    "interrupted": "grey",
+    "approval": "orange",
+    "starting": "blue",
+    "working": "blue",
+}
+
+
 def _status(view: TurnView) -> tuple[str, str]:
-    if view.status == "completed":
-        return "Completed", "green"
-    if view.status == "failed":
-        return "Failed", "red"
-    if view.status == "interrupted":
-        return "Interrupted", "grey"
-    if view.pending_approvals:
-        return "Waiting for approval", "orange"
-    if view.status == "pending":
-        return "Starting", "blue"
-    return "Working", "blue"
+    state = view.display_state
+    return STATE_LABELS[state], _TEMPLATES[state]
 
 
 def _shown_version(view: TurnView, member: ToolCall | Reasoning) -> int:

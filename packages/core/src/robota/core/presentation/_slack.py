@@ -22,7 +22,7 @@ from ..events import ApprovalDecision
 from ._groups import OUTCOMES, Block, ToolGroup, group_stream, tool_label
 from ._markdown import split_markdown
 from ._text import STATUS_ICONS, element_id, format_elapsed, head, strip_launcher, tail_lines
-from ._view import Approval, Message, Steer, ToolCall, TurnView
+from ._view import STATE_LABELS, Approval, DisplayState, Message, Steer, ToolCall, TurnView
 
 __all__ = [
     "SLACK_LIMITS",
@@ -288,18 +288,19 @@ def _text_size(block: Json) -> int:
     return len(str(block.get("text", "")))
 
 
+_ICONS: dict[DisplayState, str] = {
+    "completed": "✅",
+    "failed": "❌",
+    "interrupted": "⏹️",
+    "approval": "🔐",
+    "starting": "⏳",
+    "working": "⏳",
+}
+
+
 def _status(view: TurnView) -> tuple[str, str]:
-    if view.status == "completed":
-        return "Completed", "✅"
-    if view.status == "failed":
-        return "Failed", "❌"
-    if view.status == "interrupted":
-        return "Interrupted", "⏹️"
-    if view.pending_approvals:
-        return "Waiting for approval", "🔐"
-    if view.status == "pending":
-        return "Starting", "⏳"
-    return "Working", "⏳"
+    state = view.display_state
+    return STATE_LABELS[state], _ICONS[state]
 
 
 def _escape(text: str) -> str:

@@ -47,6 +47,8 @@ from ..events import (
 )
 
 __all__ = [
+    "STATE_LABELS",
+    "DisplayState",
     "SNAPSHOT_VERSION",
     "Activity",
     "Approval",
@@ -68,6 +70,15 @@ DEFAULT_OUTPUT_CAP = 64 * 1024
 """Bytes of streamed output kept per tool (the tail); renderers show far less."""
 
 ViewStatus = Literal["pending", "running", "completed", "interrupted", "failed"]
+DisplayState = Literal["completed", "failed", "interrupted", "approval", "starting", "working"]
+STATE_LABELS: dict[DisplayState, str] = {
+    "completed": "Completed",
+    "failed": "Failed",
+    "interrupted": "Interrupted",
+    "approval": "Waiting for approval",
+    "starting": "Starting",
+    "working": "Working",
+}
 Change = Literal["unchanged", "changed", "critical"]
 """What ``apply`` did: ``critical`` for a new approval or the terminal state (the updates the
 throttle lets through after 500 ms instead of 2 s)."""
@@ -83,17 +94,18 @@ class UserSteer:
 # -- activities ---------------------------------------------------------------------------------
 
 
-@dataclass(slots=True, eq=False)
-class Message:
-    item_id: str
-    phase: Literal["commentary", "final"] | None = None
-    version: int = 0
-    _parts: list[str] = field(default_factory=list)
-    _text: str | None = ""
+class _Joined:
+    """Streamed text: deltas are appended as parts and joined on read, so appending stays
+    O(1) however long the message grows."""
+
+    __slots__ = ("_parts", "_text")
+
+    def __init__(self) -> None:
+        self._parts: list[str] = []
+        self._text: str | None = ""
 
     @property
     def text(self) -> str:
-        # Deltas are appended as parts and joined on read: appending stays O(1).
         if self._text is None:
             self._text = "".join(self._parts)
             self._parts = [self._text]
@@ -102,6 +114,21 @@ class Message:
     def append(self, text: str) -> None:
         self._parts.append(text)
         self._text = None
+
+
+@dataclass(slots=True, eq=False)
+class Message:
+    item_id: str
+    phase: Literal["commentary", "final"] | None = None
+    version: int = 0
+    _joined: _Joined = field(default_factory=_Joined, repr=False)
+
+    @property
+    def text(self) -> str:
+        return self._joined.text
+
+    def append(self, text: str) -> None:
+        self._joined.append(text)
 
 
 @dataclass(slots=True, eq=False)
@@ -109,19 +136,14 @@ class Reasoning:
     item_id: str
     index: int
     version: int = 0
-    _parts: list[str] = field(default_factory=list)
-    _text: str | None = ""
+    _joined: _Joined = field(default_factory=_Joined, repr=False)
 
     @property
     def text(self) -> str:
-        if self._text is None:
-            self._text = "".join(self._parts)
-            self._parts = [self._text]
-        return self._text
+        return self._joined.text
 
     def append(self, text: str) -> None:
-        self._parts.append(text)
-        self._text = None
+        self._joined.append(text)
 
     @property
     def title(self) -> str:
@@ -273,6 +295,16 @@ class TurnView:
     def current_title(self) -> str:
         """The latest reasoning summary's title: what the agent says it is doing."""
         return self._latest_reasoning.title if self._latest_reasoning is not None else ""
+
+    @property
+    def display_state(self) -> DisplayState:
+        """What a card header shows: the terminal status, else whether the turn waits for an
+        approval, has not started or is working."""
+        if self.status in _TERMINAL:
+            return cast(DisplayState, self.status)
+        if self._pending:
+            return "approval"
+        return "starting" if self.status == "pending" else "working"
 
     @property
     def pending_approvals(self) -> list[Approval]:
