@@ -25,7 +25,6 @@ from robota.core import (
     Backoff,
     ChildSpec,
     LoopPort,
-    Restart,
     Strategy,
     Supervisor,
 )
@@ -78,7 +77,6 @@ def agent_host(
                 lambda: AgentProcessService(
                     settings, receive, supervisor.address("sessions"), generations
                 ),
-                restart=Restart.PERMANENT,
                 shutdown=timings.eof_grace + timings.term_grace + 5.0,
             ),
         ],

@@ -96,7 +96,6 @@ class AgentActor(Actor):
         self.name = name
         self._submit = submit
         self._sessions: dict[str, _Session] = {}
-        self._generation = 0
         self._version: str | None = None
         self._capabilities: dict[str, object] = {}
 
@@ -124,7 +123,6 @@ class AgentActor(Actor):
             case Opened():
                 self._opened(message)
             case ProcessUp():
-                self._generation = message.generation
                 self._version = message.version
                 self._capabilities = dict(message.capabilities)
             case ProcessDown():

@@ -87,7 +87,6 @@ Job = Bind | Prompt | Steer | Interrupt | Decide | Release
 @dataclass(frozen=True, slots=True)
 class ProcessUp:
     generation: int
-    pid: int
     version: str | None
     capabilities: Mapping[str, object] = field(compare=False)
 

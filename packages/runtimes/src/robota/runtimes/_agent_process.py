@@ -97,7 +97,6 @@ class AgentProcessService:
         self._queues: dict[str, deque[Job]] = {}
         """Per session key, the jobs not yet done, oldest first: a key's jobs run one at a
         time and in order (an interrupt must not overtake the prompt it interrupts)."""
-        self.pid: int | None = None
 
     @property
     def name(self) -> str:
@@ -127,7 +126,6 @@ class AgentProcessService:
             self._fail(first, failure)
             self._actor.tell(ProcessDown(self._generation, failure))
             return failure
-        self.pid = process.pid
         assert process.process.stdin is not None and process.process.stdout is not None
         connection = Connection(
             process.process.stdin,
@@ -144,7 +142,7 @@ class AgentProcessService:
                 nursery.start_soon(process.drain_stderr)
                 nursery.start_soon(self._watch, connection, process, nursery, ended)
                 self._queues[first.key] = deque([first])  # failed with the process, if need be
-                await self._handshake(driver, nursery, process, ended)
+                await self._handshake(driver, nursery, ended)
                 if not ended:
                     nursery.start_soon(self._drain, first.key, self._queues[first.key])
                     async for job in self._jobs:
@@ -166,7 +164,6 @@ class AgentProcessService:
         self,
         driver: SessionDriver,
         nursery: trio.Nursery,
-        process: AgentProcess,
         ended: list[str],
     ) -> None:
         timeout = self._settings.handshake_timeout
@@ -181,7 +178,7 @@ class AgentProcessService:
             # The watcher names the cause (exit code, garbage) and cancels us: wait for it.
             await trio.sleep_forever()
         else:
-            self._actor.tell(ProcessUp(self._generation, process.pid, version, driver.capabilities))
+            self._actor.tell(ProcessUp(self._generation, version, driver.capabilities))
             return
         nursery.cancel_scope.cancel()
 
