@@ -42,7 +42,7 @@ from robota.core.events import (
     TurnError,
 )
 from robota.runtimes._acp_map import SessionTracker, permission_request, prompt_error
-from robota.runtimes._app_server_map import ThreadTracker, approval_request
+from robota.runtimes._app_server_map import ThreadTracker, approval_request, notification_thread
 
 __all__ = [
     "APP_SERVER_AGENTS",
@@ -361,13 +361,8 @@ class _AppServerClient(_Client):
 
     def notification(self, method: str, params: Any) -> None:
         # AppServerClient.on_notification
-        if not isinstance(params, dict):
-            return
-        thread_id = params.get("threadId")
-        if not isinstance(thread_id, str):
-            thread = params.get("thread")
-            thread_id = thread.get("id") if isinstance(thread, dict) else None
-        if not isinstance(thread_id, str):
+        thread_id = notification_thread(params)
+        if thread_id is None:
             return
         tracker = self.threads.get(thread_id)
         if tracker is None:

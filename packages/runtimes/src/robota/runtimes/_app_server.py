@@ -26,6 +26,7 @@ from ._app_server_map import (
     ThreadTracker,
     approval_request,
     approval_result,
+    notification_thread,
     user_input,
 )
 from ._approvals import ApprovalRegistry, DecidedBy
@@ -328,13 +329,8 @@ class AppServerClient:
     # -- notifications -------------------------------------------------------------------------
 
     def on_notification(self, method: str, params: Any) -> None:
-        if not isinstance(params, dict):
-            return
-        thread_id = params.get("threadId")
-        if not isinstance(thread_id, str):
-            thread = params.get("thread")
-            thread_id = thread.get("id") if isinstance(thread, dict) else None
-        if not isinstance(thread_id, str):
+        thread_id = notification_thread(params)
+        if thread_id is None:
             return
         tracker = self._threads.get(thread_id)
         if tracker is None:

@@ -51,6 +51,7 @@ __all__ = [
     "ThreadTracker",
     "approval_request",
     "approval_result",
+    "notification_thread",
     "user_input",
 ]
 
@@ -90,6 +91,17 @@ _ITEM_STATUS: Mapping[str, ToolStatus] = {
 }
 
 _TERMINAL_TURN: frozenset[str] = frozenset({"completed", "interrupted", "failed"})
+
+
+def notification_thread(params: Any) -> str | None:
+    """The thread a notification belongs to: ``threadId``, or the ``thread`` object's id."""
+    if not isinstance(params, dict):
+        return None
+    thread_id = params.get("threadId")
+    if not isinstance(thread_id, str):
+        thread = params.get("thread")
+        thread_id = thread.get("id") if isinstance(thread, dict) else None
+    return thread_id if isinstance(thread_id, str) else None
 
 
 def user_input(text: str, images: Sequence[str] = ()) -> list[dict[str, Any]]:
