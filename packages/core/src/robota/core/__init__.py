@@ -43,6 +43,7 @@ from ._plugins import (
 )
 from ._routes import MemoryRouteStates, RouteActor, RouteDirectory, RouteStates
 from ._supervisor import Backoff, ChildSpec, Restart, Service, Strategy, Supervisor
+from ._timers import TimerHandle, TimerLimitExceeded, Timers
 
 __all__ = [
     # actors and addresses
@@ -67,6 +68,10 @@ __all__ = [
     "Overflow",
     "Reply",
     "request",
+    # timers
+    "TimerHandle",
+    "TimerLimitExceeded",
+    "Timers",
     # routes
     "MemoryRouteStates",
     "RouteActor",
