@@ -36,6 +36,21 @@ A typical tree::
         ...  # first delivery of this event
 """
 
+from ._cards import (
+    CLAIM_REFUSALS,
+    ActionBinding,
+    BindCardActions,
+    CardAction,
+    ClaimCardAction,
+    ClaimRefusal,
+    Claimed,
+    Refused,
+    RetireCardActions,
+    SaveTurnSnapshot,
+    TurnSnapshot,
+    card_actions,
+    turn_snapshot,
+)
 from ._client import StoreClient
 from ._connection import open_reader
 from ._messages import Ack, Failable, Write
@@ -104,6 +119,10 @@ __all__ = [
     "CancelRoutePrompts",
     "TakePrompt",
     "AppendAuditEvent",
+    "SaveTurnSnapshot",
+    "BindCardActions",
+    "ClaimCardAction",
+    "RetireCardActions",
     # queries
     "event_claimed",
     "load_route_state",
@@ -112,6 +131,8 @@ __all__ = [
     "stale_turn_attempts",
     "pending_prompts",
     "audit_events",
+    "turn_snapshot",
+    "card_actions",
     # records
     "AuditEvent",
     "FinalDelivery",
@@ -120,6 +141,13 @@ __all__ = [
     "QueuedPrompt",
     "TurnAttempt",
     "TurnStatus",
+    "TurnSnapshot",
+    "CardAction",
+    "ActionBinding",
+    "Claimed",
+    "Refused",
+    "ClaimRefusal",
+    "CLAIM_REFUSALS",
     # route states
     "SqliteRouteStates",
 ]
