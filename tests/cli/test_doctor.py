@@ -17,11 +17,17 @@ from ._robota import Robota
 TEMPLATE_NAMES = {"claude-agent-acp": "claude"}
 
 
-def write_real_agents_config(robota: Robota, names: list[str]) -> dict[str, Any]:
-    """A profile whose agents are the real installed ones, each isolated through its env."""
+def write_real_agents_config(
+    robota: Robota, names: list[str], model_url: str | None = None, **isolation: Any
+) -> dict[str, Any]:
+    """A profile whose agents are the real installed ones, each isolated through its env, and
+    pointed at the fake model at ``model_url`` when given (the first name is the default)."""
     agents: dict[str, Any] = {}
     for name in names:
-        setup = isolated(name, robota.root / "agents")
+        if model_url is None:
+            setup = isolated(name, robota.root / "agents", **isolation)
+        else:
+            setup = isolated(name, robota.root / "agents", model_url, **isolation)
         agents[TEMPLATE_NAMES.get(name, name)] = {
             "kind": setup.kind,
             "command": setup.command,

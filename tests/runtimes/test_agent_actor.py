@@ -329,13 +329,28 @@ async def test_policy_answers_approvals_nobody_can_or_needs_to_answer(
         assert f"permission: {kind}" in chat.text()
 
 
+async def test_opening_an_open_session_again_rebinds_it_to_the_new_deliver(
+    tmp_path: Path,
+) -> None:
+    """A restarted route opens its task's session again: the session carries on (no second
+    open at the agent) and its notices go to the new incarnation."""
+    async with agent(fault_launch(tmp_path)) as host:
+        first = Chat(host, "route", tmp_path)
+        first.open()
+        opened = await first.next(SessionOpened)
+        second = Chat(host, "route", tmp_path)
+        second.open()
+        assert (await second.turn("after the restart")).final_text == "echo: after the restart"
+        assert not any(isinstance(n, SessionOpened) for n in second.notices.messages)
+        assert not any(isinstance(n, AgentFailure) for n in second.notices.messages)
+        assert len(first.notices.messages) == 1 and opened.session_id
+
+
 async def test_closed_sessions_hear_nothing_and_unknown_keys_are_ignored(tmp_path: Path) -> None:
     async with agent(fault_launch(tmp_path)) as host:
         chat = Chat(host, "route", tmp_path)
         chat.open()
         await chat.next(SessionOpened)
-        chat.open()
-        assert "already open" in (await chat.next(AgentFailure)).message
         host.address.tell(CloseSession("route"))
         host.address.tell(StartTurn("route", "into the void"))
         other = Chat(host, "other", tmp_path)

@@ -136,6 +136,50 @@ SAMPLE_ROWS: dict[int, dict[str, list[dict[str, object]]]] = {
             }
         ],
     },
+    3: {
+        "tasks": [
+            {
+                "id": "t2",
+                "agent": "codex",
+                "cwd": "/src/app",
+                "runtime_kind": "app-server",
+                "remote_id": "thread-10",
+                "title": "fork of the build fix",
+                "model": None,
+                "effort": None,
+                "permission_mode": "default",
+                "provider": None,
+                "last_turn_id": None,
+                "last_turn_status": None,
+                "created_at": 6.0,
+                "updated_at": 6.0,
+                "forked_from": "t1",
+                "fork_turn_id": "turn-1",
+                "developer_instructions": "be brief",
+            }
+        ],
+        "turn_attempts": [
+            {
+                "id": "a2",
+                "task_id": "t2",
+                "route_key": "tg:42",
+                "status": "completed",
+                "prompt": "again",
+                "images_json": "[]",
+                "anchor_message_id": None,
+                "remote_turn_id": "turn-2",
+                "retry_count": 0,
+                "recovery_count": 0,
+                "error": None,
+                "heartbeat_at": 7.0,
+                "created_at": 6.5,
+                "updated_at": 7.0,
+                "final_text": "done",
+                "usage_json": '{"total_tokens":12}',
+                "finished_at": 7.0,
+            }
+        ],
+    },
 }
 
 
@@ -163,7 +207,7 @@ def insert_samples(db: Database, up_to: int) -> dict[str, list[dict[str, object]
                     db.execute(
                         f"INSERT INTO {table} ({columns}) VALUES ({marks})", list(row.values())
                     )
-                inserted[table] = rows
+                inserted.setdefault(table, []).extend(rows)
     return inserted
 
 
@@ -215,7 +259,9 @@ def test_upgrade_matches_a_fresh_database_and_keeps_rows(
         assert normalized_schema(old) == normalized_schema(reference)
         for table, rows in inserted.items():
             found = [dict(row) for row in old.query(f"SELECT * FROM {table} ORDER BY rowid")]
-            assert found == rows, table
+            # Columns a later migration added read as NULL in the rows that predate it.
+            assert len(found) == len(rows), table
+            assert found == [{**dict.fromkeys(f), **r} for f, r in zip(found, rows, strict=True)]
         versions = [row[0] for row in old.execute("SELECT version FROM schema_versions")]
         assert versions == list(range(1, target + 1))
     finally:

@@ -9,8 +9,11 @@ from __future__ import annotations
 
 import sys
 from importlib import metadata
+from typing import Any
 
 import click
+
+from ._modes import conversation_options, run_conversation
 
 __all__ = ["cli", "main"]
 
@@ -24,6 +27,7 @@ def _version() -> str:
 
 @click.group(
     context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100},
+    invoke_without_command=True,
 )
 @click.version_option(_version(), "--version", "-V", prog_name="robota")
 @click.option(
@@ -39,15 +43,23 @@ def _version() -> str:
     type=click.Path(dir_okay=False, path_type=str),
     help="Read configuration from this file instead of the profile's config.yaml.",
 )
+@conversation_options
 @click.pass_context
-def cli(ctx: click.Context, profile: str | None, config_path: str | None) -> None:
-    """robota: drive real coding agents from a terminal, chat apps and your other machines."""
+def cli(
+    ctx: click.Context, /, profile: str | None, config_path: str | None, **conversation: Any
+) -> None:
+    """robota: drive real coding agents from a terminal, chat apps and your other machines.
+
+    With no command: the interactive UI on a terminal, or print mode with -p.
+    """
     if profile is not None and config_path is not None:
         raise click.UsageError("--profile and --config cannot be combined")
     ctx.obj = {"profile": profile, "config": config_path}
     from ._options import apply_profile_options  # noqa: PLC0415 (keeps --help fast)
 
     apply_profile_options(profile, config_path)
+    if ctx.invoked_subcommand is None:
+        run_conversation(ctx, conversation)
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -121,6 +121,11 @@ class AcpClient:
         return bool(self.capabilities.get("loadSession"))
 
     @property
+    def can_fork(self) -> bool:
+        sessions = self.capabilities.get("sessionCapabilities")
+        return isinstance(sessions, dict) and sessions.get("fork") is not None
+
+    @property
     def accepts_images(self) -> bool:
         prompt = self.capabilities.get("promptCapabilities")
         return isinstance(prompt, dict) and bool(prompt.get("image"))
@@ -167,6 +172,22 @@ class AcpClient:
         )
         # The replayed history arrived before this response, outside any turn: ignored.
         session = self._register(session_id, cwd, result if isinstance(result, dict) else {})
+        await self.apply_permission_mode(session, permission_mode)
+        return session
+
+    async def fork_session(
+        self, session_id: str, cwd: Path, *, permission_mode: str = "default"
+    ) -> AcpSession:
+        """A new session with ``session_id``'s history (the unstable ``session/fork``, for
+        agents that advertise ``sessionCapabilities.fork``); the source is left as it was."""
+        result = await self._connection.request(
+            "session/fork",
+            {"sessionId": session_id, "cwd": str(cwd), "mcpServers": []},
+            timeout=LIFECYCLE,
+        )
+        if not isinstance(result, dict) or not isinstance(result.get("sessionId"), str):
+            raise RpcError("session/fork", -32603, f"no sessionId in {str(result)[:200]}")
+        session = self._register(result["sessionId"], cwd, result)
         await self.apply_permission_mode(session, permission_mode)
         return session
 

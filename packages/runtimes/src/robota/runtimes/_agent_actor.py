@@ -20,7 +20,6 @@ from typing import Any
 
 from robota.core import Actor
 from robota.core.agents import (
-    AgentFailure,
     CloseSession,
     DecideApproval,
     Deliver,
@@ -133,11 +132,11 @@ class AgentActor(Actor):
     # -- requests ------------------------------------------------------------------------------
 
     def _open(self, request: OpenSession) -> None:
-        if request.key in self._sessions:
-            _deliver(
-                request.deliver,
-                AgentFailure(request.key, "open", f"session {request.key!r} is already open"),
-            )
+        known = self._sessions.get(request.key)
+        if known is not None:
+            # The route that owns the key was restarted (or re-activated) and opens again: the
+            # session and its running turn carry on, and from now on talk to the new deliver.
+            known.deliver = request.deliver
             return
         spec = request.spec
         self._sessions[request.key] = _Session(spec, request.deliver, spec.resume_id)

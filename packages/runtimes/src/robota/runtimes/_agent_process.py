@@ -49,7 +49,13 @@ from ._agent_jobs import (
     Steer,
     Update,
 )
-from ._drivers import DriverFactory, PromptRefused, SessionDriver, SteerRefusedError
+from ._drivers import (
+    DriverFactory,
+    PromptRefused,
+    SessionDriver,
+    SessionRefused,
+    SteerRefusedError,
+)
 from ._jsonrpc import Connection, ConnectionLost, RpcError, RpcTimeout
 from ._process import AgentProcess, ShutdownTimings
 
@@ -229,7 +235,7 @@ class AgentProcessService:
         jobs fail with the process's reason once it is known."""
         try:
             await self._carry_out(job)
-        except (RpcError, RpcTimeout, OSError) as error:
+        except (RpcError, RpcTimeout, OSError, SessionRefused) as error:
             self._fail(job, str(error))
         except ConnectionLost:
             await trio.sleep_forever()  # the watcher cancels us; the job stays queued

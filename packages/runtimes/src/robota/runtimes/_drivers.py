@@ -32,6 +32,7 @@ __all__ = [
     "DriverFactory",
     "PromptRefused",
     "SessionDriver",
+    "SessionRefused",
     "SteerRefusedError",
 ]
 
@@ -54,6 +55,10 @@ class PromptRefused(Exception):
     def __init__(self, reason: Literal["busy", "images_unsupported"], message: str) -> None:
         self.reason: Literal["busy", "images_unsupported"] = reason
         super().__init__(message)
+
+
+class SessionRefused(Exception):
+    """The agent cannot open the session as asked (say, a fork on an agent that has none)."""
 
 
 class SessionDriver(Protocol):
@@ -115,6 +120,9 @@ class AppServerDriver:
                 logger.warning("app-server: cannot resume thread %s: %s", resume_id, error)
             else:
                 return info.id, True
+        elif spec.fork_from is not None:
+            info = await self.client.fork_thread(spec.fork_from, last_turn_id=spec.fork_turn_id)
+            return info.id, True
         info = await self.client.start_thread(
             cwd=str(spec.cwd),
             model=spec.model,
@@ -162,7 +170,7 @@ class AcpDriver:
             "steer": False,
             "images": self.client.accepts_images,
             "resume": self.client.can_load,
-            "fork": False,
+            "fork": self.client.can_fork,
         }
 
     async def initialize(self, nursery: trio.Nursery) -> str | None:
@@ -180,6 +188,15 @@ class AcpDriver:
             else:
                 if loaded is not None:
                     return loaded.id, True
+        elif spec.fork_from is not None:
+            if not self.client.can_fork:
+                raise SessionRefused(
+                    "this agent cannot fork a session (it does not advertise session/fork)"
+                )
+            forked = await self.client.fork_session(
+                spec.fork_from, spec.cwd, permission_mode=spec.permission_mode
+            )
+            return forked.id, True
         session = await self.client.new_session(spec.cwd, permission_mode=spec.permission_mode)
         return session.id, False
 

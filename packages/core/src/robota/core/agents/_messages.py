@@ -80,6 +80,11 @@ class SessionSpec:
     """Whether a person can answer approvals. When not (print mode without a terminal, a
     background job), the ``default`` mode declines each request and the turn shows why."""
     developer_instructions: str | None = None
+    fork_from: str | None = None
+    """The agent's id of a session to fork: the new session starts with its history (through
+    ``fork_turn_id`` where the agent can fork at a turn) and the source stays as it was. Used
+    only when there is no ``resume_id``: a fork that was opened once is resumed afterwards."""
+    fork_turn_id: str | None = None
 
 
 # -- requests ------------------------------------------------------------------------------

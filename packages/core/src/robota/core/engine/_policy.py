@@ -37,6 +37,8 @@ class RouteState:
     """The id of the turn running on the route's current task, if any."""
     agent_steers: bool
     queued: int = 0
+    busy: bool = False
+    """A turn is starting or finishing: there is nothing to steer, and a prompt must wait."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -94,7 +96,7 @@ def _plain(state: RouteState, text: NotACommand) -> Decision:
         if state.agent_steers:
             return SteerRunningTurn(state.running_turn, text.text)
         return Enqueue(text.text)
-    if state.queued:
+    if state.queued or state.busy:
         return Enqueue(text.text)
     return Prompt(text.text)
 

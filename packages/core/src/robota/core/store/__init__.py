@@ -42,8 +42,8 @@ from ._cards import (
     BindCardActions,
     CardAction,
     ClaimCardAction,
-    ClaimRefusal,
     Claimed,
+    ClaimRefusal,
     Refused,
     RetireCardActions,
     SaveTurnSnapshot,
@@ -89,6 +89,22 @@ from ._records import (
     TurnStatus,
 )
 from ._route_states import SqliteRouteStates
+from ._tasks import (
+    BindRouteTask,
+    CreateTask,
+    FinishTurnAttempt,
+    RouteBinding,
+    Task,
+    UpdateTask,
+    active_turn_attempts,
+    find_task,
+    latest_task,
+    latest_turn_attempt,
+    route_binding,
+    task,
+    task_turn_attempts,
+    tasks,
+)
 from ._writer import StoreWriter
 
 __all__ = [
@@ -150,4 +166,19 @@ __all__ = [
     "CLAIM_REFUSALS",
     # route states
     "SqliteRouteStates",
+    # tasks and routes
+    "Task",
+    "RouteBinding",
+    "CreateTask",
+    "UpdateTask",
+    "BindRouteTask",
+    "FinishTurnAttempt",
+    "task",
+    "tasks",
+    "latest_task",
+    "find_task",
+    "route_binding",
+    "task_turn_attempts",
+    "latest_turn_attempt",
+    "active_turn_attempts",
 ]

@@ -223,9 +223,23 @@ _V2_PRESENTATION_AND_AUDIT = _statements(
     "CREATE INDEX turn_parent_links_by_parent ON turn_parent_links (parent_turn_id)",
 )
 
+_V3_TASK_LINEAGE_AND_OUTCOMES = _statements(
+    # A fork names its source; a task keeps the instructions it was started with, so a fork or
+    # a resume in a new process opens the agent session the same way.
+    "ALTER TABLE tasks ADD COLUMN forked_from TEXT",
+    "ALTER TABLE tasks ADD COLUMN fork_turn_id TEXT",
+    "ALTER TABLE tasks ADD COLUMN developer_instructions TEXT",
+    "CREATE INDEX tasks_by_cwd ON tasks (cwd, updated_at)",
+    # What a finished attempt produced, so recovery can deliver a final answer it never sent.
+    "ALTER TABLE turn_attempts ADD COLUMN final_text TEXT",
+    "ALTER TABLE turn_attempts ADD COLUMN usage_json TEXT",
+    "ALTER TABLE turn_attempts ADD COLUMN finished_at REAL",
+)
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "conversation state", _V1_CONVERSATIONS),
     Migration(2, "presentation and audit", _V2_PRESENTATION_AND_AUDIT),
+    Migration(3, "task lineage and turn outcomes", _V3_TASK_LINEAGE_AND_OUTCOMES),
 )
 """Every migration this code knows, oldest first; the last one's version is the schema's."""
 

@@ -175,6 +175,8 @@ class InsertTurnAttempt:
     images: tuple[str, ...] = ()
     anchor_message_id: str | None = None
     status: TurnStatus = "accepted"
+    retry_count: int = 0
+    """Automatic retries before this one (it continues a turn that failed transiently)."""
     at: float | None = None
 
     def apply(self, db: Database, /) -> None:
@@ -182,8 +184,8 @@ class InsertTurnAttempt:
         now = _now(self.at)
         db.execute(
             "INSERT INTO turn_attempts (id, task_id, route_key, status, prompt, images_json, "
-            "anchor_message_id, heartbeat_at, created_at, updated_at) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            "anchor_message_id, retry_count, heartbeat_at, created_at, updated_at) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (
                 self.id,
                 self.task_id,
@@ -192,6 +194,7 @@ class InsertTurnAttempt:
                 self.prompt,
                 dump_json(list(self.images)),
                 self.anchor_message_id,
+                self.retry_count,
                 now,
                 now,
                 now,
@@ -257,7 +260,12 @@ class HeartbeatTurnAttempt:
 
 @dataclass(frozen=True, slots=True)
 class EnqueuePrompt:
-    """Queue a prompt for a busy route; returns its id, which orders the queue."""
+    """Queue a prompt for a busy route; returns its id, which orders the queue.
+
+    ``front`` puts it ahead of every pending prompt (a steer that lost the race with its turn's
+    end: the person typed it before anything still queued ran). It takes an id below every id
+    ever used, which keeps ``TakePrompt``'s order a plain ``ORDER BY id``.
+    """
 
     route_key: str
     text: str
@@ -265,13 +273,19 @@ class EnqueuePrompt:
     display_text: str | None = None
     images: tuple[str, ...] = ()
     message_id: str | None = None
+    front: bool = False
     at: float | None = None
 
     def apply(self, db: Database, /) -> int:
+        prompt_id = None
+        if self.front:
+            row = db.execute("SELECT min(id) FROM queued_prompts").fetchone()
+            prompt_id = (row[0] if row is not None and row[0] is not None else 1) - 1
         cursor = db.execute(
-            "INSERT INTO queued_prompts (route_key, task_id, text, display_text, images_json, "
-            "message_id, status, created_at) VALUES (?, ?, ?, ?, ?, ?, 'pending', ?)",
+            "INSERT INTO queued_prompts (id, route_key, task_id, text, display_text, images_json, "
+            "message_id, status, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, 'pending', ?)",
             (
+                prompt_id,
                 self.route_key,
                 self.task_id,
                 self.text,

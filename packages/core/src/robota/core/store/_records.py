@@ -90,6 +90,10 @@ class TurnAttempt:
     heartbeat_at: float | None
     created_at: float
     updated_at: float
+    final_text: str | None = None
+    """What the agent answered, once the attempt completed."""
+    usage: JSONValue = None
+    finished_at: float | None = None
 
     @classmethod
     def from_row(cls, row: _Row) -> TurnAttempt:
@@ -111,6 +115,9 @@ class TurnAttempt:
             heartbeat_at=_opt_float(row, "heartbeat_at"),
             created_at=float(cast(float, row["created_at"])),
             updated_at=float(cast(float, row["updated_at"])),
+            final_text=_opt_text(row, "final_text"),
+            usage=None if row["usage_json"] is None else load_json(_text(row, "usage_json")),
+            finished_at=_opt_float(row, "finished_at"),
         )
 
 

@@ -1,0 +1,74 @@
+"""From a profile to a running engine: configuration, logging, agent hosts.
+
+Shared by print mode and the TUI (and later the server), so each front end only decides what
+it does with the engine, never how the engine is put together.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+import click
+
+if TYPE_CHECKING:
+    from robota.core.config import Config, Profile
+    from robota.core.engine import Engine
+
+__all__ = ["load_profile", "open_engine"]
+
+
+def load_profile() -> tuple[Config, Profile]:
+    """The profile's configuration; exit 2 with the reason when it is missing or invalid."""
+    from robota.core import ConfigError  # noqa: PLC0415 (keeps --help fast)
+    from robota.core.config import load_config, resolve_profile  # noqa: PLC0415
+
+    try:
+        profile = resolve_profile()
+        return load_config(profile), profile
+    except FileNotFoundError as missing:
+        click.echo(f"robota: {missing.filename or missing}: not found; run: robota init", err=True)
+        sys.exit(2)
+    except ConfigError as error:
+        click.echo(f"robota: {error}", err=True)
+        sys.exit(2)
+
+
+def open_engine(
+    config: Config,
+    profile: Profile,
+    *,
+    human_approves: bool,
+    recover: Callable[[str], bool] | None = None,
+) -> Engine:
+    """An engine for the profile's agents and store, logging to the profile's log file."""
+    from robota.core import runtime_plugins  # noqa: PLC0415
+    from robota.core.engine import Engine, EngineAgent, TaskDefaults  # noqa: PLC0415
+    from robota.core.logs import configure_logging  # noqa: PLC0415
+
+    from ._launch import agent_launch  # noqa: PLC0415
+
+    configure_logging(config.logging.path, config.logging.level, secrets=config.secrets)
+    plugins = runtime_plugins()
+    agents = []
+    for agent in config.agents.values():
+        plugin = plugins.get(agent.kind)
+        if plugin is None:
+            click.echo(f"robota: no runtime plugin for agent kind {agent.kind!r}", err=True)
+            sys.exit(2)
+        agents.append(EngineAgent(agent.kind, plugin.host(agent_launch(agent, config, profile))))
+    defaults = TaskDefaults(
+        agent=config.defaults.agent,
+        cwd=config.defaults.cwd,
+        permission_mode=config.defaults.permission_mode,
+        workspace=profile.home / "workspace",
+    )
+    config.storage.sqlite_path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+    return Engine(
+        config.storage.sqlite_path,
+        agents,
+        defaults,
+        human_approves=human_approves,
+        recover=recover,
+    )

@@ -1,0 +1,135 @@
+"""The top-level options that pick and shape a conversation: print mode (``-p``) and the TUI.
+
+``robota`` with no command opens the TUI on a terminal; ``robota -p`` runs print mode. Both
+take the same session options (``--agent``, ``--cwd``, ``-c``, ``-r``, ``--fork-session`` ...).
+Only click is imported here; the engine is imported when a mode runs.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, TypeVar
+
+import click
+
+__all__ = ["conversation_options", "run_conversation"]
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+PERMISSION_MODES = ("default", "acceptEdits", "bypassPermissions", "plan")
+
+
+def conversation_options(command: F) -> F:
+    options = [
+        click.option(
+            "-p",
+            "--print",
+            "print_prompt",
+            is_flag=False,
+            flag_value="",
+            default=None,
+            metavar="[PROMPT]",
+            help="Print mode: answer PROMPT (or stdin) and exit.",
+        ),
+        click.option(
+            "--output-format",
+            type=click.Choice(["text", "json", "stream-json"]),
+            default="text",
+            show_default=True,
+            help="Print mode's output: the answer, one JSON result, or JSON lines as it runs.",
+        ),
+        click.option(
+            "--input-format",
+            type=click.Choice(["text", "stream-json"]),
+            default="text",
+            show_default=True,
+            help='Print mode\'s input: the prompt, or {"type":"user","text":...} lines on stdin.',
+        ),
+        click.option("--agent", metavar="NAME", help="The configured agent for a new task."),
+        click.option(
+            "--cwd",
+            type=click.Path(file_okay=False, path_type=Path),
+            help="Working directory of a new task (default: the profile's).",
+        ),
+        click.option("--model", metavar="MODEL", help="Model of a new task."),
+        click.option(
+            "--permission-mode",
+            type=click.Choice(PERMISSION_MODES),
+            help="Permission mode of a new task.",
+        ),
+        click.option("--name", metavar="TITLE", help="Title of a new (or forked) task."),
+        click.option(
+            "--append-system-prompt",
+            metavar="TEXT",
+            help="Developer instructions for a new task (agents that take them).",
+        ),
+        click.option(
+            "-c",
+            "--continue",
+            "continue_",
+            is_flag=True,
+            help="Continue the most recent task in the working directory (or start one).",
+        ),
+        click.option(
+            "-r",
+            "--resume",
+            is_flag=False,
+            flag_value="",
+            default=None,
+            metavar="[ID|NAME]",
+            help="Resume a task by id or title (the TUI shows a picker without one).",
+        ),
+        click.option(
+            "--fork-session",
+            is_flag=True,
+            help="With -c or -r: a new task from that task's latest completed turn.",
+        ),
+    ]
+    for option in reversed(options):
+        command = option(command)
+    return command
+
+
+def run_conversation(ctx: click.Context, options: dict[str, Any]) -> None:
+    """Run print mode or the TUI for the group's options; exits with the mode's code."""
+    prompt = options["print_prompt"]
+    if prompt is None:
+        if options["output_format"] != "text" or options["input_format"] != "text":
+            raise click.UsageError("--output-format and --input-format need -p")
+        if not (sys.stdin.isatty() and sys.stdout.isatty()):
+            click.echo(ctx.get_help())
+            sys.exit(0 if not sys.stdin.isatty() else 2)
+        from ._tui import run_tui  # noqa: PLC0415 (Textual loads only for the TUI)
+
+        sys.exit(run_tui(**_tui_arguments(options)))
+    if options["resume"] == "":
+        raise click.UsageError("print mode needs -r ID|NAME (there is no picker without a TUI)")
+    from ._print import PrintOptions, run_print  # noqa: PLC0415
+
+    print_options = PrintOptions(
+        prompt=prompt or None,
+        output_format=options["output_format"],
+        input_format=options["input_format"],
+        agent=options["agent"],
+        cwd=options["cwd"],
+        model=options["model"],
+        permission_mode=options["permission_mode"],
+        name=options["name"],
+        append_system_prompt=options["append_system_prompt"],
+        continue_=options["continue_"],
+        resume=options["resume"],
+        fork=options["fork_session"],
+    )
+    sys.exit(run_print(print_options))
+
+
+def _tui_arguments(options: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "agent": options["agent"],
+        "cwd": options["cwd"],
+        "continue_": options["continue_"],
+        "resume": options["resume"],
+        "fork": options["fork_session"],
+    }

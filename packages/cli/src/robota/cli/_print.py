@@ -1,0 +1,476 @@
+"""Print mode: ``robota -p``. One prompt (or a stream of them) through the engine, then exit.
+
+Output formats (stdout is only ever the answer or the JSON; everything else goes to stderr):
+
+* ``text``         the final answer; progress on stderr only when stderr is a terminal
+* ``json``         one ``result`` object when the last turn ends
+* ``stream-json``  one JSON object per line: ``session_started``, the turn's events as
+  ``robota.core.events`` encodes them, ``steered`` / ``queued`` for input that arrived during a
+  turn, and a ``result`` object when each turn ends
+
+The ``result`` object: ``type: "result"``, ``subtype: "success" | "error"``, ``is_error``,
+``result`` (the final answer), ``session_id`` (the robota task id), ``agent``, ``turn_id``
+(robota's id of the turn), ``duration_ms``, ``usage`` when known, ``error`` when it failed.
+
+Exit codes: 0 every turn completed; 1 a turn failed (model, provider or agent); 2 usage or
+configuration error; 130 interrupted by Ctrl-C (the running turn is interrupted first).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import math
+import os
+import signal
+import sys
+import time
+import uuid
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal, TextIO
+
+import trio
+
+from robota.core import LoopPort
+from robota.core.engine import (
+    ForkTask,
+    InputQueued,
+    InputSteered,
+    Interrupt,
+    NewTask,
+    RouteIdle,
+    RouteReply,
+    TaskOpened,
+    TaskSettings,
+    TurnBegan,
+    TurnFinished,
+    TurnUpdate,
+    UserInput,
+    UseTask,
+)
+from robota.core.events import event_to_json
+from robota.core.presentation import TerminalRenderer, TurnView
+
+if TYPE_CHECKING:
+    from robota.core.agents import PermissionMode
+    from robota.core.engine import Engine
+
+__all__ = ["OutputFormat", "PrintOptions", "PrintRun", "parse_input_line"]
+
+logger = logging.getLogger("robota.cli.print")
+
+OutputFormat = Literal["text", "json", "stream-json"]
+
+INTERRUPT_GRACE = 10.0
+"""Seconds Ctrl-C waits for the interrupted turn to end before robota exits anyway."""
+
+
+@dataclass(frozen=True, slots=True)
+class PrintOptions:
+    prompt: str | None
+    output_format: OutputFormat = "text"
+    input_format: Literal["text", "stream-json"] = "text"
+    agent: str | None = None
+    cwd: Path | None = None
+    model: str | None = None
+    permission_mode: PermissionMode | None = None
+    name: str | None = None
+    append_system_prompt: str | None = None
+    continue_: bool = False
+    resume: str | None = None
+    fork: bool = False
+
+
+class UsageError(Exception):
+    """Exit 2: the command line or the session it names is wrong."""
+
+
+def parse_input_line(line: str, number: int) -> str:
+    """The text of one ``--input-format stream-json`` line; ``ValueError`` says what is wrong.
+
+    Accepted: ``{"type": "user", "text": "..."}`` and the common envelope
+    ``{"type": "user", "message": {"role": "user", "content": "..." | [{"type": "text",
+    "text": "..."}]}}``.
+    """
+    try:
+        obj = json.loads(line)
+    except json.JSONDecodeError as error:
+        raise ValueError(f"input line {number}: not JSON ({error.msg})") from None
+    if not isinstance(obj, dict) or obj.get("type") != "user":
+        raise ValueError(f'input line {number}: expected an object with "type": "user"')
+    text = obj.get("text")
+    if text is None and isinstance(obj.get("message"), dict):
+        content = obj["message"].get("content")
+        if isinstance(content, list):
+            parts = [p.get("text") for p in content if isinstance(p, dict)]
+            text = "".join(p for p in parts if isinstance(p, str)) or None
+        else:
+            text = content
+    if not isinstance(text, str) or not text.strip():
+        raise ValueError(f'input line {number}: "text" must be a non-empty string')
+    return text
+
+
+class PrintRun:
+    """One print-mode run against a running engine; ``main`` returns the exit code."""
+
+    def __init__(
+        self,
+        engine: Engine,
+        options: PrintOptions,
+        *,
+        stdout: TextIO,
+        stderr: TextIO,
+        stdin: TextIO | None = None,
+        progress: bool = False,
+    ) -> None:
+        self.engine = engine
+        self.options = options
+        self.stdout = stdout
+        self.stderr = stderr
+        self.stdin = stdin
+        self.route = f"print:{uuid.uuid4().hex[:12]}"
+        self.progress = progress and options.output_format == "text"
+        self.task_id: str | None = None
+        self.agent: str | None = options.agent
+        self.results: list[TurnFinished] = []
+        self.failed = False
+        self.usage_error: str | None = None
+        self._views: dict[str, tuple[TurnView, TerminalRenderer, float]] = {}
+        self._drawn = 0
+        self._last_draw = 0.0
+        self._await_task = False
+        """Input waits until the resumed or forked task opened (or could not be)."""
+        self._task_ready = trio.Event()
+        self.fatal: str | None = None
+
+    # -- the run -------------------------------------------------------------------------------
+
+    async def main(self) -> int:
+        send, receive = trio.open_memory_channel[object](math.inf)
+        port = LoopPort()
+
+        def deliver(notice: object) -> None:
+            port.post(_send_quietly, send, notice)
+
+        self.engine.connect(self.route, deliver)
+        try:
+            await self._choose_task()
+        except UsageError as error:
+            self.stderr.write(f"robota: {error}\n")
+            return 2
+        interrupted = False
+        with trio.open_signal_receiver(signal.SIGINT) as signals:
+            async with trio.open_nursery() as nursery:
+                inputs_done = trio.Event()
+                nursery.start_soon(self._feed, inputs_done)
+
+                async def watch_signals() -> None:
+                    nonlocal interrupted
+                    async for _ in signals:
+                        interrupted = True
+                        self.engine.tell(self.route, Interrupt())
+                        nursery.start_soon(_cancel_after, nursery, INTERRUPT_GRACE)
+
+                nursery.start_soon(watch_signals)
+                async for notice in receive:
+                    self._handle(notice)
+                    if self.usage_error is not None or self.fatal is not None:
+                        break
+                    if isinstance(notice, TurnFinished) and interrupted:
+                        break
+                    if isinstance(notice, RouteIdle) and inputs_done.is_set():
+                        break
+                nursery.cancel_scope.cancel()
+        self._clear_progress()
+        self.engine.disconnect(self.route)
+        if self.usage_error is not None:
+            self.stderr.write(f"robota: {self.usage_error}\n")
+            return 2
+        if self.fatal is not None:
+            return 1
+        if interrupted:
+            return 130
+        self._finish_output()
+        return 1 if self.failed or not self.results else 0
+
+    async def _choose_task(self) -> None:
+        options = self.options
+        if options.fork and not (options.continue_ or options.resume):
+            raise UsageError("--fork-session needs -c/--continue or -r/--resume")
+        if options.continue_ and options.resume:
+            raise UsageError("-c/--continue and -r/--resume cannot be combined")
+        if options.agent is not None and options.agent not in self.engine.agent_names:
+            known = ", ".join(self.engine.agent_names)
+            raise UsageError(f"no agent {options.agent!r} (configured: {known})")
+        cwd = (options.cwd or self.engine.defaults.cwd).resolve()
+        if not cwd.is_dir():
+            raise UsageError(f"--cwd {cwd}: not a directory")
+        source = None
+        if options.resume is not None:
+            found = await trio.to_thread.run_sync(self._find, options.resume)
+            if not found:
+                raise UsageError(f"no session {options.resume!r}")
+            if len(found) > 1:
+                raise UsageError(
+                    f"{options.resume!r} names several sessions: {', '.join(t.id for t in found)}"
+                )
+            source = found[0]
+        elif options.continue_:
+            source = await trio.to_thread.run_sync(self.engine.latest_task, cwd, options.agent)
+        if source is None:
+            settings = TaskSettings(
+                agent=options.agent,
+                cwd=cwd,
+                model=options.model,
+                permission_mode=options.permission_mode,
+                title=options.name,
+                developer_instructions=options.append_system_prompt,
+            )
+            self.engine.tell(self.route, NewTask(settings))
+            self.agent = options.agent or self.engine.defaults.agent
+            return
+        self.agent = source.agent
+        self._await_task = True
+        if options.fork:
+            self.engine.tell(self.route, ForkTask(source.id, options.name))
+        else:
+            self.engine.tell(self.route, UseTask(source.id))
+
+    def _find(self, wanted: str) -> list[Any]:
+        from contextlib import closing  # noqa: PLC0415
+
+        from robota.core.store import find_task, open_reader  # noqa: PLC0415
+
+        with closing(open_reader(self.engine.db_path)) as db:
+            return find_task(db, wanted)
+
+    async def _feed(self, done: trio.Event) -> None:
+        """Send the prompt, or each line of a stream-json stdin; ``done`` once all are sent."""
+        if self._await_task:
+            await self._task_ready.wait()
+        if self.options.input_format == "text":
+            assert self.options.prompt is not None
+            self.engine.tell(self.route, UserInput(self.options.prompt))
+            done.set()
+            return
+        assert self.stdin is not None
+        stream = trio.wrap_file(self.stdin)
+        number = 0
+        sent = 0
+        async for line in stream:
+            number += 1
+            if not line.strip():
+                continue
+            try:
+                text = parse_input_line(line, number)
+            except ValueError as error:
+                self._emit({"type": "error", "error": str(error)})
+                self.stderr.write(f"robota: {error}\n")
+                continue
+            sent += 1
+            self.engine.tell(self.route, UserInput(text))
+        done.set()
+        if sent == 0:
+            self.usage_error = "no input: stdin ended before any user message"
+            # Nothing will ever make the route speak again: wake the reader with a notice.
+            self.engine.outputs.deliver(self.route, RouteIdle(self.route))
+
+    # -- notices -------------------------------------------------------------------------------
+
+    def _handle(self, notice: object) -> None:
+        match notice:
+            case TaskOpened():
+                self._task_ready.set()
+                self.task_id = notice.task_id
+                self.agent = notice.agent
+                self._emit(
+                    {
+                        "type": "session_started",
+                        "session_id": notice.task_id,
+                        "agent": notice.agent,
+                        "cwd": notice.cwd,
+                        "agent_session_id": notice.remote_id,
+                        "resumed": notice.resumed,
+                        "forked_from": notice.forked_from,
+                        "agent_version": notice.agent_version,
+                    }
+                )
+            case TurnBegan():
+                self.task_id = notice.task_id
+                if self.progress:
+                    self._views[notice.attempt_id] = (
+                        TurnView(),
+                        TerminalRenderer(agent=self.agent or ""),
+                        time.monotonic(),
+                    )
+            case TurnUpdate():
+                self._emit(event_to_json(notice.event))
+                self._draw(notice)
+            case InputSteered():
+                self._emit({"type": "steered", "turn_id": notice.attempt_id, "text": notice.text})
+            case InputQueued():
+                self._emit({"type": "queued", "prompt_id": notice.prompt_id, "text": notice.text})
+            case TurnFinished():
+                self._clear_progress()
+                self._views.pop(notice.attempt_id, None)
+                self.results.append(notice)
+                if notice.status != "completed":
+                    self.failed = True
+                if self.options.output_format == "stream-json":
+                    self._emit(self._result(notice))
+            case RouteReply(text=text, level=level):
+                self._clear_progress()
+                self.stderr.write(f"robota: {text}\n" if level == "error" else f"{text}\n")
+                self.stderr.flush()
+                if level == "error" and self._await_task and not self._task_ready.is_set():
+                    self.fatal = text  # the session to resume or fork could not be opened
+            case _:
+                pass
+
+    def _emit(self, obj: dict[str, Any]) -> None:
+        if self.options.output_format != "stream-json":
+            return
+        self.stdout.write(json.dumps(obj, ensure_ascii=False) + "\n")
+        self.stdout.flush()
+
+    def _result(self, finished: TurnFinished) -> dict[str, Any]:
+        ok = finished.status == "completed"
+        result: dict[str, Any] = {
+            "type": "result",
+            "subtype": "success" if ok else "error",
+            "is_error": not ok,
+            "result": finished.final_text or "",
+            "session_id": finished.task_id,
+            "agent": self.agent,
+            "turn_id": finished.attempt_id,
+            "duration_ms": finished.duration_ms,
+        }
+        if finished.usage is not None:
+            result["usage"] = {k: v for k, v in asdict(finished.usage).items() if v is not None}
+        if not ok:
+            error = finished.error
+            result["error"] = {
+                "message": error.message if error else f"the turn ended {finished.status}",
+                "category": error.category if error else finished.status,
+                "retryable": error.retryable if error else False,
+            }
+        return result
+
+    def _finish_output(self) -> None:
+        if not self.results:
+            return
+        last = self.results[-1]
+        if self.options.output_format == "json":
+            self.stdout.write(json.dumps(self._result(last), ensure_ascii=False) + "\n")
+        elif self.options.output_format == "text":
+            for finished in self.results:
+                if finished.status == "completed" and finished.final_text:
+                    self.stdout.write(finished.final_text.rstrip("\n") + "\n")
+                elif finished.error is not None:
+                    self.stderr.write(f"robota: the turn failed: {finished.error.message}\n")
+                else:
+                    self.stderr.write(f"robota: the turn ended {finished.status}\n")
+        self.stdout.flush()
+
+    # -- progress on a terminal ----------------------------------------------------------------
+
+    def _draw(self, update: TurnUpdate) -> None:
+        entry = self._views.get(update.attempt_id)
+        if entry is None:
+            return
+        view, renderer, started = entry
+        view.apply(update.event)
+        now = time.monotonic()
+        if now - self._last_draw < 0.1:
+            return
+        self._last_draw = now
+        width = _terminal_width(self.stderr)
+        lines = renderer.render(
+            view, elapsed=now - started, width=width, color=True, last=6, output_lines=2
+        )[-12:]
+        self._clear_progress()
+        self.stderr.write("\n".join(lines) + "\n")
+        self.stderr.flush()
+        self._drawn = len(lines)
+
+    def _clear_progress(self) -> None:
+        if self._drawn:
+            self.stderr.write(f"\x1b[{self._drawn}F\x1b[J")
+            self.stderr.flush()
+            self._drawn = 0
+
+
+def _terminal_width(stream: TextIO) -> int:
+    try:
+        return os.get_terminal_size(stream.fileno()).columns
+    except (OSError, ValueError):
+        return 100
+
+
+def _send_quietly(send: trio.MemorySendChannel[object], notice: object) -> None:
+    try:
+        send.send_nowait(notice)
+    except (trio.BrokenResourceError, trio.ClosedResourceError):
+        pass  # the run is over; late notices have no reader
+
+
+async def _cancel_after(nursery: trio.Nursery, seconds: float) -> None:
+    await trio.sleep(seconds)
+    nursery.cancel_scope.cancel()
+
+
+def read_prompt(prompt: str | None, stdin: TextIO) -> str:
+    """The prompt of ``-p``: its text, else all of stdin when stdin is not a terminal."""
+    if prompt:
+        return prompt
+    if stdin.isatty():
+        raise UsageError("-p needs a prompt: robota -p 'TEXT', or pipe one into stdin")
+    text = stdin.read()
+    if not text.strip():
+        raise UsageError("-p: stdin was empty; nothing to send")
+    return text
+
+
+def run_print(options: PrintOptions) -> int:
+    """Build the engine for the profile, run one print-mode session, return the exit code."""
+    from robota.core import Terminated, run_main  # noqa: PLC0415
+
+    from ._engine_host import load_profile, open_engine  # noqa: PLC0415
+
+    if options.input_format == "text":
+        try:
+            prompt = read_prompt(options.prompt, sys.stdin)
+        except UsageError as error:
+            sys.stderr.write(f"robota: {error}\n")
+            return 2
+        options = _replace_prompt(options, prompt)
+    config, profile = load_profile()
+    engine = open_engine(config, profile, human_approves=False)
+    run = PrintRun(
+        engine,
+        options,
+        stdout=sys.stdout,
+        stderr=sys.stderr,
+        stdin=sys.stdin,
+        progress=sys.stderr.isatty(),
+    )
+
+    async def main() -> int:
+        async with trio.open_nursery() as nursery:
+            await nursery.start(engine.run)
+            code = await run.main()
+            nursery.cancel_scope.cancel()
+        return code
+
+    try:
+        return run_main(main)
+    except Terminated as terminated:
+        return int(terminated.code or 1)
+
+
+def _replace_prompt(options: PrintOptions, prompt: str) -> PrintOptions:
+    from dataclasses import replace  # noqa: PLC0415
+
+    return replace(options, prompt=prompt)

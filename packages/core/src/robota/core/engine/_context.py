@@ -1,0 +1,108 @@
+"""What every route of one engine shares: the store, the agents, the front ends, the defaults.
+
+One ``EngineContext`` is built per engine and handed to each route actor it activates. Its parts
+are thread-safe: routes run on their own threads and front ends connect from theirs.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .._address import Address
+from ..agents import PermissionMode
+from ..store import StoreClient
+
+__all__ = ["AgentEntry", "EngineContext", "Outputs", "RunningAttempts", "TaskDefaults"]
+
+logger = logging.getLogger("robota.core.engine")
+
+
+@dataclass(frozen=True, slots=True)
+class AgentEntry:
+    """A configured agent as routes reach it."""
+
+    name: str
+    kind: str
+    """The runtime plugin's kind: ``app-server`` or ``acp``."""
+    address: Address
+
+
+@dataclass(frozen=True, slots=True)
+class TaskDefaults:
+    agent: str
+    cwd: Path
+    permission_mode: PermissionMode = "default"
+    model: str | None = None
+    workspace: Path | None = None
+    """Where projectless tasks (``/new --nodir``) get a per-date folder."""
+
+
+class Outputs:
+    """Which front end hears which route: ``deliver`` callables by route key.
+
+    A route with no front end connected drops what it says (and logs it at debug): its state is
+    in the store, and the front end that connects later reads it from there.
+    """
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._by_route: dict[str, Callable[[object], None]] = {}
+
+    def connect(self, route_key: str, deliver: Callable[[object], None]) -> None:
+        with self._lock:
+            self._by_route[route_key] = deliver
+
+    def disconnect(self, route_key: str) -> None:
+        with self._lock:
+            self._by_route.pop(route_key, None)
+
+    def deliver(self, route_key: str, notice: object) -> None:
+        with self._lock:
+            deliver = self._by_route.get(route_key)
+        if deliver is None:
+            logger.debug("route %s: no front end for %s", route_key, type(notice).__name__)
+            return
+        try:
+            deliver(notice)
+        except Exception:
+            logger.exception("route %s: the front end's deliver raised", route_key)
+
+
+class RunningAttempts:
+    """The turn attempts running in this engine, for the heartbeat that keeps them fresh."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._ids: set[str] = set()
+
+    def add(self, attempt_id: str) -> None:
+        with self._lock:
+            self._ids.add(attempt_id)
+
+    def discard(self, attempt_id: str) -> None:
+        with self._lock:
+            self._ids.discard(attempt_id)
+
+    def snapshot(self) -> list[str]:
+        with self._lock:
+            return sorted(self._ids)
+
+
+@dataclass(frozen=True, eq=False)
+class EngineContext:
+    store: StoreClient
+    db_path: Path
+    agents: Mapping[str, AgentEntry]
+    defaults: TaskDefaults
+    outputs: Outputs
+    route: Callable[[str, object], None]
+    """Tell a route (activating it when passive): what agents deliver through."""
+    human_approves: bool = True
+    clock: Callable[[], float] = time.time
+    running: RunningAttempts = field(default_factory=RunningAttempts)
+    write_timeout: float = 10.0

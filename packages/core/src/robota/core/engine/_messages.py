@@ -1,0 +1,197 @@
+"""What a front end says to its route, and what the route says back.
+
+A front end (the TUI, print mode, later a chat transport or a WebSocket client) owns one or more
+routes. It tells a route what the person did (``UserInput``, ``Interrupt``, ``AnswerApproval``,
+or a choice of task: ``NewTask``, ``UseTask``, ``ForkTask``) through ``Engine.tell``, and hears
+everything the route produces through the ``deliver`` callable it connected for that route:
+
+* ``TaskOpened``     the route's task, once the agent opened (or resumed, or forked) it
+* ``TurnBegan``      a prompt became a turn (``attempt_id`` is robota's turn id)
+* ``TurnUpdate``     one ``RuntimeEvent`` of the running turn, in the agent's order
+* ``InputSteered``   text typed during the turn reached it
+* ``InputQueued``    text waits in the route's queue (``prompt_id`` cancels it)
+* ``TurnFinished``   the turn's end and its final answer, sent once per turn
+* ``RouteReply``     the answer to a command, or a notice about the route
+* ``RouteIdle``      nothing runs and nothing waits: a front end that reads a finite input
+  may end
+
+Everything is a frozen dataclass; notices carry their route key, so one ``deliver`` can serve
+several routes.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+from ..agents import PermissionMode
+from ..events import ApprovalDecision, RuntimeEvent, TurnError, Usage
+
+__all__ = [
+    "AnswerApproval",
+    "ForkTask",
+    "FrontEndRequest",
+    "InputQueued",
+    "InputSteered",
+    "Interrupt",
+    "NewTask",
+    "RouteIdle",
+    "RouteNotice",
+    "RouteReply",
+    "TaskOpened",
+    "TaskSettings",
+    "TurnBegan",
+    "TurnFinished",
+    "TurnUpdate",
+    "UseTask",
+    "UserInput",
+]
+
+
+@dataclass(frozen=True, slots=True)
+class TaskSettings:
+    """How a new task is set up; ``None`` takes the profile's default."""
+
+    agent: str | None = None
+    cwd: Path | None = None
+    model: str | None = None
+    permission_mode: PermissionMode | None = None
+    title: str | None = None
+    developer_instructions: str | None = None
+
+
+# -- front end to route ----------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class UserInput:
+    """A line the person typed: a prompt, a steer or a slash command; the route decides."""
+
+    text: str
+    images: tuple[Path, ...] = ()
+    message_id: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class NewTask:
+    """Start the route on a new task (it opens at the agent with the first prompt)."""
+
+    settings: TaskSettings = TaskSettings()
+
+
+@dataclass(frozen=True, slots=True)
+class UseTask:
+    """Make an existing task the route's current one; its agent session is resumed."""
+
+    task_id: str
+
+
+@dataclass(frozen=True, slots=True)
+class ForkTask:
+    """A new task from ``task_id``'s latest completed turn; the original stays as it was."""
+
+    task_id: str
+    title: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Interrupt:
+    """Stop the running turn (Ctrl-C, ``/stop``); queued prompts stay queued."""
+
+
+@dataclass(frozen=True, slots=True)
+class AnswerApproval:
+    approval_id: str
+    decision: ApprovalDecision
+
+
+FrontEndRequest = UserInput | NewTask | UseTask | ForkTask | Interrupt | AnswerApproval
+
+
+# -- route to front end ----------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class TaskOpened:
+    route_key: str
+    task_id: str
+    agent: str
+    cwd: str
+    remote_id: str
+    """The agent's id of the conversation (App Server thread, ACP session)."""
+    resumed: bool
+    """An earlier conversation was resumed (or forked) rather than started afresh."""
+    forked_from: str | None = None
+    agent_version: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class TurnBegan:
+    route_key: str
+    task_id: str
+    attempt_id: str
+    prompt: str
+    recovery: bool = False
+    """Started by robota itself to continue a turn a crash or restart cut short."""
+
+
+@dataclass(frozen=True, slots=True)
+class TurnUpdate:
+    route_key: str
+    task_id: str
+    attempt_id: str
+    event: RuntimeEvent
+
+
+@dataclass(frozen=True, slots=True)
+class InputSteered:
+    route_key: str
+    attempt_id: str
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class InputQueued:
+    route_key: str
+    prompt_id: int
+    text: str
+    ahead: int
+    """Prompts that will run before this one (not counting a running turn)."""
+
+
+@dataclass(frozen=True, slots=True)
+class TurnFinished:
+    route_key: str
+    task_id: str
+    attempt_id: str
+    status: Literal["completed", "failed", "interrupted"]
+    final_text: str | None
+    error: TurnError | None = None
+    usage: Usage | None = None
+    remote_turn_id: str | None = None
+    duration_ms: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class RouteReply:
+    route_key: str
+    text: str
+    level: Literal["info", "error"] = "info"
+
+
+@dataclass(frozen=True, slots=True)
+class RouteIdle:
+    route_key: str
+
+
+RouteNotice = (
+    TaskOpened
+    | TurnBegan
+    | TurnUpdate
+    | InputSteered
+    | InputQueued
+    | TurnFinished
+    | RouteReply
+    | RouteIdle
+)

@@ -1,0 +1,672 @@
+"""The conversation route: one actor per route key, the task controller of the product.
+
+A route has a current task (one agent, one working directory, one agent session) and runs one
+turn at a time on it. What the person types becomes a prompt, a steer, a queued prompt or a
+command (``_policy.decide``); what the agent says comes back as notices and goes to the route's
+front end. The route never waits on I/O: every store write is acknowledged by a message to the
+route itself, and every agent request is answered by a notice.
+
+The order of a turn, and why:
+
+1. the attempt is written (``InsertTurnAttempt``) and only its acknowledgement sends the prompt
+   to the agent, so a crash at any later point leaves a row that recovery finds;
+2. the agent's ``TurnStarted`` marks the attempt running (with the agent's turn id);
+3. ``TurnCompleted`` writes the outcome (``FinishTurnAttempt``) and claims the final delivery in
+   the ledger (``RecordFinalDelivery``); only the route that wins the claim tells the front end
+   ``TurnFinished``, so a final answer is delivered once whatever crashed in between;
+4. then the next queued prompt, if any, else ``RouteIdle``.
+
+Text typed while a turn runs steers it where the agent can (App Server) and is queued otherwise;
+a steer that lost the race with the turn's end is queued first in line.
+"""
+
+from __future__ import annotations
+
+import logging
+import secrets
+import time
+import uuid
+from collections import deque
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, replace
+from datetime import date
+from pathlib import Path
+from typing import Any, cast
+
+from sqlite_utils import Database
+
+from .._address import Address
+from .._routes import RouteActor
+from ..agents import (
+    PERMISSION_MODES,
+    AgentFailure,
+    CloseSession,
+    DecideApproval,
+    InterruptTurn,
+    OpenSession,
+    SessionEvent,
+    SessionOpened,
+    SessionSpec,
+    StartTurn,
+    Steered,
+    SteerRefused,
+    SteerTurn,
+    TurnAccepted,
+    TurnRefused,
+)
+from ..events import TurnCompleted, TurnError, TurnStarted, Usage
+from ..store import (
+    BindRouteTask,
+    CreateTask,
+    EnqueuePrompt,
+    FinishTurnAttempt,
+    InsertTurnAttempt,
+    JSONValue,
+    QueuedPrompt,
+    RecordFinalDelivery,
+    TakePrompt,
+    Task,
+    UpdateTask,
+    UpdateTurnAttempt,
+    WriteOp,
+    open_reader,
+    pending_prompts,
+    route_binding,
+)
+from ..store import task as load_task
+from ._context import EngineContext
+from ._messages import (
+    AnswerApproval,
+    ForkTask,
+    InputQueued,
+    InputSteered,
+    Interrupt,
+    NewTask,
+    RouteIdle,
+    RouteReply,
+    TaskOpened,
+    TaskSettings,
+    TurnBegan,
+    TurnFinished,
+    TurnUpdate,
+    UserInput,
+    UseTask,
+)
+from ._policy import Enqueue, Prompt, RouteState, RunCommand, Say, SteerRunningTurn, decide
+from ._recovery import Recover, retry_prompt
+from ._route_commands import run_command
+
+__all__ = ["ConversationRoute", "new_task_id"]
+
+logger = logging.getLogger("robota.core.engine")
+
+MAX_RETRIES = 3
+"""Automatic retry turns after transient failures (rate limits, 5xx, cut streams)."""
+
+
+def new_task_id() -> str:
+    return secrets.token_hex(6)
+
+
+# -- messages the route sends itself ---------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class _Stored:
+    """A store write the route waits for was committed (``error`` is None) or failed."""
+
+    what: str
+    ref: str
+    result: object = None
+    error: BaseException | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class _Taken:
+    prompt: QueuedPrompt | None
+    error: BaseException | None = None
+
+
+@dataclass
+class _Turn:
+    attempt_id: str
+    task_id: str
+    prompt: str
+    images: tuple[Path, ...]
+    started: float
+    retry_count: int = 0
+    recovery: bool = False
+    remote_turn_id: str | None = None
+    sent: bool = False
+    """The prompt went to the agent (the attempt row is committed)."""
+    finishing: bool = False
+    """The agent ended the turn; its outcome is being written and the final claimed."""
+
+
+class ConversationRoute(RouteActor[None]):
+    """One route's conversation; its state lives in the store, so ``snapshot`` saves nothing."""
+
+    def __init__(self, key: str, context: EngineContext) -> None:
+        super().__init__(key)
+        self.ctx = context
+        self.task: Task | None = None
+        self.turn: _Turn | None = None
+        self.queued = 0
+        self.steers: deque[str] = deque()
+        self.opened: set[str] = set()
+        """Tasks whose session this incarnation opened at the agent (``OpenSession`` sent)."""
+        self.steering: dict[str, bool] = {}
+        """Whether a task's agent takes input mid-turn, as its session announced."""
+        self._finals: dict[str, TurnFinished] = {}
+        """Final answers waiting for their ledger claim, by attempt id."""
+        self._db: Database | None = None
+
+    # -- lifecycle -----------------------------------------------------------------------------
+
+    def restore(self, state: None) -> None:  # noqa: ARG002 (the store is the state)
+        self._db = open_reader(self.ctx.db_path, any_thread=True)
+        binding = route_binding(self._db, self.key)
+        if binding is not None and binding.current_task_id is not None:
+            self.task = load_task(self._db, binding.current_task_id)
+        self.queued = len(pending_prompts(self._db, self.key))
+
+    def snapshot(self) -> None:
+        return None
+
+    def terminated(self, reason: object) -> None:  # noqa: ARG002
+        if self._db is not None:
+            self._db.close()
+            self._db = None
+        if self.turn is not None:
+            self.ctx.running.discard(self.turn.attempt_id)
+
+    @property
+    def db(self) -> Database:
+        assert self._db is not None, "restore() opens the reader"
+        return self._db
+
+    # -- dispatch ------------------------------------------------------------------------------
+
+    def receive(self, message: Any) -> None:
+        match message:
+            case UserInput():
+                self._input(message)
+            case SessionEvent():
+                self._event(message)
+            case _Stored():
+                self._stored(message)
+            case _Taken():
+                self._taken(message)
+            case SessionOpened():
+                self._session_opened(message)
+            case Steered(key=key):
+                if self.task is not None and key == self.task.id and self.steers:
+                    attempt = self.turn.attempt_id if self.turn else ""
+                    self.say(InputSteered(self.key, attempt, self.steers.popleft()))
+            case SteerRefused():
+                self._steer_refused(message)
+            case TurnRefused():
+                self._refused(message)
+            case TurnAccepted():
+                pass  # the turn's id came with its TurnStarted event already
+            case AgentFailure():
+                self._agent_failure(message)
+            case Interrupt():
+                self.interrupt()
+            case AnswerApproval(approval_id=approval_id, decision=decision):
+                if self.task is not None:
+                    self._agent().tell(DecideApproval(self.task.id, approval_id, decision))
+            case NewTask(settings=settings):
+                self.new_task(settings)
+            case UseTask(task_id=task_id):
+                self.use_task(task_id)
+            case ForkTask(task_id=task_id, title=title):
+                self.fork_task(task_id, title)
+            case Recover():
+                self._recover(message)
+            case _:
+                logger.warning("route %s: ignored %s", self.key, type(message).__name__)
+
+    # -- talking -------------------------------------------------------------------------------
+
+    def say(self, notice: object) -> None:
+        self.ctx.outputs.deliver(self.key, notice)
+
+    def reply(self, text: str, *, error: bool = False) -> None:
+        self.say(RouteReply(self.key, text, "error" if error else "info"))
+
+    def write(self, op: WriteOp[Any], what: str | None = None, ref: str = "") -> None:
+        """Submit ``op``; with ``what``, its outcome comes back to this route as ``_Stored``."""
+        route, key = self.ctx.route, self.key
+        if what is None:
+
+            def logged(outcome: object) -> None:
+                if isinstance(outcome, BaseException):
+                    logger.error("route %s: %s failed: %s", key, type(op).__name__, outcome)
+
+            self.ctx.store.submit(op, logged)
+            return
+
+        def acked(outcome: object) -> None:
+            if isinstance(outcome, BaseException):
+                route(key, _Stored(what, ref, error=outcome))
+            else:
+                route(key, _Stored(what, ref, result=outcome))
+
+        self.ctx.store.submit(op, acked)
+
+    # -- input ---------------------------------------------------------------------------------
+
+    def state(self) -> RouteState:
+        turn = self.turn
+        running = None
+        if turn is not None and not turn.finishing:
+            running = turn.remote_turn_id
+        return RouteState(
+            has_task=self.task is not None,
+            running_turn=running,
+            agent_steers=self.task is not None and self.steering.get(self.task.id, False),
+            queued=self.queued,
+            busy=turn is not None,
+        )
+
+    def _input(self, message: UserInput) -> None:
+        decision = decide(self.state(), message.text)
+        match decision:
+            case Say(text=text):
+                self.reply(text, error=True)
+            case RunCommand(invocation=invocation):
+                run_command(self, invocation)
+            case Prompt(text=text, new_task=new_task):
+                if new_task:
+                    self.new_task(TaskSettings(), announce=False)
+                self.begin(text, message.images)
+            case SteerRunningTurn(turn_id=turn_id, text=text):
+                assert self.task is not None
+                self.steers.append(text)
+                self._agent().tell(SteerTurn(self.task.id, turn_id, text))
+            case Enqueue(text=text, front=front):
+                self.enqueue(text, front=front)
+
+    def enqueue(self, text: str, *, front: bool = False) -> None:
+        task_id = self.task.id if self.task is not None else None
+        self.write(EnqueuePrompt(self.key, text, task_id=task_id, front=front), "queued", text)
+
+    # -- tasks ---------------------------------------------------------------------------------
+
+    def _agent(self, name: str | None = None) -> Address:
+        wanted = name or (self.task.agent if self.task is not None else self.ctx.defaults.agent)
+        entry = self.ctx.agents.get(wanted)
+        if entry is None:
+            raise LookupError(f"agent {wanted!r} is not configured")
+        return entry.address
+
+    def new_task(self, settings: TaskSettings, *, announce: bool = True) -> Task | None:
+        if self.turn is not None:
+            self.reply("a turn is running: /stop it first, or wait", error=True)
+            return None
+        defaults = self.ctx.defaults
+        agent = settings.agent or (self.task.agent if self.task else defaults.agent)
+        if agent not in self.ctx.agents:
+            known = ", ".join(sorted(self.ctx.agents)) or "none"
+            self.reply(f"no agent {agent!r} (configured: {known})", error=True)
+            return None
+        cwd = settings.cwd or (Path(self.task.cwd) if self.task else defaults.cwd)
+        created = self.ctx.clock()
+        task = Task(
+            id=new_task_id(),
+            agent=agent,
+            cwd=str(cwd),
+            runtime_kind=self.ctx.agents[agent].kind,
+            remote_id=None,
+            title=settings.title,
+            model=settings.model or defaults.model,
+            effort=None,
+            permission_mode=settings.permission_mode or defaults.permission_mode,
+            provider=None,
+            forked_from=None,
+            fork_turn_id=None,
+            developer_instructions=settings.developer_instructions,
+            last_turn_id=None,
+            last_turn_status=None,
+            created_at=created,
+            updated_at=created,
+        )
+        self._adopt(task, create=True)
+        if announce:
+            self.reply(f"new task {task.id}: {task.agent} in {task.cwd}")
+        return task
+
+    def projectless_cwd(self) -> Path:
+        root = self.ctx.defaults.workspace or self.ctx.defaults.cwd
+        folder = root / date.fromtimestamp(self.ctx.clock()).isoformat()
+        folder.mkdir(parents=True, exist_ok=True)
+        return folder
+
+    def use_task(self, task_id: str) -> None:
+        if self.turn is not None:
+            self.reply("a turn is running: /stop it first, or wait", error=True)
+            return
+        task = load_task(self.db, task_id)
+        if task is None:
+            self.reply(f"no task {task_id!r}", error=True)
+            return
+        if task.agent not in self.ctx.agents:
+            self.reply(
+                f"task {task_id} belongs to agent {task.agent!r}, not configured here", error=True
+            )
+            return
+        self._adopt(task, create=False)
+        self._open_session(task)
+
+    def fork_task(self, task_id: str, title: str | None = None) -> None:
+        if self.turn is not None:
+            self.reply("a turn is running: /stop it first, or wait", error=True)
+            return
+        source = load_task(self.db, task_id)
+        if source is None:
+            self.reply(f"no task {task_id!r}", error=True)
+            return
+        from ..store import latest_turn_attempt  # noqa: PLC0415 (only forks need it)
+
+        completed = latest_turn_attempt(self.db, source.id, status="completed")
+        if source.remote_id is None or completed is None:
+            self.reply(f"task {source.id} has no completed turn to fork from", error=True)
+            return
+        created = self.ctx.clock()
+        fork = replace(
+            source,
+            id=new_task_id(),
+            remote_id=None,
+            title=title,
+            forked_from=source.id,
+            fork_turn_id=completed.remote_turn_id,
+            last_turn_id=None,
+            last_turn_status=None,
+            created_at=created,
+            updated_at=created,
+        )
+        self._adopt(fork, create=True)
+        self._open_session(fork)
+
+    def _adopt(self, task: Task, *, create: bool) -> None:
+        previous = self.task
+        if previous is not None and previous.id != task.id and previous.id in self.opened:
+            self._agent(previous.agent).tell(CloseSession(previous.id))
+            self.opened.discard(previous.id)
+        if create:
+            self.write(
+                CreateTask(
+                    id=task.id,
+                    agent=task.agent,
+                    cwd=task.cwd,
+                    runtime_kind=task.runtime_kind,
+                    title=task.title,
+                    model=task.model,
+                    permission_mode=task.permission_mode,
+                    forked_from=task.forked_from,
+                    fork_turn_id=task.fork_turn_id,
+                    developer_instructions=task.developer_instructions,
+                    at=task.created_at,
+                )
+            )
+        self.write(BindRouteTask(self.key, task.id))
+        self.task = task
+
+    def spec(self, task: Task) -> SessionSpec:
+        mode = task.permission_mode if task.permission_mode in PERMISSION_MODES else "default"
+        fork_from = None
+        if task.forked_from is not None and task.remote_id is None:
+            source = load_task(self.db, task.forked_from)
+            fork_from = source.remote_id if source is not None else None
+        return SessionSpec(
+            cwd=Path(task.cwd),
+            permission_mode=mode,
+            model=task.model,
+            resume_id=task.remote_id,
+            human_approves=self.ctx.human_approves,
+            developer_instructions=task.developer_instructions,
+            fork_from=fork_from,
+            fork_turn_id=task.fork_turn_id,
+        )
+
+    def _open_session(self, task: Task) -> None:
+        """Open the task's session at its agent; harmless when it is open already (the agent
+        rebinds it to this route), which is how a restarted route takes its session back."""
+        if task.id in self.opened:
+            return
+        self.opened.add(task.id)
+        deliver = _route_deliver(self.ctx.route, self.key)
+        self._agent(task.agent).tell(OpenSession(task.id, self.spec(task), deliver))
+
+    def _session_opened(self, opened: SessionOpened) -> None:
+        task = self.task
+        if task is None or opened.key != task.id:
+            return
+        self.steering[task.id] = bool(opened.capabilities.get("steer", False))
+        if task.remote_id != opened.session_id:
+            self.write(UpdateTask(task.id, remote_id=opened.session_id))
+            self.task = replace(task, remote_id=opened.session_id)
+        self.say(
+            TaskOpened(
+                self.key,
+                task.id,
+                task.agent,
+                task.cwd,
+                opened.session_id,
+                resumed=opened.resumed,
+                forked_from=task.forked_from,
+                agent_version=opened.agent_version,
+            )
+        )
+
+    # -- turns ---------------------------------------------------------------------------------
+
+    def begin(
+        self,
+        text: str,
+        images: tuple[Path, ...] = (),
+        *,
+        retry_count: int = 0,
+        recovery: bool = False,
+    ) -> None:
+        if self.task is None:
+            self.new_task(TaskSettings(), announce=False)
+        task = self.task
+        if task is None:
+            return
+        turn = _Turn(
+            uuid.uuid4().hex, task.id, text, images, time.monotonic(), retry_count, recovery
+        )
+        self.turn = turn
+        self.write(
+            InsertTurnAttempt(
+                id=turn.attempt_id,
+                task_id=task.id,
+                route_key=self.key,
+                prompt=text,
+                images=tuple(str(p) for p in images),
+                retry_count=retry_count,
+            ),
+            "attempt",
+            turn.attempt_id,
+        )
+
+    def _attempt_stored(self, stored: _Stored) -> None:
+        turn, task = self.turn, self.task
+        if turn is None or task is None or turn.attempt_id != stored.ref:
+            return
+        if stored.error is not None:
+            self._finish_locally(turn, "failed", f"the turn could not be recorded: {stored.error}")
+            return
+        turn.sent = True
+        self.ctx.running.add(turn.attempt_id)
+        self._open_session(task)
+        self.say(TurnBegan(self.key, task.id, turn.attempt_id, turn.prompt, recovery=turn.recovery))
+        self._agent(task.agent).tell(StartTurn(task.id, turn.prompt, turn.images))
+
+    def _event(self, message: SessionEvent) -> None:
+        turn = self.turn
+        if turn is None or turn.task_id != message.key or turn.finishing:
+            logger.debug("route %s: event outside a turn: %s", self.key, message.event)
+            return
+        event = message.event
+        if isinstance(event, TurnStarted):
+            turn.remote_turn_id = event.turn_id
+            self.write(UpdateTurnAttempt(turn.attempt_id, "running", remote_turn_id=event.turn_id))
+        self.say(TurnUpdate(self.key, turn.task_id, turn.attempt_id, event))
+        if isinstance(event, TurnCompleted):
+            self._finish(turn, event)
+
+    def _finish(self, turn: _Turn, completed: TurnCompleted) -> None:
+        turn.finishing = True
+        self.ctx.running.discard(turn.attempt_id)
+        status = completed.status if completed.status in ("completed", "interrupted") else "failed"
+        usage = completed.usage
+        self.write(
+            FinishTurnAttempt(
+                turn.attempt_id,
+                status,
+                remote_turn_id=completed.turn_id,
+                final_text=completed.final_text,
+                error=completed.error.message if completed.error else None,
+                usage=None if usage is None else _usage_json(usage),
+            )
+        )
+        self._finals[turn.attempt_id] = TurnFinished(
+            self.key,
+            turn.task_id,
+            turn.attempt_id,
+            cast(Any, status),
+            completed.final_text,
+            completed.error,
+            usage,
+            completed.turn_id,
+            int((time.monotonic() - turn.started) * 1000),
+        )
+        self.write(RecordFinalDelivery(turn.attempt_id), "final", turn.attempt_id)
+
+    def _finish_locally(self, turn: _Turn, status: str, message: str) -> None:
+        """End a turn the agent never ran (refused, could not be recorded, agent failed)."""
+        error = TurnError(message, "unknown", retryable=False)
+        self._finish(turn, TurnCompleted(turn.remote_turn_id or "", cast(Any, status), error))
+
+    def recovered_final(self, finished: TurnFinished) -> None:
+        """A final answer the previous run never delivered; ``_final_claimed`` sends it."""
+        self._finals[finished.attempt_id] = finished
+
+    def _final_claimed(self, stored: _Stored) -> None:
+        finished = self._finals.pop(stored.ref, None)
+        if finished is None:
+            return
+        if stored.error is not None:
+            logger.error("route %s: final delivery ledger failed: %s", self.key, stored.error)
+        elif stored.result is True:
+            self.say(finished)
+        turn = self.turn
+        if turn is None or turn.attempt_id != stored.ref:
+            return
+        self.turn = None
+        self.steers.clear()
+        error = finished.error
+        if (
+            finished.status == "failed"
+            and error is not None
+            and error.retryable
+            and turn.retry_count < MAX_RETRIES
+        ):
+            attempt = turn.retry_count + 1
+            self.reply(f"{error.message}: retrying ({attempt} of {MAX_RETRIES})")
+            self.begin(retry_prompt(turn.prompt, attempt), turn.images, retry_count=attempt)
+            return
+        self.next_prompt()
+
+    def next_prompt(self) -> None:
+        if self.turn is not None:
+            return
+        if self.queued > 0:
+            route, key = self.ctx.route, self.key
+
+            def taken(outcome: object) -> None:
+                if isinstance(outcome, BaseException):
+                    route(key, _Taken(None, outcome))
+                else:
+                    route(key, _Taken(cast(QueuedPrompt | None, outcome)))
+
+            self.ctx.store.submit(TakePrompt(self.key), taken)
+            return
+        self.say(RouteIdle(self.key))
+
+    def _taken(self, message: _Taken) -> None:
+        if message.error is not None:
+            self.reply(f"could not read the queue: {message.error}", error=True)
+            return
+        prompt = message.prompt
+        if prompt is None:
+            self.queued = 0
+            self.say(RouteIdle(self.key))
+            return
+        self.queued = max(0, self.queued - 1)
+        if self.turn is not None:  # a prompt began meanwhile; this one goes back first in line
+            self.write(EnqueuePrompt(self.key, prompt.text, task_id=prompt.task_id, front=True))
+            self.queued += 1
+            return
+        self.begin(prompt.text, tuple(Path(p) for p in prompt.images))
+
+    def interrupt(self) -> None:
+        if self.turn is None or self.task is None:
+            self.reply("no turn is running")
+            return
+        self._agent(self.task.agent).tell(InterruptTurn(self.task.id))
+
+    # -- acknowledgements and agent notices ----------------------------------------------------
+
+    def _stored(self, stored: _Stored) -> None:
+        if stored.what == "attempt":
+            self._attempt_stored(stored)
+        elif stored.what == "final":
+            self._final_claimed(stored)
+        elif stored.what == "queued":
+            if stored.error is not None:
+                self.reply(f"could not queue the prompt: {stored.error}", error=True)
+                return
+            self.queued += 1
+            self.say(InputQueued(self.key, cast(int, stored.result), stored.ref, self.queued - 1))
+            if self.turn is None:
+                self.next_prompt()
+
+    def _steer_refused(self, refused: SteerRefused) -> None:
+        if self.task is None or refused.key != self.task.id:
+            return
+        if self.steers and self.steers[0] == refused.text:
+            self.steers.popleft()
+        if refused.reason == "unsupported":
+            self.steering[self.task.id] = False
+        self.enqueue(refused.text, front=refused.reason == "ended")
+
+    def _refused(self, refused: TurnRefused) -> None:
+        turn = self.turn
+        if turn is None or refused.key != turn.task_id or turn.finishing:
+            return
+        self._finish_locally(turn, "failed", refused.message)
+
+    def _agent_failure(self, failure: AgentFailure) -> None:
+        self.reply(f"agent: {failure.request} failed: {failure.message}", error=True)
+        if failure.request == "open" and self.task is not None:
+            self.opened.discard(self.task.id)
+
+    def _recover(self, recover: Recover) -> None:
+        from ._recovery import handle_recover  # noqa: PLC0415 (keeps the cycle one-way)
+
+        handle_recover(self, recover)
+
+
+def _route_deliver(route: Callable[[str, object], None], key: str) -> Callable[[object], None]:
+    def deliver(notice: object) -> None:
+        route(key, notice)
+
+    return deliver
+
+
+def _usage_json(usage: Usage) -> dict[str, JSONValue]:
+    return {name: value for name, value in asdict(usage).items() if value is not None}

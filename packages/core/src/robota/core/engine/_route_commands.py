@@ -1,0 +1,268 @@
+"""What each slash command does to a route. Called in the route's thread; replies go to the
+route's front end only.
+
+Commands read the store through the route's reader and write through its store client; none
+waits for an agent. Settings commands (``/model``, ``/thinking``, ``/permissions``,
+``/provider``) change the task, and forks inherit them.
+"""
+
+from __future__ import annotations
+
+import shlex
+from collections.abc import Callable
+from dataclasses import replace
+from datetime import datetime
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from ..agents import PERMISSION_MODES
+from ..store import (
+    CancelPrompt,
+    Task,
+    UpdateTask,
+    find_task,
+    pending_prompts,
+    task_turn_attempts,
+    tasks,
+)
+from ._commands import COMMANDS, Invocation
+from ._messages import TaskSettings
+
+if TYPE_CHECKING:
+    from ._route import ConversationRoute
+
+__all__ = ["run_command"]
+
+SESSIONS_PAGE = 5
+TURNS_PAGE = 10
+EFFORTS = ("minimal", "low", "medium", "high", "xhigh")
+
+
+def run_command(route: ConversationRoute, invocation: Invocation) -> None:
+    handler = _HANDLERS.get(invocation.name)
+    if handler is None:  # a command the resolver knows but this engine does not run
+        route.reply(f"/{invocation.name} is not available here", error=True)
+        return
+    handler(route, invocation.args)
+
+
+def _help(route: ConversationRoute, _args: str) -> None:
+    width = max(len(c.name) + len(c.usage) for c in COMMANDS) + 2
+    lines = [f"/{(c.name + ' ' + c.usage).strip():<{width}} {c.summary}" for c in COMMANDS]
+    lines.append("Text that starts with // is sent to the agent with one slash.")
+    route.reply("\n".join(lines))
+
+
+def _new(route: ConversationRoute, args: str) -> None:
+    try:
+        words = shlex.split(args)
+    except ValueError as error:
+        route.reply(f"/new: {error}", error=True)
+        return
+    cwd: Path | None = None
+    agent: str | None = None
+    prompt: list[str] = []
+    index = 0
+    while index < len(words):
+        word = words[index]
+        if word in ("--dir", "--agent"):
+            if index + 1 >= len(words):
+                route.reply(f"/new: {word} needs a value", error=True)
+                return
+            value = words[index + 1]
+            index += 2
+            if word == "--agent":
+                agent = value
+                continue
+            cwd = Path(value).expanduser()
+            if not cwd.is_absolute() and route.task is not None:
+                cwd = Path(route.task.cwd) / cwd
+            if not cwd.is_dir():
+                route.reply(f"/new: {cwd} is not a directory", error=True)
+                return
+            continue
+        if word == "--nodir":
+            cwd = route.projectless_cwd()
+        else:
+            prompt.append(word)
+        index += 1
+    task = route.new_task(TaskSettings(agent=agent, cwd=cwd))
+    if task is not None and prompt:
+        route.begin(" ".join(prompt))
+
+
+def _status(route: ConversationRoute, _args: str) -> None:
+    task = route.task
+    if task is None:
+        route.reply("no task yet: type a prompt to start one, or /new")
+        return
+    turn = route.turn
+    running = "idle" if turn is None else f"turn {turn.attempt_id[:8]} running"
+    lines = [
+        f"task {task.id}{f' ({task.title})' if task.title else ''}",
+        f"agent {task.agent} ({task.runtime_kind}), session {task.remote_id or 'not opened yet'}",
+        f"cwd {task.cwd}",
+        f"model {task.model or 'agent default'}, effort {task.effort or 'default'}, "
+        f"permissions {task.permission_mode or 'default'}",
+        f"{running}; {route.queued} queued",
+    ]
+    if task.forked_from:
+        lines.append(f"forked from {task.forked_from}")
+    route.reply("\n".join(lines))
+
+
+def _stop(route: ConversationRoute, _args: str) -> None:
+    route.interrupt()
+
+
+def _describe(task: Task) -> str:
+    when = datetime.fromtimestamp(task.updated_at).strftime("%Y-%m-%d %H:%M")
+    title = task.title or "untitled"
+    state = task.last_turn_status or "new"
+    return f"{task.id}  {when}  {task.agent:<10} {state:<11} {title}  ({task.cwd})"
+
+
+def _sessions(route: ConversationRoute, args: str) -> None:
+    words = args.split()
+    page = 1
+    if words and words[-1].isdigit():
+        page = max(1, int(words.pop()))
+    search = " ".join(words) or None
+    found = tasks(route.db, limit=SESSIONS_PAGE * page + 1, search=search)
+    shown = found[SESSIONS_PAGE * (page - 1) : SESSIONS_PAGE * page]
+    if not shown:
+        route.reply("no tasks" + (f" matching {search!r}" if search else ""))
+        return
+    lines = [
+        _describe(t) + ("  <- current" if route.task and t.id == route.task.id else "")
+        for t in shown
+    ]
+    if len(found) > SESSIONS_PAGE * page:
+        lines.append(f"more: /sessions {search + ' ' if search else ''}{page + 1}")
+    lines.append("/switch ID makes one current")
+    route.reply("\n".join(lines))
+
+
+def _switch(route: ConversationRoute, args: str) -> None:
+    wanted = args.strip()
+    if not wanted:
+        route.reply("/switch needs a task id or title; /sessions lists them", error=True)
+        return
+    found = find_task(route.db, wanted)
+    if not found:
+        route.reply(f"no task {wanted!r}", error=True)
+        return
+    if len(found) > 1:
+        listed = ", ".join(t.id for t in found)
+        route.reply(f"{wanted!r} names several tasks: {listed}", error=True)
+        return
+    route.use_task(found[0].id)
+    route.reply(f"switched to task {found[0].id}")
+
+
+def _fork(route: ConversationRoute, args: str) -> None:
+    if route.task is None:
+        route.reply("no task to fork", error=True)
+        return
+    route.fork_task(route.task.id, args.strip() or None)
+
+
+def _turns(route: ConversationRoute, args: str) -> None:
+    if route.task is None:
+        route.reply("no task yet", error=True)
+        return
+    page = int(args) if args.strip().isdigit() and int(args) > 0 else 1
+    done = task_turn_attempts(
+        route.db, route.task.id, status="completed", limit=TURNS_PAGE * page + 1
+    )
+    shown = done[TURNS_PAGE * (page - 1) : TURNS_PAGE * page]
+    if not shown:
+        route.reply("no completed turns")
+        return
+    lines = []
+    for attempt in shown:
+        when = datetime.fromtimestamp(attempt.created_at).strftime("%H:%M:%S")
+        prompt = " ".join(attempt.prompt.split())[:60]
+        lines.append(f"{attempt.id[:8]}  {when}  {prompt}")
+    if len(done) > TURNS_PAGE * page:
+        lines.append(f"more: /turns {page + 1}")
+    route.reply("\n".join(lines))
+
+
+def _setting(
+    field: str, allowed: tuple[str, ...] | None, note: str = ""
+) -> Callable[[ConversationRoute, str], None]:
+    def run(route: ConversationRoute, args: str) -> None:
+        task = route.task
+        if task is None:
+            route.reply("no task yet: settings belong to a task", error=True)
+            return
+        value = args.strip()
+        current = getattr(task, field) or "default"
+        if not value:
+            choices = f" (one of: {', '.join(allowed)})" if allowed else ""
+            route.reply(f"{field.replace('_', ' ')}: {current}{choices}")
+            return
+        if allowed is not None and value not in allowed:
+            route.reply(f"{value!r} is not one of: {', '.join(allowed)}", error=True)
+            return
+        change: dict[str, Any] = {field: value}
+        route.write(UpdateTask(task.id, **change))
+        route.task = replace(task, **change)
+        route.reply(f"{field.replace('_', ' ')}: {current} -> {value}{note}")
+
+    return run
+
+
+_NEXT_SESSION = " (from the next time the task's session opens, and in forks)"
+
+
+def _queue(route: ConversationRoute, args: str) -> None:
+    words = args.split()
+    if words and words[0] == "cancel":
+        if len(words) != 2 or not words[1].lstrip("-").isdigit():
+            route.reply("usage: /queue cancel N (N from /queue)", error=True)
+            return
+        route.write(CancelPrompt(int(words[1])))
+        route.queued = max(0, route.queued - 1)
+        route.reply(f"cancelled queued prompt {words[1]} (if it had not started yet)")
+        return
+    pending = pending_prompts(route.db, route.key)
+    route.queued = len(pending)
+    if not pending:
+        route.reply("the queue is empty")
+        return
+    lines = [f"{p.id}: {' '.join(p.text.split())[:70]}" for p in pending]
+    lines.append("/queue cancel N removes one")
+    route.reply("\n".join(lines))
+
+
+def _rename(route: ConversationRoute, args: str) -> None:
+    if route.task is None:
+        route.reply("no task to rename", error=True)
+        return
+    title = args.strip()
+    if not title:
+        route.reply("/rename needs a title", error=True)
+        return
+    route.write(UpdateTask(route.task.id, title=title))
+    route.task = replace(route.task, title=title)
+    route.reply(f"task {route.task.id} is now {title!r}")
+
+
+_HANDLERS: dict[str, Callable[[ConversationRoute, str], None]] = {
+    "help": _help,
+    "new": _new,
+    "status": _status,
+    "stop": _stop,
+    "sessions": _sessions,
+    "switch": _switch,
+    "fork": _fork,
+    "turns": _turns,
+    "model": _setting("model", None, _NEXT_SESSION),
+    "thinking": _setting("effort", EFFORTS, _NEXT_SESSION),
+    "permissions": _setting("permission_mode", PERMISSION_MODES, _NEXT_SESSION),
+    "provider": _setting("provider", None, _NEXT_SESSION),
+    "queue": _queue,
+    "rename": _rename,
+}

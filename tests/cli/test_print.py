@@ -1,0 +1,134 @@
+"""``robota -p``: print mode through the real engine, against real agents and the fake model."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from ..support.model_server import FakeModel
+from ._robota import Robota
+from .test_doctor import TEMPLATE_NAMES, processes_with_home_under, write_real_agents_config
+
+CORE = ["codex", "codex-acp", "claude-agent-acp"]
+
+
+@pytest.fixture
+def model() -> Iterator[FakeModel]:
+    with FakeModel(slow_deltas=40, slow_delay=0.05) as fake:
+        yield fake
+
+
+def configure(robota: Robota, model: FakeModel, agent: str) -> str:
+    # The catalog keeps codex-acp from prefixing answers with a "model metadata not found" note.
+    write_real_agents_config(robota, [agent], model.url, model_catalog=agent.startswith("codex"))
+    return TEMPLATE_NAMES.get(agent, agent)
+
+
+def lines(stdout: str) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in stdout.splitlines() if line.strip()]
+
+
+@pytest.mark.parametrize("agent", CORE)
+def test_each_output_format_answers(robota: Robota, model: FakeModel, agent: str) -> None:
+    name = configure(robota, model, agent)
+    text = robota.run("-p", "hello there")
+    assert text.returncode == 0, text.stderr
+    assert text.stdout == "ECHO: hello there\n"
+
+    as_json = robota.run("-p", "second prompt", "--output-format", "json")
+    assert as_json.returncode == 0, as_json.stderr
+    result = json.loads(as_json.stdout)
+    assert result["type"] == "result" and result["subtype"] == "success"
+    assert (result["is_error"], result["result"], result["agent"]) == (
+        False,
+        "ECHO: second prompt",
+        name,
+    )
+    assert result["session_id"] and result["turn_id"] and result["duration_ms"] >= 0
+
+    streamed = robota.run(
+        "-p",
+        "SHELL: echo streamed",
+        "--output-format",
+        "stream-json",
+        "--permission-mode",
+        "bypassPermissions",
+    )
+    assert streamed.returncode == 0, streamed.stderr
+    objects = lines(streamed.stdout)
+    types = [o["type"] for o in objects]
+    assert types[0] == "session_started" and types[-1] == "result"
+    assert {"tool_started", "tool_completed", "turn_completed"} <= set(types)
+    assert objects[-1]["session_id"] == objects[0]["session_id"]
+    assert "streamed" in objects[-1]["result"]
+    assert processes_with_home_under(robota.root / "agents") == []
+
+
+def test_nobody_can_approve_in_print_mode_so_default_mode_declines(
+    robota: Robota, model: FakeModel
+) -> None:
+    configure(robota, model, "codex")
+    streamed = robota.run("-p", "SHELL: echo refused", "--output-format", "stream-json")
+    assert streamed.returncode == 0, streamed.stderr
+    resolved = [o for o in lines(streamed.stdout) if o["type"] == "approval_resolved"]
+    assert [(o["decision"], o["by"]) for o in resolved] == [("decline", "policy")]
+    assert "refused" not in lines(streamed.stdout)[-1]["result"].replace("SHELL: echo refused", "")
+
+
+@pytest.mark.parametrize("agent", CORE)
+def test_continue_and_fork_carry_the_conversation(
+    robota: Robota, model: FakeModel, agent: str
+) -> None:
+    configure(robota, model, agent)
+    first = robota.run("-p", "remember apples", "--output-format", "json")
+    assert first.returncode == 0, first.stderr
+    task = json.loads(first.stdout)["session_id"]
+
+    again = robota.run("-p", "HISTORY", "-c", "--output-format", "json")
+    assert again.returncode == 0, again.stderr
+    continued = json.loads(again.stdout)
+    assert continued["session_id"] == task
+    assert continued["result"] == "HISTORY: remember apples | HISTORY"
+
+    fork = robota.run(
+        "-p", "HISTORY after the fork", "-r", task, "--fork-session", "--output-format", "json"
+    )
+    if agent == "codex-acp":
+        assert fork.returncode == 1
+        assert "cannot fork" in fork.stderr
+        return
+    assert fork.returncode == 0, fork.stderr
+    forked = json.loads(fork.stdout)
+    assert forked["session_id"] != task
+    assert forked["result"].startswith(
+        "HISTORY: remember apples | HISTORY | HISTORY after the fork"
+    )
+
+    original = robota.run("-p", "HISTORY of the original", "-r", task, "--output-format", "json")
+    assert json.loads(original.stdout)["result"] == (
+        "HISTORY: remember apples | HISTORY | HISTORY of the original"
+    )
+
+
+def test_a_failed_turn_exits_1_with_an_error_result(robota: Robota, model: FakeModel) -> None:
+    configure(robota, model, "codex")
+    completed = robota.run("-p", "FAIL400", "--output-format", "json")
+    assert completed.returncode == 1, completed.stderr
+    result = json.loads(completed.stdout)
+    assert (result["subtype"], result["is_error"]) == ("error", True)
+    assert result["error"]["category"] == "invalid_request"
+
+
+def test_usage_errors_exit_2(robota: Robota, model: FakeModel) -> None:
+    configure(robota, model, "codex")
+    fork_alone = robota.run("-p", "x", "--fork-session")
+    assert fork_alone.returncode == 2 and "--fork-session needs" in fork_alone.stderr
+    unknown = robota.run("-p", "x", "-r", "nosuchtask")
+    assert unknown.returncode == 2 and "no session 'nosuchtask'" in unknown.stderr
+    agent = robota.run("-p", "x", "--agent", "nobody")
+    assert agent.returncode == 2 and "no agent 'nobody'" in agent.stderr
+    empty = robota.run("-p")
+    assert empty.returncode == 2 and "stdin was empty" in empty.stderr
