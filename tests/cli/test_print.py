@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import json
+import subprocess
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
 
 from ..support.model_server import FakeModel
-from ._robota import Robota
+from ._robota import ROBOTA, Robota
 from .test_doctor import TEMPLATE_NAMES, processes_with_home_under, write_real_agents_config
 
 CORE = ["codex", "codex-acp", "claude-agent-acp"]
@@ -132,3 +133,65 @@ def test_usage_errors_exit_2(robota: Robota, model: FakeModel) -> None:
     assert agent.returncode == 2 and "no agent 'nobody'" in agent.stderr
     empty = robota.run("-p")
     assert empty.returncode == 2 and "stdin was empty" in empty.stderr
+
+
+def stream_session(
+    robota: Robota, first: str, then: list[str], *args: str
+) -> tuple[int, list[dict[str, Any]], str]:
+    """``robota -p --input-format stream-json``: send ``first``, wait until its answer streams,
+    send the rest while the turn runs, close stdin; return the exit code and the output."""
+    process = subprocess.Popen(
+        [
+            str(ROBOTA),
+            "-p",
+            "--input-format",
+            "stream-json",
+            "--output-format",
+            "stream-json",
+            *args,
+        ],
+        env=robota.env,
+        cwd=robota.root,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    assert process.stdin is not None and process.stdout is not None
+    try:
+        process.stdin.write(json.dumps({"type": "user", "text": first}) + "\n")
+        process.stdin.flush()
+        seen: list[str] = []
+        for line in process.stdout:  # bounded by the communicate timeout below
+            seen.append(line)
+            if json.loads(line)["type"] == "text_delta":
+                break
+        more = "".join(json.dumps({"type": "user", "text": t}) + "\n" for t in then)
+        rest, stderr = process.communicate(more + "not json\n", timeout=90)
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+    objects = [json.loads(line) for line in [*seen, *rest.splitlines()] if line.strip()]
+    return process.returncode, objects, stderr
+
+
+def test_input_during_an_app_server_turn_steers_it(robota: Robota, model: FakeModel) -> None:
+    configure(robota, model, "codex")
+    code, objects, stderr = stream_session(robota, "SLOW first", ["HISTORY now"])
+    assert code == 0, stderr
+    assert [o["text"] for o in objects if o["type"] == "steered"] == ["HISTORY now"]
+    results = [o for o in objects if o["type"] == "result"]
+    assert [r["result"] for r in results] == ["HISTORY: SLOW first | HISTORY now"]
+    assert "input line 3: not JSON" in stderr
+    assert any(o["type"] == "error" and "line 3" in o["error"] for o in objects)
+
+
+def test_input_during_an_acp_turn_waits_for_the_next_one(robota: Robota, model: FakeModel) -> None:
+    configure(robota, model, "claude-agent-acp")
+    code, objects, stderr = stream_session(robota, "SLOW first", ["HISTORY next", "last one"])
+    assert code == 0, stderr
+    assert [o["text"] for o in objects if o["type"] == "queued"] == ["HISTORY next", "last one"]
+    results = [o["result"] for o in objects if o["type"] == "result"]
+    assert results[1:] == ["HISTORY: SLOW first | HISTORY next", "ECHO: last one"]
+    assert len({o["session_id"] for o in objects if o["type"] == "result"}) == 1

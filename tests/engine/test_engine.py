@@ -1,0 +1,172 @@
+"""The engine as one tree: routes, store and a real ACP agent process (the fault agent).
+
+These tests run the whole engine in-process against a real SQLite file and a real agent
+subprocess; killing the engine means cancelling its tree in the middle of a turn, then starting
+a new engine on the same database.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager, closing
+from pathlib import Path
+from typing import Any, TypeVar
+
+import trio
+
+from robota.core.engine import (
+    Engine,
+    EngineAgent,
+    InputQueued,
+    RouteIdle,
+    RouteReply,
+    TaskDefaults,
+    TaskOpened,
+    TurnBegan,
+    TurnFinished,
+    TurnUpdate,
+    UserInput,
+)
+from robota.core.events import TurnStarted
+from robota.core.store import open_reader, task_turn_attempts
+from robota.core.testing import FAST_BACKOFF, Recording, wait_until
+from robota.runtimes import agent_host
+
+from ..runtimes.test_agent_actor import fault_launch
+
+T = TypeVar("T")
+ROUTE = "console:test"
+
+
+def make_engine(tmp_path: Path, **options: Any) -> Engine:
+    host = agent_host(fault_launch(tmp_path), acp=True, backoff=FAST_BACKOFF)
+    return Engine(
+        tmp_path / "robota.db",
+        [EngineAgent("acp", host)],
+        TaskDefaults(agent="fault", cwd=tmp_path),
+        backoff=FAST_BACKOFF,
+        **options,
+    )
+
+
+@asynccontextmanager
+async def running(engine: Engine) -> AsyncIterator[trio.CancelScope]:
+    """Run ``engine``; cancelling the yielded scope kills its whole tree mid-flight."""
+    async with trio.open_nursery() as nursery:
+        await nursery.start(engine.run)
+        yield nursery.cancel_scope
+        nursery.cancel_scope.cancel()
+
+
+def of(notices: Recording, kind: type[T], where: Callable[[T], bool] = lambda _: True) -> list[T]:
+    return [n for n in notices.messages if isinstance(n, kind) and where(n)]
+
+
+async def until(notices: Recording, kind: type[T], count: int = 1, timeout: float = 20) -> list[T]:
+    await wait_until(lambda: len(of(notices, kind)) >= count, timeout=timeout)
+    return of(notices, kind)
+
+
+async def test_a_prompt_opens_a_task_and_the_answer_comes_once(tmp_path: Path) -> None:
+    engine = make_engine(tmp_path)
+    notices = Recording()
+    engine.connect(ROUTE, notices.add)
+    async with running(engine):
+        engine.tell(ROUTE, UserInput("hello"))
+        [finished] = await until(notices, TurnFinished)
+        await until(notices, RouteIdle)
+    assert (finished.status, finished.final_text) == ("completed", "echo: hello")
+    [opened] = of(notices, TaskOpened)
+    assert opened.task_id == finished.task_id and opened.resumed is False
+    kinds = [type(n).__name__ for n in notices.messages]
+    assert kinds.index("TurnBegan") < kinds.index("TurnUpdate") < kinds.index("TurnFinished")
+    with closing(open_reader(tmp_path / "robota.db")) as db:
+        [attempt] = task_turn_attempts(db, finished.task_id)
+    assert (attempt.status, attempt.final_text, attempt.prompt) == (
+        "completed",
+        "echo: hello",
+        "hello",
+    )
+
+
+async def test_an_unknown_command_never_reaches_the_agent(tmp_path: Path) -> None:
+    engine = make_engine(tmp_path)
+    notices = Recording()
+    engine.connect(ROUTE, notices.add)
+    async with running(engine):
+        engine.tell(ROUTE, UserInput("/frobnicate now"))
+        engine.tell(ROUTE, UserInput("/s"))  # ambiguous: /sessions, /status, /stop, /switch
+        engine.tell(ROUTE, UserInput("/status"))
+        await until(notices, RouteReply, 3)
+    replies = [r.text for r in of(notices, RouteReply)]
+    assert "unknown command /frobnicate" in replies[0]
+    assert "ambiguous" in replies[1] and "/status" in replies[1]
+    assert replies[2].startswith("no task yet")
+    assert not of(notices, TurnBegan)
+    assert not (tmp_path / "pids").exists(), "no agent process was started"
+
+
+async def test_input_during_an_acp_turn_is_queued_and_runs_in_order(tmp_path: Path) -> None:
+    engine = make_engine(tmp_path)
+    notices = Recording()
+    engine.connect(ROUTE, notices.add)
+    async with running(engine):
+        engine.tell(ROUTE, UserInput("HANG until stopped"))
+        await wait_until(
+            lambda: bool(of(notices, TurnUpdate, lambda u: isinstance(u.event, TurnStarted))),
+            timeout=20,
+        )
+        engine.tell(ROUTE, UserInput("first"))
+        engine.tell(ROUTE, UserInput("/nosteer second"))
+        await until(notices, InputQueued, 2)
+        engine.tell(ROUTE, UserInput("/stop"))
+        finished = await until(notices, TurnFinished, 3)
+    assert [(f.status, f.final_text) for f in finished] == [
+        ("interrupted", None),
+        ("completed", "echo: first"),
+        ("completed", "echo: second"),
+    ]
+    assert [q.ahead for q in of(notices, InputQueued)] == [0, 1]
+
+
+async def test_a_killed_engine_continues_its_turn_and_keeps_the_queue(tmp_path: Path) -> None:
+    first_run = Recording()
+    engine = make_engine(tmp_path, recover=lambda key: key == ROUTE)
+    engine.connect(ROUTE, first_run.add)
+    async with running(engine) as kill:
+        engine.tell(ROUTE, UserInput("HANG over the crash"))
+        await wait_until(
+            lambda: bool(of(first_run, TurnUpdate, lambda u: isinstance(u.event, TurnStarted))),
+            timeout=20,
+        )
+        engine.tell(ROUTE, UserInput("queued one"))
+        engine.tell(ROUTE, UserInput("queued two"))
+        await until(first_run, InputQueued, 2)
+        kill.cancel()
+    assert not of(first_run, TurnFinished)
+    [cut_short] = of(first_run, TurnBegan)
+
+    second_run = Recording()
+    engine = make_engine(tmp_path, recover=lambda key: key == ROUTE)
+    engine.connect(ROUTE, second_run.add)
+    async with running(engine):
+        finished = await until(second_run, TurnFinished, 3)
+        await until(second_run, RouteIdle)
+    recovery = of(second_run, TurnBegan)[0]
+    assert recovery.recovery and "HANG over the crash" in recovery.prompt
+    assert "inspect what was already done" in recovery.prompt
+    assert [f.final_text for f in finished][1:] == ["echo: queued one", "echo: queued two"]
+    assert finished[0].final_text is not None and "robota restarted" in finished[0].final_text
+    assert len({f.attempt_id for f in finished}) == 3
+    assert cut_short.attempt_id not in {f.attempt_id for f in finished}
+    with closing(open_reader(tmp_path / "robota.db")) as db:
+        attempts = {a.id: a for a in task_turn_attempts(db, cut_short.task_id)}
+    assert attempts[cut_short.attempt_id].status == "interrupted"
+    assert sorted(a.status for a in attempts.values()) == ["completed"] * 3 + ["interrupted"]
+
+    third_run = Recording()
+    engine = make_engine(tmp_path, recover=lambda key: key == ROUTE)
+    engine.connect(ROUTE, third_run.add)
+    async with running(engine):
+        await trio.sleep(0.5)
+    assert not of(third_run, TurnFinished), "a restart after recovery delivers nothing again"
