@@ -1,0 +1,93 @@
+"""The interactive terminal UI: ``robota`` with no arguments on a terminal.
+
+One route (the console's ``route_key``) drives one engine. The answer streams in; the live
+activity (tools with their output, reasoning summaries, the plan, approvals) is the same turn
+model the chat cards use (``robota.core.presentation.TurnView``) drawn by ``render_terminal``;
+what is typed during a turn is sent as ``UserInput`` (the engine steers or queues it); slash
+commands complete with Tab; approvals are answered with a key; Ctrl-C interrupts the turn and a
+second one (or one while idle) exits.
+
+Threads. Textual owns the main thread and its asyncio loop; the engine's trio loop runs in one
+dedicated thread (``_engine_thread``). Why not trio guest mode on Textual's loop: the engine's
+work (agent I/O, decoding streamed events, the store's writes) would then share one thread with
+rendering, so a big repaint would delay agent traffic and a burst of events would delay keys; a
+thread keeps each loop's latency its own, and the engine runs exactly as it does under print
+mode. The two meet without blocking either side: notices from actor threads go into a
+coalescing inbox drained on Textual's loop (one wake-up per burst, not per text delta);
+requests go straight to ``Engine.tell``, an actor tell that is safe from any thread; the only
+thing sent into the trio loop is the cancellation that stops the engine (through its token).
+
+Textual is imported only when ``run_tui`` runs, so ``robota --help`` stays fast.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from robota.core.agents import PermissionMode
+
+    from ._engine_thread import EngineLike
+
+__all__ = ["EngineFactory", "run_tui"]
+
+EngineFactory = Callable[[], "EngineLike"]
+"""Builds the engine (not yet running); called once, on the calling thread, before the UI
+starts, so a configuration error ends the command the usual way (``SystemExit``)."""
+
+
+def run_tui(
+    engine_factory: EngineFactory | None = None,
+    *,
+    route_key: str | None = None,
+    resume: str | bool | None = None,
+    continue_: bool = False,
+    fork: bool = False,
+    agent: str | None = None,
+    cwd: Path | None = None,
+    model: str | None = None,
+    permission_mode: PermissionMode | None = None,
+    name: str | None = None,
+    append_system_prompt: str | None = None,
+) -> int:
+    """Run the interactive UI until the person leaves; the exit status.
+
+    ``engine_factory``: ``None`` builds the profile's engine (``load_profile`` then
+    ``open_engine(..., human_approves=True)``; a bad configuration exits 2 before the screen
+    changes). ``route_key``: ``None`` is a key of this run's own (``tui:<random>``), so two
+    terminals never share a route and this run adopts no other process's turns.
+    ``resume``: ``None`` or ``False`` starts a new task; a task id, unique id prefix or title
+    resumes that task (an ambiguous one opens the picker on it); ``True`` or ``""`` (``-r``
+    without a value) shows a picker of recent tasks. ``continue_``: the most recent task in the
+    working directory (of ``agent`` when given), or a new one when there is none. ``fork``
+    (with ``resume`` or ``continue_``): a new task from the chosen one's latest completed turn,
+    the original untouched. The rest set up a new task (``None``: the profile's default);
+    ``cwd`` is also the directory ``continue_`` looks in, ``name`` also titles a fork.
+
+    Exit status: 0 when the person left, 1 when the engine failed, 2 for options that do not
+    go together, 128 + N on signal N (SIGTERM, SIGHUP; the engine and its agents are stopped
+    first).
+    """
+    from robota.core.engine import TaskSettings  # noqa: PLC0415 (keeps --help fast)
+
+    from ._run import profile_engine, run  # noqa: PLC0415 (Textual loads only for the TUI)
+
+    settings = TaskSettings(
+        agent=agent,
+        cwd=cwd.resolve() if cwd is not None else None,
+        model=model,
+        permission_mode=permission_mode,
+        title=name,
+        developer_instructions=append_system_prompt,
+    )
+    return run(
+        engine_factory or profile_engine,
+        route_key=route_key or f"tui:{uuid.uuid4().hex[:12]}",
+        resume=True if resume == "" else (resume or None),
+        continue_=continue_,
+        fork=fork,
+        settings=settings,
+    )

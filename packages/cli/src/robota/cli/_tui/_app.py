@@ -1,0 +1,505 @@
+"""The Textual app: one route's conversation on the screen, and the keys that drive it.
+
+Notices arrive through the ``Inbox`` (any thread); ``_drain`` applies a whole burst on the UI
+loop and repaints once, at most ``PAINT_HZ`` times a second. Everything the person does goes to
+the engine as a request through the ``EngineLink`` (``tell`` never blocks).
+
+Screen, top to bottom: the transcript (notes, each turn's prompt, its card, its answer), the
+approval choice (only while one waits), a hint line, the prompt, the status line.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import sys
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, ClassVar, Literal, Protocol
+
+from rich.text import Text
+from textual import work
+from textual.app import App
+from textual.binding import Binding, BindingType
+from textual.containers import VerticalScroll
+from textual.message import Message
+from textual.widgets import Markdown, Static
+
+from robota.core.engine._messages import (
+    AnswerApproval,
+    ForkTask,
+    FrontEndRequest,
+    InputQueued,
+    InputSteered,
+    Interrupt,
+    NewTask,
+    RouteIdle,
+    RouteNotice,
+    RouteReply,
+    TaskOpened,
+    TaskSettings,
+    TurnBegan,
+    TurnFinished,
+    TurnUpdate,
+    UserInput,
+    UseTask,
+)
+from robota.core.events import ApprovalResolved, TurnCompleted
+from robota.core.presentation import UserSteer
+from robota.core.presentation._text import format_elapsed
+from robota.core.presentation._view import STATE_LABELS
+
+from ._complete import command_names
+from ._engine_thread import EngineStopped, Inbox
+from ._widgets import TYPING_GUARD, ApprovalBar, LiveTurn, PromptInput, TaskPicker, TurnCard
+
+if TYPE_CHECKING:
+    from textual.app import ComposeResult
+    from textual.widget import Widget
+
+    from robota.core.store import Task
+
+__all__ = ["EngineDown", "EngineLink", "RobotaApp", "Start"]
+
+PAINT_HZ = 30
+KEYS_HINT = "Enter send · Tab complete · ↑↓ history · Ctrl-O tool output · Ctrl-C interrupt / exit"
+
+
+class EngineLink(Protocol):
+    """The app's side of the engine thread (``EngineThread`` is one)."""
+
+    def tell(self, request: FrontEndRequest) -> None: ...
+
+    @property
+    def default_agent(self) -> str: ...
+
+    def recent_tasks(
+        self, *, limit: int = 50, search: str | None = None, timeout: float = 60
+    ) -> list[Task]: ...
+
+    def latest_task(
+        self, cwd: Path | None, agent: str | None = None, timeout: float = 60
+    ) -> Task | None: ...
+
+
+@dataclass(frozen=True, slots=True)
+class EngineDown:
+    """The engine's run ended (``error`` is ``None`` when the app asked it to stop)."""
+
+    error: BaseException | None
+
+
+class _Wake(Message):
+    """Notices wait in the inbox."""
+
+
+@dataclass(frozen=True, slots=True)
+class Start:
+    """Which task the route starts on (see ``run_tui``)."""
+
+    resume: str | bool | None = None
+    continue_: bool = False
+    fork: bool = False
+    settings: TaskSettings = field(default_factory=TaskSettings)
+    """A new task's settings; ``cwd`` is also where ``continue_`` looks."""
+
+
+class RobotaApp(App[None]):
+    """The interactive UI of one route."""
+
+    TITLE = "robota"
+    ENABLE_COMMAND_PALETTE = False
+    CSS = """
+    Screen { layout: vertical; }
+    #transcript { height: 1fr; padding: 0 1; }
+    #transcript > .note { color: $text-muted; }
+    #transcript > .error { color: $error; }
+    #transcript > .prompt { color: $accent; text-style: bold; margin-top: 1; }
+    #transcript > .card { margin: 0 0 0 2; }
+    #transcript > Markdown { margin: 0 0 0 2; padding: 0; }
+    #approval { display: none; height: auto; padding: 0 1; border: tall $warning; }
+    #approval.-shown { display: block; }
+    #approval:focus { border: tall $warning-lighten-2; }
+    #hint { height: 1; padding: 0 1; color: $text-muted; }
+    #prompt { border: tall $accent; }
+    #status { height: 1; padding: 0 1; background: $panel; }
+    #picker { width: 90%; height: 80%; border: tall $accent; background: $surface; }
+    #picker-list { height: 1fr; }
+    """
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("ctrl+c", "interrupt", "Interrupt / exit", priority=True),
+        Binding("ctrl+o", "toggle_output", "Tool output", priority=True),
+        Binding("pageup", "scroll_transcript(-1)", show=False, priority=True),
+        Binding("pagedown", "scroll_transcript(1)", show=False, priority=True),
+    ]
+
+    def __init__(self, link: EngineLink, inbox: Inbox[RouteNotice | EngineDown], start: Start):
+        super().__init__()
+        self.link = link
+        self.inbox = inbox
+        self.opening = start
+        self.agent = start.settings.agent or link.default_agent
+        self.task_id: str | None = None
+        self.turn: LiveTurn | None = None
+        self.cards: list[TurnCard] = []
+        self.queued: dict[int, str] = {}
+        self.expanded: Literal["all"] | tuple[()] = ()
+        self.engine_error: BaseException | None = None
+        self.signal_number: int | None = None
+        self._route_open = False
+        self._paint_due = False
+        self._last_paint = 0.0
+        self._names = command_names()
+        self._terminal_fd: int | None = None
+        self._prompt_line: Static | None = None
+        self.transcript = VerticalScroll(id="transcript", can_focus=False)
+        self.approval_bar = ApprovalBar(id="approval")
+        self.hint_line = Static(KEYS_HINT, id="hint")
+        self.prompt = PromptInput(self._names, id="prompt")
+        self.status_line = Static("", id="status")
+
+    # -- layout and lifecycle -------------------------------------------------------------------
+
+    def compose(self) -> ComposeResult:
+        # Held, not queried: the app's queries search the active screen, which is the picker
+        # while it is open.
+        yield self.transcript
+        yield self.approval_bar
+        yield self.hint_line
+        yield self.prompt
+        yield self.status_line
+
+    def on_mount(self) -> None:
+        self.transcript.anchor()
+        prompt = self.prompt
+        prompt.disabled = True  # until the route's task is chosen: a line typed earlier
+        # could land on the task the route had in an earlier run
+        loop = asyncio.get_running_loop()
+        for signum in (signal.SIGTERM, signal.SIGHUP):
+            try:
+                loop.add_signal_handler(signum, self._terminate, signum)
+            except (NotImplementedError, RuntimeError, ValueError):
+                pass  # a loop outside the main thread cannot: its runner handles signals
+        # post_message is Textual's thread-safe door: the drain then runs as the app's own
+        # handler (a bare call_soon_threadsafe would run outside the app's context).
+        self.inbox.attach(lambda: self.post_message(_Wake()))
+        self._terminal_fd = _terminal_fd()
+        self.set_interval(1.0, self._tick)
+        self._paint_status()
+        self._open_route()
+
+    def on_unmount(self) -> None:
+        self.inbox.detach()
+        loop = asyncio.get_running_loop()
+        for signum in (signal.SIGTERM, signal.SIGHUP):
+            try:
+                loop.remove_signal_handler(signum)
+            except (NotImplementedError, RuntimeError, ValueError):
+                pass
+
+    def _terminate(self, signum: int) -> None:
+        self.signal_number = signum
+        self.exit(return_code=128 + signum)
+
+    # -- choosing the task ----------------------------------------------------------------------
+
+    @work(exclusive=True, group="open")
+    async def _open_route(self) -> None:
+        start = self.opening
+        request: FrontEndRequest | None = None
+        try:
+            search: str | None = None
+            if isinstance(start.resume, str):
+                found, candidates = await self._find(start.resume)
+                if found is not None:
+                    request = self._use(found)
+                elif candidates:
+                    search = start.resume  # ambiguous: let the person pick among them
+                else:
+                    self.note(f"no task named {start.resume!r}; starting a new one", "error")
+            if request is None and (start.resume is True or search is not None):
+                chosen = await self.push_screen_wait(TaskPicker(self._picker_tasks, search))
+                if chosen is not None:
+                    request = self._use(chosen)
+            elif start.continue_:
+                settings = start.settings
+                latest = await asyncio.to_thread(
+                    self.link.latest_task, settings.cwd, settings.agent
+                )
+                if latest is not None:
+                    request = self._use(latest)
+                else:
+                    self.note("no earlier task in this directory; starting a new one")
+        except EngineStopped as error:
+            self.note(str(error), "error")
+            return
+        if request is None:
+            request = NewTask(start.settings)
+        self.link.tell(request)
+        self._route_open = True
+        self.prompt.disabled = False
+        self.prompt.focus()
+        self._paint_status()
+
+    def _use(self, task: Task) -> FrontEndRequest:
+        self.agent = task.agent
+        if self.opening.fork:
+            return ForkTask(task.id, self.opening.settings.title)
+        return UseTask(task.id)
+
+    def _picker_tasks(self, search: str | None) -> Sequence[Task]:
+        return self.link.recent_tasks(limit=50, search=search)
+
+    async def _find(self, wanted: str) -> tuple[Task | None, int]:
+        """The task with this id, else the one its id prefixes, else the newest titled so;
+        and how many tasks the search found (to offer them when none is certain)."""
+        tasks = await asyncio.to_thread(self.link.recent_tasks, limit=50, search=wanted)
+        for task in tasks:
+            if task.id == wanted:
+                return task, len(tasks)
+        prefixed = [t for t in tasks if t.id.startswith(wanted)]
+        if len(prefixed) == 1:
+            return prefixed[0], len(tasks)
+        titled = [t for t in tasks if t.title == wanted]
+        return (titled[0] if titled else None), len(tasks)
+
+    # -- notices --------------------------------------------------------------------------------
+
+    def on__wake(self) -> None:
+        self._drain()
+
+    def _drain(self) -> None:
+        for item in self.inbox.drain():
+            if isinstance(item, EngineDown):
+                self._engine_down(item.error)
+            else:
+                self._notice(item)
+        self._schedule_paint()
+
+    def _notice(self, notice: RouteNotice) -> None:
+        if isinstance(notice, TurnUpdate):
+            turn = self.turn
+            if turn is not None and turn.attempt_id == notice.attempt_id:
+                turn.view.apply(notice.event)
+                if isinstance(notice.event, ApprovalResolved):
+                    turn.answered.discard(notice.event.approval_id)
+        elif isinstance(notice, TurnBegan):
+            self._turn_began(notice)
+        elif isinstance(notice, TurnFinished):
+            self._turn_finished(notice)
+        elif isinstance(notice, InputSteered):
+            if self.turn is not None and self.turn.attempt_id == notice.attempt_id:
+                self.turn.view.apply(UserSteer(notice.text))
+        elif isinstance(notice, InputQueued):
+            self.queued[notice.prompt_id] = notice.text
+            ahead = f" ({notice.ahead} ahead)" if notice.ahead else ""
+            self.note(f"queued{ahead}: {notice.text}")
+        elif isinstance(notice, TaskOpened):
+            self.task_id, self.agent = notice.task_id, notice.agent
+            how = "resumed" if notice.resumed else "opened"
+            if notice.forked_from:
+                how = f"forked from {notice.forked_from}"
+            # A new task opens with its first prompt: say so above that prompt.
+            above = self._prompt_line if self.turn is not None else None
+            self.note(f"task {notice.task_id} {how} · {notice.agent} · {notice.cwd}", before=above)
+        elif isinstance(notice, RouteReply):
+            self.note(notice.text, "error" if notice.level == "error" else "note")
+        elif isinstance(notice, RouteIdle):
+            self.queued.clear()
+
+    def _turn_began(self, notice: TurnBegan) -> None:
+        if self.turn is not None:  # a finish we never heard of: freeze what we have
+            self.turn.ended = time.monotonic()
+        for prompt_id, text in list(self.queued.items()):
+            if text == notice.prompt:  # the oldest queued prompt with this text runs now
+                del self.queued[prompt_id]
+                break
+        self.task_id = notice.task_id
+        self.turn = LiveTurn(notice.attempt_id, notice.prompt)
+        marker = "(recovery) > " if notice.recovery else "> "
+        card = TurnCard(self.turn, agent=self.agent or "agent")
+        self.cards.append(card)
+        transcript = self.transcript
+        self._prompt_line = Static(Text(marker + notice.prompt), classes="prompt")
+        transcript.mount(self._prompt_line)
+        transcript.mount(card)
+
+    def _turn_finished(self, notice: TurnFinished) -> None:
+        turn = self.turn
+        if turn is None or turn.attempt_id != notice.attempt_id:
+            return
+        view = turn.view
+        if not view.terminal:  # the engine ended it without the agent's own completion
+            view.apply(
+                TurnCompleted(
+                    turn_id=view.turn_id or notice.attempt_id,
+                    status=notice.status,
+                    error=notice.error,
+                    final_text=notice.final_text,
+                    usage=notice.usage,
+                )
+            )
+        turn.ended = time.monotonic()
+        self.turn = None
+        self._paint_cards()
+        answer = notice.final_text if notice.final_text is not None else view.final_text
+        transcript = self.transcript
+        if answer and answer.strip():
+            # Right below its card: notes that came during the turn (a queued prompt, a
+            # command's reply) follow the answer instead of splitting it from its activity.
+            transcript.mount(Markdown(answer), after=self.cards[-1])
+        if turn.interrupt_sent:
+            self._hint(None)
+
+    def _engine_down(self, error: BaseException | None) -> None:
+        if error is None:
+            return
+        self.engine_error = error
+        self.exit(return_code=1)
+
+    # -- what the person does -------------------------------------------------------------------
+
+    def on_input_submitted(self, event: PromptInput.Submitted) -> None:
+        if not isinstance(event.input, PromptInput):
+            return
+        text = event.value
+        event.input.value = ""
+        self._hint(None)
+        if not text.strip():
+            return
+        event.input.history.add(text)
+        if text.strip() == "/exit":
+            self.exit()
+            return
+        if text.lstrip().startswith("/") and not text.lstrip().startswith("//"):
+            self.note(f"> {text.strip()}")  # commands leave no turn to show what was typed
+        self.link.tell(UserInput(text))
+
+    def on_prompt_input_candidates(self, event: PromptInput.Candidates) -> None:
+        self._hint("  ".join(f"/{n}" for n in event.names) if event.names else None)
+
+    def on_approval_bar_answered(self, event: ApprovalBar.Answered) -> None:
+        if self.turn is not None:
+            self.turn.answered.add(event.approval_id)
+        self.link.tell(AnswerApproval(event.approval_id, event.decision))
+        self._paint()
+
+    def on_approval_bar_left(self) -> None:
+        self.prompt.focus()
+
+    def action_interrupt(self) -> None:
+        turn = self.turn
+        if turn is not None and not turn.interrupt_sent:
+            turn.interrupt_sent = True
+            self.link.tell(Interrupt())
+            self._hint("interrupting the turn · Ctrl-C again exits")
+            self._paint_status()
+            return
+        self.exit()
+
+    def action_toggle_output(self) -> None:
+        self.expanded = () if self.expanded == "all" else "all"
+        self._paint_cards(everything=True)
+
+    def action_scroll_transcript(self, direction: int) -> None:
+        transcript = self.transcript
+        if direction < 0:
+            transcript.scroll_page_up(animate=False)
+        else:
+            transcript.scroll_page_down(animate=False)
+
+    # -- painting -------------------------------------------------------------------------------
+
+    def note(
+        self, text: str, kind: Literal["note", "error"] = "note", *, before: Widget | None = None
+    ) -> None:
+        self.transcript.mount(Static(Text(text), classes=kind), before=before)
+
+    def _hint(self, text: str | None) -> None:
+        self.hint_line.update(Text(text if text is not None else KEYS_HINT))
+
+    def _schedule_paint(self) -> None:
+        if self._paint_due:
+            return
+        wait = self._last_paint + 1 / PAINT_HZ - time.monotonic()
+        if wait <= 0:
+            self._paint()
+            return
+        self._paint_due = True
+        self.set_timer(wait, self._paint)
+
+    def _tick(self) -> None:
+        if self._terminal_fd is not None and _hung_up(self._terminal_fd):
+            # The terminal went away without a SIGHUP reaching us (a shell that ignores it):
+            # Textual would read end-of-file forever, so leave as SIGHUP would have.
+            self._terminate(signal.SIGHUP)
+            return
+        if self.turn is not None:
+            self._paint()
+
+    def _paint(self) -> None:
+        self._paint_due = False
+        self._last_paint = time.monotonic()
+        self._paint_cards()
+        self._paint_approval()
+        self._paint_status()
+
+    def _paint_cards(self, *, everything: bool = False) -> None:
+        if everything:
+            for card in self.cards:
+                card.paint(self.expanded)
+        elif self.cards:
+            self.cards[-1].paint(self.expanded)
+
+    def _paint_approval(self) -> None:
+        bar = self.approval_bar
+        waiting = self.turn.unanswered() if self.turn is not None else []
+        was_shown = bar.approval is not None
+        prompt = self.prompt
+        # Only a line being typed needs the guard; the Enter that sent a prompt does not.
+        typing = bool(prompt.value) and time.monotonic() - prompt.last_typed < TYPING_GUARD
+        armed_at = time.monotonic() + (TYPING_GUARD if typing else 0.0)
+        bar.show_approval(waiting[0] if waiting else None, len(waiting) - 1, armed_at=armed_at)
+        if waiting and not was_shown:
+            bar.focus()
+        elif not waiting and was_shown and bar.has_focus:
+            prompt.focus()
+
+    def _paint_status(self) -> None:
+        turn = self.turn
+        parts = [
+            self.agent or "default agent",
+            f"task {self.task_id}" if self.task_id else "new task",
+        ]
+        if not self._route_open:
+            parts.append("choosing a task")
+        elif turn is None:
+            parts.append("idle")
+        else:
+            state = STATE_LABELS[turn.view.display_state]
+            if turn.interrupt_sent:
+                state = "Interrupting"
+            parts += [state, format_elapsed(turn.elapsed)]
+        if self.queued:
+            parts.append(f"{len(self.queued)} queued")
+        self.status_line.update(Text(" · ".join(parts)))
+
+
+def _terminal_fd() -> int | None:
+    """The terminal the UI reads from, when it is one (not under the headless pilot)."""
+    try:
+        fd = sys.__stdin__.fileno() if sys.__stdin__ is not None else -1
+    except (OSError, ValueError):
+        return None
+    return fd if fd >= 0 and os.isatty(fd) else None
+
+
+def _hung_up(fd: int) -> bool:
+    try:
+        os.tcgetpgrp(fd)
+    except OSError:
+        return True  # EIO: the terminal was hung up (its window closed, its tmux pane killed)
+    return False

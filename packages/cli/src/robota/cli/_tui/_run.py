@@ -1,0 +1,112 @@
+"""Wiring: the inbox, the engine thread and the app; run them and stop the engine afterwards.
+
+``build`` is separate from ``run`` so the headless tests drive exactly what ``robota`` runs,
+only under ``App.run_test`` instead of on a terminal.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import sys
+from collections.abc import Callable, Iterator
+from typing import TYPE_CHECKING
+
+from ._app import EngineDown, RobotaApp, Start
+from ._engine_thread import EngineLike, EngineThread, Inbox
+
+if TYPE_CHECKING:
+    from robota.core.engine import TaskSettings
+
+__all__ = ["build", "profile_engine", "run"]
+
+STOP_TIMEOUT = 30.0
+"""Seconds the engine gets to stop (agents are given 0.5 s, then SIGTERM, then SIGKILL)."""
+
+
+def profile_engine() -> EngineLike:
+    """The profile's engine, for a person at the terminal (approvals are theirs to answer)."""
+    from .._engine_host import load_profile, open_engine  # noqa: PLC0415
+
+    config, profile = load_profile()
+    return open_engine(config, profile, human_approves=True)
+
+
+def build(engine: EngineLike, *, route_key: str, start: Start) -> tuple[RobotaApp, EngineThread]:
+    """The app and the thread that will run ``engine``, neither started."""
+    from robota.core.engine import RouteNotice  # noqa: PLC0415
+
+    inbox: Inbox[RouteNotice | EngineDown] = Inbox()
+    thread = EngineThread(
+        engine,
+        route_key=route_key,
+        deliver=inbox.put,
+        on_stopped=lambda error: inbox.put(EngineDown(error)),
+    )
+    return RobotaApp(thread, inbox, start), thread
+
+
+def run(
+    engine_factory: Callable[[], EngineLike],
+    *,
+    route_key: str,
+    resume: str | bool | None,
+    continue_: bool,
+    fork: bool,
+    settings: TaskSettings,
+) -> int:
+    if fork and not (continue_ or resume):
+        print("robota: --fork-session needs -c/--continue or -r/--resume", file=sys.stderr)
+        return 2
+    if continue_ and resume:
+        print("robota: -c/--continue and -r/--resume cannot be combined", file=sys.stderr)
+        return 2
+    if settings.cwd is not None and not settings.cwd.is_dir():
+        print(f"robota: --cwd {settings.cwd}: not a directory", file=sys.stderr)
+        return 2
+    engine = engine_factory()  # here, so a configuration error exits before the screen changes
+    start = Start(resume=resume or None, continue_=continue_, fork=fork, settings=settings)
+    app, thread = build(engine, route_key=route_key, start=start)
+    thread.start()
+    try:
+        app.run()
+    finally:
+        with _signals_held():
+            stopped = thread.stop(STOP_TIMEOUT)
+    if app.signal_number == signal.SIGHUP:
+        _detach_from_terminal()
+    if not stopped:
+        print(f"robota: the engine did not stop within {STOP_TIMEOUT:.0f} s", file=sys.stderr)
+    if app.engine_error is not None:
+        print(f"robota: the engine stopped: {app.engine_error}", file=sys.stderr)
+        return 1
+    return app.return_code or 0
+
+
+@contextlib.contextmanager
+def _signals_held() -> Iterator[None]:
+    """Ignore Ctrl-C, SIGTERM and SIGHUP while the engine stops (bounded by STOP_TIMEOUT): the
+    UI has left, and a second signal would end the process with agents still running."""
+    held = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+    try:
+        previous = {signum: signal.signal(signum, signal.SIG_IGN) for signum in held}
+    except ValueError:  # not the main thread: nothing to hold
+        yield
+        return
+    try:
+        yield
+    finally:
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
+
+
+def _detach_from_terminal() -> None:
+    """The terminal hung up: point stdout and stderr at /dev/null, so the last flush at exit
+    does not fail on it (Python then exits 120 instead of the status we return)."""
+    null = os.open(os.devnull, os.O_WRONLY)
+    try:
+        for fd in (1, 2):
+            os.dup2(null, fd)
+    finally:
+        os.close(null)
