@@ -66,7 +66,7 @@ def texts(max_size: int = 60) -> st.SearchStrategy[str]:
 
 @st.composite
 def turns(  # noqa: PLR0915 - one branch per kind of event reads best as one dispatch
-    draw: st.DrawFn, max_steps: int = 40, finish: bool | None = None
+    draw: st.DrawFn, max_steps: int = 40, finish: bool | None = None, max_burst: int = 120
 ) -> list[Input]:
     events: list[Input] = [TurnStarted("turn-1")]
     tools: list[str] = []
@@ -139,7 +139,7 @@ def turns(  # noqa: PLR0915 - one branch per kind of event reads best as one dis
             output = draw(st.one_of(st.none(), texts()))
             events.append(ToolCompleted(tool, status, output, draw(st.sampled_from([None, 0, 1]))))
         elif action == "burst":
-            count = draw(st.integers(5, 120))
+            count = draw(st.integers(min(5, max_burst), max_burst))
             big = draw(st.sampled_from(_BIG))
             for i in range(count):
                 tool = f"burst-{step}-{i}"

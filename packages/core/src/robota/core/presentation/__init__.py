@@ -26,16 +26,17 @@ from ._feishu import (
     feishu_final_answer,
     render_feishu_card,
 )
-from ._groups import Block, ToolGroup, group_stream, timeline_stream
+from ._groups import Block, StreamGrouper, ToolGroup, group_stream, timeline_stream
 from ._markdown import split_markdown
 from ._slack import (
     SLACK_LIMITS,
     SlackLimits,
     SlackMessage,
+    SlackRenderer,
     render_slack_progress,
     slack_final_answer,
 )
-from ._terminal import render_terminal
+from ._terminal import TerminalRenderer, render_terminal
 from ._text import strip_launcher
 from ._throttle import BACKOFF, ThrottleError, UpdateThrottle, payload_hash
 from ._view import (
@@ -70,12 +71,14 @@ __all__ = [
     # groups
     "Block",
     "ToolGroup",
+    "StreamGrouper",
     "group_stream",
     "timeline_stream",
     # text
     "split_markdown",
     "strip_launcher",
     # renderers
+    "TerminalRenderer",
     "render_terminal",
     "FeishuRenderer",
     "FeishuCard",
@@ -85,6 +88,7 @@ __all__ = [
     "card_components",
     "render_feishu_card",
     "feishu_final_answer",
+    "SlackRenderer",
     "SlackMessage",
     "SlackLimits",
     "SLACK_LIMITS",

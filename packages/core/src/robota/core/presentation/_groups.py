@@ -7,7 +7,9 @@ parts (each part a ``ToolGroup`` with its own stable key), but not the group: a 
 still the group's latest reasoning up to that part's end.
 
 Nothing here is persisted; the stream in ``TurnView`` is the only state, so a layout change or a
-restart loses nothing.
+restart loses nothing. ``StreamGrouper`` computes the same blocks as ``group_stream`` for a
+renderer that lives as long as the turn, re-grouping only from the oldest activity whose grouping
+changed (see there).
 """
 
 from __future__ import annotations
@@ -20,8 +22,10 @@ from ._view import Activity, Approval, ErrorNote, Message, Reasoning, Steer, Too
 __all__ = [
     "OUTCOMES",
     "Block",
+    "StreamGrouper",
     "ToolGroup",
     "activity_key",
+    "group_signature",
     "group_stream",
     "timeline_stream",
     "tool_label",
@@ -137,3 +141,186 @@ def group_stream(view: TurnView) -> list[tuple[str, Block]]:
         part = None
         blocks.append((activity_key(activity, index), activity))
     return blocks
+
+
+def group_signature(view: TurnView, group: ToolGroup) -> tuple[int, int, int, str]:
+    """Changes whenever anything a renderer shows of the group changes, approvals about its
+    tools included (resolving one bumps the approval's version, not the tool's).
+
+    Versions only grow and every change stamps the view's newest version, so the newest version
+    among the members and their approvals, with the member counts and the title, identifies what
+    a part shows: a part always starts at the same activity (its key) and its members are
+    contiguous, so the counts fix which members it holds.
+    """
+    newest = 0
+    approvals = view.tools_with_approvals
+    for tool in group.tools:
+        version = tool.version
+        if approvals and tool.tool_id in approvals:
+            for approval in approvals[tool.tool_id]:
+                version = max(version, approval.version)
+        newest = max(newest, version)
+    for part in group.reasoning:
+        newest = max(newest, part.version)
+    return (newest, len(group.tools), len(group.reasoning), group.title)
+
+
+def _blank(text: str) -> bool:
+    # ``not text.strip()`` without copying the text: isspace() stops at the first visible char.
+    return not text or text.isspace()
+
+
+@dataclass(slots=True, eq=False)
+class _Mark:
+    """An activity whose grouping may change later (a message or reasoning that gains text or
+    turns final, an approval whose tool is announced afterwards), with the grouper's state just
+    before it was grouped, to resume from there."""
+
+    index: int
+    activity: Message | Reasoning | Approval
+    version: int
+    final: bool
+    state: object
+    blocks: int
+    part: ToolGroup | None
+    sizes: tuple[int, int, int]
+    part_title: str
+    title: str
+
+
+class StreamGrouper:
+    """``group_stream``, incrementally, for one view.
+
+    The stream only grows, and only messages, reasoning and approvals can change how the part
+    of it already grouped is grouped (see ``_Mark``). Each call checks those few activities,
+    rewinds to the oldest one whose grouping changed (usually none: a turn moves at its end)
+    and groups from there, so a call costs what changed plus one look at each mark, not the
+    whole turn. A different view object starts over.
+
+    The returned list is the caller's, but its ``ToolGroup``s are the grouper's: valid until the
+    next call, which may extend or shorten the newest ones.
+    """
+
+    __slots__ = ("_blocks", "_done", "_marks", "_part", "_title", "_view")
+
+    def __init__(self) -> None:
+        self._view: TurnView | None = None
+        self._reset()
+
+    def _reset(self) -> None:
+        self._done = 0
+        self._blocks: list[tuple[str, Block]] = []
+        self._part: ToolGroup | None = None
+        self._title = ""
+        self._marks: list[_Mark] = []
+
+    def blocks(self, view: TurnView) -> list[tuple[str, Block]]:
+        """What ``group_stream(view)`` returns."""
+        if view is not self._view:
+            self._view = view
+            self._reset()
+        else:
+            self._rewind(view)
+        activities = view.activities
+        for index in range(self._done, len(activities)):
+            self._group(view, index, activities[index])
+        self._done = len(activities)
+        return list(self._blocks)
+
+    def _rewind(self, view: TurnView) -> None:
+        for position, mark in enumerate(self._marks):
+            activity = mark.activity
+            if isinstance(activity, Approval):
+                if view.about_known_tool(activity) == mark.state:
+                    continue
+            else:
+                final = isinstance(activity, Message) and view.is_final(activity)
+                if activity.version == mark.version and final == mark.final:
+                    continue  # nothing it shows changed, so neither did its grouping
+                if _grouping(view, activity) == mark.state:
+                    mark.version, mark.final = activity.version, final
+                    continue
+            self._restore(mark)
+            del self._marks[position:]
+            return
+
+    def _restore(self, mark: _Mark) -> None:
+        del self._blocks[mark.blocks :]
+        part = self._part = mark.part
+        if part is not None:
+            members, tools, reasoning = mark.sizes
+            del part.members[members:]
+            del part.tools[tools:]
+            del part.reasoning[reasoning:]
+            part.title = mark.part_title
+        self._title = mark.title
+        self._done = mark.index
+
+    def _mark(
+        self, view: TurnView, index: int, activity: Message | Reasoning | Approval, state: object
+    ) -> None:
+        part = self._part
+        self._marks.append(
+            _Mark(
+                index,
+                activity,
+                activity.version,
+                isinstance(activity, Message) and view.is_final(activity),
+                state,
+                len(self._blocks),
+                part,
+                (len(part.members), len(part.tools), len(part.reasoning)) if part else (0, 0, 0),
+                part.title if part else "",
+                self._title,
+            )
+        )
+
+    def _group(self, view: TurnView, index: int, activity: Activity) -> None:
+        # The same steps as group_stream, one activity at a time.
+        if isinstance(activity, ToolCall | Reasoning):
+            title = ""
+            if isinstance(activity, Reasoning):
+                visible, title = _reasoning_grouping(activity)
+                self._mark(view, index, activity, (visible, title))
+                if not visible:
+                    return
+            part = self._part
+            if part is None:
+                part = self._part = ToolGroup(activity_key(activity, index))
+                self._blocks.append((part.key, part))
+            part.members.append(activity)
+            if isinstance(activity, ToolCall):
+                part.tools.append(activity)
+            else:
+                part.reasoning.append(activity)
+                self._title = title or self._title
+            part.title = self._title
+            return
+        if isinstance(activity, Message):
+            shown = _message_shown(view, activity)
+            self._mark(view, index, activity, shown)
+            if not shown:
+                return
+            self._title = ""  # commentary: the only group boundary
+        elif isinstance(activity, Approval):
+            with_tool = view.about_known_tool(activity)
+            self._mark(view, index, activity, with_tool)
+            if with_tool:
+                return
+        self._part = None
+        self._blocks.append((activity_key(activity, index), activity))
+
+
+def _message_shown(view: TurnView, message: Message) -> bool:
+    return not _blank(message.text) and not view.is_final(message)
+
+
+def _reasoning_grouping(part: Reasoning) -> tuple[bool, str]:
+    """Whether the reasoning is shown and the title it gives its group."""
+    return not _blank(part.text), part.title
+
+
+def _grouping(view: TurnView, activity: Message | Reasoning) -> object:
+    if isinstance(activity, Message):
+        return _message_shown(view, activity)
+    return _reasoning_grouping(activity)

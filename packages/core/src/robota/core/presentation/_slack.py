@@ -10,6 +10,9 @@ text within 150, total block text well under the ~13 k characters where Slack an
 ``msg_blocks_too_long``; buttons' text within 75, ``value`` within 2 000, ``action_id`` within
 255. Button values are the caller's opaque tokens, never a payload made up here. No
 ``block_id`` is set (Slack caches blocks by it; omitted, it never goes stale).
+
+``SlackRenderer`` keeps each activity block's sections between updates (the card actor holds
+one per message); ``render_slack_progress`` draws from scratch and gives the same message.
 """
 
 from __future__ import annotations
@@ -19,7 +22,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..events import ApprovalDecision
-from ._groups import OUTCOMES, Block, ToolGroup, group_stream, tool_label
+from ._groups import OUTCOMES, Block, StreamGrouper, ToolGroup, group_signature, tool_label
 from ._markdown import split_markdown
 from ._text import STATUS_ICONS, element_id, format_elapsed, head, strip_launcher, tail_lines
 from ._view import STATE_LABELS, Approval, DisplayState, Message, Steer, ToolCall, TurnView
@@ -28,6 +31,7 @@ __all__ = [
     "SLACK_LIMITS",
     "SlackLimits",
     "SlackMessage",
+    "SlackRenderer",
     "render_slack_progress",
     "slack_final_answer",
 ]
@@ -75,6 +79,92 @@ class SlackMessage:
         return {"text": self.text, "blocks": self.blocks}
 
 
+class SlackRenderer:
+    """Renders one turn's progress messages; keep one per message to reuse its block cache.
+
+    Each activity block's sections are cached with what they show (the versions of its
+    activities, see ``group_signature``), and the message is filled from the newest end, so an
+    update costs what changed plus the blocks that fit in one message, however long the turn.
+    The header, context line and footer are drawn afresh. A fresh renderer draws the same
+    message from the same view.
+    """
+
+    def __init__(self, *, agent: str, limits: SlackLimits = SLACK_LIMITS) -> None:
+        self.agent = agent
+        self.limits = limits
+        self._grouper = StreamGrouper()
+        self._cache: dict[str, tuple[object, list[tuple[Json, int]]]] = {}
+
+    def render(
+        self,
+        view: TurnView,
+        *,
+        elapsed: float | None = None,
+        approval_tokens: Mapping[str, Mapping[ApprovalDecision, str]] | None = None,
+    ) -> SlackMessage:
+        """The progress message. Its blocks are shared with later renders: read-only."""
+        agent, limits = self.agent, self.limits
+        status, icon = _status(view)
+        header = {
+            "type": "header",
+            "text": {"type": "plain_text", "text": head(f"{icon} {agent} · {status}", 150)},
+        }
+        facts = [format_elapsed(elapsed)]
+        if view.tool_count:
+            facts.append(f"{view.tool_count} tool" + ("s" if view.tool_count != 1 else ""))
+        if view.usage is not None and view.usage.total_tokens:
+            facts.append(f"{view.usage.total_tokens:,} tokens")
+        if not view.terminal and view.current_title:
+            facts.append(_escape(head(view.current_title, 200)))
+        context = _context(" · ".join(f for f in facts if f) or status)
+
+        footer = _footer(view, approval_tokens or {}, limits)
+        fixed = [header, context, *footer]
+        block_room = limits.blocks - len(fixed) - 1  # one more for the "earlier" note
+        text_room = limits.block_text_total - sum(_text_size(b) for b in fixed) - 200
+        # Render from the newest end and stop when full: a long turn costs what its last page
+        # does.
+        stream = self._grouper.blocks(view)
+        shown: list[Json] = []
+        hidden = len(stream)
+        full = False
+        for key, item in reversed(stream):
+            for block, size in reversed(self._sections(view, key, item)):
+                if len(shown) >= block_room or size > text_room:
+                    full = True
+                    break
+                shown.append(block)
+                text_room -= size
+            if full:
+                break
+            hidden -= 1
+        shown.reverse()
+        blocks = [header, context]
+        if hidden:
+            blocks.append(
+                _context(f"… {hidden} earlier item{'s' if hidden != 1 else ''} not shown")
+            )
+        blocks.extend(shown)
+        blocks.extend(footer)
+        fallback = f"{agent}: {status}"
+        if not view.terminal and view.current_title:
+            fallback += f" · {view.current_title}"
+        return SlackMessage(head(fallback, limits.fallback_text), blocks)
+
+    def _sections(self, view: TurnView, key: str, item: Block) -> list[tuple[Json, int]]:
+        signature: object = (
+            group_signature(view, item)
+            if isinstance(item, ToolGroup)
+            else (type(item), item.version)
+        )
+        hit = self._cache.get(key)
+        if hit is not None and hit[0] == signature:
+            return hit[1]
+        sections = [(block, _text_size(block)) for block in _sections(view, item, self.limits)]
+        self._cache[key] = (signature, sections)
+        return sections
+
+
 def render_slack_progress(
     view: TurnView,
     *,
@@ -83,51 +173,9 @@ def render_slack_progress(
     approval_tokens: Mapping[str, Mapping[ApprovalDecision, str]] | None = None,
     limits: SlackLimits = SLACK_LIMITS,
 ) -> SlackMessage:
-    status, icon = _status(view)
-    header = {
-        "type": "header",
-        "text": {"type": "plain_text", "text": head(f"{icon} {agent} · {status}", 150)},
-    }
-    facts = [format_elapsed(elapsed)]
-    if view.tool_count:
-        facts.append(f"{view.tool_count} tool" + ("s" if view.tool_count != 1 else ""))
-    if view.usage is not None and view.usage.total_tokens:
-        facts.append(f"{view.usage.total_tokens:,} tokens")
-    if not view.terminal and view.current_title:
-        facts.append(_escape(head(view.current_title, 200)))
-    context = _context(" · ".join(f for f in facts if f) or status)
-
-    footer = _footer(view, approval_tokens or {}, limits)
-    fixed = [header, context, *footer]
-    block_room = limits.blocks - len(fixed) - 1  # one more for the "earlier" note
-    text_room = limits.block_text_total - sum(_text_size(b) for b in fixed) - 200
-    # Render from the newest end and stop when full: a long turn costs what its last page does.
-    stream = group_stream(view)
-    shown: list[Json] = []
-    hidden = len(stream)
-    full = False
-    for _key, item in reversed(stream):
-        sections = _sections(view, item, limits)
-        for block in reversed(sections):
-            size = _text_size(block)
-            if len(shown) >= block_room or size > text_room:
-                full = True
-                break
-            shown.append(block)
-            text_room -= size
-        if full:
-            break
-        hidden -= 1
-    shown.reverse()
-    blocks = [header, context]
-    if hidden:
-        blocks.append(_context(f"… {hidden} earlier item{'s' if hidden != 1 else ''} not shown"))
-    blocks.extend(shown)
-    blocks.extend(footer)
-    fallback = f"{agent}: {status}"
-    if not view.terminal and view.current_title:
-        fallback += f" · {view.current_title}"
-    return SlackMessage(head(fallback, limits.fallback_text), blocks)
+    """The progress message from a fresh renderer (no cache): for previews and tests."""
+    renderer = SlackRenderer(agent=agent, limits=limits)
+    return renderer.render(view, elapsed=elapsed, approval_tokens=approval_tokens)
 
 
 def _footer(

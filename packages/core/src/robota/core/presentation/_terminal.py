@@ -7,6 +7,9 @@ last few lines unless the caller expands it); the plan; pending approvals with t
 
 ``width`` cuts every line to that many columns (counted as characters; wide characters are not
 measured). ``color`` adds ANSI SGR styling; without it the output is plain text.
+
+``TerminalRenderer`` keeps each block's lines between updates (a TUI holds one per turn);
+``render_terminal`` draws from scratch and gives the same lines.
 """
 
 from __future__ import annotations
@@ -14,11 +17,11 @@ from __future__ import annotations
 from collections.abc import Collection
 from typing import Literal
 
-from ._groups import OUTCOMES, ToolGroup, group_stream, tool_label
+from ._groups import OUTCOMES, Block, StreamGrouper, ToolGroup, group_signature, tool_label
 from ._text import STATUS_ICONS, format_elapsed, head, strip_launcher, tail_lines
 from ._view import Approval, ErrorNote, Message, Steer, ToolCall, TurnView
 
-__all__ = ["render_terminal"]
+__all__ = ["TerminalRenderer", "render_terminal"]
 
 _RESET = "\x1b[0m"
 _STYLES = {
@@ -37,12 +40,128 @@ _STATUS_STYLE = {
     "interrupted": "yellow",
     "failed": "red",
 }
+_CONTROLS = dict.fromkeys(range(0x20), "\ufffd")
+"""C0 control characters, each shown as U+FFFD (str.translate: C speed on long output lines)."""
 _CHOICES = {
     "accept": "[a] allow once",
     "accept_for_session": "[s] allow for this session",
     "decline": "[d] decline",
     "cancel": "[c] cancel the task",
 }
+
+
+class TerminalRenderer:
+    """Renders one turn's terminal lines; keep one per turn to reuse its line cache.
+
+    Each activity block's lines are cached with what they show (the versions of its activities,
+    see ``group_signature``), so an update re-renders only the blocks that changed and copies
+    the rest; the status line, the plan and the pending approvals are drawn afresh (they are
+    few lines). A fresh renderer draws the same lines from the same view.
+    """
+
+    def __init__(self, *, agent: str) -> None:
+        self.agent = agent
+        self._grouper = StreamGrouper()
+        self._style: tuple[int | None, bool, int] = (None, False, 3)
+        self._cache: dict[str, tuple[object, _Fragment]] = {}
+
+    def render(
+        self,
+        view: TurnView,
+        *,
+        elapsed: float | None = None,
+        width: int | None = None,
+        color: bool = False,
+        expanded: Collection[str] | Literal["all"] = (),
+        output_lines: int = 3,
+        last: int | None = None,
+    ) -> list[str]:
+        """The turn as lines; the arguments are ``render_terminal``'s."""
+        style = (width, color, output_lines)
+        if style != self._style:  # a resized terminal redraws every block once
+            self._style, self._cache = style, {}
+        out = _Lines(width, color)
+        status = view.status if not view.pending_approvals else "waiting for approval"
+        facts = [f"{self.agent} · {status}", format_elapsed(elapsed)]
+        if view.tool_count:
+            facts.append(f"{view.tool_count} tool" + ("s" if view.tool_count != 1 else ""))
+        if view.usage is not None and view.usage.total_tokens:
+            facts.append(f"{view.usage.total_tokens:,} tokens")
+        out.add(" · ".join(f for f in facts if f), "bold", _STATUS_STYLE.get(view.status, "blue"))
+        if not view.terminal and view.current_title:
+            out.add(f"  {view.current_title}", "dim")
+
+        stream = self._grouper.blocks(view)
+        if last is not None and len(stream) > last:
+            out.add(f"… {len(stream) - last} earlier items", "dim")
+            stream = stream[len(stream) - last :]
+        for key, block in stream:
+            blank_before, lines = self._fragment(view, key, block, expanded, output_lines)
+            if blank_before:
+                out.blank()
+            out.lines.extend(lines)
+
+        if view.plan:
+            out.blank()
+            out.add("Plan", "bold")
+            for entry in view.plan:
+                mark = {"completed": "[x]", "in_progress": "[>]", "pending": "[ ]"}[entry.status]
+                out.add(f"  {mark} {entry.content}", "dim" if entry.status == "completed" else "")
+        for approval in view.pending_approvals:
+            out.blank()
+            out.add(f"Approval needed: {approval.title}", "bold", "yellow")
+            if approval.command:
+                out.add(f"  $ {strip_launcher(approval.command)}")
+            if approval.cwd:
+                out.add(f"  in {approval.cwd}", "dim")
+            if approval.reason:
+                out.add(f"  {approval.reason}", "dim")
+            out.add("  " + "  ".join(_CHOICES[d] for d in approval.decisions), "yellow")
+        return out.lines
+
+    def _fragment(
+        self,
+        view: TurnView,
+        key: str,
+        block: Block,
+        expanded: Collection[str] | Literal["all"],
+        output_lines: int,
+    ) -> _Fragment:
+        signature: object
+        if isinstance(block, ToolGroup):
+            if expanded == "all" or not expanded:
+                opened: object = expanded == "all"
+            else:
+                opened = tuple(tool.tool_id in expanded for tool in block.tools)
+            signature = (group_signature(view, block), opened)
+        else:
+            signature = (type(block), block.version)
+        hit = self._cache.get(key)
+        if hit is not None and hit[0] == signature:
+            return hit[1]
+        width, color, _ = self._style
+        out = _Lines(width, color)
+        blank_before = False
+        if isinstance(block, ToolGroup):
+            _group(out, view, block, expanded, output_lines)
+        elif isinstance(block, Message):
+            # The one block that starts with a blank line, unless the lines before end in one.
+            blank_before = True
+            for line in block.text.strip().split("\n"):
+                out.add(line)
+        elif isinstance(block, Steer):
+            out.add(f"> you: {block.text.strip()}", "cyan")
+        elif isinstance(block, Approval) and not block.pending:  # pending: listed below
+            out.add(f"  approval: {block.title}: {OUTCOMES[block.decision]}", "yellow")
+        elif isinstance(block, ErrorNote):
+            out.add(f"error ({block.category}): {block.message}", "red")
+        fragment = (blank_before, out.lines)
+        self._cache[key] = (signature, fragment)
+        return fragment
+
+
+_Fragment = tuple[bool, list[str]]
+"""A block's lines, and whether a blank line separates them from non-blank lines above."""
 
 
 def render_terminal(
@@ -56,56 +175,20 @@ def render_terminal(
     output_lines: int = 3,
     last: int | None = None,
 ) -> list[str]:
-    """The turn as lines. ``expanded``: tool ids whose whole kept output is shown (or
-    ``"all"``); other tools show their last ``output_lines`` lines while running, none after.
-    ``last``: only the newest that many activity blocks (print mode's progress), so a long turn
-    costs what its tail does; ``None`` renders them all (a scrollable TUI)."""
-    out = _Lines(width, color)
-    status = view.status if not view.pending_approvals else "waiting for approval"
-    facts = [f"{agent} · {status}", format_elapsed(elapsed)]
-    if view.tool_count:
-        facts.append(f"{view.tool_count} tool" + ("s" if view.tool_count != 1 else ""))
-    if view.usage is not None and view.usage.total_tokens:
-        facts.append(f"{view.usage.total_tokens:,} tokens")
-    out.add(" · ".join(f for f in facts if f), "bold", _STATUS_STYLE.get(view.status, "blue"))
-    if not view.terminal and view.current_title:
-        out.add(f"  {view.current_title}", "dim")
-
-    stream = group_stream(view)
-    if last is not None and len(stream) > last:
-        out.add(f"… {len(stream) - last} earlier items", "dim")
-        stream = stream[len(stream) - last :]
-    for _key, block in stream:
-        if isinstance(block, ToolGroup):
-            _group(out, view, block, expanded, output_lines)
-        elif isinstance(block, Message):
-            out.blank()
-            for line in block.text.strip().split("\n"):
-                out.add(line)
-        elif isinstance(block, Steer):
-            out.add(f"> you: {block.text.strip()}", "cyan")
-        elif isinstance(block, Approval) and not block.pending:  # pending: listed below
-            out.add(f"  approval: {block.title}: {OUTCOMES[block.decision]}", "yellow")
-        elif isinstance(block, ErrorNote):
-            out.add(f"error ({block.category}): {block.message}", "red")
-
-    if view.plan:
-        out.blank()
-        out.add("Plan", "bold")
-        for entry in view.plan:
-            mark = {"completed": "[x]", "in_progress": "[>]", "pending": "[ ]"}[entry.status]
-            out.add(f"  {mark} {entry.content}", "dim" if entry.status == "completed" else "")
-    for approval in view.pending_approvals:
-        out.blank()
-        out.add(f"Approval needed: {approval.title}", "bold", "yellow")
-        if approval.command:
-            out.add(f"  $ {strip_launcher(approval.command)}")
-        if approval.cwd:
-            out.add(f"  in {approval.cwd}", "dim")
-        if approval.reason:
-            out.add(f"  {approval.reason}", "dim")
-        out.add("  " + "  ".join(_CHOICES[d] for d in approval.decisions), "yellow")
-    return out.lines
+    """The turn as lines, from a fresh renderer (no cache). ``expanded``: tool ids whose whole
+    kept output is shown (or ``"all"``); other tools show their last ``output_lines`` lines
+    while running, none after. ``last``: only the newest that many activity blocks (print
+    mode's progress), so a long turn costs what its tail does; ``None`` renders them all (a
+    scrollable TUI)."""
+    return TerminalRenderer(agent=agent).render(
+        view,
+        elapsed=elapsed,
+        width=width,
+        color=color,
+        expanded=expanded,
+        output_lines=output_lines,
+        last=last,
+    )
 
 
 def _group(
@@ -163,7 +246,7 @@ class _Lines:
             return
         text = text.replace("\t", "    ").replace("\r", "")
         # Control characters from agent output must not restyle or move the user's terminal.
-        text = "".join(ch if ch >= " " else "�" for ch in text)
+        text = text.translate(_CONTROLS)
         if self.width is not None and len(text) > self.width:
             text = text[: max(1, self.width - 1)] + "…"
         codes = "".join(_STYLES[s] for s in styles if s)

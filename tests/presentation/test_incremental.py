@@ -1,0 +1,225 @@
+"""Renderers held across a turn draw exactly what a fresh one draws, after every event.
+
+The held renderers (``TerminalRenderer``, ``SlackRenderer``, ``FeishuRenderer``) and the grouper
+they share (``StreamGrouper``) cache by activity versions; a cache keyed on the wrong thing
+shows stale content, which only a comparison with a full re-render at every step catches.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from robota.core.events import (
+    ApprovalRequested,
+    ApprovalResolved,
+    ReasoningDelta,
+    TextDelta,
+    ToolCompleted,
+    ToolStarted,
+    TurnCompleted,
+    TurnStarted,
+)
+from robota.core.presentation import (
+    Block,
+    FeishuRenderer,
+    SlackRenderer,
+    StreamGrouper,
+    TerminalRenderer,
+    ToolGroup,
+    TurnView,
+    UserSteer,
+    group_stream,
+    render_slack_progress,
+    render_terminal,
+)
+
+from ._streams import Input, reduce, turns
+
+# Bursts stay small: each step renders the whole turn afresh, so a long stream costs its square.
+STREAMS = turns(max_steps=30, max_burst=15)
+SLOW = settings(
+    max_examples=40,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
+
+
+def described(blocks: list[tuple[str, Block]]) -> list[Any]:
+    """Blocks compared by content: groups by their members and title, others by identity."""
+    out: list[Any] = []
+    for key, block in blocks:
+        if isinstance(block, ToolGroup):
+            members = [id(m) for m in block.members]
+            tools = [id(t) for t in block.tools]
+            reasoning = [id(r) for r in block.reasoning]
+            out.append((key, members, tools, reasoning, block.title, block.display_title))
+        else:
+            out.append((key, id(block)))
+    return out
+
+
+def tokens(view: TurnView) -> dict[str, dict[Any, str]]:
+    return {
+        a.approval_id: {"accept": f"ok-{a.approval_id}", "cancel": "x"}
+        for a in view.pending_approvals
+    }
+
+
+@SLOW
+@given(STREAMS)
+def test_the_grouper_equals_group_stream_after_every_event(events: list[Input]) -> None:
+    view = TurnView()
+    grouper = StreamGrouper()
+    for event in events:
+        view.apply(event)
+        assert described(grouper.blocks(view)) == described(group_stream(view))
+
+
+Options = dict[str, Any]
+_TERMINAL_OPTIONS = st.fixed_dictionaries(
+    {
+        "width": st.sampled_from([None, None, 24, 80]),
+        "color": st.booleans(),
+        "last": st.sampled_from([None, None, 1, 3]),
+        "output_lines": st.sampled_from([3, 3, 1]),
+    }
+)
+
+
+def expansions(events: list[Input]) -> st.SearchStrategy[Any]:
+    tools = sorted({e.tool_id for e in events if isinstance(e, ToolStarted)})
+    some = st.sets(st.sampled_from(tools)) if tools else st.just(frozenset[str]())
+    return st.one_of(st.just(()), st.just("all"), some)
+
+
+@SLOW
+@given(STREAMS, _TERMINAL_OPTIONS, st.data())
+def test_the_terminal_renderer_equals_a_full_render_after_every_event(
+    events: list[Input], options: Options, data: st.DataObject
+) -> None:
+    # What the user expands changes once during the turn, as in a TUI.
+    first, then = data.draw(expansions(events)), data.draw(expansions(events))
+    switch = data.draw(st.integers(0, len(events)))
+    view = TurnView()
+    renderer = TerminalRenderer(agent="codex")
+    for step, event in enumerate(events):
+        view.apply(event)
+        expanded = first if step < switch else then
+        held = renderer.render(view, elapsed=float(step), expanded=expanded, **options)
+        fresh = render_terminal(
+            view, agent="codex", elapsed=float(step), expanded=expanded, **options
+        )
+        assert held == fresh
+
+
+@SLOW
+@given(STREAMS, st.booleans())
+def test_the_slack_renderer_equals_a_full_render_after_every_event(
+    events: list[Input], with_tokens: bool
+) -> None:
+    view = TurnView()
+    renderer = SlackRenderer(agent="codex")
+    for step, event in enumerate(events):
+        view.apply(event)
+        offered = tokens(view) if with_tokens else None
+        held = renderer.render(view, elapsed=float(step), approval_tokens=offered).payload()
+        fresh = render_slack_progress(
+            view, agent="codex", elapsed=float(step), approval_tokens=offered
+        ).payload()
+        assert held == fresh
+
+
+@SLOW
+@given(STREAMS, st.sampled_from(["grouped", "timeline"]))
+def test_the_feishu_renderer_equals_a_full_render_after_every_event(
+    events: list[Input], layout: Literal["grouped", "timeline"]
+) -> None:
+    view = TurnView()
+    renderer = FeishuRenderer(agent="codex", layout=layout)
+    for step, event in enumerate(events):
+        view.apply(event)
+        held = renderer.render(view, elapsed=float(step), approval_tokens=tokens(view))
+        fresh = FeishuRenderer(agent="codex", layout=layout).render(
+            view, elapsed=float(step), approval_tokens=tokens(view)
+        )
+        assert held.json == fresh.json
+
+
+# -- the changes a version alone would miss ------------------------------------------------------
+
+
+def test_a_message_turned_final_by_an_empty_delta_leaves_the_activity() -> None:
+    # The view reports "unchanged" (no text, no version bump) but the message is now the final
+    # answer: a cache keyed on versions alone would keep showing it.
+    view = reduce([TurnStarted("t"), TextDelta("m", "the answer"), ToolStarted("c", "read", "a")])
+    renderers = (TerminalRenderer(agent="a"), SlackRenderer(agent="a"), StreamGrouper())
+    before = [_draw(r, view) for r in renderers]
+    assert view.apply(TextDelta("m", "", "final")) == "unchanged"
+    after = [_draw(r, view) for r in renderers]
+    assert after != before
+    assert after[0] == render_terminal(view, agent="a")
+    assert "the answer" not in "\n".join(after[0])
+    assert after[1] == render_slack_progress(view, agent="a").payload()
+    assert after[2] == described(group_stream(view))
+
+
+def test_an_approval_moves_into_its_tool_when_the_tool_is_announced_later() -> None:
+    view = reduce([TurnStarted("t"), ApprovalRequested("a1", "command", "Run ls", tool_id="c")])
+    terminal = TerminalRenderer(agent="a")
+    grouper = StreamGrouper()
+    assert [key for key, _ in grouper.blocks(view)] == ["apv:a1"]
+    terminal.render(view)
+    view.apply(ApprovalResolved("a1", "accept"))
+    view.apply(ToolStarted("c", "command", "ls", command="ls"))
+    assert [key for key, _ in grouper.blocks(view)] == ["tool:c"]
+    assert terminal.render(view) == render_terminal(view, agent="a")
+    assert "      approval: allowed once" in terminal.render(view)
+
+
+def test_a_message_that_gains_text_splits_the_group_around_it() -> None:
+    view = reduce(
+        [
+            TurnStarted("t"),
+            ReasoningDelta("r", "**Looking**"),
+            ToolStarted("c1", "read", "a"),
+            TextDelta("m", ""),
+            ToolStarted("c2", "read", "b"),
+        ]
+    )
+    grouper = StreamGrouper()
+    terminal = TerminalRenderer(agent="a")
+    slack = SlackRenderer(agent="a")
+    assert len(grouper.blocks(view)) == 1
+    terminal.render(view)
+    slack.render(view)
+    view.apply(TextDelta("m", "Found it."))
+    assert [key for key, _ in grouper.blocks(view)] == ["rsn:r:0", "msg:m", "tool:c2"]
+    assert terminal.render(view) == render_terminal(view, agent="a")
+    assert slack.render(view).payload() == render_slack_progress(view, agent="a").payload()
+
+
+def test_a_renderer_given_another_view_starts_over() -> None:
+    events: list[Input] = [TurnStarted("t"), ToolStarted("c", "read", "a"), UserSteer("hi")]
+    view = reduce(events)
+    terminal = TerminalRenderer(agent="a")
+    terminal.render(view)
+    # The same activity keys with other content: a restored snapshot, then a different turn.
+    restored = TurnView.from_json(view.to_json())
+    restored.apply(ToolCompleted("c", "failed", exit_code=3))
+    assert terminal.render(restored) == render_terminal(restored, agent="a")
+    other = reduce(
+        [TurnStarted("u"), ToolStarted("c", "read", "zzz"), TurnCompleted("u", "completed")]
+    )
+    assert terminal.render(other) == render_terminal(other, agent="a")
+    assert any("zzz" in line for line in terminal.render(other))
+
+
+def _draw(renderer: TerminalRenderer | SlackRenderer | StreamGrouper, view: TurnView) -> Any:
+    if isinstance(renderer, TerminalRenderer):
+        return renderer.render(view)
+    if isinstance(renderer, SlackRenderer):
+        return renderer.render(view).payload()
+    return described(renderer.blocks(view))
