@@ -1,0 +1,70 @@
+"""What a transport implements so cards reach its platform: the ``CardSink`` protocol.
+
+A sink does I/O and nothing else: no throttling, no retries, no ledger. It runs on the trio loop
+(inside ``CardDelivery``), one call per turn at a time, and reports failure by raising one of
+two typed errors, because the card renderer's policy depends on which it is:
+
+* ``TransientSendError``: worth retrying (rate limits, 5xx, timeouts, a dropped connection);
+  ``retry_after`` is the platform's own hint in seconds, if it gave one.
+* ``PermanentSendError``: sending the same thing again fails the same way (bad payload, the
+  bot left the chat, the message was deleted).
+
+Any other exception is a bug in the sink; it is logged and treated as permanent.
+
+``sent`` on either error lists the message ids of the chunks a ``send_final`` did send before it
+failed, so the retry sends only the rest.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, Protocol, runtime_checkable
+
+__all__ = ["CardSink", "PermanentSendError", "SendError", "TransientSendError"]
+
+
+class SendError(Exception):
+    """A sink call failed. Use one of the two subclasses."""
+
+    def __init__(self, message: str, *, sent: Sequence[str] = ()) -> None:
+        super().__init__(message)
+        self.sent = tuple(sent)
+
+
+class TransientSendError(SendError):
+    def __init__(
+        self, message: str, *, retry_after: float | None = None, sent: Sequence[str] = ()
+    ) -> None:
+        super().__init__(message, sent=sent)
+        self.retry_after = retry_after
+
+
+class PermanentSendError(SendError):
+    pass
+
+
+@runtime_checkable
+class CardSink(Protocol):
+    """A platform's messages, as the card renderer needs them. Every method runs on the trio
+    loop and may take as long as the network does (the caller bounds it with a timeout)."""
+
+    async def send_card(self, route: str, payload: Any, *, key: str) -> str:
+        """Post a new progress card on ``route``; return its message id.
+
+        ``key`` is stable for the turn's card across retries and restarts: a platform that
+        deduplicates sends (Feishu's ``uuid``) should pass it on, so a retried send after a
+        timeout cannot make a second card."""
+        ...
+
+    async def update_card(self, message_id: str, payload: Any) -> None:
+        """Replace the content of the card ``message_id`` with ``payload``."""
+        ...
+
+    async def send_final(
+        self, route: str, chunks: Sequence[Any], *, keys: Sequence[str]
+    ) -> list[str]:
+        """Post ``chunks`` in order as messages of their own; return their ids, in order.
+
+        ``keys[i]`` is the stable deduplication key of ``chunks[i]``. On failure after some
+        chunks went out, raise with ``sent`` = their ids."""
+        ...

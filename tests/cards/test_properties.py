@@ -1,0 +1,80 @@
+"""Properties of the card policy over generated turns, timings and transient failures."""
+
+from __future__ import annotations
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from robota.core.cards import (
+    CardPolicy,
+    CardTurn,
+    FeishuPlatform,
+    FinalAnswerDelivered,
+    SlackPlatform,
+    TerminalPlatform,
+    TransientSendError,
+    TurnCard,
+)
+
+from ..presentation._streams import turns
+from ._harness import Clock, Driver, Tokens
+
+PLATFORMS = {
+    "feishu": lambda: FeishuPlatform(agent="codex"),
+    "feishu-timeline": lambda: FeishuPlatform(agent="codex", layout="timeline"),
+    "slack": lambda: SlackPlatform(agent="codex"),
+    "terminal": lambda: TerminalPlatform(agent="codex", width=100, last=30),
+}
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    events=turns(max_steps=25, finish=True),
+    platform=st.sampled_from(sorted(PLATFORMS)),
+    failures=st.lists(st.sampled_from([None, None, 0.0, 3.0, 45.0]), max_size=40),
+    gaps=st.lists(st.sampled_from([0.0, 0.01, 0.3, 0.6, 1.9, 2.5, 40.0]), min_size=1),
+)
+def test_the_card_ends_as_the_render_of_the_final_view_and_the_answer_goes_once(
+    events: list, platform: str, failures: list[float | None], gaps: list[float]
+) -> None:
+    """Whatever the events, their timing and the transient failures (``None`` = the request
+    succeeds, a number = it fails with that ``retry_after``, 0 meaning none given)."""
+    script_failures = list(failures)
+
+    def script(_request):
+        if script_failures:
+            retry_after = script_failures.pop(0)
+            if retry_after is not None:
+                return TransientSendError("flaky", retry_after=retry_after or None)
+        return None
+
+    clock = Clock()
+    card = TurnCard(
+        CardTurn("t1", "task", "route"),
+        PLATFORMS[platform](),
+        policy=CardPolicy(final_attempts=1000),
+        clock=clock,
+        wall=clock,
+        token=Tokens(),
+    )
+    driver = Driver(card, clock, script=script)
+    driver.start()
+    for index, event in enumerate(events):
+        driver.advance(clock.now + gaps[index % len(gaps)])
+        driver.event(event)
+    driver.advance(clock.now + 100_000)
+
+    # The card the platform holds is the final view, rendered from scratch.
+    fresh = PLATFORMS[platform]()
+    expected = fresh.render(card.view, elapsed=None, approval_tokens={})
+    assert driver.screen.card == expected
+    assert driver.screen.cards_created == 1
+    # The answer went out once, after the last card update.
+    kinds = [kind for _, kind, _ in driver.screen.log]
+    assert kinds.count("final") == 1
+    assert "show" not in kinds[kinds.index("final") :]
+    assert driver.screen.finals == [tuple(fresh.final_chunks(card.view.final_text or ""))]
+    delivered = [n for n in driver.notices if isinstance(n, FinalAnswerDelivered)]
+    assert len(delivered) == 1
+    assert card.done
+    assert card.next_wake() is None
