@@ -1,0 +1,216 @@
+"""The delivery service on its own: lanes per turn, the ledger's gates, failures, stopping."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import trio
+from sqlite_utils import Database
+
+from robota.core import Address, ChildSpec, Supervisor
+from robota.core.cards import (
+    CardDelivery,
+    CardFailed,
+    CardShown,
+    CardSkipped,
+    DeliverFinal,
+    FinalFailed,
+    FinalSent,
+    PermanentSendError,
+    ShowCard,
+)
+from robota.core.store import (
+    RecordFinalDelivery,
+    StoreClient,
+    StoreWriter,
+    final_delivery,
+    open_reader,
+)
+from robota.core.testing import FAST_BACKOFF, Recording, wait_until
+
+from ._harness import FakeSink
+
+
+@dataclass
+class Rig:
+    delivery: CardDelivery
+    sink: FakeSink
+    store: StoreClient
+    path: Path
+    supervisor: Supervisor
+    replies: Recording = field(default_factory=Recording)
+
+    def show(self, turn: str, n: int, payload: Any = None) -> None:
+        request = ShowCard(f"{turn}-{n}", turn, f"route-{turn}", payload or {"n": n}, f"h{n}")
+        self.delivery.submit(request, self.replies.add)
+
+    def final(self, turn: str, n: int, chunks: tuple[Any, ...] = ("answer",)) -> None:
+        request = DeliverFinal(f"{turn}-{n}", turn, f"route-{turn}", chunks)
+        self.delivery.submit(request, self.replies.add)
+
+    def ledger(self, turn: str) -> Any:
+        db = open_reader(self.path)
+        try:
+            return final_delivery(db, turn)
+        finally:
+            db.close()
+
+
+@asynccontextmanager
+async def rig(path: Path, **options: Any) -> AsyncIterator[Rig]:
+    sink = FakeSink()
+    parts: dict[str, CardDelivery] = {}
+    supervisor = Supervisor(
+        "delivery-test",
+        [
+            ChildSpec("store", lambda: StoreWriter(path)),
+            ChildSpec("delivery", lambda: parts["delivery"]),
+        ],
+        backoff=FAST_BACKOFF,
+    )
+    store = StoreClient(supervisor.address("store"))
+    parts["delivery"] = CardDelivery(sink, store, **options)
+    async with trio.open_nursery() as nursery:
+        await nursery.start(supervisor.run)
+        try:
+            yield Rig(parts["delivery"], sink, store, path, supervisor)
+        finally:
+            supervisor.stop()
+
+
+async def test_requests_of_a_turn_run_in_order_and_turns_run_side_by_side(tmp_path: Path):
+    async with rig(tmp_path / "s.db") as r:
+        r.sink.delay = 0.2
+        for n in range(4):
+            r.show("a", n)
+        r.show("b", 0)
+        replies = await r.replies.received(5, timeout=10)
+    a = [x for x in replies if x.turn_id == "a"]
+    assert [x.request_id for x in a] == ["a-0", "a-1", "a-2", "a-3"]
+    assert [x.created for x in a] == [True, False, False, False]
+    assert len({x.message_id for x in a}) == 1
+    assert r.sink.messages[a[0].message_id] == {"n": 3}
+    # Turn b did not wait behind turn a's four calls.
+    b_call = next(c for c in r.sink.calls if c.args[0] == "route-b")
+    assert b_call.at - r.sink.calls[0].at < 0.15
+
+
+async def test_a_second_final_for_a_turn_is_not_sent(tmp_path: Path) -> None:
+    async with rig(tmp_path / "s.db") as r:
+        r.final("t", 1, ("one", "two"))
+        r.final("t", 2, ("one", "two"))
+        first, second = await r.replies.received(2)
+        assert first == FinalSent("t-1", "t", ("final-1", "final-2"), already=False)
+        assert second == FinalSent("t-2", "t", ("final-1", "final-2"), already=True)
+        assert r.sink.methods() == ["send_final"]
+        assert r.ledger("t").final_message_ids == ("final-1", "final-2")
+
+
+async def test_a_turn_delivered_elsewhere_is_neither_edited_nor_answered(tmp_path: Path) -> None:
+    async with rig(tmp_path / "s.db") as r:
+        assert await r.store.write(RecordFinalDelivery("t", ("x1",)), timeout=5)
+        r.show("t", 1)
+        r.final("t", 2, ("a longer answer", "in two chunks"))
+        skipped, sent = await r.replies.received(2)
+        assert skipped == CardSkipped("t-1", "t", None, ("x1",))
+        assert sent == FinalSent("t-2", "t", ("x1",), already=True)
+        assert r.sink.calls == []
+
+
+async def test_the_card_id_comes_from_the_ledger_after_a_restart(tmp_path: Path) -> None:
+    async with rig(tmp_path / "s.db") as r:
+        r.show("t", 1)
+        await r.replies.received(1)
+    # A new process: a new delivery service with an empty memory, the same file.
+    async with rig(tmp_path / "s.db") as r2:
+        r2.sink.messages["card-1"] = {"n": 1}  # the platform still has the card
+        r2.show("t", 2)
+        [shown] = await r2.replies.received(1)
+        assert shown == CardShown("t-2", "t", "card-1", "h2", created=False)
+        assert r2.sink.methods() == ["update_card"]
+
+
+async def test_failures_are_typed_for_the_actor(tmp_path: Path) -> None:
+    async with rig(tmp_path / "s.db", send_timeout=0.2) as r:
+        r.sink.fail += [PermanentSendError("bad card"), RuntimeError("sink bug")]
+        r.show("t", 1)
+        r.show("t", 2)
+        await r.replies.received(2)
+        r.sink.delay = 1.0
+        r.show("t", 3)
+        one, two, three = await r.replies.received(3)
+        assert isinstance(one, CardFailed) and not one.transient and "bad card" in one.error
+        assert isinstance(two, CardFailed) and not two.transient and "sink bug" in two.error
+        assert isinstance(three, CardFailed) and three.transient
+        assert "no answer within 0.2 s" in three.error
+
+
+class Gate:
+    """A write op that holds the store writer until released."""
+
+    def __init__(self) -> None:
+        self.entered = threading.Event()
+        self.release = threading.Event()
+
+    def apply(self, db: Database, /) -> None:
+        self.entered.set()
+        self.release.wait(10)
+
+
+async def test_an_answer_sent_but_not_recorded_is_recorded_on_retry_not_sent_again(
+    tmp_path: Path,
+) -> None:
+    async with rig(tmp_path / "s.db", store_timeout=0.3) as r:
+        r.show("t", 0)  # the turn's ledger entry is loaded before the store is held
+        await r.replies.received(1)
+        gate = Gate()
+        r.store.submit(gate, lambda _: None)
+        await trio.to_thread.run_sync(gate.entered.wait, 5)
+        r.final("t", 1, ("a", "b"))
+        failed = (await r.replies.received(2))[1]
+        assert isinstance(failed, FinalFailed) and failed.transient
+        assert "store" in failed.error
+        gate.release.set()
+        r.final("t", 2, ("a", "b"))
+        sent = (await r.replies.received(3))[2]
+        assert sent == FinalSent("t-2", "t", ("final-2", "final-3"), already=False)
+        assert r.sink.methods().count("send_final") == 1
+        assert r.ledger("t").final_message_ids == ("final-2", "final-3")
+
+
+async def test_stopping_fails_what_runs_and_queues_what_comes_for_the_next_run(
+    tmp_path: Path,
+) -> None:
+    async with rig(tmp_path / "s.db") as r:
+        r.sink.delay = 5.0
+        r.show("t", 1)
+        await wait_until(lambda: len(r.sink.calls) == 1)
+        delivery = r.delivery
+        r.supervisor.stop()  # the sink call is cut off mid-flight
+        [stopped] = await r.replies.received(1)
+        assert isinstance(stopped, CardFailed) and stopped.transient
+        assert stopped.error == "card delivery stopped"
+    r.sink.delay = 0.0
+    delivery.submit(ShowCard("t-2", "t", "route-t", {"n": 2}, "h2"), r.replies.add)
+    async with trio.open_nursery() as nursery:
+        await nursery.start(r.supervisor.run)
+        try:
+            shown = (await r.replies.received(2))[1]
+            assert isinstance(shown, CardShown) and shown.created
+        finally:
+            r.supervisor.stop()
+
+
+async def test_a_full_queue_refuses_at_once(tmp_path: Path) -> None:
+    sink = FakeSink()
+    delivery = CardDelivery(sink, StoreClient(Address("no-store")), max_queued=2)  # never runs
+    replies = Recording()
+    for n in range(3):
+        delivery.submit(ShowCard(f"t-{n}", "t", "r", {}, "h"), replies.add)
+    [refused] = replies.messages
+    assert refused == CardFailed("t-2", "t", True, None, "delivery queue full")
