@@ -1,7 +1,8 @@
 """The platform as a strategy: how a view becomes a card payload, and an answer becomes chunks.
 
 One card renderer actor serves every front end; what differs is only this object. A platform
-is pure and owned by one turn's actor (renderers keep per-card caches), so make one per turn.
+is pure and owned by one turn's actor (its incremental renderer keeps a per-card cache), so
+make one per turn (``CardHost`` makes one per incarnation of the turn's actor).
 Payloads are the platform's JSON values, exactly what its sink sends:
 
 * ``FeishuPlatform``: Card JSON 2.0 (``dict``); the answer as Card 2.0 messages within 30 KB.
@@ -23,10 +24,10 @@ from ..presentation import (
     FeishuRenderer,
     Layout,
     SlackLimits,
+    SlackRenderer,
+    TerminalRenderer,
     TurnView,
     feishu_final_answer,
-    render_slack_progress,
-    render_terminal,
     slack_final_answer,
 )
 
@@ -73,17 +74,11 @@ class SlackPlatform:
     name = "slack"
 
     def __init__(self, *, agent: str, limits: SlackLimits = SLACK_LIMITS) -> None:
-        self.agent = agent
         self.limits = limits
+        self._renderer = SlackRenderer(agent=agent, limits=limits)
 
     def render(self, view: TurnView, *, elapsed: float | None, approval_tokens: Tokens) -> Any:
-        message = render_slack_progress(
-            view,
-            agent=self.agent,
-            elapsed=elapsed,
-            approval_tokens=approval_tokens,
-            limits=self.limits,
-        )
+        message = self._renderer.render(view, elapsed=elapsed, approval_tokens=approval_tokens)
         return message.payload()
 
     def final_chunks(self, text: str) -> list[Any]:
@@ -96,21 +91,16 @@ class TerminalPlatform:
     def __init__(
         self, *, agent: str, width: int | None = None, color: bool = False, last: int | None = None
     ) -> None:
-        self.agent = agent
         self.width = width
         self.color = color
         self.last = last
+        self._renderer = TerminalRenderer(agent=agent)
 
     def render(self, view: TurnView, *, elapsed: float | None, approval_tokens: Tokens) -> Any:
         # The terminal answers approvals by key, not by button: it needs no tokens.
         del approval_tokens
-        return render_terminal(
-            view,
-            agent=self.agent,
-            elapsed=elapsed,
-            width=self.width,
-            color=self.color,
-            last=self.last,
+        return self._renderer.render(
+            view, elapsed=elapsed, width=self.width, color=self.color, last=self.last
         )
 
     def final_chunks(self, text: str) -> list[Any]:
