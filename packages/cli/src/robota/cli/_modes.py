@@ -132,4 +132,8 @@ def _tui_arguments(options: dict[str, Any]) -> dict[str, Any]:
         "continue_": options["continue_"],
         "resume": options["resume"],
         "fork": options["fork_session"],
+        "model": options["model"],
+        "permission_mode": options["permission_mode"],
+        "name": options["name"],
+        "append_system_prompt": options["append_system_prompt"],
     }
