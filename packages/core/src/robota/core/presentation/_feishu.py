@@ -35,7 +35,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from ..events import ApprovalDecision
-from ._groups import OUTCOMES, ToolGroup, group_stream, timeline_stream, tool_label
+from ._groups import OUTCOMES, StreamGrouper, ToolGroup, timeline_stream, tool_label
 from ._markdown import count_tables, defuse_tables, split_markdown
 from ._text import (
     STATUS_ICONS,
@@ -165,6 +165,7 @@ class FeishuRenderer:
         self.budget = budget or FeishuBudget()
         self._units: dict[str, tuple[object, _Unit]] = {}
         self._tools: dict[str, tuple[object, Json]] = {}
+        self._grouper = StreamGrouper()  # grouping, too, redone only where the turn changed
 
     # -- the card -------------------------------------------------------------------------------
 
@@ -312,7 +313,7 @@ class FeishuRenderer:
                 units.append(self._cached(view, key, signature, activity))
             return units
         size = self.budget.tools_per_panel
-        for key, block in group_stream(view):
+        for key, block in self._grouper.blocks(view):
             if not isinstance(block, ToolGroup):
                 units.append(self._cached(view, key, _activity_signature(view, block), block))
                 continue
