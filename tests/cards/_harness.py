@@ -234,6 +234,8 @@ class FakeSink:
         self.fail: list[Exception | None] = []
         self.rules: list[tuple[Callable[[str, tuple[Any, ...]], bool], Exception]] = []
         self.delay = 0.0
+        self.final_sent: trio.Event | None = None
+        """Set (on the loop) when ``send_final`` succeeds: a wait that needs no polling."""
         self._ids = 0
 
     def fail_when(self, predicate: Callable[[str, tuple[Any, ...]], bool], error: Exception):
@@ -275,6 +277,8 @@ class FakeSink:
             self.messages[message_id] = chunk
             self.finals.append((message_id, chunk))
             ids.append(message_id)
+        if self.final_sent is not None:
+            self.final_sent.set()
         return ids
 
     def card_payload(self) -> Any:
@@ -341,9 +345,12 @@ async def card_world(
     policy: CardPolicy = FAST,
     sink: FakeSink | None = None,
     extra: Sequence[ChildSpec] = (),
+    clock: Callable[[], float] | None = None,
 ) -> AsyncIterator[World]:
     """A supervised tree like the engine's: the store writer, timers, the delivery service and
-    one card actor (restarted after a crash), in that order."""
+    one card actor (restarted after a crash), in that order. ``clock`` replaces the actor's
+    clocks (a ``MockClock``'s ``current_time`` keeps it in step with the timers)."""
+    clocks: dict[str, Any] = {} if clock is None else {"clock": clock, "wall": clock}
     turn = turn if turn is not None else CardTurn("t1", "task-1", "route-1")
     sink = sink if sink is not None else FakeSink()
     notices = Recording()
@@ -361,6 +368,7 @@ async def card_world(
             notify=notices.add,
             address=supervisor.address("card"),
             policy=policy,
+            **clocks,
         )
 
     supervisor = Supervisor(

@@ -5,12 +5,15 @@ design guarantees (a timer never fires early) or a generous upper bound."""
 
 from __future__ import annotations
 
+import itertools
 from pathlib import Path
 
 import pytest
 import trio
+import trio.testing
 
 from robota.core.cards import (
+    CardPolicy,
     FeishuPlatform,
     FinalAnswerDelivered,
     FinalAnswerFailed,
@@ -121,7 +124,7 @@ async def test_updates_are_spaced_and_critical_ones_come_sooner(tmp_path: Path) 
             await trio.sleep(0.025)
         times = [c.at for c in world.sink.calls if c.method == "update_card"]
         assert len(times) >= 3
-        gaps = [b - a for a, b in zip([start, *times], times, strict=False)]
+        gaps = [b - a for a, b in itertools.pairwise([start, *times])]
         assert min(gaps) >= FAST.interval - TOL
         # A new approval is critical: on screen long before the normal interval.
         before = len(world.sink.calls)
@@ -155,6 +158,39 @@ async def test_transient_failures_back_off_and_respect_retry_after(tmp_path: Pat
         assert updates[3] - updates[2] >= FAST.backoff[2] - TOL
         assert sink.card_payload() == expected_card(events)
         assert sink.methods().count("send_final") == 1
+
+
+@pytest.fixture
+def virtual_clock() -> trio.testing.MockClock:
+    """Virtual time that jumps only after the loop idled 0.2 s of real time: long enough for
+    the actor and writer threads to finish what they are doing, so the clock never leaps over
+    work in progress. Waits here block on events, never poll: each poll would cost a jump."""
+    return trio.testing.MockClock(autojump_threshold=0.2)
+
+
+async def test_the_product_backoff_series_in_virtual_time(
+    tmp_path: Path, virtual_clock: trio.testing.MockClock
+) -> None:
+    sink = FakeSink()
+    sink.final_sent = trio.Event()
+    sink.fail += [None, *(TransientSendError("429") for _ in range(6))]
+    events = a_turn(tools=1)
+    async with card_world(
+        tmp_path / "s.db",
+        feishu,
+        policy=CardPolicy(),
+        sink=sink,
+        clock=virtual_clock.current_time,  # the actor's clock is the timers' clock
+    ) as world:
+        world.tell(*events)
+        with trio.fail_after(600):
+            await sink.final_sent.wait()
+    times = [c.at for c in sink.calls if c.method in ("send_card", "update_card")]
+    gaps = [round(b - a, 1) for a, b in itertools.pairwise(times)]
+    # The terminal update is critical (0.5 s); then 2, 4, 8, 16, 30, 30 s of backoff.
+    assert gaps == [0.5, 2.0, 4.0, 8.0, 16.0, 30.0, 30.0]
+    assert sink.methods()[-1] == "send_final"
+    assert sink.card_payload() == expected_card(events)
 
 
 async def test_a_permanent_final_failure_is_reported_and_not_recorded(tmp_path: Path) -> None:
