@@ -2,10 +2,10 @@
 
 One route (the console's ``route_key``) drives one engine. The answer streams in; the live
 activity (tools with their output, reasoning summaries, the plan, approvals) is the same turn
-model the chat cards use (``robota.core.presentation.TurnView``) drawn by ``render_terminal``;
-what is typed during a turn is sent as ``UserInput`` (the engine steers or queues it); slash
-commands complete with Tab; approvals are answered with a key; Ctrl-C interrupts the turn and a
-second one (or one while idle) exits.
+model the chat cards use (``robota.core.presentation.TurnView``), drawn by a
+``TerminalRenderer`` held for each turn; what is typed during a turn is sent as ``UserInput``
+(the engine steers or queues it); slash commands complete with Tab; approvals are answered with
+a key; Ctrl-C interrupts the turn and a second one (or one while idle) exits.
 
 Threads. Textual owns the main thread and its asyncio loop; the engine's trio loop runs in one
 dedicated thread (``_engine_thread``). Why not trio guest mode on Textual's loop: the engine's

@@ -22,7 +22,7 @@ from textual.suggester import SuggestFromList
 from textual.widgets import Input, OptionList, Static
 from textual.widgets.option_list import Option
 
-from robota.core.presentation import Approval, TurnView, render_terminal
+from robota.core.presentation import Approval, TerminalRenderer, TurnView
 from robota.core.presentation._text import format_elapsed, strip_launcher
 
 from ._complete import History, complete
@@ -195,22 +195,18 @@ class LiveTurn:
 
 
 class TurnCard(Static):
-    """One turn's activity, drawn by ``render_terminal`` from the turn's ``TurnView``: the
-    same model and renderer as print mode's progress, and the same view the chat cards use."""
+    """One turn's activity, drawn from the turn's ``TurnView`` by a ``TerminalRenderer``: the
+    same model and renderer as print mode's progress, and the same view the chat cards use.
+    The renderer is held for the turn, so a repaint redraws only the blocks that changed."""
 
     def __init__(self, turn: LiveTurn, *, agent: str) -> None:
         super().__init__("", classes="card")
         self.turn = turn
-        self.agent = agent
+        self.renderer = TerminalRenderer(agent=agent)
 
     def paint(self, expanded: Collection[str] | Literal["all"] = ()) -> None:
-        lines = render_terminal(
-            self.turn.view,
-            agent=self.agent,
-            elapsed=self.turn.elapsed,
-            color=True,
-            expanded=expanded,
-        )
+        turn = self.turn
+        lines = self.renderer.render(turn.view, elapsed=turn.elapsed, color=True, expanded=expanded)
         self.update(Text.from_ansi("\n".join(lines)))
 
 
