@@ -69,12 +69,14 @@ def main(argv: list[str] | None = None) -> None:
 
 # Command modules import only click at import time; their heavy imports live in their bodies.
 from ._agents_cmd import agents_group  # noqa: E402
+from ._cards_cmd import cards_group  # noqa: E402
 from ._doctor_cmd import doctor_command  # noqa: E402
 from ._init_cmd import init_command  # noqa: E402
 
 cli.add_command(init_command)
 cli.add_command(doctor_command)
 cli.add_command(agents_group)
+cli.add_command(cards_group)
 
 if __name__ == "__main__":  # pragma: no cover
     main(sys.argv[1:])
