@@ -32,7 +32,9 @@ is refused with a reason).
 
 Wiring (the engine's side)::
 
-    # once, in the supervision tree after the store writer:
+    # once, in the supervision tree, in this order after the store writer (children stop in
+    # reverse, so the host stops first and every card actor saves its snapshot while the
+    # delivery service and the store are still up):
     timers = Timers()                                     # robota.core, a Service
     delivery = CardDelivery(feishu_sink, store)           # a Service per transport
     host = CardHost(store=store, timers=timers)           # a Service
@@ -51,7 +53,10 @@ Wiring (the engine's side)::
 What the engine gets back, on ``notify``: ``ProgressCardPosted(turn_id, message_id)`` when the
 card exists, then one of ``FinalAnswerDelivered(turn_id, message_ids, card_message_id,
 already)`` or ``FinalAnswerFailed(turn_id, error)``, after which the host stops the actor.
-Notices may repeat across restarts (``already=True``): handle them idempotently. Approval
+Notices may repeat across restarts (``already=True``): handle them idempotently. A turn that
+never ends (the agent vanished) is the engine's to end: tell the actor a ``TurnCompleted``
+(interrupted or failed), or ``host.close(turn_id)`` to drop it unanswered. Tests and print
+mode may also drive ``CardActor`` under any supervisor, or ``TurnCard`` alone on the loop. Approval
 decisions do not come from here: the transport claims the clicked token and the engine tells
 the agent; the ``ApprovalResolved`` event that follows retires the approval's other buttons.
 """
