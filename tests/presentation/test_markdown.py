@@ -181,3 +181,13 @@ def test_blank_input_and_tiny_limits() -> None:
     assert split_markdown("  \n\n", 100) == []
     with pytest.raises(ValueError, match="minimum"):
         split_markdown("text", 10)
+
+
+def test_tables_pasted_back_to_back_count_once_per_header_row() -> None:
+    """Found by hypothesis: GFM reads two adjacent tables as one, a stricter renderer as two;
+    the Feishu table budget must hold under the stricter reading."""
+    table = "| a | b |\n|---|---|\n| 1 | 2 |\n"
+    assert count_tables(table) == 1
+    assert count_tables(table + table) == 2
+    assert count_tables(table + "\n" + table) == 2
+    assert count_tables("```\n" + table + table + "```\n") == 0

@@ -308,7 +308,19 @@ def _cut(text: str, budget: int, measure: Measure) -> list[str]:
 
 def count_tables(text: str) -> int:
     """How many Markdown tables ``text`` has (Feishu refuses cards with more than a few)."""
-    return sum(1 for block in _blocks(text) if block.kind == "table")
+    return sum(_tables_in(block.text) for block in _blocks(text) if block.kind == "table")
+
+
+def _tables_in(table: str) -> int:
+    """Tables pasted back to back parse as one table in GFM, but a renderer that starts a new
+    table at every header row sees several; count those header rows, the stricter reading."""
+    lines = table.split("\n")
+    headers = sum(
+        1
+        for above, line in zip(lines, lines[1:], strict=False)
+        if "|" in above and "|" in line and _TABLE_DELIMITER.match(line) is not None
+    )
+    return max(1, headers)
 
 
 def defuse_tables(text: str) -> str:
