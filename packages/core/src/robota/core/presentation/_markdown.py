@@ -14,6 +14,7 @@ them apart, and joining the slices gives back the input exactly.
 
 from __future__ import annotations
 
+import itertools
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -317,7 +318,7 @@ def _tables_in(table: str) -> int:
     lines = table.split("\n")
     headers = sum(
         1
-        for above, line in zip(lines, lines[1:], strict=False)
+        for above, line in itertools.pairwise(lines)
         if "|" in above and "|" in line and _TABLE_DELIMITER.match(line) is not None
     )
     return max(1, headers)
