@@ -26,7 +26,8 @@ import signal
 import sys
 import time
 import uuid
-from dataclasses import asdict, dataclass
+from contextlib import closing
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, TextIO
 
@@ -51,6 +52,7 @@ from robota.core.engine import (
 )
 from robota.core.events import event_to_json
 from robota.core.presentation import TerminalRenderer, TurnView
+from robota.core.store import find_task, open_reader
 
 if TYPE_CHECKING:
     from robota.core.agents import PermissionMode
@@ -239,10 +241,6 @@ class PrintRun:
             self.engine.tell(self.route, UseTask(source.id))
 
     def _find(self, wanted: str) -> list[Any]:
-        from contextlib import closing  # noqa: PLC0415
-
-        from robota.core.store import find_task, open_reader  # noqa: PLC0415
-
         with closing(open_reader(self.engine.db_path)) as db:
             return find_task(db, wanted)
 
@@ -445,7 +443,7 @@ def run_print(options: PrintOptions) -> int:
         except UsageError as error:
             sys.stderr.write(f"robota: {error}\n")
             return 2
-        options = _replace_prompt(options, prompt)
+        options = replace(options, prompt=prompt)
     config, profile = load_profile()
     engine = open_engine(config, profile, human_approves=False)
     run = PrintRun(
@@ -468,9 +466,3 @@ def run_print(options: PrintOptions) -> int:
         return run_main(main)
     except Terminated as terminated:
         return int(terminated.code or 1)
-
-
-def _replace_prompt(options: PrintOptions, prompt: str) -> PrintOptions:
-    from dataclasses import replace  # noqa: PLC0415
-
-    return replace(options, prompt=prompt)

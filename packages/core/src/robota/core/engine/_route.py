@@ -69,6 +69,7 @@ from ..store import (
     UpdateTask,
     UpdateTurnAttempt,
     WriteOp,
+    latest_turn_attempt,
     open_reader,
     pending_prompts,
     route_binding,
@@ -93,7 +94,7 @@ from ._messages import (
     UseTask,
 )
 from ._policy import Enqueue, Prompt, RouteState, RunCommand, Say, SteerRunningTurn, decide
-from ._recovery import Recover, retry_prompt
+from ._recovery import Recover, handle_recover, retry_prompt
 from ._route_commands import run_command
 
 __all__ = ["ConversationRoute", "new_task_id"]
@@ -223,7 +224,7 @@ class ConversationRoute(RouteActor[None]):
             case ForkTask(task_id=task_id, title=title):
                 self.fork_task(task_id, title)
             case Recover():
-                self._recover(message)
+                handle_recover(self, message)
             case _:
                 logger.warning("route %s: ignored %s", self.key, type(message).__name__)
 
@@ -367,8 +368,6 @@ class ConversationRoute(RouteActor[None]):
         if source is None:
             self.reply(f"no task {task_id!r}", error=True)
             return
-        from ..store import latest_turn_attempt  # noqa: PLC0415 (only forks need it)
-
         completed = latest_turn_attempt(self.db, source.id, status="completed")
         if source.remote_id is None or completed is None:
             self.reply(f"task {source.id} has no completed turn to fork from", error=True)
@@ -654,11 +653,6 @@ class ConversationRoute(RouteActor[None]):
         self.reply(f"agent: {failure.request} failed: {failure.message}", error=True)
         if failure.request == "open" and self.task is not None:
             self.opened.discard(self.task.id)
-
-    def _recover(self, recover: Recover) -> None:
-        from ._recovery import handle_recover  # noqa: PLC0415 (keeps the cycle one-way)
-
-        handle_recover(self, recover)
 
 
 def _route_deliver(route: Callable[[str, object], None], key: str) -> Callable[[object], None]:
