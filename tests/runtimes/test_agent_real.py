@@ -35,8 +35,8 @@ def model() -> Iterator[FakeModel]:
         yield fake
 
 
-@asynccontextmanager
-async def real_agent(setup: AgentSetup, tmp_path: Path) -> AsyncIterator[AgentHost]:
+def real_host(setup: AgentSetup, tmp_path: Path) -> AgentHost:
+    """The agent host robota builds for ``setup``, with short shutdown grace for tests."""
     launch = AgentLaunch(
         name=setup.name,
         kind="app-server" if setup.name == "codex" else "acp",
@@ -46,13 +46,18 @@ async def real_agent(setup: AgentSetup, tmp_path: Path) -> AsyncIterator[AgentHo
         config_path=tmp_path / "robota-home" / "config.yaml",
         cwd=setup.cwd,
     )
-    host = agent_host(
+    return agent_host(
         launch,
         acp=setup.name != "codex",
         backoff=FAST_BACKOFF,
         environ=setup.env,
         timings=ShutdownTimings(eof_grace=0.5, term_grace=2.0),
     )
+
+
+@asynccontextmanager
+async def real_agent(setup: AgentSetup, tmp_path: Path) -> AsyncIterator[AgentHost]:
+    host = real_host(setup, tmp_path)
     async with supervised([ChildSpec("agent", lambda: host.service, shutdown=15.0)]):
         yield host
 

@@ -180,6 +180,53 @@ SAMPLE_ROWS: dict[int, dict[str, list[dict[str, object]]]] = {
             }
         ],
     },
+    4: {
+        "tasks": [
+            {
+                "id": "t3",
+                "agent": "codex",
+                "cwd": "/src/app",
+                "runtime_kind": "app-server",
+                "remote_id": "thread-11",
+                "title": "reset to the first turn",
+                "model": None,
+                "effort": None,
+                "permission_mode": "default",
+                "provider": None,
+                "last_turn_id": "a3",
+                "last_turn_status": "completed",
+                "created_at": 8.0,
+                "updated_at": 9.0,
+                "forked_from": None,
+                "fork_turn_id": None,
+                "developer_instructions": None,
+                "head_attempt_id": "a3",
+            }
+        ],
+        "turn_attempts": [
+            {
+                "id": "a3",
+                "task_id": "t3",
+                "route_key": "tg:42",
+                "status": "completed",
+                "prompt": "once more",
+                "images_json": "[]",
+                "anchor_message_id": None,
+                "remote_turn_id": "turn-3",
+                "retry_count": 0,
+                "recovery_count": 0,
+                "error": None,
+                "heartbeat_at": 9.0,
+                "created_at": 8.5,
+                "updated_at": 9.0,
+                "final_text": "done again",
+                "usage_json": None,
+                "finished_at": 9.0,
+                "remote_session_id": "thread-11",
+                "parent_id": "a2",
+            }
+        ],
+    },
 }
 
 

@@ -24,9 +24,11 @@ from robota.core.agents import (
     DecideApproval,
     Deliver,
     InterruptTurn,
+    ListSessions,
     OpenSession,
     SessionEvent,
     SessionOpened,
+    SessionsListed,
     SessionSpec,
     StartTurn,
     SteerRefused,
@@ -47,6 +49,8 @@ from ._agent_jobs import (
     Decide,
     Interrupt,
     Job,
+    Listed,
+    ListJob,
     Notice,
     Opened,
     ProcessDown,
@@ -97,6 +101,7 @@ class AgentActor(Actor):
         self._sessions: dict[str, _Session] = {}
         self._version: str | None = None
         self._capabilities: dict[str, object] = {}
+        self._listings: dict[str, Deliver] = {}
 
     def receive(self, message: Any) -> None:
         match message:
@@ -115,6 +120,14 @@ class AgentActor(Actor):
             case CloseSession(key=key):
                 if self._sessions.pop(key, None) is not None:
                     self._submit(Release(key))
+            case ListSessions(ref=ref, search=search, limit=limit):
+                self._listings[ref] = message.deliver
+                self._submit(ListJob(ref, search, limit))
+            case Listed(ref=ref):
+                deliver = self._listings.pop(ref, None)
+                if deliver is not None:
+                    listed = SessionsListed(ref, self.name, message.sessions, message.error)
+                    _deliver(deliver, listed)
             case Update():
                 self._update(message)
             case Notice():

@@ -13,7 +13,15 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from robota.core.agents import AgentNotice, SessionSpec
+from robota.core.agents import (
+    AgentFailure,
+    AgentSessionInfo,
+    SessionSpec,
+    Steered,
+    SteerRefused,
+    TurnAccepted,
+    TurnRefused,
+)
 from robota.core.events import ApprovalDecision, RuntimeEvent
 
 from ._approvals import DecidedBy
@@ -23,6 +31,8 @@ __all__ = [
     "Decide",
     "Interrupt",
     "Job",
+    "ListJob",
+    "Listed",
     "Notice",
     "Opened",
     "ProcessDown",
@@ -79,7 +89,21 @@ class Release:
     key: str
 
 
-Job = Bind | Prompt | Steer | Interrupt | Decide | Release
+@dataclass(frozen=True, slots=True)
+class ListJob:
+    """List the agent's sessions; answered ``Listed``. ``key`` is the listing's own queue key,
+    so a slow listing never holds up a session's jobs."""
+
+    ref: str
+    search: str | None
+    limit: int
+
+    @property
+    def key(self) -> str:
+        return f"list:{self.ref}"
+
+
+Job = Bind | Prompt | Steer | Interrupt | Decide | Release | ListJob
 
 # -- reports: process to actor -------------------------------------------------------------
 
@@ -114,7 +138,14 @@ class Update:
 
 
 @dataclass(frozen=True, slots=True)
+class Listed:
+    ref: str
+    sessions: tuple[AgentSessionInfo, ...]
+    error: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
 class Notice:
     """An answer to a job, already in the words routes understand."""
 
-    notice: AgentNotice
+    notice: TurnAccepted | TurnRefused | Steered | SteerRefused | AgentFailure

@@ -40,6 +40,8 @@ from ._agent_jobs import (
     Decide,
     Interrupt,
     Job,
+    Listed,
+    ListJob,
     Notice,
     Opened,
     ProcessDown,
@@ -283,6 +285,9 @@ class AgentProcessService:
                 if released is not None:
                     self._keys.pop(released, None)
                     await driver.close_session(released)
+            case ListJob(ref=ref, search=search, limit=limit):
+                sessions = await driver.list_sessions(search=search, limit=limit)
+                self._actor.tell(Listed(ref, tuple(sessions)))
 
     async def _ensure(self, key: str, spec: SessionSpec, resume_id: str | None) -> str:
         """The session's id in this process, opening (or resuming) it on first use. The key's
@@ -313,5 +318,7 @@ class AgentProcessService:
                 self._actor.tell(Notice(AgentFailure(key, "open", reason)))
             case Interrupt(key=key):
                 self._actor.tell(Notice(AgentFailure(key, "interrupt", reason)))
+            case ListJob(ref=ref):
+                self._actor.tell(Listed(ref, (), reason))
             case Decide() | Release():
                 pass  # the approval resolves to cancel with the process; nothing to close

@@ -18,7 +18,7 @@ from typing import Literal, Protocol
 
 import trio
 
-from robota.core.agents import SessionSpec
+from robota.core.agents import AgentSessionInfo, SessionSpec
 from robota.core.events import ApprovalDecision, RuntimeEvent
 
 from ._acp import AcpClient, ImagesUnsupported, SessionBusy
@@ -85,6 +85,11 @@ class SessionDriver(Protocol):
     ) -> bool: ...
 
     async def close_session(self, session_id: str) -> None: ...
+
+    async def list_sessions(self, *, search: str | None, limit: int) -> list[AgentSessionInfo]:
+        """The agent's own sessions, most recent first; ``SessionRefused`` when it has no list
+        robota reads."""
+        ...
 
     def close(self, reason: str) -> None: ...
 
@@ -154,6 +159,10 @@ class AppServerDriver:
 
     async def close_session(self, session_id: str) -> None:
         """App Server threads persist on their own; there is nothing to free."""
+
+    async def list_sessions(self, *, search: str | None, limit: int) -> list[AgentSessionInfo]:
+        threads, _ = await self.client.list_threads(limit=limit, search=search)
+        return [info for info in map(_session_info, threads) if info is not None]
 
     def close(self, reason: str) -> None:
         self.client.close(reason)
@@ -227,8 +236,34 @@ class AcpDriver:
     async def close_session(self, session_id: str) -> None:
         await self.client.close_session(session_id)
 
+    async def list_sessions(self, *, search: str | None, limit: int) -> list[AgentSessionInfo]:  # noqa: ARG002
+        # ``session/list`` is still unstable in ACP and its agents keep no shared store other
+        # clients write to, so there is nothing beyond robota's own tasks to show.
+        raise SessionRefused("ACP agents have no session list robota reads")
+
     def close(self, reason: str) -> None:
         self.client.close(reason)
+
+
+def _session_info(thread: Mapping[str, object]) -> AgentSessionInfo | None:
+    """A ``thread/list`` entry as an ``AgentSessionInfo``; ``None`` when it has no id."""
+    thread_id = thread.get("id")
+    if not isinstance(thread_id, str) or not thread_id:
+        return None
+    title = next(
+        (
+            " ".join(v.split())[:80]
+            for k in ("name", "preview")
+            if isinstance(v := thread.get(k), str) and v.strip()
+        ),
+        None,
+    )
+    cwd = thread.get("cwd")
+    stamps = [thread.get(k) for k in ("recencyAt", "updatedAt", "createdAt")]
+    updated = next(
+        (float(v) for v in stamps if isinstance(v, int | float) and not isinstance(v, bool)), None
+    )
+    return AgentSessionInfo(thread_id, title, cwd if isinstance(cwd, str) else None, updated)
 
 
 def _inline_image(path: Path) -> tuple[str, str]:

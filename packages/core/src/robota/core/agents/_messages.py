@@ -13,9 +13,12 @@ Requests (route to agent):
 * ``SteerTurn``     add text to the running turn; answered ``Steered`` or ``SteerRefused``
   (the text then belongs in the route's queue)
 * ``InterruptTurn``, ``DecideApproval``, ``CloseSession``
+* ``ListSessions``  the agent's own sessions (App Server ``thread/list``), answered
+  ``SessionsListed`` to the request's own ``deliver``: it belongs to no session
 
 Notices (agent to route): ``SessionOpened``, ``SessionEvent`` (a ``RuntimeEvent`` of the
-session), ``TurnAccepted``, ``TurnRefused``, ``Steered``, ``SteerRefused``, ``AgentFailure``.
+session), ``TurnAccepted``, ``TurnRefused``, ``Steered``, ``SteerRefused``, ``AgentFailure``,
+``SessionsListed``.
 
 A session outlives its agent process: when the process exits, the running turn ends failed
 (``agent_exited``), and the next request resumes the session in a new process, announced by a
@@ -37,15 +40,18 @@ __all__ = [
     "AgentFailure",
     "AgentNotice",
     "AgentRequest",
+    "AgentSessionInfo",
     "CloseSession",
     "DecideApproval",
     "Deliver",
     "InterruptTurn",
+    "ListSessions",
     "OpenSession",
     "PermissionMode",
     "SessionEvent",
     "SessionOpened",
     "SessionSpec",
+    "SessionsListed",
     "StartTurn",
     "SteerRefused",
     "SteerTurn",
@@ -128,7 +134,28 @@ class CloseSession:
     key: str
 
 
-AgentRequest = OpenSession | StartTurn | SteerTurn | InterruptTurn | DecideApproval | CloseSession
+@dataclass(frozen=True, slots=True)
+class ListSessions:
+    """The agent's own sessions, most recent first, including those other clients of the same
+    agent home created (Codex Desktop, the Codex CLI). Only App Server agents list theirs; an
+    ACP agent answers with ``error`` set."""
+
+    ref: str
+    """Chosen by the asker, echoed in ``SessionsListed``."""
+    deliver: Deliver = field(compare=False)
+    search: str | None = None
+    limit: int = 50
+
+
+AgentRequest = (
+    OpenSession
+    | StartTurn
+    | SteerTurn
+    | InterruptTurn
+    | DecideApproval
+    | CloseSession
+    | ListSessions
+)
 
 
 # -- notices -------------------------------------------------------------------------------
@@ -195,6 +222,28 @@ class AgentFailure:
     message: str
 
 
+@dataclass(frozen=True, slots=True)
+class AgentSessionInfo:
+    """One session as the agent lists it."""
+
+    session_id: str
+    title: str | None
+    """The session's name, else the start of its first prompt."""
+    cwd: str | None
+    updated_at: float | None
+    """Seconds since the epoch."""
+
+
+@dataclass(frozen=True, slots=True)
+class SessionsListed:
+    ref: str
+    agent: str
+    """The configured agent that listed them."""
+    sessions: tuple[AgentSessionInfo, ...]
+    error: str | None = None
+    """Why nothing could be listed (the agent would not start, cannot list, timed out)."""
+
+
 AgentNotice = (
     SessionOpened
     | SessionEvent
@@ -203,4 +252,5 @@ AgentNotice = (
     | Steered
     | SteerRefused
     | AgentFailure
+    | SessionsListed
 )

@@ -58,11 +58,11 @@ class Rejected:
 COMMANDS: tuple[CommandSpec, ...] = (
     CommandSpec("new", "start a new task", "[--dir PATH | --nodir] [--agent NAME] [PROMPT]"),
     CommandSpec("sessions", "list tasks and agent threads, newest first", "[SEARCH]"),
-    CommandSpec("switch", "make another task current", "TASK"),
+    CommandSpec("switch", "make another task current", "N|TASK"),
     CommandSpec("status", "the current task, its agent, settings and turn"),
     CommandSpec("stop", "interrupt the running turn"),
     CommandSpec("fork", "a new task from the latest completed turn", "[TITLE]"),
-    CommandSpec("turns", "completed turns, newest first; reset to one", "[PAGE]"),
+    CommandSpec("turns", "completed turns, newest first; reset to one", "[PAGE | reset TURN]"),
     CommandSpec("model", "the task's model"),
     CommandSpec("thinking", "the task's reasoning effort"),
     CommandSpec("permissions", "the task's permission mode"),

@@ -40,12 +40,14 @@ from .._routes import RouteActor
 from ..agents import (
     PERMISSION_MODES,
     AgentFailure,
+    AgentSessionInfo,
     CloseSession,
     DecideApproval,
     InterruptTurn,
     OpenSession,
     SessionEvent,
     SessionOpened,
+    SessionsListed,
     SessionSpec,
     StartTurn,
     Steered,
@@ -69,7 +71,8 @@ from ..store import (
     UpdateTask,
     UpdateTurnAttempt,
     WriteOp,
-    latest_turn_attempt,
+    find_turn_attempt,
+    head_attempt,
     open_reader,
     pending_prompts,
     route_binding,
@@ -96,6 +99,14 @@ from ._messages import (
 from ._policy import Enqueue, Prompt, RouteState, RunCommand, Say, SteerRunningTurn, decide
 from ._recovery import Recover, handle_recover, retry_prompt
 from ._route_commands import run_command
+from ._route_history import (
+    Listing,
+    ListingEntry,
+    PendingReset,
+    reset_failed,
+    reset_opened,
+    sessions_listed,
+)
 
 __all__ = ["ConversationRoute", "new_task_id"]
 
@@ -160,6 +171,11 @@ class ConversationRoute(RouteActor[None]):
         """Whether a task's agent takes input mid-turn, as its session announced."""
         self._finals: dict[str, TurnFinished] = {}
         """Final answers waiting for their ledger claim, by attempt id."""
+        self.listings: dict[str, Listing] = {}
+        """``/sessions`` waiting for agents' thread lists, by request ref."""
+        self.last_listing: list[ListingEntry] = []
+        """What the last ``/sessions`` numbered, for ``/switch N``."""
+        self.resetting: PendingReset | None = None
         self._db: Database | None = None
 
     # -- lifecycle -----------------------------------------------------------------------------
@@ -200,6 +216,8 @@ class ConversationRoute(RouteActor[None]):
                 self._taken(message)
             case SessionOpened():
                 self._session_opened(message)
+            case SessionsListed():
+                sessions_listed(self, message)
             case Steered(key=key):
                 if self.task is not None and key == self.task.id and self.steers:
                     attempt = self.turn.attempt_id if self.turn else ""
@@ -216,7 +234,7 @@ class ConversationRoute(RouteActor[None]):
                 self.interrupt()
             case AnswerApproval(approval_id=approval_id, decision=decision):
                 if self.task is not None:
-                    self._agent().tell(DecideApproval(self.task.id, approval_id, decision))
+                    self.agent().tell(DecideApproval(self.task.id, approval_id, decision))
             case NewTask(settings=settings):
                 self.new_task(settings)
             case UseTask(task_id=task_id):
@@ -285,7 +303,7 @@ class ConversationRoute(RouteActor[None]):
             case SteerRunningTurn(turn_id=turn_id, text=text):
                 assert self.task is not None
                 self.steers.append(text)
-                self._agent().tell(SteerTurn(self.task.id, turn_id, text))
+                self.agent().tell(SteerTurn(self.task.id, turn_id, text))
             case Enqueue(text=text, front=front):
                 self.enqueue(text, front=front)
 
@@ -295,7 +313,7 @@ class ConversationRoute(RouteActor[None]):
 
     # -- tasks ---------------------------------------------------------------------------------
 
-    def _agent(self, name: str | None = None) -> Address:
+    def agent(self, name: str | None = None) -> Address:
         wanted = name or (self.task.agent if self.task is not None else self.ctx.defaults.agent)
         entry = self.ctx.agents.get(wanted)
         if entry is None:
@@ -344,21 +362,55 @@ class ConversationRoute(RouteActor[None]):
         folder.mkdir(parents=True, exist_ok=True)
         return folder
 
-    def use_task(self, task_id: str) -> None:
+    def use_task(self, task_id: str) -> bool:
+        """Make ``task_id`` current and open its session; ``False`` (and a reply) if not."""
         if self.turn is not None:
             self.reply("a turn is running: /stop it first, or wait", error=True)
-            return
+            return False
         task = load_task(self.db, task_id)
         if task is None:
             self.reply(f"no task {task_id!r}", error=True)
-            return
+            return False
         if task.agent not in self.ctx.agents:
             self.reply(
                 f"task {task_id} belongs to agent {task.agent!r}, not configured here", error=True
             )
-            return
+            return False
         self._adopt(task, create=False)
-        self._open_session(task)
+        self.open_session(task)
+        return True
+
+    def adopt_session(self, agent: str, session: AgentSessionInfo) -> None:
+        """Make an agent's session robota has no task for (one another client started) a task
+        of this route, and resume it."""
+        if self.turn is not None:
+            self.reply("a turn is running: /stop it first, or wait", error=True)
+            return
+        entry = self.ctx.agents[agent]
+        created = self.ctx.clock()
+        cwd = session.cwd if session.cwd and Path(session.cwd).is_dir() else None
+        task = Task(
+            id=new_task_id(),
+            agent=agent,
+            cwd=cwd or str(self.ctx.defaults.cwd),
+            runtime_kind=entry.kind,
+            remote_id=session.session_id,
+            title=session.title,
+            model=None,
+            effort=None,
+            permission_mode=self.ctx.defaults.permission_mode,
+            provider=None,
+            forked_from=None,
+            fork_turn_id=None,
+            developer_instructions=None,
+            last_turn_id=None,
+            last_turn_status=None,
+            created_at=created,
+            updated_at=created,
+        )
+        self._adopt(task, create=True)
+        self.open_session(task)
+        self.reply(f"switched to task {task.id} ({agent}'s session {session.session_id})")
 
     def fork_task(self, task_id: str, title: str | None = None) -> None:
         if self.turn is not None:
@@ -368,7 +420,7 @@ class ConversationRoute(RouteActor[None]):
         if source is None:
             self.reply(f"no task {task_id!r}", error=True)
             return
-        completed = latest_turn_attempt(self.db, source.id, status="completed")
+        completed = head_attempt(self.db, source)
         if source.remote_id is None or completed is None:
             self.reply(f"task {source.id} has no completed turn to fork from", error=True)
             return
@@ -386,12 +438,12 @@ class ConversationRoute(RouteActor[None]):
             updated_at=created,
         )
         self._adopt(fork, create=True)
-        self._open_session(fork)
+        self.open_session(fork)
 
     def _adopt(self, task: Task, *, create: bool) -> None:
         previous = self.task
         if previous is not None and previous.id != task.id and previous.id in self.opened:
-            self._agent(previous.agent).tell(CloseSession(previous.id))
+            self.agent(previous.agent).tell(CloseSession(previous.id))
             self.opened.discard(previous.id)
         if create:
             self.write(
@@ -406,6 +458,9 @@ class ConversationRoute(RouteActor[None]):
                     forked_from=task.forked_from,
                     fork_turn_id=task.fork_turn_id,
                     developer_instructions=task.developer_instructions,
+                    effort=task.effort,
+                    provider=task.provider,
+                    remote_id=task.remote_id,
                     at=task.created_at,
                 )
             )
@@ -414,35 +469,41 @@ class ConversationRoute(RouteActor[None]):
 
     def spec(self, task: Task) -> SessionSpec:
         mode = task.permission_mode if task.permission_mode in PERMISSION_MODES else "default"
-        fork_from = None
-        if task.forked_from is not None and task.remote_id is None:
+        resume_id, fork_from, fork_turn_id = task.remote_id, None, task.fork_turn_id
+        reset = self.resetting
+        if reset is not None and reset.task_id == task.id:
+            resume_id, fork_from, fork_turn_id = None, reset.thread, reset.attempt.remote_turn_id
+        elif task.forked_from is not None and task.remote_id is None:
             source = load_task(self.db, task.forked_from)
-            fork_from = source.remote_id if source is not None else None
+            if source is not None:
+                fork_from = _session_of_turn(self.db, source, task.fork_turn_id)
         return SessionSpec(
             cwd=Path(task.cwd),
             permission_mode=mode,
             model=task.model,
-            resume_id=task.remote_id,
+            resume_id=resume_id,
             human_approves=self.ctx.human_approves,
             developer_instructions=task.developer_instructions,
             fork_from=fork_from,
-            fork_turn_id=task.fork_turn_id,
+            fork_turn_id=fork_turn_id,
         )
 
-    def _open_session(self, task: Task) -> None:
+    def open_session(self, task: Task) -> None:
         """Open the task's session at its agent; harmless when it is open already (the agent
         rebinds it to this route), which is how a restarted route takes its session back."""
         if task.id in self.opened:
             return
         self.opened.add(task.id)
         deliver = _route_deliver(self.ctx.route, self.key)
-        self._agent(task.agent).tell(OpenSession(task.id, self.spec(task), deliver))
+        self.agent(task.agent).tell(OpenSession(task.id, self.spec(task), deliver))
 
     def _session_opened(self, opened: SessionOpened) -> None:
         task = self.task
         if task is None or opened.key != task.id:
             return
         self.steering[task.id] = bool(opened.capabilities.get("steer", False))
+        if reset_opened(self, opened):
+            return
         if task.remote_id != opened.session_id:
             self.write(UpdateTask(task.id, remote_id=opened.session_id))
             self.task = replace(task, remote_id=opened.session_id)
@@ -486,6 +547,7 @@ class ConversationRoute(RouteActor[None]):
                 prompt=text,
                 images=tuple(str(p) for p in images),
                 retry_count=retry_count,
+                parent_id=task.head_attempt_id,
             ),
             "attempt",
             turn.attempt_id,
@@ -500,9 +562,9 @@ class ConversationRoute(RouteActor[None]):
             return
         turn.sent = True
         self.ctx.running.add(turn.attempt_id)
-        self._open_session(task)
+        self.open_session(task)
         self.say(TurnBegan(self.key, task.id, turn.attempt_id, turn.prompt, recovery=turn.recovery))
-        self._agent(task.agent).tell(StartTurn(task.id, turn.prompt, turn.images))
+        self.agent(task.agent).tell(StartTurn(task.id, turn.prompt, turn.images))
 
     def _event(self, message: SessionEvent) -> None:
         turn = self.turn
@@ -512,7 +574,15 @@ class ConversationRoute(RouteActor[None]):
         event = message.event
         if isinstance(event, TurnStarted):
             turn.remote_turn_id = event.turn_id
-            self.write(UpdateTurnAttempt(turn.attempt_id, "running", remote_turn_id=event.turn_id))
+            session = self.task.remote_id if self.task is not None else None
+            self.write(
+                UpdateTurnAttempt(
+                    turn.attempt_id,
+                    "running",
+                    remote_turn_id=event.turn_id,
+                    remote_session_id=session,
+                )
+            )
         self.say(TurnUpdate(self.key, turn.task_id, turn.attempt_id, event))
         if isinstance(event, TurnCompleted):
             self._finish(turn, event)
@@ -532,6 +602,8 @@ class ConversationRoute(RouteActor[None]):
                 usage=None if usage is None else _usage_json(usage),
             )
         )
+        if status == "completed" and self.task is not None and self.task.id == turn.task_id:
+            self.task = replace(self.task, head_attempt_id=turn.attempt_id)
         self._finals[turn.attempt_id] = TurnFinished(
             self.key,
             turn.task_id,
@@ -616,7 +688,7 @@ class ConversationRoute(RouteActor[None]):
         if self.turn is None or self.task is None:
             self.reply("no turn is running")
             return
-        self._agent(self.task.agent).tell(InterruptTurn(self.task.id))
+        self.agent(self.task.agent).tell(InterruptTurn(self.task.id))
 
     # -- acknowledgements and agent notices ----------------------------------------------------
 
@@ -653,6 +725,11 @@ class ConversationRoute(RouteActor[None]):
         self.reply(f"agent: {failure.request} failed: {failure.message}", error=True)
         if failure.request == "open" and self.task is not None:
             self.opened.discard(self.task.id)
+            reset_failed(self)
+
+    def self_deliver(self) -> Callable[[object], None]:
+        """Where agents send what they answer this route outside any session."""
+        return _route_deliver(self.ctx.route, self.key)
 
 
 def _route_deliver(route: Callable[[str, object], None], key: str) -> Callable[[object], None]:
@@ -660,6 +737,16 @@ def _route_deliver(route: Callable[[str, object], None], key: str) -> Callable[[
         route(key, notice)
 
     return deliver
+
+
+def _session_of_turn(db: Database, source: Task, remote_turn_id: str | None) -> str | None:
+    """The agent session that ran ``remote_turn_id`` of ``source`` (a reset may have bound the
+    task to another since), else the task's current one."""
+    if remote_turn_id is not None:
+        for attempt in find_turn_attempt(db, source.id, remote_turn_id):
+            if attempt.remote_turn_id == remote_turn_id and attempt.remote_session_id:
+                return attempt.remote_session_id
+    return source.remote_id
 
 
 def _usage_json(usage: Usage) -> dict[str, JSONValue]:

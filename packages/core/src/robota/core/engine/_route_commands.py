@@ -11,30 +11,24 @@ from __future__ import annotations
 import shlex
 from collections.abc import Callable
 from dataclasses import replace
-from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..agents import PERMISSION_MODES
 from ..store import (
     CancelPrompt,
-    Task,
     UpdateTask,
-    find_task,
     pending_prompts,
-    task_turn_attempts,
-    tasks,
 )
 from ._commands import COMMANDS, Invocation
 from ._messages import TaskSettings
+from ._route_history import sessions, switch, turns
 
 if TYPE_CHECKING:
     from ._route import ConversationRoute
 
 __all__ = ["run_command"]
 
-SESSIONS_PAGE = 5
-TURNS_PAGE = 10
 EFFORTS = ("minimal", "low", "medium", "high", "xhigh")
 
 
@@ -115,78 +109,11 @@ def _stop(route: ConversationRoute, _args: str) -> None:
     route.interrupt()
 
 
-def _describe(task: Task) -> str:
-    when = datetime.fromtimestamp(task.updated_at).strftime("%Y-%m-%d %H:%M")
-    title = task.title or "untitled"
-    state = task.last_turn_status or "new"
-    return f"{task.id}  {when}  {task.agent:<10} {state:<11} {title}  ({task.cwd})"
-
-
-def _sessions(route: ConversationRoute, args: str) -> None:
-    words = args.split()
-    page = 1
-    if words and words[-1].isdigit():
-        page = max(1, int(words.pop()))
-    search = " ".join(words) or None
-    found = tasks(route.db, limit=SESSIONS_PAGE * page + 1, search=search)
-    shown = found[SESSIONS_PAGE * (page - 1) : SESSIONS_PAGE * page]
-    if not shown:
-        route.reply("no tasks" + (f" matching {search!r}" if search else ""))
-        return
-    lines = [
-        _describe(t) + ("  <- current" if route.task and t.id == route.task.id else "")
-        for t in shown
-    ]
-    if len(found) > SESSIONS_PAGE * page:
-        lines.append(f"more: /sessions {search + ' ' if search else ''}{page + 1}")
-    lines.append("/switch ID makes one current")
-    route.reply("\n".join(lines))
-
-
-def _switch(route: ConversationRoute, args: str) -> None:
-    wanted = args.strip()
-    if not wanted:
-        route.reply("/switch needs a task id or title; /sessions lists them", error=True)
-        return
-    found = find_task(route.db, wanted)
-    if not found:
-        route.reply(f"no task {wanted!r}", error=True)
-        return
-    if len(found) > 1:
-        listed = ", ".join(t.id for t in found)
-        route.reply(f"{wanted!r} names several tasks: {listed}", error=True)
-        return
-    route.use_task(found[0].id)
-    route.reply(f"switched to task {found[0].id}")
-
-
 def _fork(route: ConversationRoute, args: str) -> None:
     if route.task is None:
         route.reply("no task to fork", error=True)
         return
     route.fork_task(route.task.id, args.strip() or None)
-
-
-def _turns(route: ConversationRoute, args: str) -> None:
-    if route.task is None:
-        route.reply("no task yet", error=True)
-        return
-    page = int(args) if args.strip().isdigit() and int(args) > 0 else 1
-    done = task_turn_attempts(
-        route.db, route.task.id, status="completed", limit=TURNS_PAGE * page + 1
-    )
-    shown = done[TURNS_PAGE * (page - 1) : TURNS_PAGE * page]
-    if not shown:
-        route.reply("no completed turns")
-        return
-    lines = []
-    for attempt in shown:
-        when = datetime.fromtimestamp(attempt.created_at).strftime("%H:%M:%S")
-        prompt = " ".join(attempt.prompt.split())[:60]
-        lines.append(f"{attempt.id[:8]}  {when}  {prompt}")
-    if len(done) > TURNS_PAGE * page:
-        lines.append(f"more: /turns {page + 1}")
-    route.reply("\n".join(lines))
 
 
 def _setting(
@@ -255,10 +182,10 @@ _HANDLERS: dict[str, Callable[[ConversationRoute, str], None]] = {
     "new": _new,
     "status": _status,
     "stop": _stop,
-    "sessions": _sessions,
-    "switch": _switch,
+    "sessions": sessions,
+    "switch": switch,
     "fork": _fork,
-    "turns": _turns,
+    "turns": turns,
     "model": _setting("model", None, _NEXT_SESSION),
     "thinking": _setting("effort", EFFORTS, _NEXT_SESSION),
     "permissions": _setting("permission_mode", PERMISSION_MODES, _NEXT_SESSION),

@@ -236,10 +236,21 @@ _V3_TASK_LINEAGE_AND_OUTCOMES = _statements(
     "ALTER TABLE turn_attempts ADD COLUMN finished_at REAL",
 )
 
+_V4_TURN_LINEAGE = _statements(
+    # The agent session (App Server thread) a turn ran in: a reset forks *that* session
+    # through the turn, whatever the task is bound to since.
+    "ALTER TABLE turn_attempts ADD COLUMN remote_session_id TEXT",
+    # The completed attempt the conversation stood at when this one began: the turn graph.
+    "ALTER TABLE turn_attempts ADD COLUMN parent_id TEXT",
+    # Where the conversation stands: the latest completed turn, or the one it was reset to.
+    "ALTER TABLE tasks ADD COLUMN head_attempt_id TEXT",
+)
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "conversation state", _V1_CONVERSATIONS),
     Migration(2, "presentation and audit", _V2_PRESENTATION_AND_AUDIT),
     Migration(3, "task lineage and turn outcomes", _V3_TASK_LINEAGE_AND_OUTCOMES),
+    Migration(4, "turn lineage", _V4_TURN_LINEAGE),
 )
 """Every migration this code knows, oldest first; the last one's version is the schema's."""
 

@@ -177,6 +177,8 @@ class InsertTurnAttempt:
     status: TurnStatus = "accepted"
     retry_count: int = 0
     """Automatic retries before this one (it continues a turn that failed transiently)."""
+    parent_id: str | None = None
+    """The completed attempt the conversation stands at (the task's head)."""
     at: float | None = None
 
     def apply(self, db: Database, /) -> None:
@@ -184,8 +186,8 @@ class InsertTurnAttempt:
         now = _now(self.at)
         db.execute(
             "INSERT INTO turn_attempts (id, task_id, route_key, status, prompt, images_json, "
-            "anchor_message_id, retry_count, heartbeat_at, created_at, updated_at) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            "anchor_message_id, retry_count, parent_id, heartbeat_at, created_at, updated_at) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (
                 self.id,
                 self.task_id,
@@ -195,6 +197,7 @@ class InsertTurnAttempt:
                 dump_json(list(self.images)),
                 self.anchor_message_id,
                 self.retry_count,
+                self.parent_id,
                 now,
                 now,
                 now,
@@ -207,13 +210,15 @@ class UpdateTurnAttempt:
     """Move an attempt to ``status``; ``False`` if there is no such attempt.
 
     ``error`` is written as given, so a transition without one clears a stale error.
-    ``remote_turn_id`` is kept when ``None``: it is learnt once and never forgotten.
+    ``remote_turn_id`` and ``remote_session_id`` are kept when ``None``: they are learnt once
+    and never forgotten.
     """
 
     id: str
     status: TurnStatus
     remote_turn_id: str | None = None
     error: str | None = None
+    remote_session_id: str | None = None
     add_retry: bool = False
     add_recovery: bool = False
     at: float | None = None
@@ -223,12 +228,14 @@ class UpdateTurnAttempt:
         cursor = db.execute(
             "UPDATE turn_attempts SET status = ?, "
             "remote_turn_id = coalesce(?, remote_turn_id), error = ?, "
+            "remote_session_id = coalesce(?, remote_session_id), "
             "retry_count = retry_count + ?, recovery_count = recovery_count + ?, "
             "updated_at = ? WHERE id = ?",
             (
                 self.status,
                 self.remote_turn_id,
                 self.error,
+                self.remote_session_id,
                 int(self.add_retry),
                 int(self.add_recovery),
                 _now(self.at),

@@ -94,6 +94,10 @@ class TurnAttempt:
     """What the agent answered, once the attempt completed."""
     usage: JSONValue = None
     finished_at: float | None = None
+    remote_session_id: str | None = None
+    """The agent's session the turn ran in, once it started."""
+    parent_id: str | None = None
+    """The completed attempt the conversation stood at when this one began."""
 
     @classmethod
     def from_row(cls, row: _Row) -> TurnAttempt:
@@ -118,6 +122,8 @@ class TurnAttempt:
             final_text=_opt_text(row, "final_text"),
             usage=None if row["usage_json"] is None else load_json(_text(row, "usage_json")),
             finished_at=_opt_float(row, "finished_at"),
+            remote_session_id=_opt_text(row, "remote_session_id"),
+            parent_id=_opt_text(row, "parent_id"),
         )
 
 

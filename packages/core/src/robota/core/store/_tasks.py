@@ -62,6 +62,9 @@ class Task:
     last_turn_status: str | None
     created_at: float
     updated_at: float
+    head_attempt_id: str | None = None
+    """The completed attempt the conversation stands at: the latest completed one, or the
+    one the task was reset to."""
 
     @classmethod
     def from_row(cls, row: _Row) -> Task:
@@ -83,6 +86,7 @@ class Task:
             last_turn_status=_opt_text(row, "last_turn_status"),
             created_at=float(cast(float, row["created_at"])),
             updated_at=float(cast(float, row["updated_at"])),
+            head_attempt_id=_opt_text(row, "head_attempt_id"),
         )
 
 
@@ -112,6 +116,8 @@ class CreateTask:
     forked_from: str | None = None
     fork_turn_id: str | None = None
     developer_instructions: str | None = None
+    remote_id: str | None = None
+    """Set when the task adopts a session the agent already has (one another client made)."""
     at: float | None = None
 
     def apply(self, db: Database, /) -> None:
@@ -119,7 +125,8 @@ class CreateTask:
         db.execute(
             "INSERT INTO tasks (id, agent, cwd, runtime_kind, title, model, effort, "
             "permission_mode, provider, forked_from, fork_turn_id, developer_instructions, "
-            "created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            "remote_id, created_at, updated_at) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (
                 self.id,
                 self.agent,
@@ -133,6 +140,7 @@ class CreateTask:
                 self.forked_from,
                 self.fork_turn_id,
                 self.developer_instructions,
+                self.remote_id,
                 now,
                 now,
             ),
@@ -231,9 +239,43 @@ class FinishTurnAttempt:
         if cursor.rowcount != 1:
             return False
         db.execute(
-            "UPDATE tasks SET last_turn_id = ?, last_turn_status = ?, updated_at = ? "
+            "UPDATE tasks SET last_turn_id = ?, last_turn_status = ?, updated_at = ?, "
+            "head_attempt_id = CASE WHEN ? = 'completed' THEN ? ELSE head_attempt_id END "
             "WHERE id = (SELECT task_id FROM turn_attempts WHERE id = ?)",
-            (self.id, self.status, now, self.id),
+            (self.id, self.status, now, self.status, self.id, self.id),
+        )
+        return True
+
+
+@dataclass(frozen=True, slots=True)
+class ResetTaskToTurn:
+    """Bind a task to a new agent session forked through one of its completed turns, which
+    becomes where the conversation stands; audited as ``session_reset_to_turn``. ``False``
+    when the task or the turn is not there (or the turn is not a completed one of the task)."""
+
+    task_id: str
+    attempt_id: str
+    remote_id: str
+    at: float | None = None
+
+    def apply(self, db: Database, /) -> bool:
+        now = _now(self.at)
+        cursor = db.execute(
+            "UPDATE tasks SET remote_id = ?, head_attempt_id = ?, updated_at = ? "
+            "WHERE id = ? AND EXISTS (SELECT 1 FROM turn_attempts WHERE id = ? "
+            "AND task_id = ? AND status = 'completed')",
+            (self.remote_id, self.attempt_id, now, self.task_id, self.attempt_id, self.task_id),
+        )
+        if cursor.rowcount != 1:
+            return False
+        payload = {
+            "task_id": self.task_id,
+            "attempt_id": self.attempt_id,
+            "remote_id": self.remote_id,
+        }
+        db.execute(
+            "INSERT INTO audit_events (event_type, payload_json, created_at) VALUES (?, ?, ?)",
+            ("session_reset_to_turn", dump_json(payload), now),
         )
         return True
 
@@ -285,11 +327,10 @@ def find_task(db: Database, id_or_name: str) -> list[Task]:
     exact = task(db, id_or_name)
     if exact is not None:
         return [exact]
-    prefix = id_or_name.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
     rows = list(
         db.query(
             "SELECT * FROM tasks WHERE id LIKE ? ESCAPE '\\' ORDER BY updated_at DESC LIMIT 10",
-            (prefix,),
+            (_prefix_pattern(id_or_name),),
         )
     )
     if not rows:
@@ -335,6 +376,39 @@ def latest_turn_attempt(db: Database, task_id: str, *, status: str) -> TurnAttem
     return found[0] if found else None
 
 
+def find_turn_attempt(db: Database, task_id: str, ref: str) -> list[TurnAttempt]:
+    """A task's attempts whose id is ``ref`` or starts with it (the listings show 8 hex
+    digits), or whose agent turn id is ``ref``."""
+    rows = db.query(
+        "SELECT * FROM turn_attempts WHERE task_id = ? AND (id = ? OR id LIKE ? ESCAPE '\\' "
+        "OR remote_turn_id = ?) ORDER BY created_at DESC, rowid DESC LIMIT 10",
+        (task_id, ref, _prefix_pattern(ref), ref),
+    )
+    return [TurnAttempt.from_row(row) for row in rows]
+
+
+def task_with_remote(db: Database, agent: str, remote_id: str) -> Task | None:
+    """The task bound to the agent's session ``remote_id``, if robota has one."""
+    rows = list(
+        db.query(
+            "SELECT * FROM tasks WHERE agent = ? AND remote_id = ? "
+            "ORDER BY updated_at DESC LIMIT 1",
+            (agent, remote_id),
+        )
+    )
+    return Task.from_row(rows[0]) if rows else None
+
+
+def head_attempt(db: Database, task: Task) -> TurnAttempt | None:
+    """Where the task's conversation stands (see ``Task.head_attempt_id``); for rows written
+    before heads were recorded, the latest completed attempt."""
+    if task.head_attempt_id is not None:
+        rows = list(db.query("SELECT * FROM turn_attempts WHERE id = ?", (task.head_attempt_id,)))
+        if rows:
+            return TurnAttempt.from_row(rows[0])
+    return latest_turn_attempt(db, task.id, status="completed")
+
+
 def active_turn_attempts(db: Database) -> list[TurnAttempt]:
     """Every attempt not yet finished, oldest first: what recovery looks at on start."""
     placeholders = ", ".join("?" for _ in ACTIVE_TURN_STATUSES)
@@ -343,3 +417,8 @@ def active_turn_attempts(db: Database) -> list[TurnAttempt]:
         ACTIVE_TURN_STATUSES,
     )
     return [TurnAttempt.from_row(row) for row in rows]
+
+
+def _prefix_pattern(prefix: str) -> str:
+    """A LIKE pattern (with ``ESCAPE '\\'``) matching what starts with ``prefix``."""
+    return prefix.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"

@@ -1,0 +1,307 @@
+"""A route's history commands: ``/sessions``, ``/switch``, ``/turns`` and resetting to a turn.
+
+``/sessions`` shows robota's own tasks merged with the threads every App Server agent lists
+(``thread/list``: those of Codex Desktop, the Codex CLI or another client of the same agent
+home), one order by last activity, numbered across pages so ``/switch N`` names one entry
+whatever page it was on. The agents answer later (``ListSessions`` -> ``SessionsListed``), so
+the route keeps the pending listing and replies once every agent answered or failed; an agent
+that fails costs its entries and a line saying so, never the listing.
+
+Resetting (``/turns reset TURN``) forks the App Server thread that ran the chosen turn through
+that turn and binds the task to the fork: the task keeps its id, title, agent, directory,
+settings and route; the turns after the chosen one stay listed (they happened), and the next
+turn's parent is the chosen one. ACP agents cannot fork at a turn, so there it is refused.
+Nothing on disk is reverted, which the listing says before anyone resets.
+"""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass, field, replace
+from datetime import datetime
+from typing import TYPE_CHECKING
+
+from ..agents import AgentSessionInfo, CloseSession, ListSessions, SessionOpened, SessionsListed
+from ..store import (
+    ResetTaskToTurn,
+    Task,
+    TurnAttempt,
+    find_task,
+    find_turn_attempt,
+    head_attempt,
+    task_turn_attempts,
+    task_with_remote,
+    tasks,
+)
+
+if TYPE_CHECKING:
+    from ._route import ConversationRoute
+
+__all__ = [
+    "Listing",
+    "ListingEntry",
+    "PendingReset",
+    "reset_failed",
+    "reset_opened",
+    "sessions",
+    "sessions_listed",
+    "switch",
+    "turns",
+]
+
+SESSIONS_PAGE = 5
+TURNS_PAGE = 10
+RESET_WARNING = "Reset continues the conversation from a turn; it never reverts local files."
+
+
+@dataclass(frozen=True, slots=True)
+class ListingEntry:
+    """One line of ``/sessions``: a robota task, or an agent's thread robota has no task for."""
+
+    agent: str
+    updated_at: float
+    task: Task | None = None
+    thread: AgentSessionInfo | None = None
+
+
+@dataclass
+class Listing:
+    """A ``/sessions`` waiting for its agents."""
+
+    search: str | None
+    page: int
+    waiting: set[str]
+    threads: list[tuple[str, AgentSessionInfo]] = field(default_factory=list)
+    failures: list[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True, slots=True)
+class PendingReset:
+    """A reset whose fork the agent has not opened yet."""
+
+    task_id: str
+    attempt: TurnAttempt
+    thread: str
+
+
+# -- /sessions and /switch ---------------------------------------------------------------------
+
+
+def sessions(route: ConversationRoute, args: str) -> None:
+    words = args.split()
+    page = 1
+    if words and words[-1].isdigit():
+        page = max(1, int(words.pop()))
+    search = " ".join(words) or None
+    listers = [a.name for a in route.ctx.agents.values() if a.kind == "app-server"]
+    listing = Listing(search, page, set(listers))
+    if not listers:
+        _show(route, listing)
+        return
+    ref = uuid.uuid4().hex
+    route.listings[ref] = listing
+    deliver = route.self_deliver()
+    for name in listers:
+        route.ctx.agents[name].address.tell(
+            ListSessions(ref, deliver, search=search, limit=SESSIONS_PAGE * page + 1)
+        )
+
+
+def sessions_listed(route: ConversationRoute, listed: SessionsListed) -> None:
+    agent = listed.agent
+    listing = route.listings.get(listed.ref)
+    if listing is None or agent not in listing.waiting:
+        return
+    listing.waiting.discard(agent)
+    if listed.error is not None:
+        listing.failures.append(f"{agent}: its threads could not be listed ({listed.error})")
+    listing.threads.extend((agent, thread) for thread in listed.sessions)
+    if not listing.waiting:
+        del route.listings[listed.ref]
+        _show(route, listing)
+
+
+def _show(route: ConversationRoute, listing: Listing) -> None:
+    wanted = SESSIONS_PAGE * listing.page + 1
+    entries = [
+        ListingEntry(t.agent, t.updated_at, task=t)
+        for t in tasks(route.db, limit=wanted, search=listing.search)
+    ]
+    for agent, thread in listing.threads:
+        if task_with_remote(route.db, agent, thread.session_id) is not None:
+            continue  # robota's own task, listed (or not, by the search) as such
+        entries.append(ListingEntry(agent, thread.updated_at or 0.0, thread=thread))
+    entries.sort(key=lambda e: e.updated_at, reverse=True)
+    route.last_listing = entries
+    start = SESSIONS_PAGE * (listing.page - 1)
+    shown = entries[start : start + SESSIONS_PAGE]
+    lines = [
+        f"{number}. {_describe(route, entry)}"
+        for number, entry in enumerate(shown, start=start + 1)
+    ]
+    if not lines:
+        search = listing.search
+        lines.append("no tasks" + (f" matching {search!r}" if search else ""))
+    elif len(entries) > start + SESSIONS_PAGE:
+        search = listing.search
+        lines.append(f"more: /sessions {search + ' ' if search else ''}{listing.page + 1}")
+    lines.extend(listing.failures)
+    if shown:
+        lines.append("/switch N (or a task id) makes one current")
+    route.reply("\n".join(lines))
+
+
+def _describe(route: ConversationRoute, entry: ListingEntry) -> str:
+    when = datetime.fromtimestamp(entry.updated_at).strftime("%Y-%m-%d %H:%M")
+    if entry.task is not None:
+        task = entry.task
+        current = "  <- current" if route.task and task.id == route.task.id else ""
+        state = task.last_turn_status or "new"
+        title = task.title or "untitled"
+        return f"{task.id}  {when}  {task.agent:<10} {state:<11} {title}  ({task.cwd}){current}"
+    thread = entry.thread
+    assert thread is not None
+    where = f"  ({thread.cwd})" if thread.cwd else ""
+    title = thread.title or "untitled"
+    return f"{thread.session_id}  {when}  {entry.agent:<10} {'external':<11} {title}{where}"
+
+
+def switch(route: ConversationRoute, args: str) -> None:
+    wanted = args.strip()
+    if not wanted:
+        route.reply("/switch needs a number from /sessions, a task id or a title", error=True)
+        return
+    if wanted.isdigit():
+        number = int(wanted)
+        if not 1 <= number <= len(route.last_listing):
+            route.reply(f"no entry {number} in the last /sessions", error=True)
+            return
+        _switch_to(route, route.last_listing[number - 1])
+        return
+    found = find_task(route.db, wanted)
+    if len(found) > 1:
+        listed = ", ".join(t.id for t in found)
+        route.reply(f"{wanted!r} names several tasks: {listed}", error=True)
+        return
+    if found:
+        _switch_to(route, ListingEntry(found[0].agent, found[0].updated_at, task=found[0]))
+        return
+    threads = [e for e in route.last_listing if e.thread and e.thread.session_id == wanted]
+    if not threads:
+        route.reply(f"no task {wanted!r}", error=True)
+        return
+    _switch_to(route, threads[0])
+
+
+def _switch_to(route: ConversationRoute, entry: ListingEntry) -> None:
+    if entry.task is not None:
+        task = entry.task
+    else:
+        thread = entry.thread
+        assert thread is not None
+        adopted = task_with_remote(route.db, entry.agent, thread.session_id)
+        if adopted is None:
+            route.adopt_session(entry.agent, thread)
+            return
+        task = adopted
+    if route.use_task(task.id):
+        route.reply(f"switched to task {task.id}")
+
+
+# -- /turns and reset ------------------------------------------------------------------------
+
+
+def turns(route: ConversationRoute, args: str) -> None:
+    task = route.task
+    if task is None:
+        route.reply("no task yet", error=True)
+        return
+    words = args.split()
+    if words and words[0] == "reset":
+        if len(words) != 2:
+            route.reply("usage: /turns reset TURN (TURN from /turns)", error=True)
+            return
+        _reset(route, task, words[1])
+        return
+    page = int(words[0]) if len(words) == 1 and words[0].isdigit() and int(words[0]) > 0 else 1
+    done = task_turn_attempts(route.db, task.id, status="completed", limit=TURNS_PAGE * page + 1)
+    shown = done[TURNS_PAGE * (page - 1) : TURNS_PAGE * page]
+    if not shown:
+        route.reply("no completed turns")
+        return
+    head = head_attempt(route.db, task)
+    lines = [RESET_WARNING]
+    for attempt in shown:
+        when = datetime.fromtimestamp(attempt.finished_at or attempt.updated_at).strftime(
+            "%m-%d %H:%M"
+        )
+        mark = "<- current" if head and attempt.id == head.id else "/turns reset " + attempt.id[:8]
+        lines.append(f"{attempt.id[:8]}  {when}  {_summary(attempt.prompt, 50):<50}  {mark}")
+    if len(done) > TURNS_PAGE * page:
+        lines.append(f"more: /turns {page + 1}")
+    route.reply("\n".join(lines))
+
+
+def _reset(route: ConversationRoute, task: Task, ref: str) -> None:
+    if route.turn is not None or route.resetting is not None:
+        route.reply("a turn is running: /stop it first, or wait", error=True)
+        return
+    entry = route.ctx.agents.get(task.agent)
+    if entry is None or entry.kind != "app-server":
+        route.reply(
+            f"reset needs an App Server agent (it forks the thread through the turn); "
+            f"{task.agent} cannot fork a session at a turn",
+            error=True,
+        )
+        return
+    found = find_turn_attempt(route.db, task.id, ref)
+    if len(found) != 1:
+        problem = "names several turns" if found else "is no turn of this task"
+        route.reply(f"{ref!r} {problem}; /turns lists them", error=True)
+        return
+    attempt = found[0]
+    if attempt.status != "completed" or attempt.remote_turn_id is None:
+        route.reply(f"turn {attempt.id[:8]} did not complete: only completed turns", error=True)
+        return
+    head = head_attempt(route.db, task)
+    if head is not None and head.id == attempt.id:
+        route.reply(f"the conversation already stands at turn {attempt.id[:8]}")
+        return
+    thread = attempt.remote_session_id or task.remote_id
+    if thread is None:
+        route.reply(f"turn {attempt.id[:8]} has no thread to fork", error=True)
+        return
+    route.resetting = PendingReset(task.id, attempt, thread)
+    if task.id in route.opened:
+        route.agent(task.agent).tell(CloseSession(task.id))
+        route.opened.discard(task.id)
+    route.open_session(task)
+
+
+def reset_opened(route: ConversationRoute, opened: SessionOpened) -> bool:
+    """Finish a reset when its fork opened; ``False`` when ``opened`` is no reset's."""
+    pending, task = route.resetting, route.task
+    if pending is None or task is None or not opened.key == pending.task_id == task.id:
+        return False
+    route.resetting = None
+    attempt = pending.attempt
+    route.write(ResetTaskToTurn(task.id, attempt.id, opened.session_id))
+    route.task = replace(task, remote_id=opened.session_id, head_attempt_id=attempt.id)
+    when = datetime.fromtimestamp(attempt.finished_at or attempt.updated_at)
+    route.reply(
+        f"reset to turn {attempt.id[:8]} ({_summary(attempt.prompt, 60)!r}, completed "
+        f"{when:%Y-%m-%d %H:%M}, agent turn {attempt.remote_turn_id}); the next prompt "
+        f"continues from there. Local files are as they are now."
+    )
+    return True
+
+
+def reset_failed(route: ConversationRoute) -> None:
+    """The fork did not open: the task stays bound to its thread, which reopens on use."""
+    if route.resetting is not None:
+        route.resetting = None
+        route.reply("reset failed: the conversation stays where it was", error=True)
+
+
+def _summary(text: str, width: int) -> str:
+    return " ".join(text.split())[:width]
