@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+import sqlite3
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -22,6 +23,8 @@ from robota.core.store import (
     StoreClient,
     StoreWriter,
     TakePrompt,
+    TakeQueuedTurn,
+    Together,
     UpdateTurnAttempt,
     audit_events,
     final_delivery,
@@ -147,6 +150,41 @@ def test_queued_prompts_are_taken_in_order_and_cancel_skips(store, reader) -> No
     assert write(CancelRoutePrompts("tg:1"), timeout=5) == 2
     assert write(TakePrompt("tg:1"), timeout=5) is None
     assert [p.id for p in pending_prompts(reader, "tg:2")] == [other]
+
+
+def test_a_queued_prompt_becomes_a_turn_attempt_in_the_same_write(store, reader) -> None:
+    write = store.client.write_sync
+    assert write(TakeQueuedTurn("tg:1", "a0", "t1"), timeout=5) is None
+    assert turn_attempt(reader, "a0") is None, "an empty queue records no attempt"
+    write(EnqueuePrompt("tg:1", "look", images=("/tmp/x.png",)), timeout=5)
+    write(EnqueuePrompt("tg:1", "then this"), timeout=5)
+
+    taken = write(TakeQueuedTurn("tg:1", "a1", "t1", parent_id="a0"), timeout=5)
+    assert taken is not None and taken.text == "look"
+    attempt = turn_attempt(reader, "a1")
+    assert attempt is not None
+    assert (attempt.prompt, attempt.images, attempt.parent_id, attempt.status) == (
+        "look",
+        ("/tmp/x.png",),
+        "a0",
+        "accepted",
+    )
+
+    # The attempt cannot be written (its id is taken): the prompt is not taken either.
+    with pytest.raises(sqlite3.IntegrityError):
+        write(TakeQueuedTurn("tg:1", "a1", "t1"), timeout=5)
+    assert [p.text for p in pending_prompts(reader, "tg:1")] == ["then this"]
+
+
+def test_together_commits_all_or_nothing(store, reader) -> None:
+    write = store.client.write_sync
+    write(InsertTurnAttempt("a1", "t1", "tg:1", "hi"), timeout=5)
+    failing = Together((RecordFinalDelivery("a1"), InsertTurnAttempt("a1", "t1", "tg:1", "dup")))
+    with pytest.raises(sqlite3.IntegrityError):
+        write(failing, timeout=5)
+    assert write(RecordFinalDelivery("a1"), timeout=5) is True, "the failed write claimed nothing"
+    both = Together((RecordFinalDelivery("a2"), UpdateTurnAttempt("a1", "running")))
+    assert write(both, timeout=5) == (True, True)
 
 
 def test_audit_events_page_in_append_order(store, reader) -> None:

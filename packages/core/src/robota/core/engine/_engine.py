@@ -30,7 +30,6 @@ from .._plugins import AgentHost
 from .._routes import MemoryRouteStates, RouteDirectory
 from .._supervisor import Backoff, ChildSpec, Service, Supervisor
 from ..store import (
-    FinishTurnAttempt,
     HeartbeatTurnAttempt,
     StoreClient,
     StoreWriter,
@@ -41,7 +40,7 @@ from ..store import latest_task as _latest_task
 from ..store import tasks as _tasks
 from ._context import AgentEntry, EngineContext, Outputs, TaskDefaults
 from ._messages import FrontEndRequest
-from ._recovery import Recover, plan_recovery
+from ._recovery import Recover, abandon, plan_recovery
 from ._route import ConversationRoute
 
 __all__ = ["Engine", "EngineAgent"]
@@ -157,12 +156,7 @@ class Engine:
             plan = plan_recovery(db, now=time.time(), owns=self._recover)
         for attempt in plan.interrupt:
             logger.info("turn %s of %s is too old to continue", attempt.id, attempt.route_key)
-            self.store.submit(
-                FinishTurnAttempt(
-                    attempt.id, "interrupted", error="robota stopped while this turn ran"
-                ),
-                _log_failure,
-            )
+            self.store.submit(abandon(attempt), _log_failure)
         for attempt in plan.deliver:
             self.directory.tell(attempt.route_key, Recover("deliver", attempt))
         for attempt in plan.continue_:

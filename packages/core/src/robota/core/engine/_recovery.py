@@ -25,7 +25,13 @@ from typing import TYPE_CHECKING, Any, Literal, cast
 from sqlite_utils import Database
 
 from ..events import TurnError
-from ..store import FinishTurnAttempt, RecordFinalDelivery, TurnAttempt, active_turn_attempts
+from ..store import (
+    FinishTurnAttempt,
+    RecordFinalDelivery,
+    Together,
+    TurnAttempt,
+    active_turn_attempts,
+)
 from ..store import task as load_task
 from ._messages import TurnFinished
 
@@ -36,6 +42,7 @@ __all__ = [
     "RECOVERY_WINDOW",
     "Recover",
     "RecoveryPlan",
+    "abandon",
     "handle_recover",
     "plan_recovery",
     "recovery_prompt",
@@ -127,19 +134,32 @@ def handle_recover(route: ConversationRoute, recover: Recover) -> None:
         route.recovered_final(_finished_from(route.key, attempt))
         route.write(RecordFinalDelivery(attempt.id), "final", attempt.id)
         return
-    # continue: the cut-short attempt ends interrupted, a new turn takes over on its task.
-    route.write(
-        FinishTurnAttempt(attempt.id, "interrupted", error="robota stopped while this turn ran")
-    )
-    route.write(RecordFinalDelivery(attempt.id))  # it never gets a final answer of its own
+    # continue: the cut-short attempt ends interrupted (with its final claimed: it never gets
+    # one of its own) in the same write that records the turn taking over, so a crash leaves
+    # either the old attempt to continue again or the new one, never neither.
+    ended = abandon(attempt)
     task = load_task(route.db, attempt.task_id)
     if task is None:
+        route.write(ended)
         route.reply(f"cannot recover turn {attempt.id}: its task is gone", error=True)
         return
-    if route.task is None or route.task.id != task.id:
-        route.use_task(task.id)
+    if (route.task is None or route.task.id != task.id) and not route.use_task(task.id):
+        route.write(ended)
+        return
     route.reply("robota restarted during a turn: continuing it in a new turn")
-    route.begin(recovery_prompt(attempt.prompt), recovery=True)
+    route.begin(recovery_prompt(attempt.prompt), recovery=True, along=ended.ops)
+
+
+def abandon(attempt: TurnAttempt) -> Together:
+    """End a cut-short attempt as interrupted and claim its final, which never comes."""
+    return Together(
+        (
+            FinishTurnAttempt(
+                attempt.id, "interrupted", error="robota stopped while this turn ran"
+            ),
+            RecordFinalDelivery(attempt.id),
+        )
+    )
 
 
 def _finished_from(route_key: str, attempt: TurnAttempt) -> TurnFinished:

@@ -66,8 +66,9 @@ from ..store import (
     JSONValue,
     QueuedPrompt,
     RecordFinalDelivery,
-    TakePrompt,
+    TakeQueuedTurn,
     Task,
+    Together,
     UpdateTask,
     UpdateTurnAttempt,
     WriteOp,
@@ -135,7 +136,11 @@ class _Stored:
 
 @dataclass(frozen=True, slots=True)
 class _Taken:
+    """The next queued prompt, already recorded as attempt ``attempt_id`` (or none)."""
+
     prompt: QueuedPrompt | None
+    attempt_id: str
+    task_id: str
     error: BaseException | None = None
 
 
@@ -176,6 +181,8 @@ class ConversationRoute(RouteActor[None]):
         self.last_listing: list[ListingEntry] = []
         """What the last ``/sessions`` numbered, for ``/switch N``."""
         self.resetting: PendingReset | None = None
+        self.taking = False
+        """A queued prompt is being taken (and recorded as the next turn) in the store."""
         self._db: Database | None = None
 
     # -- lifecycle -----------------------------------------------------------------------------
@@ -286,7 +293,7 @@ class ConversationRoute(RouteActor[None]):
             running_turn=running,
             agent_steers=self.task is not None and self.steering.get(self.task.id, False),
             queued=self.queued,
-            busy=turn is not None,
+            busy=turn is not None or self.taking,
         )
 
     def _input(self, message: UserInput) -> None:
@@ -529,7 +536,10 @@ class ConversationRoute(RouteActor[None]):
         *,
         retry_count: int = 0,
         recovery: bool = False,
+        along: tuple[WriteOp[object], ...] = (),
     ) -> None:
+        """Start a turn: record its attempt, and only then send the prompt. ``along`` are
+        writes committed with the attempt, all or none (what the new turn takes over from)."""
         if self.task is None:
             self.new_task(TaskSettings(), announce=False)
         task = self.task
@@ -539,19 +549,16 @@ class ConversationRoute(RouteActor[None]):
             uuid.uuid4().hex, task.id, text, images, time.monotonic(), retry_count, recovery
         )
         self.turn = turn
-        self.write(
-            InsertTurnAttempt(
-                id=turn.attempt_id,
-                task_id=task.id,
-                route_key=self.key,
-                prompt=text,
-                images=tuple(str(p) for p in images),
-                retry_count=retry_count,
-                parent_id=task.head_attempt_id,
-            ),
-            "attempt",
-            turn.attempt_id,
+        insert = InsertTurnAttempt(
+            id=turn.attempt_id,
+            task_id=task.id,
+            route_key=self.key,
+            prompt=text,
+            images=tuple(str(p) for p in images),
+            retry_count=retry_count,
+            parent_id=task.head_attempt_id,
         )
+        self.write(Together((*along, insert)) if along else insert, "attempt", turn.attempt_id)
 
     def _attempt_stored(self, stored: _Stored) -> None:
         turn, task = self.turn, self.task
@@ -653,24 +660,35 @@ class ConversationRoute(RouteActor[None]):
         self.next_prompt()
 
     def next_prompt(self) -> None:
-        if self.turn is not None:
+        if self.turn is not None or self.taking:
             return
-        if self.queued > 0:
-            route, key = self.ctx.route, self.key
-
-            def taken(outcome: object) -> None:
-                if isinstance(outcome, BaseException):
-                    route(key, _Taken(None, outcome))
-                else:
-                    route(key, _Taken(cast(QueuedPrompt | None, outcome)))
-
-            self.ctx.store.submit(TakePrompt(self.key), taken)
+        if self.queued <= 0:
+            self.say(RouteIdle(self.key))
             return
-        self.say(RouteIdle(self.key))
+        if self.task is None:
+            self.new_task(TaskSettings(), announce=False)
+        task = self.task
+        if task is None:
+            return
+        # Taking the prompt and recording its attempt are one write: a crash in between would
+        # otherwise lose a prompt that is no longer pending and not yet a turn.
+        self.taking = True
+        attempt_id = uuid.uuid4().hex
+        route, key = self.ctx.route, self.key
+
+        def taken(outcome: object) -> None:
+            if isinstance(outcome, BaseException):
+                route(key, _Taken(None, attempt_id, task.id, outcome))
+            else:
+                route(key, _Taken(cast(QueuedPrompt | None, outcome), attempt_id, task.id))
+
+        op = TakeQueuedTurn(self.key, attempt_id, task.id, parent_id=task.head_attempt_id)
+        self.ctx.store.submit(op, taken)
 
     def _taken(self, message: _Taken) -> None:
+        self.taking = False
         if message.error is not None:
-            self.reply(f"could not read the queue: {message.error}", error=True)
+            self.reply(f"could not take the next queued prompt: {message.error}", error=True)
             return
         prompt = message.prompt
         if prompt is None:
@@ -678,11 +696,11 @@ class ConversationRoute(RouteActor[None]):
             self.say(RouteIdle(self.key))
             return
         self.queued = max(0, self.queued - 1)
-        if self.turn is not None:  # a prompt began meanwhile; this one goes back first in line
-            self.write(EnqueuePrompt(self.key, prompt.text, task_id=prompt.task_id, front=True))
-            self.queued += 1
-            return
-        self.begin(prompt.text, tuple(Path(p) for p in prompt.images))
+        images = tuple(Path(p) for p in prompt.images)
+        self.turn = _Turn(
+            message.attempt_id, message.task_id, prompt.text, images, time.monotonic()
+        )
+        self._attempt_stored(_Stored("attempt", message.attempt_id))
 
     def interrupt(self) -> None:
         if self.turn is None or self.task is None:

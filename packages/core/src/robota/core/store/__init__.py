@@ -67,6 +67,8 @@ from ._ops import (
     RecordProgressCard,
     SaveRouteState,
     TakePrompt,
+    TakeQueuedTurn,
+    Together,
     UpdateTurnAttempt,
     WriteOp,
 )
@@ -138,6 +140,8 @@ __all__ = [
     "CancelPrompt",
     "CancelRoutePrompts",
     "TakePrompt",
+    "TakeQueuedTurn",
+    "Together",
     "AppendAuditEvent",
     "SaveTurnSnapshot",
     "BindCardActions",

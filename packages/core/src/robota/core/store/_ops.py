@@ -361,6 +361,45 @@ class TakePrompt:
         return QueuedPrompt.from_row({**rows[0], "status": "taken"})
 
 
+@dataclass(frozen=True, slots=True)
+class TakeQueuedTurn:
+    """Take the route's oldest pending prompt and record it as a new turn attempt, in one
+    savepoint: a crash can leave the prompt pending or its attempt recorded, never taken and
+    lost. Returns the prompt, or ``None`` (and records nothing) when the queue is empty."""
+
+    route_key: str
+    attempt_id: str
+    task_id: str
+    parent_id: str | None = None
+    at: float | None = None
+
+    def apply(self, db: Database, /) -> QueuedPrompt | None:
+        prompt = TakePrompt(self.route_key).apply(db)
+        if prompt is not None:
+            InsertTurnAttempt(
+                id=self.attempt_id,
+                task_id=self.task_id,
+                route_key=self.route_key,
+                prompt=prompt.text,
+                images=prompt.images,
+                parent_id=self.parent_id,
+                at=self.at,
+            ).apply(db)
+        return prompt
+
+
+@dataclass(frozen=True, slots=True)
+class Together:
+    """Apply ``ops`` in order in one savepoint: all are committed or none is. Returns their
+    results. For steps that must not be cut apart by a crash (end a turn and claim its final,
+    and start the turn that takes over)."""
+
+    ops: tuple[WriteOp[object], ...]
+
+    def apply(self, db: Database, /) -> tuple[object, ...]:
+        return tuple(op.apply(db) for op in self.ops)
+
+
 # -- audit -------------------------------------------------------------------------------------
 
 
