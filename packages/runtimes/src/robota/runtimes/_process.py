@@ -11,7 +11,8 @@ themselves; each agent is started in a new session so the whole tree can be sign
 
 Shutdown. Close stdin, wait; SIGTERM the group, wait; SIGKILL the group. codex-acp and
 claude-code-acp ignore EOF on stdin, so the signals are not optional. The group is signalled even
-after the leader exited by itself, so no grandchild outlives robota.
+after the leader exited by itself, so no grandchild outlives robota. When robota dies without a
+shutdown (SIGKILL, a crash), the reaper (``_reaper``) ends the groups instead.
 
 stderr is drained continuously into the log: a chatty agent blocks on a full pipe otherwise.
 """
@@ -30,6 +31,8 @@ from pathlib import Path
 import trio
 
 from robota.core import AgentLaunch
+
+from ._reaper import REAPER, live_members
 
 __all__ = ["AgentProcess", "ShutdownTimings", "agent_environment", "is_reserved_name"]
 
@@ -113,6 +116,7 @@ class AgentProcess:
             cwd=str(cwd) if cwd is not None else None,
             start_new_session=True,
         )
+        REAPER.watch(process.pid)
         logger.info(
             "agent %s started (pid %d)",
             name,
@@ -189,6 +193,7 @@ class AgentProcess:
             # native binary, a child of claude-agent-acp, writes the session file that a later
             # session/load needs as it exits, and a SIGKILL at once loses it.
             await self._end_group()
+            REAPER.forget(process.pid)
         returncode = process.returncode
         assert returncode is not None
         logger.info(
@@ -218,31 +223,10 @@ class AgentProcess:
             os.killpg(self.process.pid, 0)
         except (ProcessLookupError, PermissionError):
             return False
-        return _live_members(self.process.pid) != 0
+        return live_members(self.process.pid) != 0
 
     def _signal_group(self, signum: signal.Signals) -> None:
         try:
             os.killpg(self.process.pid, signum)
         except (ProcessLookupError, PermissionError):
             pass  # the group is empty already
-
-
-def _live_members(pgid: int) -> int:
-    """Members of process group ``pgid`` that are not zombies (a zombie is done, but counts for
-    ``killpg`` until someone reaps it, and a container's init may never). -1: unknown (no
-    /proc), so the caller goes by ``killpg`` alone."""
-    proc = Path("/proc")
-    if not proc.is_dir():
-        return -1
-    count = 0
-    for entry in proc.iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            stat = (entry / "stat").read_text()
-        except OSError:
-            continue
-        fields = stat.rsplit(")", 1)[-1].split()
-        if len(fields) > 2 and fields[2] == str(pgid) and fields[0] != "Z":
-            count += 1
-    return count

@@ -1,0 +1,108 @@
+"""The reaper ends agent process groups that outlive robota, and only those."""
+
+from __future__ import annotations
+
+import io
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+from robota.runtimes._reaper import watch
+
+STUBBORN = (
+    "import signal, sys, time\n"
+    "signal.signal(signal.SIGTERM, signal.SIG_IGN)\n"
+    "print('ready', flush=True)\n"
+    "time.sleep(60)\n"
+)
+"""An agent that ignores SIGTERM (and never reads its stdin, so EOF means nothing to it)."""
+
+POLITE = "import time\nprint('ready', flush=True)\ntime.sleep(60)\n"
+
+
+@contextmanager
+def group(program: str) -> Iterator[subprocess.Popen[str]]:
+    """A process in a session (and process group) of its own, as robota starts agents."""
+    process = subprocess.Popen(
+        [sys.executable, "-c", program],
+        stdout=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
+    try:
+        assert process.stdout is not None and process.stdout.readline() == "ready\n"
+        yield process
+    finally:
+        if process.poll() is None:
+            os.killpg(process.pid, signal.SIGKILL)
+        process.wait(timeout=10)
+        process.stdout.close()
+
+
+def test_groups_still_watched_at_the_end_are_terminated_then_killed() -> None:
+    with group(STUBBORN) as stubborn, group(POLITE) as polite, group(POLITE) as forgotten:
+        lines = (
+            f"+{stubborn.pid}\n+{polite.pid}\n+{forgotten.pid}\n-{forgotten.pid}\n"
+            "+1\n+0\nnonsense\n+\n-x\n"  # bad lines and groups 0 and 1 are never signalled
+        )
+        watch(io.StringIO(lines), grace=0.3)
+        assert polite.wait(timeout=5) == -signal.SIGTERM
+        assert stubborn.wait(timeout=5) == -signal.SIGKILL
+        assert forgotten.poll() is None, "a group robota ended itself is left alone"
+
+
+def test_an_agent_outlives_no_sigkilled_robota(tmp_path: Path) -> None:
+    """A process that starts an agent the way robota does, then dies by SIGKILL."""
+    owner_script = tmp_path / "owner.py"
+    owner_script.write_text(
+        textwrap.dedent(
+            f"""
+            import sys, time, trio
+            from robota.runtimes._process import AgentProcess
+
+            async def main():
+                agent = await AgentProcess.start(
+                    "stubborn", [sys.executable, "-c", {STUBBORN!r}], env={{}}
+                )
+                await agent.process.stdout.receive_some()  # it is up and asleep
+                print(agent.pid, flush=True)
+                await trio.sleep(60)
+
+            trio.run(main)
+            """
+        )
+    )
+    owner = subprocess.Popen([sys.executable, str(owner_script)], stdout=subprocess.PIPE, text=True)
+    try:
+        assert owner.stdout is not None
+        agent_pid = int(owner.stdout.readline())
+        os.kill(agent_pid, 0)  # running
+        owner.kill()
+        owner.wait(timeout=10)
+        deadline = time.monotonic() + 15
+        while _alive(agent_pid) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert not _alive(agent_pid), "the agent outlived its SIGKILLed owner"
+    finally:
+        if owner.poll() is None:
+            owner.kill()
+            owner.wait(timeout=10)
+        assert owner.stdout is not None
+        owner.stdout.close()
+        if agent_pid and _alive(agent_pid):
+            os.killpg(agent_pid, signal.SIGKILL)
+
+
+def _alive(pid: int) -> bool:
+    """Running and not a zombie (the agent's parent is gone; init reaps it when it can)."""
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (OSError, IndexError):
+        return False
+    return state != "Z"
