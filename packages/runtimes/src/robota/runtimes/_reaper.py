@@ -87,6 +87,7 @@ class Reaper:
                 stderr=subprocess.DEVNULL,
                 start_new_session=True,
                 text=True,
+                env={},  # it needs nothing, and robota's secrets stay in robota
             )
         except OSError as error:
             logger.warning("agent reaper: cannot start the watcher: %s", error)
