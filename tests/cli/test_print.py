@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import subprocess
+import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -135,12 +136,9 @@ def test_usage_errors_exit_2(robota: Robota, model: FakeModel) -> None:
     assert empty.returncode == 2 and "stdin was empty" in empty.stderr
 
 
-def stream_session(
-    robota: Robota, first: str, then: list[str], *args: str
-) -> tuple[int, list[dict[str, Any]], str]:
-    """``robota -p --input-format stream-json``: send ``first``, wait until its answer streams,
-    send the rest while the turn runs, close stdin; return the exit code and the output."""
-    process = subprocess.Popen(
+def start_streaming(robota: Robota, *args: str) -> subprocess.Popen[str]:
+    """``robota -p --input-format stream-json --output-format stream-json``, all pipes."""
+    return subprocess.Popen(
         [
             str(ROBOTA),
             "-p",
@@ -157,6 +155,14 @@ def stream_session(
         stderr=subprocess.PIPE,
         text=True,
     )
+
+
+def stream_session(
+    robota: Robota, first: str, then: list[str], *args: str
+) -> tuple[int, list[dict[str, Any]], str]:
+    """``robota -p --input-format stream-json``: send ``first``, wait until its answer streams,
+    send the rest while the turn runs, close stdin; return the exit code and the output."""
+    process = start_streaming(robota, *args)
     assert process.stdin is not None and process.stdout is not None
     try:
         process.stdin.write(json.dumps({"type": "user", "text": first}) + "\n")
@@ -195,3 +201,24 @@ def test_input_during_an_acp_turn_waits_for_the_next_one(robota: Robota, model: 
     results = [o["result"] for o in objects if o["type"] == "result"]
     assert results[1:] == ["HISTORY: SLOW first | HISTORY next", "ECHO: last one"]
     assert len({o["session_id"] for o in objects if o["type"] == "result"}) == 1
+
+
+def test_stdin_ending_after_the_last_answer_ends_the_run(robota: Robota, model: FakeModel) -> None:
+    """A client that waits for each answer before writing more, and closes stdin only after the
+    last one, sees robota exit: the route went idle before stdin ended (this hung once)."""
+    configure(robota, model, "codex")
+    with start_streaming(robota) as process:
+        assert process.stdin is not None and process.stdout is not None
+        try:
+            for text in ("one", "two"):
+                process.stdin.write(json.dumps({"type": "user", "text": text}) + "\n")
+                process.stdin.flush()
+                results = (json.loads(line) for line in process.stdout)  # ends with the kill
+                result = next(o for o in results if o["type"] == "result")
+                assert result["result"] == f"ECHO: {text}"
+            time.sleep(0.3)  # robota has read the route's RouteIdle by now
+            _, stderr = process.communicate(timeout=30)  # closes stdin
+            assert process.returncode == 0, stderr
+        finally:
+            if process.poll() is None:
+                process.kill()

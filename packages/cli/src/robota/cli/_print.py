@@ -145,6 +145,8 @@ class PrintRun:
         self._await_task = False
         """Input waits until the resumed or forked task opened (or could not be)."""
         self._task_ready = trio.Event()
+        self._idle = False
+        """The route said ``RouteIdle`` and no input was sent since."""
         self.fatal: str | None = None
 
     # -- the run -------------------------------------------------------------------------------
@@ -268,11 +270,14 @@ class PrintRun:
                 self.stderr.write(f"robota: {error}\n")
                 continue
             sent += 1
+            self._idle = False
             self.engine.tell(self.route, UserInput(text))
         done.set()
         if sent == 0:
             self.usage_error = "no input: stdin ended before any user message"
-            # Nothing will ever make the route speak again: wake the reader with a notice.
+        if sent == 0 or self._idle:
+            # Nothing will ever make the route speak again (no input, or stdin ended after the
+            # last answer and its RouteIdle were read): wake the reader with a notice.
             self.engine.outputs.deliver(self.route, RouteIdle(self.route))
 
     # -- notices -------------------------------------------------------------------------------
@@ -318,6 +323,8 @@ class PrintRun:
                     self.failed = True
                 if self.options.output_format == "stream-json":
                     self._emit(self._result(notice))
+            case RouteIdle():
+                self._idle = True
             case RouteReply(text=text, level=level):
                 self._clear_progress()
                 self.stderr.write(f"robota: {text}\n" if level == "error" else f"{text}\n")
