@@ -29,7 +29,7 @@ from robota.core.engine import (
 )
 from robota.core.events import TurnStarted
 from robota.core.store import open_reader, task_turn_attempts
-from robota.core.testing import FAST_BACKOFF, Recording, wait_until
+from robota.core.testing import FAST_BACKOFF, Recording, crash, wait_until
 from robota.runtimes import agent_host
 
 from ..runtimes.test_agent_actor import fault_launch
@@ -58,6 +58,16 @@ async def running(engine: Engine) -> AsyncIterator[trio.CancelScope]:
         nursery.cancel_scope.cancel()
 
 
+@asynccontextmanager
+async def connected(tmp_path: Path, route: str = ROUTE) -> AsyncIterator[tuple[Engine, Recording]]:
+    """A running engine with ``route``'s notices recorded."""
+    engine = make_engine(tmp_path)
+    notices = Recording()
+    engine.connect(route, notices.add)
+    async with running(engine):
+        yield engine, notices
+
+
 def of(notices: Recording, kind: type[T], where: Callable[[T], bool] = lambda _: True) -> list[T]:
     return [n for n in notices.messages if isinstance(n, kind) and where(n)]
 
@@ -67,11 +77,16 @@ async def until(notices: Recording, kind: type[T], count: int = 1, timeout: floa
     return of(notices, kind)
 
 
+async def until_running(notices: Recording) -> None:
+    """Until the agent started the route's turn."""
+    await wait_until(
+        lambda: bool(of(notices, TurnUpdate, lambda u: isinstance(u.event, TurnStarted))),
+        timeout=20,
+    )
+
+
 async def test_a_prompt_opens_a_task_and_the_answer_comes_once(tmp_path: Path) -> None:
-    engine = make_engine(tmp_path)
-    notices = Recording()
-    engine.connect(ROUTE, notices.add)
-    async with running(engine):
+    async with connected(tmp_path) as (engine, notices):
         engine.tell(ROUTE, UserInput("hello"))
         [finished] = await until(notices, TurnFinished)
         await until(notices, RouteIdle)
@@ -90,10 +105,7 @@ async def test_a_prompt_opens_a_task_and_the_answer_comes_once(tmp_path: Path) -
 
 
 async def test_an_unknown_command_never_reaches_the_agent(tmp_path: Path) -> None:
-    engine = make_engine(tmp_path)
-    notices = Recording()
-    engine.connect(ROUTE, notices.add)
-    async with running(engine):
+    async with connected(tmp_path) as (engine, notices):
         engine.tell(ROUTE, UserInput("/frobnicate now"))
         engine.tell(ROUTE, UserInput("/s"))  # ambiguous: /sessions, /status, /stop, /switch
         engine.tell(ROUTE, UserInput("/status"))
@@ -107,15 +119,9 @@ async def test_an_unknown_command_never_reaches_the_agent(tmp_path: Path) -> Non
 
 
 async def test_input_during_an_acp_turn_is_queued_and_runs_in_order(tmp_path: Path) -> None:
-    engine = make_engine(tmp_path)
-    notices = Recording()
-    engine.connect(ROUTE, notices.add)
-    async with running(engine):
+    async with connected(tmp_path) as (engine, notices):
         engine.tell(ROUTE, UserInput("HANG until stopped"))
-        await wait_until(
-            lambda: bool(of(notices, TurnUpdate, lambda u: isinstance(u.event, TurnStarted))),
-            timeout=20,
-        )
+        await until_running(notices)
         engine.tell(ROUTE, UserInput("first"))
         engine.tell(ROUTE, UserInput("/nosteer second"))
         await until(notices, InputQueued, 2)
@@ -135,10 +141,7 @@ async def test_a_killed_engine_continues_its_turn_and_keeps_the_queue(tmp_path: 
     engine.connect(ROUTE, first_run.add)
     async with running(engine) as kill:
         engine.tell(ROUTE, UserInput("HANG over the crash"))
-        await wait_until(
-            lambda: bool(of(first_run, TurnUpdate, lambda u: isinstance(u.event, TurnStarted))),
-            timeout=20,
-        )
+        await until_running(first_run)
         engine.tell(ROUTE, UserInput("queued one"))
         engine.tell(ROUTE, UserInput("queued two"))
         await until(first_run, InputQueued, 2)
@@ -170,3 +173,20 @@ async def test_a_killed_engine_continues_its_turn_and_keeps_the_queue(tmp_path: 
     async with running(engine):
         await trio.sleep(0.5)
     assert not of(third_run, TurnFinished), "a restart after recovery delivers nothing again"
+
+
+async def test_a_route_that_crashes_mid_turn_takes_the_turn_back(tmp_path: Path) -> None:
+    async with connected(tmp_path) as (engine, notices):
+        engine.tell(ROUTE, UserInput("HANG through a route crash"))
+        await until_running(notices)
+        address = engine.directory.address(ROUTE)
+        assert address is not None
+        crash(address, "the route's own bug")
+        engine.tell(ROUTE, UserInput("/stop"))
+        [stopped] = await until(notices, TurnFinished)
+        engine.tell(ROUTE, UserInput("after"))
+        finished = await until(notices, TurnFinished, 2)
+    assert stopped.status == "interrupted"
+    assert [f.final_text for f in finished][1:] == ["echo: after"]
+    assert not [r for r in of(notices, RouteReply) if "no turn is running" in r.text]
+    assert len({f.attempt_id for f in finished}) == 2

@@ -35,7 +35,7 @@ from ..runtimes.test_agent_actor import Chat, fault_launch
 from ..runtimes.test_agent_real import real_host
 from ..support.agents import AgentSetup, isolated
 from ..support.model_server import FakeModel
-from .test_engine import make_engine, of, running, until
+from .test_engine import connected, of, running, until
 
 ROUTE = "console:history"
 
@@ -160,10 +160,7 @@ async def test_reset_forks_the_thread_at_a_turn_and_keeps_the_task(
 
 
 async def test_reset_and_listing_on_an_acp_agent_say_why_not(tmp_path: Path) -> None:
-    engine = make_engine(tmp_path)
-    notices = Recording()
-    engine.connect(ROUTE, notices.add)
-    async with running(engine):
+    async with connected(tmp_path, ROUTE) as (engine, notices):
         engine.tell(ROUTE, UserInput("hello"))
         [finished] = await until(notices, TurnFinished)
         engine.tell(ROUTE, UserInput(f"/turns reset {finished.attempt_id[:8]}"))

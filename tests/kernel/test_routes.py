@@ -142,6 +142,28 @@ async def test_directory_as_a_supervised_service_passivates_everything_on_stop()
     }
 
 
+async def test_a_stopped_directory_wakes_no_route_and_a_restarted_one_delivers_what_waited() -> (
+    None
+):
+    states: MemoryRouteStates[dict[str, Any]] = MemoryRouteStates()
+    directory = RouteDirectory(Counter, states, idle_after=60, backoff=FAST_BACKOFF)
+    async with supervised([ChildSpec("routes", lambda: directory)]):
+        directory.tell("a", 1)
+        await wait_until(lambda: directory.is_active("a"))
+    activations = directory.activations
+    directory.tell("a", 2)  # after the stop: a late reply of an agent, say
+    directory.tell("b", 1)
+    await trio.sleep(0.1)
+    assert (directory.active, directory.activations) == (0, activations)
+    assert states.load("a") == {"count": 1, "seen": [1]}
+    async with supervised([ChildSpec("routes", lambda: directory)]):
+        directory.tell("b", 2)
+        await wait_until(lambda: directory.is_active("b"))
+        directory.tell("a", 3)
+    assert states.load("b") == {"count": 2, "seen": [1, 2]}
+    assert states.load("a") == {"count": 3, "seen": [1, 2, 3]}
+
+
 async def test_state_is_loaded_in_the_actor_thread_not_the_callers() -> None:
     clock = FakeClock()
     directory = make_directory(clock)

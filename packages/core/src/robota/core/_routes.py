@@ -157,6 +157,9 @@ class RouteDirectory(Generic[S]):
         self._lock = threading.RLock()
         self._entries: dict[str, _Entry] = {}
         self._idle = threading.Condition(self._lock)
+        self._closed = False
+        """Set while ``run`` winds down: messages then wait in stashes, no route activates (a
+        route woken during shutdown would act on a half-stopped engine)."""
         self.activations = 0
         self.passivations = 0
 
@@ -172,7 +175,7 @@ class RouteDirectory(Generic[S]):
                 )
             entry.last_used = self._clock()
             entry.address.tell(message)
-            if entry.state == "passive":
+            if entry.state == "passive" and not self._closed:
                 self._activate(key, entry)
 
     def address(self, key: str) -> Address | None:
@@ -222,12 +225,16 @@ class RouteDirectory(Generic[S]):
         return True
 
     async def run(self, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
+        with self._lock:
+            self._closed = False
         task_status.started()
         try:
             while True:
                 await trio.sleep(self.sweep_interval)
                 self.sweep()
         finally:
+            with self._lock:
+                self._closed = True
             with trio.CancelScope(shield=True):
                 await trio.to_thread.run_sync(self.passivate_all, 10.0)
 
@@ -289,7 +296,7 @@ class RouteDirectory(Generic[S]):
                 entry.crashes = 0
             entry.state = "passive"
             self._idle.notify_all()
-            if entry.address.stashed:
+            if entry.address.stashed and not self._closed:
                 delay = self._backoff.delay(entry.crashes) if isinstance(reason, Crashed) else 0
                 if delay <= 0:
                     self._activate(key, entry)
@@ -302,5 +309,5 @@ class RouteDirectory(Generic[S]):
     def _wake(self, key: str, incarnation: int) -> None:
         with self._lock:
             entry = self._entries[key]
-            if entry.incarnation == incarnation and entry.state == "backoff":
+            if entry.incarnation == incarnation and entry.state == "backoff" and not self._closed:
                 self._activate(key, entry)

@@ -74,7 +74,8 @@ class Outputs:
 
 
 class RunningAttempts:
-    """The turn attempts running in this engine, for the heartbeat that keeps them fresh."""
+    """The turn attempts running in this engine: for the heartbeat that keeps them fresh, and
+    for a route that crashed or passivated mid-turn to take its turn back."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
@@ -87,6 +88,10 @@ class RunningAttempts:
     def discard(self, attempt_id: str) -> None:
         with self._lock:
             self._ids.discard(attempt_id)
+
+    def __contains__(self, attempt_id: object) -> bool:
+        with self._lock:
+            return attempt_id in self._ids
 
     def snapshot(self) -> list[str]:
         with self._lock:

@@ -72,6 +72,7 @@ from ..store import (
     UpdateTask,
     UpdateTurnAttempt,
     WriteOp,
+    active_turn_attempts,
     find_turn_attempt,
     head_attempt,
     open_reader,
@@ -193,16 +194,41 @@ class ConversationRoute(RouteActor[None]):
         if binding is not None and binding.current_task_id is not None:
             self.task = load_task(self._db, binding.current_task_id)
         self.queued = len(pending_prompts(self._db, self.key))
+        self._reattach()
+
+    def _reattach(self) -> None:
+        """Take back the turn a previous incarnation (crashed, or passivated) left running at
+        the agent in this engine run: its events reach this incarnation by the route key, so
+        the turn ends here as if nothing happened. Attempts of an earlier run are recovery's."""
+        for attempt in active_turn_attempts(self.db):
+            if attempt.route_key != self.key or attempt.id not in self.ctx.running:
+                continue
+            images = tuple(Path(p) for p in attempt.images)
+            self.turn = _Turn(
+                attempt.id,
+                attempt.task_id,
+                attempt.prompt,
+                images,
+                time.monotonic(),
+                attempt.retry_count,
+                remote_turn_id=attempt.remote_turn_id,
+                sent=True,
+            )
+            agent = self.ctx.agents.get(self.task.agent) if self.task is not None else None
+            if self.task is not None and agent is not None:
+                self.steering[self.task.id] = agent.kind == "app-server"
+            logger.info("route %s: took back running turn %s", self.key, attempt.id)
+            return
 
     def snapshot(self) -> None:
         return None
 
     def terminated(self, reason: object) -> None:  # noqa: ARG002
+        # A running turn stays in ``ctx.running``: it still runs at the agent, and the next
+        # incarnation takes it back (``_reattach``).
         if self._db is not None:
             self._db.close()
             self._db = None
-        if self.turn is not None:
-            self.ctx.running.discard(self.turn.attempt_id)
 
     @property
     def db(self) -> Database:
