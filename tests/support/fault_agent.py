@@ -23,6 +23,7 @@ Environment (set through the agent's configured ``env``):
   tests can prove the whole group is ended
 * ``FAULT_AGENT_IGNORE_EOF=1``  keep running after stdin closes (like codex-acp)
 * ``FAULT_AGENT_STATE=DIR`` where sessions are saved (for ``session/load``)
+* ``FAULT_AGENT_DELAY=SECONDS``  wait this long before each echo answer (a turn that takes time)
 """
 
 from __future__ import annotations
@@ -71,7 +72,11 @@ class Agent:
     def remember(self, session_id: str, text: str) -> None:
         self.state.mkdir(parents=True, exist_ok=True)
         path = self.state / f"{session_id}.json"
-        path.write_text(json.dumps([*self.history(session_id), text]))
+        # Written aside and renamed: a kill mid-write (robota's reaper TERMs agents that
+        # outlive it) leaves the previous history, never an empty file the next start chokes on.
+        fresh = path.with_name(f"{path.name}.{os.getpid()}")
+        fresh.write_text(json.dumps([*self.history(session_id), text]))
+        fresh.replace(path)
 
     def handle(self, message: dict[str, Any]) -> None:
         method = message.get("method")
@@ -153,6 +158,7 @@ class Agent:
         elif text.startswith("HISTORY"):
             chunk(session_id, "history: " + " | ".join(self.history(session_id)))
         else:
+            time.sleep(float(os.environ.get("FAULT_AGENT_DELAY", "0")))
             chunk(session_id, f"echo: {text}")
         send({"id": request_id, "result": {"stopReason": "end_turn"}})
 
