@@ -181,3 +181,18 @@ async def test_an_acp_agent_answers_a_listing_with_an_error(tmp_path: Path) -> N
     assert isinstance(listed, SessionsListed)
     assert (listed.ref, listed.agent, listed.sessions) == ("r1", "fault", ())
     assert listed.error is not None and "no session list" in listed.error
+
+
+async def test_model_and_effort_changes_reach_the_next_app_server_turn(
+    tmp_path: Path, model: FakeModel
+) -> None:
+    async with codex(tmp_path, model) as (engine, _outside, notices):
+        await turn(engine, notices, "remember ONE")
+        before = model.requests[-1].body
+        said = (await reply(engine, notices, "/thinking high")).text
+        assert said.endswith("(from the next turn, and in forks)"), said
+        await reply(engine, notices, "/model fake-model-2")
+        await turn(engine, notices, "remember TWO")
+        after = model.requests[-1].body
+    assert after["model"] == "fake-model-2" != before["model"]
+    assert after["reasoning"]["effort"] == "high"

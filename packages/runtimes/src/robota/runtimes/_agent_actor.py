@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from robota.core import Actor
@@ -147,9 +147,11 @@ class AgentActor(Actor):
     def _open(self, request: OpenSession) -> None:
         known = self._sessions.get(request.key)
         if known is not None:
-            # The route that owns the key was restarted (or re-activated) and opens again: the
-            # session and its running turn carry on, and from now on talk to the new deliver.
+            # The route that owns the key was restarted (or re-activated), or changed the
+            # task's settings, and opens again: the session and its running turn carry on, talk
+            # to the new deliver, and later turns (and a reopen in a new process) use the spec.
             known.deliver = request.deliver
+            known.spec = replace(request.spec, resume_id=known.spec.resume_id)
             return
         spec = request.spec
         self._sessions[request.key] = _Session(spec, request.deliver, spec.resume_id)

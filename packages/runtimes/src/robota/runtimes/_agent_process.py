@@ -257,7 +257,7 @@ class AgentProcessService:
             case Prompt(key=key, spec=spec, resume_id=resume_id, text=text, images=images):
                 session_id = await self._ensure(key, spec, resume_id)
                 try:
-                    turn_id = await driver.start_turn(session_id, text, images)
+                    turn_id = await driver.start_turn(session_id, text, images, spec)
                 except PromptRefused as refused:
                     self._tell(TurnRefused(key, text, refused.reason, str(refused)))
                 else:

@@ -74,7 +74,12 @@ class SessionDriver(Protocol):
         id and whether it was resumed."""
         ...
 
-    async def start_turn(self, session_id: str, text: str, images: Sequence[Path]) -> str: ...
+    async def start_turn(
+        self, session_id: str, text: str, images: Sequence[Path], spec: SessionSpec
+    ) -> str:
+        """Start a turn; where the protocol takes them per turn, ``spec``'s model and effort
+        apply from this turn on (App Server); elsewhere they apply when a session opens."""
+        ...
 
     async def steer(self, session_id: str, expected_turn_id: str, text: str) -> str: ...
 
@@ -136,10 +141,14 @@ class AppServerDriver:
         )
         return info.id, False
 
-    async def start_turn(self, session_id: str, text: str, images: Sequence[Path]) -> str:
+    async def start_turn(
+        self, session_id: str, text: str, images: Sequence[Path], spec: SessionSpec
+    ) -> str:
         if self.client.active_turn(session_id) is not None:
             raise PromptRefused("busy", f"thread {session_id} is running a turn")
-        return await self.client.start_turn(session_id, text, [str(p) for p in images])
+        return await self.client.start_turn(
+            session_id, text, [str(p) for p in images], model=spec.model, effort=spec.effort
+        )
 
     async def steer(self, session_id: str, expected_turn_id: str, text: str) -> str:
         try:
@@ -209,7 +218,13 @@ class AcpDriver:
         session = await self.client.new_session(spec.cwd, permission_mode=spec.permission_mode)
         return session.id, False
 
-    async def start_turn(self, session_id: str, text: str, images: Sequence[Path]) -> str:
+    async def start_turn(
+        self,
+        session_id: str,
+        text: str,
+        images: Sequence[Path],
+        spec: SessionSpec,  # noqa: ARG002 (ACP takes settings when a session opens)
+    ) -> str:
         if images and not self.client.accepts_images:
             raise PromptRefused(
                 "images_unsupported", "this agent does not accept images; nothing was sent"

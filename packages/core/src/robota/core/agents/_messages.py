@@ -8,7 +8,8 @@ carry no reply channel: the answer is a later notice, so a route actor never wai
 
 Requests (route to agent):
 
-* ``OpenSession``   bind ``key`` to a new agent session, or resume ``SessionSpec.resume_id``
+* ``OpenSession``   bind ``key`` to a new agent session, or resume ``SessionSpec.resume_id``;
+  for a key already open, rebind it to ``deliver`` and take the spec's settings for later turns
 * ``StartTurn``     run a prompt; answered ``TurnAccepted`` or ``TurnRefused``
 * ``SteerTurn``     add text to the running turn; answered ``Steered`` or ``SteerRefused``
   (the text then belongs in the route's queue)
@@ -80,6 +81,8 @@ class SessionSpec:
     cwd: Path
     permission_mode: PermissionMode = "default"
     model: str | None = None
+    effort: str | None = None
+    """Reasoning effort (``minimal`` ... ``xhigh``) where the agent takes one."""
     resume_id: str | None = None
     """The agent's own id of an earlier session (thread) to resume instead of starting anew."""
     human_approves: bool = True

@@ -514,6 +514,7 @@ class ConversationRoute(RouteActor[None]):
             cwd=Path(task.cwd),
             permission_mode=mode,
             model=task.model,
+            effort=task.effort,
             resume_id=resume_id,
             human_approves=self.ctx.human_approves,
             developer_instructions=task.developer_instructions,
@@ -521,11 +522,14 @@ class ConversationRoute(RouteActor[None]):
             fork_turn_id=fork_turn_id,
         )
 
-    def open_session(self, task: Task) -> None:
+    def open_session(self, task: Task, *, settings_changed: bool = False) -> None:
         """Open the task's session at its agent; harmless when it is open already (the agent
-        rebinds it to this route), which is how a restarted route takes its session back."""
-        if task.id in self.opened:
+        rebinds it to this route), which is how a restarted route takes its session back.
+        ``settings_changed``: tell an open session the task's new settings."""
+        if task.id in self.opened and not settings_changed:
             return
+        if task.id not in self.opened and settings_changed:
+            return  # the next open carries them
         self.opened.add(task.id)
         deliver = _route_deliver(self.ctx.route, self.key)
         self.agent(task.agent).tell(OpenSession(task.id, self.spec(task), deliver))

@@ -136,12 +136,17 @@ def _setting(
         change: dict[str, Any] = {field: value}
         route.write(UpdateTask(task.id, **change))
         route.task = replace(task, **change)
-        route.reply(f"{field.replace('_', ' ')}: {current} -> {value}{note}")
+        route.open_session(route.task, settings_changed=True)
+        per_turn = field in _PER_TURN and task.runtime_kind == "app-server"
+        when = " (from the next turn, and in forks)" if per_turn else note
+        route.reply(f"{field.replace('_', ' ')}: {current} -> {value}{when}")
 
     return run
 
 
 _NEXT_SESSION = " (from the next time the task's session opens, and in forks)"
+_PER_TURN = ("model", "effort")
+"""Settings an App Server agent takes with each turn."""
 
 
 def _queue(route: ConversationRoute, args: str) -> None:
