@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 import trio
+from sqlite_utils import Database
 
 from robota.core.engine import (
     Engine,
@@ -26,6 +27,7 @@ from robota.core.engine import (
     TurnFinished,
     TurnUpdate,
     UserInput,
+    recovery_prompt,
 )
 from robota.core.events import TurnStarted
 from robota.core.store import open_reader, task_turn_attempts
@@ -190,3 +192,28 @@ async def test_a_route_that_crashes_mid_turn_takes_the_turn_back(tmp_path: Path)
     assert [f.final_text for f in finished][1:] == ["echo: after"]
     assert not [r for r in of(notices, RouteReply) if "no turn is running" in r.text]
     assert len({f.attempt_id for f in finished}) == 2
+
+
+async def test_a_start_that_only_delivers_a_final_then_says_idle(tmp_path: Path) -> None:
+    async with connected(tmp_path) as (engine, notices):
+        engine.tell(ROUTE, UserInput("hello"))
+        [first] = await until(notices, TurnFinished)
+    # As if the run had died between recording the turn's end and claiming its final.
+    db = Database(tmp_path / "robota.db")
+    with closing(db.conn):
+        db.execute("DELETE FROM final_deliveries WHERE turn_id = ?", (first.attempt_id,))
+        db.conn.commit()
+    again = Recording()
+    engine = make_engine(tmp_path, recover=lambda key: key == ROUTE)
+    engine.connect(ROUTE, again.add)
+    async with running(engine):
+        await until(again, RouteIdle)
+    assert [(f.attempt_id, f.final_text) for f in of(again, TurnFinished)] == [
+        (first.attempt_id, "echo: hello")
+    ]
+    assert not of(again, TurnBegan)
+
+
+def test_the_recovery_note_is_said_once_however_often_robota_restarted() -> None:
+    once = recovery_prompt("do it")
+    assert recovery_prompt(once) == once and once.endswith("\n\ndo it")

@@ -536,13 +536,23 @@ def check_exactly_once(engines: Engines, summary: str) -> list[str]:
     assert answered == [p for p in PROMPTS if p not in lost], summary
 
     # Every turn a kill cut short ends interrupted without a final, and is continued exactly
-    # once by a recovery turn; turns began in prompt order over all runs.
+    # once by a recovery turn (the note is said once, so a recovery cut short is continued by a
+    # turn with the same prompt): per prompt, the attempts in order are interrupted ones, then
+    # one completed. Turns began in prompt order over all runs.
     for attempt in after.attempts:
         assert attempt.status in ("completed", "interrupted"), summary
         if attempt.status == "interrupted":
             assert attempt.final_text is None, summary
-            successors = [a for a in after.attempts if a.prompt == recovery_prompt(attempt.prompt)]
-            assert len(successors) == 1, f"{summary}: {attempt.prompt!r} continued {successors}"
+    for prompt in PROMPTS:
+        chain = sorted(
+            (a for a in after.attempts if a.prompt in (prompt, recovery_prompt(prompt))),
+            key=lambda a: a.created_at,
+        )
+        statuses = [a.status for a in chain]
+        assert statuses == ["interrupted"] * (len(chain) - 1) + ["completed"], (
+            f"{summary}: {prompt!r} ran as {statuses}"
+        )
+        assert all(a.prompt == recovery_prompt(prompt) for a in chain[1:]), summary
     began = [original(line["prompt"]) for line in kinds(lines, "TurnBegan")]
     assert began == sorted(began, key=PROMPTS.index), summary
     assert set(after.delivered_at) == set(attempts), summary

@@ -107,12 +107,16 @@ def plan_recovery(db: Database, *, now: float, owns: Any = None) -> RecoveryPlan
     )
 
 
+_RECOVERY_NOTE = (
+    "[robota restarted while you were working on the request below; your turn was cut "
+    "short. Before doing anything, inspect what was already done (files, commands and their "
+    "effects) and do not repeat irreversible actions. Then finish the request.]\n\n"
+)
+
+
 def recovery_prompt(prompt: str) -> str:
-    return (
-        "[robota restarted while you were working on the request below; your turn was cut "
-        "short. Before doing anything, inspect what was already done (files, commands and their "
-        "effects) and do not repeat irreversible actions. Then finish the request.]\n\n" + prompt
-    )
+    """``prompt`` with the note that robota restarted; once, however often it restarted."""
+    return _RECOVERY_NOTE + prompt.removeprefix(_RECOVERY_NOTE)
 
 
 def retry_prompt(prompt: str, attempt: int) -> str:

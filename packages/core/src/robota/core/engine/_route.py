@@ -672,7 +672,10 @@ class ConversationRoute(RouteActor[None]):
         elif stored.result is True:
             self.say(finished)
         turn = self.turn
-        if turn is None or turn.attempt_id != stored.ref:
+        if turn is None:
+            self.next_prompt()  # a recovered final: the route is idle unless prompts wait
+            return
+        if turn.attempt_id != stored.ref:
             return
         self.turn = None
         self.steers.clear()
