@@ -142,6 +142,9 @@ async def test_reset_forks_the_thread_at_a_turn_and_keeps_the_task(
 
         refused = (await reply(engine, notices, "/turns reset nosuchturn")).text
         assert "is no turn of this task" in refused
+        shown = (await reply(engine, notices, f"/turns show {first.attempt_id[:8]}")).text
+        assert shown.startswith(f"turn {first.attempt_id[:8]} (completed)\n> remember ONE")
+        assert shown.endswith(f"\n\n{first.final_text}")
 
     with closing(open_reader(tmp_path / "robota.db")) as db:
         attempts = {a.prompt: a for a in task_turn_attempts(db, first.task_id)}

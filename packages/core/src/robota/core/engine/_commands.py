@@ -62,7 +62,9 @@ COMMANDS: tuple[CommandSpec, ...] = (
     CommandSpec("status", "the current task, its agent, settings and turn"),
     CommandSpec("stop", "interrupt the running turn"),
     CommandSpec("fork", "a new task from the latest completed turn", "[TITLE]"),
-    CommandSpec("turns", "completed turns, newest first; reset to one", "[PAGE | reset TURN]"),
+    CommandSpec(
+        "turns", "completed turns, newest first; reset to one", "[PAGE | show TURN | reset TURN]"
+    ),
     CommandSpec("model", "the task's model"),
     CommandSpec("thinking", "the task's reasoning effort"),
     CommandSpec("permissions", "the task's permission mode"),

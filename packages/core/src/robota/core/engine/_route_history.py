@@ -217,11 +217,11 @@ def turns(route: ConversationRoute, args: str) -> None:
         route.reply("no task yet", error=True)
         return
     words = args.split()
-    if words and words[0] == "reset":
+    if words and words[0] in ("reset", "show"):
         if len(words) != 2:
-            route.reply("usage: /turns reset TURN (TURN from /turns)", error=True)
+            route.reply(f"usage: /turns {words[0]} TURN (TURN from /turns)", error=True)
             return
-        _reset(route, task, words[1])
+        (_reset if words[0] == "reset" else _show_turn)(route, task, words[1])
         return
     page = int(words[0]) if len(words) == 1 and words[0].isdigit() and int(words[0]) > 0 else 1
     done = task_turn_attempts(route.db, task.id, status="completed", limit=TURNS_PAGE * page + 1)
@@ -239,7 +239,28 @@ def turns(route: ConversationRoute, args: str) -> None:
         lines.append(f"{attempt.id[:8]}  {when}  {_summary(attempt.prompt, 50):<50}  {mark}")
     if len(done) > TURNS_PAGE * page:
         lines.append(f"more: /turns {page + 1}")
+    lines.append("/turns show TURN shows a turn's answer again")
     route.reply("\n".join(lines))
+
+
+def _one_turn(route: ConversationRoute, task: Task, ref: str) -> TurnAttempt | None:
+    found = find_turn_attempt(route.db, task.id, ref)
+    if len(found) != 1:
+        problem = "names several turns" if found else "is no turn of this task"
+        route.reply(f"{ref!r} {problem}; /turns lists them", error=True)
+        return None
+    return found[0]
+
+
+def _show_turn(route: ConversationRoute, task: Task, ref: str) -> None:
+    """A turn's prompt and answer again: what a front end that was gone missed."""
+    attempt = _one_turn(route, task, ref)
+    if attempt is None:
+        return
+    outcome = attempt.final_text or attempt.error or "(no answer)"
+    route.reply(
+        f"turn {attempt.id[:8]} ({attempt.status})\n> {_summary(attempt.prompt, 200)}\n\n{outcome}"
+    )
 
 
 def _reset(route: ConversationRoute, task: Task, ref: str) -> None:
@@ -254,12 +275,9 @@ def _reset(route: ConversationRoute, task: Task, ref: str) -> None:
             error=True,
         )
         return
-    found = find_turn_attempt(route.db, task.id, ref)
-    if len(found) != 1:
-        problem = "names several turns" if found else "is no turn of this task"
-        route.reply(f"{ref!r} {problem}; /turns lists them", error=True)
+    attempt = _one_turn(route, task, ref)
+    if attempt is None:
         return
-    attempt = found[0]
     if attempt.status != "completed" or attempt.remote_turn_id is None:
         route.reply(f"turn {attempt.id[:8]} did not complete: only completed turns", error=True)
         return
