@@ -65,7 +65,7 @@ from robota.core.events import (
     TurnCompleted,
     TurnStarted,
 )
-from robota.core.store import Task
+from robota.core.store import Task, TurnAttempt
 
 ROUTE = "console:test"
 CWD = Path("/work/project")
@@ -76,6 +76,7 @@ class FakeEngine:
 
     def __init__(self, tasks: Sequence[Task] = (), *, release: threading.Event | None = None):
         self.tasks = list(tasks)
+        self.history: dict[str, list[TurnAttempt]] = {}
         self.told: list[FrontEndRequest] = []
         self.deliver: Callable[[object], None] | None = None
         self.defaults = TaskDefaults(agent="codex", cwd=CWD)
@@ -112,6 +113,9 @@ class FakeEngine:
     def latest_task(self, cwd: Path, agent: str | None = None) -> Task | None:
         here = [t for t in self.tasks if Path(t.cwd) == cwd and agent in (None, t.agent)]
         return max(here, key=lambda t: t.updated_at, default=None)
+
+    def task_history(self, task_id: str, *, limit: int = 10) -> list[TurnAttempt]:
+        return self.history.get(task_id, [])[-limit:]
 
     def send(self, *notices: RouteNotice) -> None:
         """Deliver from the double's own 'actor' thread, in order, as the engine does."""
@@ -475,6 +479,52 @@ def test_resume_without_an_id_shows_the_picker_and_uses_the_chosen_task() -> Non
         assert fake.told == [UseTask("t-old")]
 
     drive(scenario, engine=FakeEngine(tasks), start=Start(resume=True))
+
+
+def done_turn(task_id: str, prompt: str, answer: str) -> TurnAttempt:
+    now = time.time()
+    return TurnAttempt(
+        id=f"a-{prompt}",
+        task_id=task_id,
+        route_key=ROUTE,
+        status="completed",
+        prompt=prompt,
+        images=(),
+        anchor_message_id=None,
+        remote_turn_id=None,
+        retry_count=0,
+        recovery_count=0,
+        error=None,
+        heartbeat_at=now,
+        created_at=now,
+        updated_at=now,
+        final_text=answer,
+    )
+
+
+def test_a_resumed_task_shows_its_earlier_turns_once() -> None:
+    engine = FakeEngine([task("t-old", title="old work")])
+    engine.history["t-old"] = [
+        done_turn("t-old", "first question", "first answer"),
+        done_turn("t-old", "second question", "**second** answer"),
+    ]
+
+    async def scenario(pilot: Pilot[None], app: RobotaApp, fake: FakeEngine) -> None:
+        await until(pilot, lambda: fake.told, "the route opens")
+        assert fake.told == [UseTask("t-old")]
+        opened = TaskOpened(ROUTE, "t-old", "codex", str(CWD), "thread-1", resumed=True)
+        fake.send(opened)
+        await until(pilot, lambda: "**second** answer" in transcript_text(app), "history shows")
+        fake.send(opened)  # the agent restarted and the session reopened
+        fake.turn("a-new", TextDelta("m1", "now"), prompt="third question")
+        await until(pilot, lambda: "third question" in transcript_text(app), "the new turn")
+        text = transcript_text(app)
+        assert text.count("earlier in this task (last 2 turns)") == 1, text
+        order = ["first question", "first answer", "second question", "**second** answer"]
+        positions = [text.index(part) for part in [*order, "third question"]]
+        assert positions == sorted(positions), text
+
+    drive(scenario, engine=engine, start=Start(resume="t-old"))
 
 
 def test_the_picker_searches_and_escape_starts_a_new_task() -> None:

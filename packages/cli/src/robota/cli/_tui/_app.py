@@ -60,11 +60,13 @@ if TYPE_CHECKING:
     from textual.app import ComposeResult
     from textual.widget import Widget
 
-    from robota.core.store import Task
+    from robota.core.store import Task, TurnAttempt
 
 __all__ = ["EngineDown", "EngineLink", "RobotaApp", "Start"]
 
 PAINT_HZ = 30
+HISTORY_TURNS = 10
+"""Completed turns shown again when a task is resumed."""
 KEYS_HINT = "Enter send · Tab complete · ↑↓ history · Ctrl-O tool output · Ctrl-C interrupt / exit"
 
 
@@ -83,6 +85,10 @@ class EngineLink(Protocol):
     def latest_task(
         self, cwd: Path | None, agent: str | None = None, timeout: float = 60
     ) -> Task | None: ...
+
+    def task_history(
+        self, task_id: str, *, limit: int = 10, timeout: float = 60
+    ) -> list[TurnAttempt]: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -146,6 +152,8 @@ class RobotaApp(App[None]):
         self.turn: LiveTurn | None = None
         self.cards: list[TurnCard] = []
         self.queued: dict[int, str] = {}
+        self._replayed: set[str] = set()
+        """Tasks whose earlier turns this session showed (an agent restart reopens a task)."""
         self.expanded: Literal["all"] | tuple[()] = ()
         self.engine_error: BaseException | None = None
         self.signal_number: int | None = None
@@ -305,10 +313,31 @@ class RobotaApp(App[None]):
             # A new task opens with its first prompt: say so above that prompt.
             above = self._prompt_line if self.turn is not None else None
             self.note(f"task {notice.task_id} {how} · {notice.agent} · {notice.cwd}", before=above)
+            if notice.resumed and not notice.forked_from and notice.task_id not in self._replayed:
+                self._replayed.add(notice.task_id)
+                self.run_worker(self._replay(notice.task_id, above))
         elif isinstance(notice, RouteReply):
             self.note(notice.text, "error" if notice.level == "error" else "note")
         elif isinstance(notice, RouteIdle):
             self.queued.clear()
+
+    async def _replay(self, task_id: str, before: Widget | None) -> None:
+        """Show a resumed task's last turns (prompt and answer) above what happens now."""
+        try:
+            history = await asyncio.to_thread(self.link.task_history, task_id, limit=HISTORY_TURNS)
+        except EngineStopped:
+            return
+        if not history:
+            return
+        if before is None and self.turn is not None:
+            before = self._prompt_line  # a turn began meanwhile: the past goes above it
+        shown: list[Widget] = [
+            Static(Text(f"earlier in this task (last {len(history)} turns)"), classes="note")
+        ]
+        for attempt in history:
+            shown.append(Static(Text("> " + attempt.prompt), classes="prompt"))
+            shown.append(Markdown(attempt.final_text or "(no answer)"))
+        self.transcript.mount(*shown, before=before)
 
     def _turn_began(self, notice: TurnBegan) -> None:
         if self.turn is not None:  # a finish we never heard of: freeze what we have

@@ -23,7 +23,7 @@ import trio
 
 if TYPE_CHECKING:
     from robota.core.engine import FrontEndRequest, RouteNotice, TaskDefaults
-    from robota.core.store import Task
+    from robota.core.store import Task, TurnAttempt
 
 __all__ = ["EngineLike", "EngineStopped", "EngineThread", "Inbox"]
 
@@ -53,6 +53,9 @@ class EngineLike(Protocol):
 
     def latest_task(self, cwd: Path, agent: str | None = None) -> Task | None:
         """The most recently used task in ``cwd`` (blocks on SQLite)."""
+
+    def task_history(self, task_id: str, *, limit: int = ...) -> Sequence[TurnAttempt]:
+        """The task's last completed turns, oldest first (blocks on SQLite)."""
 
 
 class EngineStopped(RuntimeError):
@@ -175,6 +178,13 @@ class EngineThread:
         """Blocking, like ``recent_tasks``; ``cwd`` ``None`` is the profile's directory."""
         self._wait_running(timeout)
         return self.engine.latest_task((cwd or self.engine.defaults.cwd).resolve(), agent)
+
+    def task_history(
+        self, task_id: str, *, limit: int = 10, timeout: float = 60
+    ) -> list[TurnAttempt]:
+        """Blocking, like ``recent_tasks``: the task's last completed turns, oldest first."""
+        self._wait_running(timeout)
+        return list(self.engine.task_history(task_id, limit=limit))
 
     def stop(self, timeout: float = 20) -> bool:
         """Cancel the engine's run and wait for it to end; ``False`` if it outlived ``timeout``."""

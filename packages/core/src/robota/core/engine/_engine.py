@@ -34,9 +34,11 @@ from ..store import (
     StoreClient,
     StoreWriter,
     Task,
+    TurnAttempt,
     open_reader,
 )
 from ..store import latest_task as _latest_task
+from ..store import task_turn_attempts as _task_turn_attempts
 from ..store import tasks as _tasks
 from ._context import AgentEntry, EngineContext, Outputs, TaskDefaults
 from ._messages import FrontEndRequest
@@ -135,6 +137,13 @@ class Engine:
     def latest_task(self, cwd: Path, agent: str | None = None) -> Task | None:
         with closing(open_reader(self.db_path)) as db:
             return _latest_task(db, cwd=str(cwd), agent=agent)
+
+    def task_history(self, task_id: str, *, limit: int = 10) -> list[TurnAttempt]:
+        """The task's last ``limit`` completed turns, oldest first: what a front end shows
+        when it resumes the task."""
+        with closing(open_reader(self.db_path)) as db:
+            done = _task_turn_attempts(db, task_id, status="completed", limit=limit)
+        return done[::-1]
 
     # -- running -------------------------------------------------------------------------------
 
