@@ -1,0 +1,46 @@
+"""The real-agent benchmarks run end to end (``--quick``): robota and the raw client each answer
+through codex (App Server) and claude-agent-acp (ACP), the figures are printed, and no agent is
+left running. No figure is judged here: benchmarks print, they do not assert timings."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+from ..cli.test_doctor import processes_with_home_under
+
+BENCH = Path(__file__).resolve().parents[2] / "tools" / "bench"
+
+
+def run_bench(name: str, tmp_path: Path) -> str:
+    done = subprocess.run(
+        [sys.executable, str(BENCH / name), "--quick"],
+        env={**os.environ, "TMPDIR": str(tmp_path)},
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert processes_with_home_under(tmp_path) == []
+    return done.stdout
+
+
+def test_print_vs_raw(tmp_path: Path) -> None:
+    out = run_bench("print_vs_raw.py", tmp_path)
+    for agent in ("codex (app-server)", "claude-agent-acp (acp)"):
+        assert re.search(
+            rf"^{re.escape(agent)} +\d+ ms +\d+ ms +-?\d+ ms +\d+\.\d\dx$", out, re.M
+        ), out
+
+
+def test_warm_turns(tmp_path: Path) -> None:
+    out = run_bench("warm_turns.py", tmp_path)
+    assert out.count("per turn over raw (share - share)") == 2, out
+    assert "messages to the agent per turn: robota 1 (turn/start), raw 1 (turn/start)" in out
+    assert "robota 1 (session/prompt), raw 1 (session/prompt)" in out
+    assert len(re.findall(r"robota's exit once its stdin closed: code 0 ", out)) == 2, out
+    assert len(re.findall(r"robota RSS: \d+\.\d MB idle after start", out)) == 2, out

@@ -1,0 +1,119 @@
+"""One turn through ``robota -p`` against the same turn through a minimal raw protocol client.
+
+    .venv/bin/python tools/bench/print_vs_raw.py [--quick] [--pairs N] [--agent NAME ...]
+
+Both are what a user runs: a fresh process each time, from spawn to exit. robota: ``robota -p
+"<prompt>"`` (text output) in a sandboxed profile whose agent is real and offline; the raw
+client: ``python tools/raw_client.py --protocol P --prompt "<prompt>" -- AGENT``, standard
+library only, which spawns the agent as robota does, shakes hands, opens a session, runs the turn
+and ends the agent as robota does (close stdin, SIGTERM, SIGKILL, the group). The agents are the
+same binaries with the same isolated configuration (two copies, so neither sees the other's
+history) against one fake model server (``tools/fake_model.py``, its own process); the prompt is
+answered ``ECHO: <prompt>`` and both answers are checked.
+
+One unmeasured warm-up run of each first (Codex creates its state database on its first run),
+then N pairs (default 10) run interleaved, robota then raw, so drift on the shared machine hits
+both alike. Printed per agent: median and spread of each, the median difference, and the ratio
+robota/raw as the median of the per-pair ratios. Default agents: codex (App Server) and
+claude-agent-acp (ACP); ``--agent`` picks others (codex-acp, gemini, qwen, opencode).
+"""
+
+from __future__ import annotations
+
+import argparse
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from _real import (
+    DEFAULT_AGENTS,
+    RAW_CLIENT,
+    Pair,
+    Sandbox,
+    fake_model,
+    median,
+)
+
+
+def timed(command: list[str], env: dict[str, str], cwd: Path) -> tuple[float, str, str]:
+    """Run a command to its end; (seconds from spawn to exit, stdout, stderr tail)."""
+    started = time.perf_counter()
+    done = subprocess.run(
+        command,
+        env=env,
+        cwd=cwd,
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    seconds = time.perf_counter() - started
+    return seconds, done.stdout, f"exit {done.returncode}: {done.stderr[-800:]}"
+
+
+def run_robota(sandbox: Sandbox, pair: Pair, prompt: str) -> float:
+    command = sandbox.robota("-p", prompt, "--agent", pair.name)
+    seconds, out, err = timed(command, sandbox.env, sandbox.cwd)
+    if out != f"ECHO: {prompt}\n":
+        raise SystemExit(f"robota -p ({pair.name}) failed: {err}")
+    return seconds
+
+
+def run_raw(pair: Pair, prompt: str) -> float:
+    command = [sys.executable, str(RAW_CLIENT), "--protocol", pair.protocol]
+    command += ["--cwd", str(pair.raw_cwd), "--prompt", prompt, "--", *pair.raw_command()]
+    seconds, out, err = timed(command, pair.raw_env, pair.raw_cwd)
+    if f'"text": "ECHO: {prompt}"' not in out:
+        raise SystemExit(f"raw client ({pair.name}) failed: {err}")
+    return seconds
+
+
+def bench(names: list[str], pairs: int) -> None:
+    print(
+        f"print_vs_raw: one turn per fresh process, spawn to exit; {pairs} pairs per agent, "
+        f"interleaved (robota, raw, robota, raw, ...), python {sys.version.split()[0]}"
+    )
+    header = f"{'agent':26} {'robota p50':>11} {'raw p50':>9} {'diff p50':>9} {'ratio':>7}"
+    rows: list[str] = []
+    with tempfile.TemporaryDirectory(prefix="robota-bench-") as tmp, fake_model() as url:
+        sandbox = Sandbox(Path(tmp), url, names, tap=False)
+        for name in names:
+            pair = sandbox.pairs[name]
+            run_robota(sandbox, pair, "warm up")
+            run_raw(pair, "warm up")
+            mine: list[float] = []
+            theirs: list[float] = []
+            for i in range(pairs):
+                mine.append(run_robota(sandbox, pair, f"pair {i}"))
+                theirs.append(run_raw(pair, f"pair {i}"))
+            ratios = [m / t for m, t in zip(mine, theirs, strict=True)]
+            diffs = [m - t for m, t in zip(mine, theirs, strict=True)]
+            label = f"{name} ({pair.protocol})"
+            rows.append(
+                f"{label:26} {median(mine) * 1e3:8.0f} ms {median(theirs) * 1e3:6.0f} ms "
+                f"{median(diffs) * 1e3:6.0f} ms {median(ratios):6.2f}x"
+            )
+            rows.append(
+                f"{'':26} robota {min(mine) * 1e3:.0f}-{max(mine) * 1e3:.0f} ms, "
+                f"raw {min(theirs) * 1e3:.0f}-{max(theirs) * 1e3:.0f} ms (min-max)"
+            )
+    print(header)
+    for row in rows:
+        print(row)
+    print("ratio: median over the pairs of robota's time / the raw client's time")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="1 pair per agent")
+    parser.add_argument("--pairs", type=int, default=10)
+    parser.add_argument("--agent", action="append", help="agent to measure (repeatable)")
+    args = parser.parse_args()
+    bench(args.agent or list(DEFAULT_AGENTS), 1 if args.quick else args.pairs)
+
+
+if __name__ == "__main__":
+    main()
