@@ -27,6 +27,7 @@ __all__ = [
     "activity_key",
     "group_signature",
     "group_stream",
+    "in_timeline",
     "timeline_stream",
     "tool_label",
 ]
@@ -101,14 +102,21 @@ def activity_key(activity: Activity, index: int) -> str:
 def timeline_stream(view: TurnView) -> list[tuple[str, Activity]]:
     """Every activity a timeline shows, with its key: all but the final answer and empty
     messages."""
-    shown: list[tuple[str, Activity]] = []
-    for index, activity in enumerate(view.activities):
-        if isinstance(activity, Message) and (not activity.text.strip() or view.is_final(activity)):
-            continue
-        if isinstance(activity, Reasoning) and not activity.text.strip():
-            continue
-        shown.append((activity_key(activity, index), activity))
-    return shown
+    return [
+        (activity_key(activity, index), activity)
+        for index, activity in enumerate(view.activities)
+        if in_timeline(view, activity)
+    ]
+
+
+def in_timeline(view: TurnView, activity: Activity) -> bool:
+    """Whether a timeline shows the activity: all but the final answer, empty messages and
+    empty reasoning."""
+    if isinstance(activity, Message):
+        return _message_shown(view, activity)
+    if isinstance(activity, Reasoning):
+        return not _blank(activity.text)
+    return True
 
 
 def group_stream(view: TurnView) -> list[tuple[str, Block]]:
@@ -198,13 +206,18 @@ class StreamGrouper:
     whole turn. A different view object starts over.
 
     The returned list is the caller's, but its ``ToolGroup``s are the grouper's: valid until the
-    next call, which may extend or shorten the newest ones.
+    next call, which may extend or shorten the newest ones. ``settled`` tells a caller that
+    keeps something per block how much of it still holds.
     """
 
-    __slots__ = ("_blocks", "_done", "_marks", "_part", "_title", "_view")
+    __slots__ = ("_blocks", "_done", "_marks", "_part", "_title", "_view", "settled")
 
     def __init__(self) -> None:
         self._view: TurnView | None = None
+        self.settled = 0
+        """After ``blocks``: how many leading blocks are the ones the call before returned, with
+        the same members and title (0 after a view change). What they show may still have
+        changed (a tool's output, an approval): only their grouping is known to be the same."""
         self._reset()
 
     def _reset(self) -> None:
@@ -219,7 +232,9 @@ class StreamGrouper:
         if view is not self._view:
             self._view = view
             self._reset()
+            self.settled = 0
         else:
+            self.settled = len(self._blocks)
             self._rewind(view)
         activities = view.activities
         for index in range(self._done, len(activities)):
@@ -247,6 +262,8 @@ class StreamGrouper:
     def _restore(self, mark: _Mark) -> None:
         del self._blocks[mark.blocks :]
         part = self._part = mark.part
+        # The blocks after the mark are gone, and its part (the last block then) loses members.
+        self.settled = min(self.settled, mark.blocks - (part is not None))
         if part is not None:
             members, tools, reasoning = mark.sizes
             del part.members[members:]
@@ -288,6 +305,8 @@ class StreamGrouper:
             if part is None:
                 part = self._part = ToolGroup(activity_key(activity, index))
                 self._blocks.append((part.key, part))
+            else:  # the newest block grows
+                self.settled = min(self.settled, len(self._blocks) - 1)
             part.members.append(activity)
             if isinstance(activity, ToolCall):
                 part.tools.append(activity)
