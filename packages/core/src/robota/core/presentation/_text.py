@@ -5,6 +5,7 @@ Pure functions of their arguments; no renderer state lives here.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import re
 import shlex
@@ -43,6 +44,9 @@ _POWERSHELL_LAUNCHER = re.compile(
 )
 
 
+# Memoised: renderers strip a tool's command at each redraw of its panel (a running tool is
+# redrawn at every output update), and shlex takes some 13 us for a one-line command.
+@functools.lru_cache(maxsize=256)
 def strip_launcher(command: str) -> str:
     """The command a shell launcher runs, for display only (never for execution).
 
