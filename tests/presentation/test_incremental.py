@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -19,11 +20,13 @@ from robota.core.events import (
     TextDelta,
     ToolCompleted,
     ToolStarted,
+    ToolUpdated,
     TurnCompleted,
     TurnStarted,
 )
 from robota.core.presentation import (
     Block,
+    FeishuBudget,
     FeishuRenderer,
     SlackRenderer,
     StreamGrouper,
@@ -36,10 +39,33 @@ from robota.core.presentation import (
     render_terminal,
 )
 
+from ._limits import components, dumps, utf8
 from ._streams import Input, reduce, turns
 
+
+@st.composite
+def _renamed(draw: st.DrawFn) -> list[Input]:
+    """Turns whose tools are sometimes renamed later (an agent refines a tool's title as it
+    learns more): a group no reasoning titles shows its last tool's name in every sub-panel."""
+    events = list(draw(turns(max_steps=30, max_burst=15)))
+    # Commands are shown by their command line, not their title: rename the others.
+    started = [
+        (i, e.tool_id)
+        for i, e in enumerate(events)
+        if isinstance(e, ToolStarted) and e.kind != "command"
+    ]
+    renames: list[tuple[int, Input]] = []
+    for index, tool_id in draw(st.lists(st.sampled_from(started), max_size=3)) if started else []:
+        at = draw(st.integers(index + 1, len(events)))
+        title = draw(st.sampled_from(["renamed", "renamed <again>", ""]))
+        renames.append((at, ToolUpdated(tool_id, title=title)))
+    for at, event in sorted(renames, key=lambda rename: rename[0], reverse=True):
+        events.insert(at, event)  # from the end: the positions before stay valid
+    return events
+
+
 # Bursts stay small: each step renders the whole turn afresh, so a long stream costs its square.
-STREAMS = turns(max_steps=30, max_burst=15)
+STREAMS = _renamed()
 SLOW = settings(
     max_examples=40,
     deadline=None,
@@ -140,20 +166,50 @@ def test_the_slack_renderer_equals_a_full_render_after_every_event(
         assert held == fresh
 
 
+_BUDGETS = st.sampled_from(
+    [
+        FeishuBudget(),
+        # Small pages and sub-panels: many pages and splits from few events; a tight request
+        # body: the card is paginated again with a smaller activity budget.
+        FeishuBudget(activity_bytes=6000, timeline_page=5, tools_per_panel=3),
+        FeishuBudget(card_bytes=9000, activity_components=30, activity_tables=1),
+    ]
+)
+
+
 @SLOW
-@given(STREAMS, st.sampled_from(["grouped", "timeline"]))
+@given(STREAMS, _BUDGETS, st.data())
 def test_the_feishu_renderer_equals_a_full_render_after_every_event(
-    events: list[Input], layout: Literal["grouped", "timeline"]
+    events: list[Input], budget: FeishuBudget, data: st.DataObject
 ) -> None:
+    # Both layouts at every step, on whichever page the user looks at (they page back and
+    # forth during the turn).
     view = TurnView()
-    renderer = FeishuRenderer(agent="codex", layout=layout)
+    layouts: tuple[Literal["grouped", "timeline"], ...] = ("grouped", "timeline")
+    renderers = {
+        layout: FeishuRenderer(agent="codex", layout=layout, budget=budget) for layout in layouts
+    }
+    pager = {"older": "older-token", "newer": "newer-token"}
     for step, event in enumerate(events):
         view.apply(event)
-        held = renderer.render(view, elapsed=float(step), approval_tokens=tokens(view))
-        fresh = FeishuRenderer(agent="codex", layout=layout).render(
-            view, elapsed=float(step), approval_tokens=tokens(view)
-        )
-        assert held.json == fresh.json
+        page = data.draw(st.sampled_from([0, 0, 0, 1, 3]))
+        for layout, renderer in renderers.items():
+            options: dict[str, Any] = {
+                "elapsed": float(step),
+                "page": page,
+                "approval_tokens": tokens(view),
+                "page_tokens": pager,
+            }
+            held = renderer.render(view, **options)
+            fresh = FeishuRenderer(agent="codex", layout=layout, budget=budget).render(
+                view, **options
+            )
+            assert held.json == fresh.json
+            assert held.json == dumps(held.card)  # joined from cached parts, yet the same bytes
+            assert held.activity == fresh.activity
+            assert (held.page, held.pages) == (fresh.page, fresh.pages)
+            assert held.activity_bytes == fresh.activity_bytes == utf8(held.activity)
+            assert held.activity_components == components(held.activity)
 
 
 # -- the changes a version alone would miss ------------------------------------------------------
@@ -172,6 +228,21 @@ def test_a_message_turned_final_by_an_empty_delta_leaves_the_activity() -> None:
     assert "the answer" not in "\n".join(after[0])
     assert after[1] == render_slack_progress(view, agent="a").payload()
     assert after[2] == described(group_stream(view))
+
+
+def test_a_group_titled_by_its_last_tool_shows_its_new_name_in_every_sub_panel() -> None:
+    # No reasoning titles the group, so its title is its last tool's name, which the agent
+    # changes: the first sub-panel's heading changes though none of its tools did.
+    view = reduce(
+        [TurnStarted("t"), *(ToolStarted(f"c{i}", "read", f"file {i}") for i in range(10))]
+    )
+    renderer = FeishuRenderer(agent="a")
+    renderer.render(view)
+    view.apply(ToolUpdated("c9", title="renamed"))
+    held = renderer.render(view)
+    assert held.json == FeishuRenderer(agent="a").render(view).json
+    headings = [group["header"]["title"]["content"] for group in held.activity]
+    assert len(headings) == 2 and all("renamed" in heading for heading in headings)
 
 
 def test_an_approval_moves_into_its_tool_when_the_tool_is_announced_later() -> None:
@@ -223,6 +294,23 @@ def test_a_renderer_given_another_view_starts_over() -> None:
     )
     assert terminal.render(other) == render_terminal(other, agent="a")
     assert any("zzz" in line for line in terminal.render(other))
+
+
+@pytest.mark.parametrize("layout", ["grouped", "timeline"])
+def test_a_feishu_renderer_given_another_view_starts_over(
+    layout: Literal["grouped", "timeline"],
+) -> None:
+    # Tool "c" has the same key and version in both turns: only the view tells them apart.
+    view = reduce([TurnStarted("t"), ToolStarted("c", "read", "aaa"), UserSteer("hi")])
+    other = reduce(
+        [TurnStarted("u"), ToolStarted("c", "read", "zzz"), TurnCompleted("u", "completed")]
+    )
+    restored = TurnView.from_json(view.to_json())
+    renderer = FeishuRenderer(agent="a", layout=layout)
+    for shown in (view, other, restored, view):
+        card = renderer.render(shown)
+        assert card.json == FeishuRenderer(agent="a", layout=layout).render(shown).json
+    assert "aaa" in card.json and "zzz" not in card.json
 
 
 def _draw(renderer: TerminalRenderer | SlackRenderer | StreamGrouper, view: TurnView) -> Any:

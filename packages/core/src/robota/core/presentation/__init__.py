@@ -12,7 +12,8 @@ Layering, bottom up (a module imports only from the layers below it, and from
 2. ``_markdown``   splitting Markdown on block boundaries (never inside a fence or a table)
 3. ``_view``       the turn view reducer and its JSON snapshot
 4. ``_groups``     execution groups and the timeline, derived from the view at render time
-5. ``_terminal``, ``_feishu``, ``_slack``     the renderers (they never import each other)
+5. ``_terminal``, ``_feishu``, ``_slack``     the renderers (they never import each other;
+   ``_feishu_pages`` keeps the Feishu card's activity and pages across updates)
 6. ``_throttle``   the card update discipline (imports nothing of the above)
 """
 

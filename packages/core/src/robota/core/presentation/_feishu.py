@@ -19,9 +19,11 @@ tables; pages are filled from the newest end, and each history page is measured 
 whole card stays within the platform's hard limits (30 KB request body, 200 components); a card
 that would not is re-paginated with a smaller activity budget.
 
-Rendering is incremental: each top-level element is cached with the versions of the activities
-it shows (see ``TurnView``), so an update re-renders only what changed since the last one. The
-renderer keeps nothing else; a fresh one renders the same card from the same view.
+Rendering is incremental: each top-level element is cached with its JSON and the versions of
+the activities it shows (see ``TurnView``), and the elements stay in order across updates with
+running sums of what the budgets count (``_feishu_pages``), so an update redraws only what
+changed since the last one, paginates by bisection and joins the card's JSON from cached parts.
+A fresh renderer renders the same card, byte for byte, from the same view.
 
 Buttons never carry a payload the renderer made up: their callback ``value`` is
 ``{"token": <opaque token from the caller>}``, and a decision without a token has no button.
@@ -35,7 +37,8 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from ..events import ApprovalDecision
-from ._groups import OUTCOMES, StreamGrouper, ToolGroup, timeline_stream, tool_label
+from ._feishu_pages import GroupedRow, Row, TimelineRow, Unit, dumps, escaped_len
+from ._groups import OUTCOMES, ToolGroup, tool_label
 from ._markdown import count_tables, defuse_tables, split_markdown
 from ._text import (
     STATUS_ICONS,
@@ -116,10 +119,6 @@ class FeishuCard:
     activity_components: int
 
 
-def dumps(value: Any) -> str:
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
-
-
 def card_components(value: Any) -> int:
     """Components in a card part: every object with a ``tag`` (conservative: icons count)."""
     if isinstance(value, dict):
@@ -128,14 +127,6 @@ def card_components(value: Any) -> int:
     if isinstance(value, list):
         return sum(card_components(v) for v in value)
     return 0
-
-
-@dataclass(frozen=True, slots=True)
-class _Unit:
-    element: Json
-    size: int
-    components: int
-    tables: int
 
 
 @dataclass(frozen=True, slots=True)
@@ -150,10 +141,18 @@ class _Caps:
 
 
 _NORMAL, _COMPACT = _Caps(), _Caps(command=160, output=160, changes=160, reasoning=300)
+_BODY = utf8_len(json.dumps({"content": ""}, ensure_ascii=False))
+"""The request body around the card's escaped JSON."""
 
 
 class FeishuRenderer:
-    """Renders one turn's progress cards; keep one per card to reuse its element cache."""
+    """Renders one turn's progress cards; keep one per card to reuse what it drew.
+
+    The activity's units stay drawn and in order between updates (see ``_feishu_pages``), so an
+    update costs what changed since the last one, the pagination (a bisection per page) and the
+    joining of the card's JSON from its parts' cached JSON, however long the turn. A fresh
+    renderer draws the same card, byte for byte, from the same view.
+    """
 
     def __init__(
         self, *, agent: str, layout: Layout = "grouped", budget: FeishuBudget | None = None
@@ -163,9 +162,8 @@ class FeishuRenderer:
         self.agent = agent
         self.layout = layout
         self.budget = budget or FeishuBudget()
-        self._units: dict[str, tuple[object, _Unit]] = {}
-        self._tools: dict[str, tuple[object, Json]] = {}
-        self._grouper = StreamGrouper()  # grouping, too, redone only where the turn changed
+        # The activity's units, with the view, layout and budget they were drawn for.
+        self._rows: tuple[TurnView, Layout, FeishuBudget, TimelineRow | GroupedRow] | None = None
 
     # -- the card -------------------------------------------------------------------------------
 
@@ -181,13 +179,20 @@ class FeishuRenderer:
         """The card for ``view``. ``elapsed`` (seconds) is the caller's: injected so that tests
         are deterministic. ``approval_tokens[approval_id][decision]`` and ``page_tokens`` are
         opaque tokens the caller stored server side; only decisions with a token get a button."""
-        units = self._activity_units(view)
-        bytes_budget = self.budget.activity_bytes
+        budget = self.budget
+        row = self._row(view)
+        bytes_budget = budget.activity_bytes
         for _ in range(6):
-            pages = _paginate(units, self.budget, bytes_budget, self._page_size())
+            pages = row.pages(
+                max_bytes=bytes_budget,
+                max_components=budget.activity_components,
+                max_tables=budget.activity_tables,
+                max_units=budget.timeline_page if self.layout == "timeline" else None,
+            )
             shown = min(max(page, 0), len(pages) - 1) if pages else 0
-            chosen = pages[shown] if pages else []
-            card = self._card(
+            start, end = pages[shown] if pages else (0, 0)
+            chosen = row.units[start:end]
+            card, text, body, others = self._card(
                 view,
                 chosen,
                 page=shown,
@@ -196,65 +201,74 @@ class FeishuRenderer:
                 approval_tokens=approval_tokens,
                 page_tokens=page_tokens,
             )
-            text = dumps(card)
-            body = utf8_len(json.dumps({"content": text}, ensure_ascii=False))
             # Components: the activity's are known; count only the rest of the card.
-            elements = card["body"]["elements"]
-            shown_ids = {id(unit.element) for unit in chosen}
-            others = [e for e in elements if id(e) not in shown_ids]
-            components = sum(u.components for u in chosen) + card_components(others)
+            components = row.components(start, end) + card_components(others)
             components += card_components(card["header"])
-            if body <= self.budget.card_bytes and components <= self.budget.card_components:
+            if body <= budget.card_bytes and components <= budget.card_components:
                 break
             bytes_budget = bytes_budget * 3 // 4  # header, plan or approvals were unusually big
-        activity = [unit.element for unit in chosen]
         return FeishuCard(
             card=card,
             json=text,
-            activity=activity,
+            activity=[unit.element for unit in chosen],
             page=shown,
             pages=len(pages),
-            activity_bytes=_list_size(chosen),
-            activity_components=sum(unit.components for unit in chosen),
+            activity_bytes=row.list_size(start, end),
+            activity_components=row.components(start, end),
         )
 
-    def _page_size(self) -> int | None:
-        return self.budget.timeline_page if self.layout == "timeline" else None
+    def _row(self, view: TurnView) -> Row:
+        """The activity's units, brought up to date with ``view``. Another view (or layout, or
+        budget) starts over: the caches are keyed by versions, which only one view orders."""
+        kept = self._rows
+        if kept is not None and kept[0] is view and kept[1:3] == (self.layout, self.budget):
+            return kept[3].update(view)
+        draw = _Draw(self.budget)
+        rows: TimelineRow | GroupedRow = (
+            TimelineRow(draw.one)
+            if self.layout == "timeline"
+            else GroupedRow(draw.one, draw.run, self.budget.tools_per_panel)
+        )
+        self._rows = (view, self.layout, self.budget, rows)
+        return rows.update(view)
 
     def _card(
         self,
         view: TurnView,
-        activity: list[_Unit],
+        activity: list[Unit],
         *,
         page: int,
         pages: int,
         elapsed: float | None,
         approval_tokens: Mapping[str, Mapping[ApprovalDecision, str]] | None,
         page_tokens: Mapping[Literal["older", "newer"], str] | None,
-    ) -> Json:
+    ) -> tuple[Json, str, int, list[Json]]:
+        """The card, its JSON, the bytes of the request body that carries it, and its elements
+        other than the activity's."""
         status, template = _status(view)
-        elements: list[Json] = []
+        before: list[Json] = []
         if pages > 1:
             note = f"Page {page + 1} of {pages}" + (" · older activity above" if page == 0 else "")
-            elements.append(_markdown("history", f"<font color='grey'>{note}</font>"))
-        elements.extend(unit.element for unit in activity)
+            before.append(_markdown("history", f"<font color='grey'>{note}</font>"))
+        after: list[Json] = []
         if page_tokens and pages > 1:
             if page + 1 < pages and "older" in page_tokens:
-                elements.append(_button("older", "Older", "default", page_tokens["older"]))
+                after.append(_button("older", "Older", "default", page_tokens["older"]))
             if page > 0 and "newer" in page_tokens:
-                elements.append(_button("newer", "Newer", "default", page_tokens["newer"]))
+                after.append(_button("newer", "Newer", "default", page_tokens["newer"]))
         footer = self._footer(view, approval_tokens)
-        if footer and elements:
-            elements.append({"tag": "hr", "element_id": "footer_rule"})
-        elements.extend(footer)
-        if not elements:
-            elements.append(_markdown("empty", "<font color='grey'>Starting…</font>"))
+        if footer and (before or activity or after):
+            after.append({"tag": "hr", "element_id": "footer_rule"})
+        after.extend(footer)
+        if not (before or activity or after):
+            after.append(_markdown("empty", "<font color='grey'>Starting…</font>"))
         subtitle = [format_elapsed(elapsed)]
         if view.tool_count:
             subtitle.append(f"{view.tool_count} tool" + ("s" if view.tool_count != 1 else ""))
         if not view.terminal and view.current_title:
             subtitle.append(view.current_title)
-        return {
+        body: Json = {"elements": []}
+        card: Json = {
             "schema": "2.0",
             "config": {
                 "update_multi": True,
@@ -269,8 +283,19 @@ class FeishuRenderer:
                 },
                 "template": template,
             },
-            "body": {"elements": elements},
+            "body": body,
         }
+        # The JSON is joined from the elements' own (compact JSON nests by concatenation), so the
+        # activity, most of the card, is never serialised again; likewise the body's size.
+        shell = dumps(card)  # ...,"body":{"elements":[]}}
+        head_json = [dumps(element) for element in before]
+        tail_json = [dumps(element) for element in after]
+        parts = [*head_json, *(unit.text for unit in activity), *tail_json]
+        text = _fill(shell, ",".join(parts), 3)
+        escaped = escaped_len(shell) + sum(map(escaped_len, head_json + tail_json))
+        escaped += sum(unit.escaped for unit in activity) + max(0, len(parts) - 1)  # commas
+        body["elements"] = [*before, *(unit.element for unit in activity), *after]
+        return card, text, _BODY + escaped, [*before, *after]
 
     def _footer(
         self, view: TurnView, tokens: Mapping[str, Mapping[ApprovalDecision, str]] | None
@@ -303,34 +328,41 @@ class FeishuRenderer:
             )
         return elements
 
-    # -- activity units -------------------------------------------------------------------------
 
-    def _activity_units(self, view: TurnView) -> list[_Unit]:
-        units: list[_Unit] = []
-        if self.layout == "timeline":
-            for key, activity in timeline_stream(view):
-                signature = _activity_signature(view, activity)
-                units.append(self._cached(view, key, signature, activity))
-            return units
-        size = self.budget.tools_per_panel
-        for key, block in self._grouper.blocks(view):
-            if not isinstance(block, ToolGroup):
-                units.append(self._cached(view, key, _activity_signature(view, block), block))
-                continue
-            approvals = view.tools_with_approvals
-            for index, members in enumerate(_sub_panels(block, size)):
-                sub_key = key if index == 0 else f"{key}#{index}"
-                newest = 0
-                for member in members:
-                    version = member.version
-                    newest = max(newest, version)
-                    if approvals and isinstance(member, ToolCall) and member.tool_id in approvals:
-                        newest = max(newest, _shown_version(view, member))
-                signature = (newest, len(members), block.title, len(block.tools))
-                units.append(self._cached(view, sub_key, signature, (block, index, members)))
-        return units
+class _Draw:
+    """Draws activity units, each cached with what it shows (the versions of its activities,
+    see ``TurnView``): a unit whose activities did not change is never drawn twice, and a
+    group's sub-panel whose heading alone changed (the group grew) reuses its drawn children."""
 
-    def _cached(self, view: TurnView, key: str, signature: object, what: object) -> _Unit:
+    def __init__(self, budget: FeishuBudget) -> None:
+        self.budget = budget
+        self._units: dict[str, tuple[object, Unit]] = {}
+        self._tools: dict[str, tuple[object, Unit]] = {}
+        self._children: dict[str, tuple[object, _Children]] = {}
+
+    def one(self, view: TurnView, key: str, activity: Activity) -> Unit:
+        return self._cached(view, key, _activity_signature(view, activity), activity)
+
+    def run(
+        self,
+        view: TurnView,
+        key: str,
+        group: ToolGroup,
+        index: int,
+        members: Sequence[ToolCall | Reasoning],
+    ) -> Unit:
+        """Sub-panel ``index`` of ``group``: its heading shows the group's title and size."""
+        newest = 0
+        approvals = view.tools_with_approvals
+        for member in members:
+            newest = max(newest, member.version)
+            if approvals and isinstance(member, ToolCall) and member.tool_id in approvals:
+                newest = max(newest, _shown_version(view, member))
+        signature = (newest, len(members), group.display_title, len(group.tools))
+        sub_key = key if index == 0 else f"{key}#{index}"
+        return self._cached(view, sub_key, signature, _Run(group, index, members, newest))
+
+    def _cached(self, view: TurnView, key: str, signature: object, what: object) -> Unit:
         hit = self._units.get(key)
         if hit is not None and hit[0] == signature:
             return hit[1]
@@ -340,68 +372,71 @@ class FeishuRenderer:
         self._units[key] = (signature, unit)
         return unit
 
-    def _unit(self, view: TurnView, key: str, what: object, caps: _Caps) -> _Unit:
-        tables = 0
-        if isinstance(what, tuple):
-            block, index, members = what
-            element = self._group_panel(view, key, block, index, members, caps=caps)
-        elif isinstance(what, ToolCall):
-            element = self._tool_panel(view, what, caps)
-        elif isinstance(what, Message):
+    def _unit(self, view: TurnView, key: str, what: object, caps: _Caps) -> Unit:
+        if isinstance(what, _Run):
+            return self._group_panel(view, key, what, caps)
+        if isinstance(what, ToolCall):
+            return self._tool_panel(view, what, caps)
+        if isinstance(what, Message):
             text = _cap_markdown(what.text, caps.commentary)
             if count_tables(text) > self.budget.activity_tables:
                 text = defuse_tables(text)
-            tables = count_tables(text)
-            element = _markdown(element_id("m", key), text, tables=True)
-        else:
-            assert isinstance(what, Reasoning | Steer | Approval | ErrorNote)
-            element = _markdown(element_id(_PREFIX[type(what)], key), _note(what, caps))
-        return _Unit(element, utf8_len(dumps(element)), card_components(element), tables)
+            return _whole(_markdown(element_id("m", key), text, tables=True), count_tables(text))
+        assert isinstance(what, Reasoning | Steer | Approval | ErrorNote)
+        return _whole(_markdown(element_id(_PREFIX[type(what)], key), _note(what, caps)))
 
-    def _group_panel(
-        self,
-        view: TurnView,
-        key: str,
-        block: ToolGroup,
-        index: int,
-        members: list[ToolCall | Reasoning],
-        *,
-        caps: _Caps,
-    ) -> Json:
+    def _group_panel(self, view: TurnView, key: str, run: _Run, caps: _Caps) -> Unit:
+        group, members = run.group, run.members
         running = any(m.running for m in members if isinstance(m, ToolCall))
         icon = _GROUP_RUNNING if running else _GROUP_NEUTRAL
-        tools = [m for m in members if isinstance(m, ToolCall)]
-        title = block.display_title
-        count = len(block.tools)
+        tools = sum(1 for m in members if isinstance(m, ToolCall))
+        count = len(group.tools)
         if count > self.budget.tools_per_panel:
-            first = index * self.budget.tools_per_panel + 1
-            suffix = f"tools {first}-{first + len(tools) - 1} of {count}"
+            first = run.index * self.budget.tools_per_panel + 1
+            suffix = f"tools {first}-{first + tools - 1} of {count}"
         else:
             suffix = f"{count} tool" + ("s" if count != 1 else "") if count else ""
-        heading = f"{icon} **{_escape(head(title, 90))}**"
+        heading = f"{icon} **{_escape(head(group.display_title, 90))}**"
         if suffix:
             heading += f" <font color='grey'>· {suffix}</font>"
-        children: list[Json] = []
+        children = self._run_children(view, key, run, caps)
+        panel = _panel(element_id("g", key), heading, [])
+        shell = dumps(panel)
+        components = card_components(panel) + children.components
+        panel["elements"] = list(children.elements)
+        return Unit(
+            panel,
+            _fill(shell, children.text, 2),
+            utf8_len(shell) + children.size,
+            escaped_len(shell) + children.escaped,
+            components,
+            0,
+        )
+
+    def _run_children(self, view: TurnView, key: str, run: _Run, caps: _Caps) -> _Children:
+        # A run holds the same members while its count does (they are contiguous from a fixed
+        # start), and any change to them raises its newest version.
+        signature = (run.newest, len(run.members), caps is _COMPACT)
+        hit = self._children.get(key)
+        if hit is not None and hit[0] == signature:
+            return hit[1]
+        children: list[Unit] = []
         thoughts: list[str] = []
-        for member in members:
+        for member in run.members:
             if isinstance(member, Reasoning):
                 thoughts.append(member.text.strip())
                 continue
             if thoughts:
-                children.append(self._thoughts(key, len(children), thoughts, caps))
+                children.append(_thoughts(key, len(children), thoughts, caps))
                 thoughts = []
             children.append(self._tool_panel(view, member, caps))
         if thoughts:
-            children.append(self._thoughts(key, len(children), thoughts, caps))
-        return _panel(element_id("g", key), heading, children)
+            children.append(_thoughts(key, len(children), thoughts, caps))
+        joined = _Children.of(children)
+        self._children[key] = (signature, joined)
+        return joined
 
-    def _thoughts(self, key: str, position: int, texts: list[str], caps: _Caps) -> Json:
-        text, dropped = _head_bytes("\n\n".join(texts), caps.reasoning)
-        if dropped:
-            text += " …"
-        return _markdown(element_id("r", f"{key}@{position}"), f"💭 {_escape(text)}")
-
-    def _tool_panel(self, view: TurnView, tool: ToolCall, caps: _Caps) -> Json:
+    def _tool_panel(self, view: TurnView, tool: ToolCall, caps: _Caps) -> Unit:
         signature = (_shown_version(view, tool), caps is _COMPACT)
         hit = self._tools.get(tool.tool_id)
         if hit is not None and hit[0] == signature:
@@ -409,9 +444,59 @@ class FeishuRenderer:
         icon = STATUS_ICONS[tool.status]
         heading = f"{icon} {_title_markdown(tool_label(tool))}"
         body = _tool_body(tool, view.approvals_for(tool.tool_id), caps)
-        panel = _panel(element_id("t", tool.tool_id), heading, [body])
-        self._tools[tool.tool_id] = (signature, panel)
-        return panel
+        unit = _whole(_panel(element_id("t", tool.tool_id), heading, [body]))
+        self._tools[tool.tool_id] = (signature, unit)
+        return unit
+
+
+@dataclass(frozen=True, slots=True)
+class _Run:
+    """Sub-panel ``index`` of a group, and the newest version of what it shows."""
+
+    group: ToolGroup
+    index: int
+    members: Sequence[ToolCall | Reasoning]
+    newest: int
+
+
+@dataclass(frozen=True, slots=True)
+class _Children:
+    """A panel's children joined: their JSON (comma separated), its bytes plain and escaped."""
+
+    elements: list[Json]
+    text: str
+    size: int
+    escaped: int
+    components: int
+
+    @classmethod
+    def of(cls, units: list[Unit]) -> _Children:
+        commas = max(0, len(units) - 1)
+        return cls(
+            [unit.element for unit in units],
+            ",".join(unit.text for unit in units),
+            sum(unit.size for unit in units) + commas,
+            sum(unit.escaped for unit in units) + commas,
+            sum(unit.components for unit in units),
+        )
+
+
+def _whole(element: Json, tables: int = 0) -> Unit:
+    text = dumps(element)
+    return Unit(element, text, utf8_len(text), escaped_len(text), card_components(element), tables)
+
+
+def _thoughts(key: str, position: int, texts: list[str], caps: _Caps) -> Unit:
+    text, dropped = _head_bytes("\n\n".join(texts), caps.reasoning)
+    if dropped:
+        text += " …"
+    return _whole(_markdown(element_id("r", f"{key}@{position}"), f"💭 {_escape(text)}"))
+
+
+def _fill(shell: str, parts: str, tail: int) -> str:
+    """``shell``, the JSON of an element whose ``elements`` list is empty and followed by
+    ``tail`` characters, with ``parts`` (the children's JSON, comma separated) in that list."""
+    return shell[:-tail] + parts + shell[-tail:]
 
 
 def render_feishu_card(
@@ -452,59 +537,6 @@ def feishu_final_answer(text: str, *, card_bytes: int = 30 * 1024) -> list[Json]
             continue
         cards.append(card)
     return cards
-
-
-# -- pagination ---------------------------------------------------------------------------------
-
-
-def _list_size(units: list[_Unit]) -> int:
-    """Bytes of ``[e1,e2,...]`` in compact JSON, from the elements' own sizes."""
-    return 2 + sum(unit.size for unit in units) + max(0, len(units) - 1)
-
-
-def _paginate(
-    units: list[_Unit], budget: FeishuBudget, bytes_budget: int, page_size: int | None
-) -> list[list[_Unit]]:
-    """Pages from the newest end, each within the budget on its own (page 0 = newest)."""
-    pages: list[list[_Unit]] = []
-    page: list[_Unit] = []
-    size, components, tables = 2, 0, 0
-    for unit in reversed(units):
-        grows = unit.size + (1 if page else 0)
-        full = (
-            size + grows > bytes_budget
-            or components + unit.components > budget.activity_components
-            or tables + unit.tables > budget.activity_tables
-            or (page_size is not None and len(page) >= page_size)
-        )
-        if page and full:
-            page.reverse()
-            pages.append(page)
-            page, size, components, tables = [], 2, 0, 0
-            grows = unit.size
-        page.append(unit)
-        size += grows
-        components += unit.components
-        tables += unit.tables
-    if page:
-        page.reverse()
-        pages.append(page)
-    return pages
-
-
-def _sub_panels(group: ToolGroup, size: int) -> list[list[ToolCall | Reasoning]]:
-    """The group's members in chronological runs of at most ``size`` tools: run ``n`` always
-    holds tools ``n*size ..`` so a run never changes identity as the group grows."""
-    runs: list[list[ToolCall | Reasoning]] = [[]]
-    tools = 0
-    for member in group.members:
-        if isinstance(member, ToolCall):
-            if tools == size:
-                runs.append([])
-                tools = 0
-            tools += 1
-        runs[-1].append(member)
-    return runs
 
 
 # -- elements -----------------------------------------------------------------------------------
