@@ -8,7 +8,6 @@ same profile.
 from __future__ import annotations
 
 import sys
-from importlib import metadata
 from typing import Any
 
 import click
@@ -18,18 +17,30 @@ from ._modes import conversation_options, run_conversation
 __all__ = ["cli", "main"]
 
 
-def _version() -> str:
-    try:
-        return metadata.version("robota")
-    except metadata.PackageNotFoundError:  # running from a source tree without install
-        return "0+unknown"
+def _print_version(ctx: click.Context, _param: click.Parameter, value: bool) -> None:
+    # A callback rather than click's version_option, which looks the version up at import:
+    # every start would pay for what only --version shows.
+    if not value or ctx.resilient_parsing:
+        return
+    from robota.core import robota_version  # noqa: PLC0415
+
+    click.echo(f"robota, version {robota_version()}")
+    ctx.exit()
 
 
 @click.group(
     context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100},
     invoke_without_command=True,
 )
-@click.version_option(_version(), "--version", "-V", prog_name="robota")
+@click.option(
+    "--version",
+    "-V",
+    is_flag=True,
+    expose_value=False,
+    is_eager=True,
+    callback=_print_version,
+    help="Show the version and exit.",
+)
 @click.option(
     "--profile",
     "profile",

@@ -54,13 +54,12 @@ from robota.core.engine import (
     UseTask,
 )
 from robota.core.events import event_to_json
-from robota.core.presentation import TerminalRenderer, TurnView
 from robota.core.store import find_task, open_reader
 
 if TYPE_CHECKING:
     from robota.core.agents import PermissionMode
     from robota.core.engine import Engine
-
+    from robota.core.presentation import TerminalRenderer, TurnView
 __all__ = ["OutputFormat", "PrintOptions", "PrintRun", "parse_input_line"]
 
 logger = logging.getLogger("robota.cli.print")
@@ -309,6 +308,13 @@ class PrintRun:
             case TurnBegan():
                 self.task_id = notice.task_id
                 if self.progress:
+                    # Only a terminal on stderr draws progress: the renderers load then, not
+                    # on every start (~20 ms of import a start would otherwise pay).
+                    from robota.core.presentation import (  # noqa: PLC0415
+                        TerminalRenderer,
+                        TurnView,
+                    )
+
                     self._views[notice.attempt_id] = (
                         TurnView(),
                         TerminalRenderer(agent=self.agent or ""),

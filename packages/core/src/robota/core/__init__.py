@@ -23,6 +23,7 @@ them; importing ``robota.core`` itself pulls in pykka and trio, nothing more.
 from ._actor import Actor, Crashed, ExitReason, Stopped
 from ._address import Address, DeadLetters
 from ._bridge import Coalescer, LoopPort, Outbox, OutboxClosed, Overflow, Reply, request
+from ._dists import robota_version
 from ._errors import (
     ConfigError,
     CrashRequested,
@@ -84,6 +85,7 @@ __all__ = [
     "ProbeReport",
     "RuntimePlugin",
     "runtime_plugins",
+    "robota_version",
     # running as a process's main
     "Terminated",
     "run_main",

@@ -9,11 +9,11 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from importlib import metadata
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 from ._address import Address
+from ._dists import entry_points
 
 if TYPE_CHECKING:
     from ._supervisor import Backoff, Service
@@ -109,7 +109,7 @@ class PluginError(Exception):
 def runtime_plugins() -> dict[str, RuntimePlugin]:
     """Every installed runtime plugin by kind. Loads (imports) them, so call it lazily."""
     plugins: dict[str, RuntimePlugin] = {}
-    for entry in metadata.entry_points(group=RUNTIMES_GROUP):
+    for entry in entry_points(RUNTIMES_GROUP):
         try:
             plugin = entry.load()
         except Exception as error:

@@ -12,8 +12,9 @@ ACP: ``initialize`` with ``protocolVersion: 1``, the client capabilities robota 
 from __future__ import annotations
 
 import re
-from importlib import metadata
 from typing import Any
+
+from robota.core import robota_version
 
 __all__ = [
     "CLIENT_NAME",
@@ -30,11 +31,7 @@ _SEMVER = re.compile(r"\b(\d+\.\d+\.\d+(?:-[0-9A-Za-z.-]+)?)\b")
 
 
 def _client_info() -> dict[str, str]:
-    try:
-        version = metadata.version("robota")
-    except metadata.PackageNotFoundError:
-        version = "0.0.0"
-    return {"name": CLIENT_NAME, "title": "robota", "version": version}
+    return {"name": CLIENT_NAME, "title": "robota", "version": robota_version()}
 
 
 def app_server_initialize_params() -> dict[str, Any]:

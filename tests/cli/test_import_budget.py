@@ -1,0 +1,59 @@
+"""What a start imports: the heavy parts load only for the commands that use them.
+
+Import time is most of what a ``robota`` start costs (``tools/bench/warm_turns.py`` measures
+the rest), and a module imported at the top of the wrong file is how it creeps back. So
+instead of timing a start (noisy on a shared machine), these tests pin *what* is imported.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+HEAVY_ALWAYS = ("importlib.metadata", "textual", "cryptography", "email")
+"""Never needed to start: versions and plugins are read by ``robota.core._dists``."""
+
+
+def imported_by(code: str) -> set[str]:
+    out = subprocess.run(
+        [sys.executable, "-c", f"{code}\nimport sys, json\nprint(json.dumps(sorted(sys.modules)))"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    )
+    return set(json.loads(out.stdout.splitlines()[-1]))
+
+
+def loaded(modules: set[str], name: str) -> bool:
+    return name in modules or any(m.startswith(name + ".") for m in modules)
+
+
+def run_cli(argv: list[str]) -> set[str]:
+    return imported_by(
+        f"from robota.cli import main\ntry:\n    main({argv!r})\nexcept SystemExit:\n    pass"
+    )
+
+
+@pytest.mark.parametrize("argv", [["--help"], ["-p", "--help"], ["cards", "--help"]])
+def test_help_imports_no_runtime(argv: list[str]) -> None:
+    modules = run_cli(argv)
+    assert "click" in modules
+    for heavy in (*HEAVY_ALWAYS, "trio", "sqlite_utils", "pykka", "robota.core"):
+        assert not loaded(modules, heavy), f"robota {' '.join(argv)} imported {heavy}"
+
+
+def test_version_reads_no_metadata_package() -> None:
+    modules = run_cli(["--version"])
+    for heavy in (*HEAVY_ALWAYS, "sqlite_utils", "robota.core.presentation"):
+        assert not loaded(modules, heavy), f"robota --version imported {heavy}"
+
+
+def test_print_mode_imports_neither_the_tui_nor_the_renderers() -> None:
+    modules = imported_by("import robota.cli._print, robota.cli._engine_host, robota.runtimes")
+    assert {"trio", "sqlite_utils", "robota.core.engine"} <= modules
+    for heavy in (*HEAVY_ALWAYS, "robota.core.presentation", "robota.core.cards"):
+        assert not loaded(modules, heavy), f"print mode imported {heavy}"
