@@ -57,3 +57,25 @@ def test_print_mode_imports_neither_the_tui_nor_the_renderers() -> None:
     assert {"trio", "sqlite_utils", "robota.core.engine"} <= modules
     for heavy in (*HEAVY_ALWAYS, "robota.core.presentation", "robota.core.cards"):
         assert not loaded(modules, heavy), f"print mode imported {heavy}"
+
+
+def test_a_start_pauses_the_collector_and_settles_it_frozen() -> None:
+    """``robota`` starts with the cyclic collector off; once settled, what the start made is
+    in the permanent generation and collection is on again (see ``robota.cli._gc``)."""
+    code = (
+        "import gc, json\n"
+        "from robota.cli import _gc\n"
+        "before = gc.get_freeze_count()\n"
+        "_gc.settle()\n"  # nothing paused: nothing to settle
+        "steps = [gc.isenabled(), gc.get_freeze_count() == before]\n"
+        "_gc.pause()\n"
+        "steps.append(gc.isenabled())\n"
+        "import robota.cli._print\n"
+        "_gc.settle()\n"
+        "steps += [gc.isenabled(), gc.get_freeze_count() > before + 10000]\n"
+        "print(json.dumps(steps))"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True
+    )
+    assert json.loads(out.stdout) == [True, True, False, True, True]

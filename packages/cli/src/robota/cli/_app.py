@@ -12,6 +12,7 @@ from typing import Any
 
 import click
 
+from . import _gc
 from ._modes import conversation_options, run_conversation
 
 __all__ = ["cli", "main"]
@@ -71,11 +72,17 @@ def cli(
     apply_profile_options(profile, config_path)
     if ctx.invoked_subcommand is None:
         run_conversation(ctx, conversation)
+    else:
+        _gc.settle()  # only the conversation modes are worth the pause
 
 
 def main(argv: list[str] | None = None) -> None:
     """Entry point of the ``robota`` script."""
-    cli.main(args=argv, prog_name="robota")
+    _gc.pause()  # the conversation modes settle it once built; see _gc
+    try:
+        cli.main(args=argv, prog_name="robota")
+    finally:
+        _gc.settle()
 
 
 # Command modules import only click at import time; their heavy imports live in their bodies.

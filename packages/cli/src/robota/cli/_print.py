@@ -515,6 +515,7 @@ def run_print(options: PrintOptions) -> int:
     """Build the engine for the profile, run one print-mode session, return the exit code."""
     from robota.core import Terminated, run_main  # noqa: PLC0415
 
+    from . import _gc  # noqa: PLC0415
     from ._engine_host import load_profile, open_engine  # noqa: PLC0415
 
     if options.input_format == "text":
@@ -526,6 +527,7 @@ def run_print(options: PrintOptions) -> int:
         options = replace(options, prompt=prompt)
     config, profile = load_profile()
     engine = open_engine(config, profile, human_approves=False)
+    _gc.settle()
     run = PrintRun(
         engine,
         options,

@@ -13,6 +13,7 @@ import sys
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING
 
+from .. import _gc
 from ._app import EngineDown, RobotaApp, Start
 from ._engine_thread import EngineLike, EngineThread, Inbox
 
@@ -68,6 +69,7 @@ def run(
     engine = engine_factory()  # here, so a configuration error exits before the screen changes
     start = Start(resume=resume or None, continue_=continue_, fork=fork, settings=settings)
     app, thread = build(engine, route_key=route_key, start=start)
+    _gc.settle()
     thread.start()
     try:
         app.run()
