@@ -39,6 +39,7 @@ def test_each_output_format_answers(robota: Robota, model: FakeModel, agent: str
     text = robota.run("-p", "hello there")
     assert text.returncode == 0, text.stderr
     assert text.stdout == "ECHO: hello there\n"
+    assert text.stderr == "", "progress and notes go to stderr only when it is a terminal"
 
     as_json = robota.run("-p", "second prompt", "--output-format", "json")
     assert as_json.returncode == 0, as_json.stderr
@@ -222,3 +223,21 @@ def test_stdin_ending_after_the_last_answer_ends_the_run(robota: Robota, model: 
         finally:
             if process.poll() is None:
                 process.kill()
+
+
+def test_a_command_as_the_last_input_is_answered_and_ends_the_run(
+    robota: Robota, model: FakeModel
+) -> None:
+    """Commands get a ``reply`` line, and a run whose last input is a command (no turn, so no
+    turn's end to wait for) still ends once it is answered."""
+    configure(robota, model, "codex")
+    with start_streaming(robota) as process:
+        inputs = ["hello", "/status", "/nosuchcommand"]
+        sent = "".join(json.dumps({"type": "user", "text": t}) + "\n" for t in inputs)
+        out, err = process.communicate(sent, timeout=90)
+    objects = lines(out)
+    assert process.returncode == 0, err
+    replies = [o for o in objects if o["type"] == "reply"]
+    assert [r["level"] for r in replies][-2:] == ["info", "error"], replies
+    assert replies[-2]["text"].startswith("task ") and "unknown command" in replies[-1]["text"]
+    assert [o["result"] for o in objects if o["type"] == "result"] == ["ECHO: hello"]

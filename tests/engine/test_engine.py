@@ -217,3 +217,28 @@ async def test_a_start_that_only_delivers_a_final_then_says_idle(tmp_path: Path)
 def test_the_recovery_note_is_said_once_however_often_robota_restarted() -> None:
     once = recovery_prompt("do it")
     assert recovery_prompt(once) == once and once.endswith("\n\ndo it")
+
+
+async def test_idle_notices_count_the_inputs_taken_before_them(tmp_path: Path) -> None:
+    """A front end that sent N inputs knows an idle notice with fewer is an old one."""
+    async with connected(tmp_path) as (engine, notices):
+        engine.tell(ROUTE, UserInput("/status"))  # answered at once: idle after 1
+        engine.tell(ROUTE, UserInput("hello"))  # a turn: idle after 2, once it ended
+        engine.tell(ROUTE, UserInput("/frobnicate"))  # refused during the turn: not idle
+        await wait_until(lambda: any(i.inputs == 3 for i in of(notices, RouteIdle)), timeout=20)
+    idle = [(n.inputs, kinds) for n, kinds in _idle_context(notices.messages)]
+    assert idle[0] == (1, []) and idle[-1][0] == 3
+    assert "TurnFinished" in idle[-1][1], "the last idle notice follows the turn's end"
+
+
+def _idle_context(messages: list[object]) -> list[tuple[RouteIdle, list[str]]]:
+    """Each idle notice with the kinds of notices since the previous one."""
+    found: list[tuple[RouteIdle, list[str]]] = []
+    since: list[str] = []
+    for message in messages:
+        if isinstance(message, RouteIdle):
+            found.append((message, since))
+            since = []
+        elif not isinstance(message, RouteReply):
+            since.append(type(message).__name__)
+    return found

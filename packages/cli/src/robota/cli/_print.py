@@ -147,8 +147,10 @@ class PrintRun:
         self._await_task = False
         """Input waits until the resumed or forked task opened (or could not be)."""
         self._task_ready = trio.Event()
-        self._idle = False
-        """The route said ``RouteIdle`` and no input was sent since."""
+        self._sent = 0
+        """``UserInput`` sent to the route so far."""
+        self._idle_after = -1
+        """``RouteIdle.inputs`` of the latest idle notice: idle after that many inputs."""
         self.fatal: str | None = None
 
     # -- the run -------------------------------------------------------------------------------
@@ -186,8 +188,8 @@ class PrintRun:
                         break
                     if isinstance(notice, TurnFinished) and interrupted:
                         break
-                    if isinstance(notice, RouteIdle) and inputs_done.is_set():
-                        break
+                    if inputs_done.is_set() and self._idle_after >= self._sent:
+                        break  # idle after the last input: every answer is out
                 nursery.cancel_scope.cancel()
         self._clear_progress()
         self.engine.disconnect(self.route)
@@ -234,7 +236,7 @@ class PrintRun:
                 title=options.name,
                 developer_instructions=options.append_system_prompt,
             )
-            self.engine.tell(self.route, NewTask(settings))
+            self.engine.tell(self.route, NewTask(settings, announce=False))
             self.agent = options.agent or self.engine.defaults.agent
             return
         self.agent = source.agent
@@ -254,6 +256,7 @@ class PrintRun:
             await self._task_ready.wait()
         if self.options.input_format == "text":
             assert self.options.prompt is not None
+            self._sent = 1
             self.engine.tell(self.route, UserInput(self.options.prompt))
             done.set()
             return
@@ -273,17 +276,19 @@ class PrintRun:
                     self.stderr.write(f"robota: {error}\n")
                     continue
                 sent += 1
-                self._idle = False
+                self._sent = sent
                 self.engine.tell(self.route, UserInput(text))
         finally:
             lines.close()
         done.set()
         if sent == 0:
             self.usage_error = "no input: stdin ended before any user message"
-        if sent == 0 or self._idle:
-            # Nothing will ever make the route speak again (no input, or stdin ended after the
-            # last answer and its RouteIdle were read): wake the reader with a notice.
+            # Nothing will ever make the route speak: wake the reader with a notice.
             self.engine.outputs.deliver(self.route, RouteIdle(self.route))
+        elif self._idle_after >= sent:
+            # The last answer and its idle notice were read before stdin ended: wake the
+            # reader, which waits for a notice to look at ``done`` again.
+            self.engine.outputs.deliver(self.route, RouteIdle(self.route, self._idle_after))
 
     # -- notices -------------------------------------------------------------------------------
 
@@ -335,12 +340,16 @@ class PrintRun:
                     self.failed = True
                 if self.options.output_format == "stream-json":
                     self._emit(self._result(notice))
-            case RouteIdle():
-                self._idle = True
+            case RouteIdle(inputs=inputs):
+                self._idle_after = max(self._idle_after, inputs)
             case RouteReply(text=text, level=level):
+                self._emit({"type": "reply", "level": level, "text": text})
                 self._clear_progress()
-                self.stderr.write(f"robota: {text}\n" if level == "error" else f"{text}\n")
-                self.stderr.flush()
+                # Errors always; the rest ("new task ...", a command's answer) is progress,
+                # which goes to stderr only when a person watches it there.
+                if level == "error" or self.progress:
+                    self.stderr.write(f"robota: {text}\n" if level == "error" else f"{text}\n")
+                    self.stderr.flush()
                 if level == "error" and self._await_task and not self._task_ready.is_set():
                     self.fatal = text  # the session to resume or fork could not be opened
             case _:

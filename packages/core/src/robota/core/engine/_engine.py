@@ -91,9 +91,9 @@ class Engine:
         self.supervisor = Supervisor("engine", children, backoff=backoff or Backoff(), intensity=10)
         self.store = StoreClient(self.supervisor.address("store"))
         entries = {a.host.name: AgentEntry(a.host.name, a.kind, a.host.address) for a in agents}
-        self.directory: RouteDirectory[None] = RouteDirectory(
+        self.directory: RouteDirectory[int] = RouteDirectory(
             lambda key: ConversationRoute(key, self.context),
-            MemoryRouteStates(),
+            MemoryRouteStates[int](),
             idle_after=idle_after,
             backoff=backoff,
         )

@@ -78,6 +78,8 @@ class NewTask:
     """Start the route on a new task (it opens at the agent with the first prompt)."""
 
     settings: TaskSettings = TaskSettings()
+    announce: bool = True
+    """Reply "new task ..."; a front end that shows the task its own way says ``False``."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -182,7 +184,12 @@ class RouteReply:
 
 @dataclass(frozen=True, slots=True)
 class RouteIdle:
+    """The route has nothing running, queued or pending: it waits for input."""
+
     route_key: str
+    inputs: int = 0
+    """How many ``UserInput`` the route has taken in this engine run, this one's included:
+    a front end that sent N knows an idle notice with ``inputs < N`` is from before its last."""
 
 
 RouteNotice = (

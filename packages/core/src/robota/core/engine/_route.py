@@ -161,8 +161,9 @@ class _Turn:
     """The agent ended the turn; its outcome is being written and the final claimed."""
 
 
-class ConversationRoute(RouteActor[None]):
-    """One route's conversation; its state lives in the store, so ``snapshot`` saves nothing."""
+class ConversationRoute(RouteActor[int]):
+    """One route's conversation. Its state lives in the store; ``snapshot`` keeps only the
+    count of inputs taken (``RouteIdle.inputs``) across a passivation."""
 
     def __init__(self, key: str, context: EngineContext) -> None:
         super().__init__(key)
@@ -184,11 +185,14 @@ class ConversationRoute(RouteActor[None]):
         self.resetting: PendingReset | None = None
         self.taking = False
         """A queued prompt is being taken (and recorded as the next turn) in the store."""
+        self.inputs = 0
+        """``UserInput`` taken in this engine run (see ``RouteIdle.inputs``)."""
         self._db: Database | None = None
 
     # -- lifecycle -----------------------------------------------------------------------------
 
-    def restore(self, state: None) -> None:  # noqa: ARG002 (the store is the state)
+    def restore(self, state: int | None) -> None:
+        self.inputs = state or 0
         self._db = open_reader(self.ctx.db_path, any_thread=True)
         binding = route_binding(self._db, self.key)
         if binding is not None and binding.current_task_id is not None:
@@ -220,8 +224,8 @@ class ConversationRoute(RouteActor[None]):
             logger.info("route %s: took back running turn %s", self.key, attempt.id)
             return
 
-    def snapshot(self) -> None:
-        return None
+    def snapshot(self) -> int:
+        return self.inputs
 
     def terminated(self, reason: object) -> None:  # noqa: ARG002
         # A running turn stays in ``ctx.running``: it still runs at the agent, and the next
@@ -268,8 +272,8 @@ class ConversationRoute(RouteActor[None]):
             case AnswerApproval(approval_id=approval_id, decision=decision):
                 if self.task is not None:
                     self.agent().tell(DecideApproval(self.task.id, approval_id, decision))
-            case NewTask(settings=settings):
-                self.new_task(settings)
+            case NewTask(settings=settings, announce=announce):
+                self.new_task(settings, announce=announce)
             case UseTask(task_id=task_id):
                 self.use_task(task_id)
             case ForkTask(task_id=task_id, title=title):
@@ -323,6 +327,17 @@ class ConversationRoute(RouteActor[None]):
         )
 
     def _input(self, message: UserInput) -> None:
+        self.inputs += 1
+        self._handle_input(message)
+        self.maybe_idle()
+
+    def maybe_idle(self) -> None:
+        """Say ``RouteIdle`` when nothing runs, waits in the queue or waits for an agent."""
+        if self.turn or self.taking or self.queued or self.listings or self.resetting:
+            return
+        self.say(RouteIdle(self.key, self.inputs))
+
+    def _handle_input(self, message: UserInput) -> None:
         decision = decide(self.state(), message.text)
         match decision:
             case Say(text=text):
@@ -696,7 +711,7 @@ class ConversationRoute(RouteActor[None]):
         if self.turn is not None or self.taking:
             return
         if self.queued <= 0:
-            self.say(RouteIdle(self.key))
+            self.say(RouteIdle(self.key, self.inputs))
             return
         if self.task is None:
             self.new_task(TaskSettings(), announce=False)
@@ -726,7 +741,7 @@ class ConversationRoute(RouteActor[None]):
         prompt = message.prompt
         if prompt is None:
             self.queued = 0
-            self.say(RouteIdle(self.key))
+            self.say(RouteIdle(self.key, self.inputs))
             return
         self.queued = max(0, self.queued - 1)
         images = tuple(Path(p) for p in prompt.images)

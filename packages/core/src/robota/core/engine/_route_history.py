@@ -119,6 +119,7 @@ def sessions_listed(route: ConversationRoute, listed: SessionsListed) -> None:
     if not listing.waiting:
         del route.listings[listed.ref]
         _show(route, listing)
+        route.maybe_idle()
 
 
 def _show(route: ConversationRoute, listing: Listing) -> None:
@@ -311,6 +312,7 @@ def reset_opened(route: ConversationRoute, opened: SessionOpened) -> bool:
         f"{when:%Y-%m-%d %H:%M}, agent turn {attempt.remote_turn_id}); the next prompt "
         f"continues from there. Local files are as they are now."
     )
+    route.maybe_idle()
     return True
 
 
@@ -319,6 +321,7 @@ def reset_failed(route: ConversationRoute) -> None:
     if route.resetting is not None:
         route.resetting = None
         route.reply("reset failed: the conversation stays where it was", error=True)
+        route.maybe_idle()
 
 
 def _summary(text: str, width: int) -> str:
