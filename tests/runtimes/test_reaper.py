@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import io
 import os
 import signal
 import subprocess
@@ -13,7 +12,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from robota.runtimes._reaper import watch
+from robota.runtimes._reaper import Reaper, watcher_command
 
 STUBBORN = (
     "import signal, sys, time\n"
@@ -46,15 +45,31 @@ def group(program: str) -> Iterator[subprocess.Popen[str]]:
 
 
 def test_groups_still_watched_at_the_end_are_terminated_then_killed() -> None:
+    reaper = Reaper(grace=0.5)
     with group(STUBBORN) as stubborn, group(POLITE) as polite, group(POLITE) as forgotten:
-        lines = (
-            f"+{stubborn.pid}\n+{polite.pid}\n+{forgotten.pid}\n-{forgotten.pid}\n"
-            "+1\n+0\nnonsense\n+\n-x\n"  # bad lines and groups 0 and 1 are never signalled
-        )
-        watch(io.StringIO(lines), grace=0.3)
+        for process in (stubborn, polite, forgotten):
+            reaper.watch(process.pid)
+        reaper.forget(forgotten.pid)
+        watcher = reaper.pid
+        assert watcher is not None
+        reaper.close()  # what robota's death does to the pipe
         assert polite.wait(timeout=5) == -signal.SIGTERM
         assert stubborn.wait(timeout=5) == -signal.SIGKILL
         assert forgotten.poll() is None, "a group robota ended itself is left alone"
+    assert not _alive(watcher), "the watcher exits once it has ended the groups"
+
+
+def test_the_watcher_ignores_lines_that_name_no_group() -> None:
+    with group(POLITE) as polite:
+        watcher = subprocess.Popen(
+            watcher_command(0.5), stdin=subprocess.PIPE, text=True, start_new_session=True
+        )
+        # (Groups 0 and 1 are refused too, by the same check; a test that got that wrong
+        # would signal every process it may, so it is not tried here.)
+        lines = "nonsense\n+\n-x\n+12ab\n++5\n- 7\n" + f"+{polite.pid}\n"
+        watcher.communicate(lines, timeout=10)
+        assert watcher.returncode == 0
+        assert polite.wait(timeout=5) == -signal.SIGTERM  # only the one well-formed group
 
 
 def test_an_agent_outlives_no_sigkilled_robota(tmp_path: Path) -> None:

@@ -6,12 +6,14 @@ stdin (codex-acp, claude-agent-acp do) would run on, unowned, maybe still editin
 parent-death signal does not fit: it fires when the *thread* that spawned the child exits, and
 trio spawns from worker threads that come and go.
 
-So each robota process starts, with its first agent, one small watcher process (this file run
-as a script, standard library only, in a session of its own so a Ctrl-C in the terminal does
-not reach it). robota tells it over a pipe which process groups to watch (``+PGID``) and which
-ended normally (``-PGID``). The pipe's write end belongs to robota alone (close-on-exec), so
-the watcher reads end-of-file exactly when robota is gone, however it died; it then sends the
-groups it still watches SIGTERM, waits ``grace`` seconds, SIGKILLs what is left, and exits.
+So each robota process starts, with its first agent, one small watcher process: a POSIX shell
+script (about 1 MB and a millisecond to start, where a Python one takes 12 MB), in a session of
+its own so a Ctrl-C in the terminal does not reach it. robota tells it over a pipe which
+process groups to watch (``+PGID``) and which ended normally (``-PGID``). The pipe's write end
+belongs to robota alone (close-on-exec), so the watcher reads end-of-file exactly when robota
+is gone, however it died; it then sends the groups it still watches SIGTERM, waits up to
+``grace`` seconds for them to empty, SIGKILLs what is left, and exits. Lines that are not
+``+N`` / ``-N`` with N > 1 are ignored: it never signals group 0 or 1.
 
 Process groups are identified by their leader's pid, which cannot be reused while the leader's
 parent (robota) has not reaped it; robota forgets a group only after it reaped the leader and
@@ -21,16 +23,11 @@ emptied the group, so a watched id always names an agent's group.
 from __future__ import annotations
 
 import logging
-import os
-import signal
 import subprocess
-import sys
 import threading
-import time
 from pathlib import Path
-from typing import IO
 
-__all__ = ["REAPER", "Reaper", "live_members"]
+__all__ = ["REAPER", "WATCHER", "Reaper", "live_members", "watcher_command"]
 
 logger = logging.getLogger("robota.runtimes.process")
 
@@ -60,6 +57,15 @@ class Reaper:
         """The watcher's pid, once started (for tests)."""
         return self._process.pid if self._process is not None else None
 
+    def close(self) -> None:
+        """Do what robota's death does: the watcher ends the groups still watched, and exits."""
+        with self._lock:
+            process, self._process = self._process, None
+            self._watched.clear()
+        if process is not None and process.stdin is not None:
+            process.stdin.close()
+            process.wait(timeout=self._grace + 5)
+
     def _send(self, line: str) -> None:
         process = self._process
         if process is None or process.poll() is not None:
@@ -81,13 +87,13 @@ class Reaper:
     def _start(self) -> subprocess.Popen[str] | None:
         try:
             return subprocess.Popen(
-                [sys.executable, "-I", "-S", str(Path(__file__)), str(self._grace)],
+                watcher_command(self._grace),
                 stdin=subprocess.PIPE,
                 stdout=subprocess.DEVNULL,
                 stderr=subprocess.DEVNULL,
                 start_new_session=True,
                 text=True,
-                env={},  # it needs nothing, and robota's secrets stay in robota
+                env={"PATH": "/usr/bin:/bin"},  # robota's secrets stay in robota
             )
         except OSError as error:
             logger.warning("agent reaper: cannot start the watcher: %s", error)
@@ -119,35 +125,33 @@ def live_members(pgid: int) -> int:
     return count
 
 
-# -- the watcher process -----------------------------------------------------------------------
+WATCHER = r"""
+trap '' INT HUP PIPE
+g=' '
+while IFS= read -r l; do
+  n=${l#[+-]}
+  case $n in ''|*[!0-9]*) continue;; esac
+  [ "$n" -gt 1 ] || continue
+  case $l in
+    +*) case $g in *" $n "*) ;; *) g="$g$n ";; esac;;
+    -*) case $g in *" $n "*) g="${g%% $n *} ${g#* $n }";; esac;;
+  esac
+done
+for n in $g; do kill -TERM -"$n" 2>/dev/null; done
+i=0
+while [ "$i" -lt "$1" ]; do
+  left=
+  for n in $g; do kill -0 -"$n" 2>/dev/null && left=1; done
+  [ -n "$left" ] || exit 0
+  sleep 0.1
+  i=$((i + 1))
+done
+for n in $g; do kill -KILL -"$n" 2>/dev/null; done
+"""
+"""The watcher: ``$1`` is the grace in tenths of a second. (A group of zombies counts as alive
+to ``kill -0`` until init reaps them, which some containers' init never does: then the grace
+runs out and the SIGKILL finds nothing.)"""
 
 
-def watch(lines: IO[str], grace: float) -> None:
-    """Read ``+PGID`` / ``-PGID`` lines until end-of-file, then end the groups still watched."""
-    groups: set[int] = set()
-    for line in lines:
-        text = line.strip()
-        if len(text) < 2 or text[0] not in "+-" or not text[1:].isdigit() or int(text[1:]) < 2:
-            continue  # never signal group 0 or 1, whatever arrives
-        (groups.add if text[0] == "+" else groups.discard)(int(text[1:]))
-    left = [g for g in groups if _signal(g, signal.SIGTERM)]
-    deadline = time.monotonic() + grace
-    while left and time.monotonic() < deadline:
-        time.sleep(0.05)
-        left = [g for g in left if live_members(g) != 0 and _signal(g, 0)]
-    for group in left:
-        _signal(group, signal.SIGKILL)
-
-
-def _signal(pgid: int, signum: int) -> bool:
-    try:
-        os.killpg(pgid, signum)
-    except (ProcessLookupError, PermissionError):
-        return False
-    return True
-
-
-if __name__ == "__main__":
-    for ignored in (signal.SIGINT, signal.SIGHUP, signal.SIGPIPE):
-        signal.signal(ignored, signal.SIG_IGN)
-    watch(sys.stdin, float(sys.argv[1]) if len(sys.argv) > 1 else 2.0)
+def watcher_command(grace: float) -> list[str]:
+    return ["/bin/sh", "-c", WATCHER, "robota-reaper", str(max(1, round(grace * 10)))]
