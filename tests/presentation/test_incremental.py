@@ -313,6 +313,23 @@ def test_a_feishu_renderer_given_another_view_starts_over(
     assert "aaa" in card.json and "zzz" not in card.json
 
 
+@pytest.mark.parametrize("kind", ["terminal", "slack"])
+def test_terminal_and_slack_renderers_given_another_view_start_over(kind: str) -> None:
+    # Tool "c" has the same key and version in both turns: only the view tells them apart.
+    def fresh() -> TerminalRenderer | SlackRenderer:
+        return TerminalRenderer(agent="a") if kind == "terminal" else SlackRenderer(agent="a")
+
+    view = reduce([TurnStarted("t"), ToolStarted("c", "read", "aaa"), UserSteer("hi")])
+    other = reduce(
+        [TurnStarted("u"), ToolStarted("c", "read", "zzz"), TurnCompleted("u", "completed")]
+    )
+    restored = TurnView.from_json(view.to_json())
+    renderer = fresh()
+    for shown in (view, other, restored, view):
+        assert _draw(renderer, shown) == _draw(fresh(), shown)
+    assert "aaa" in str(_draw(renderer, view)) and "zzz" not in str(_draw(renderer, view))
+
+
 def _draw(renderer: TerminalRenderer | SlackRenderer | StreamGrouper, view: TurnView) -> Any:
     if isinstance(renderer, TerminalRenderer):
         return renderer.render(view)

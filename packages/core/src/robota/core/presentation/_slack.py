@@ -93,6 +93,8 @@ class SlackRenderer:
         self.agent = agent
         self.limits = limits
         self._grouper = StreamGrouper()
+        self._view: TurnView | None = None
+        """The view the caches belong to: versions order one view's activities only."""
         self._cache: dict[str, tuple[object, list[tuple[Json, int]]]] = {}
 
     def render(
@@ -103,6 +105,8 @@ class SlackRenderer:
         approval_tokens: Mapping[str, Mapping[ApprovalDecision, str]] | None = None,
     ) -> SlackMessage:
         """The progress message. Its blocks are shared with later renders: read-only."""
+        if view is not self._view:  # another turn: start over
+            self._view, self._grouper, self._cache = view, StreamGrouper(), {}
         agent, limits = self.agent, self.limits
         status, icon = _status(view)
         header = {

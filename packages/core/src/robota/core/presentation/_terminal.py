@@ -63,6 +63,7 @@ class TerminalRenderer:
         self.agent = agent
         self._grouper = StreamGrouper()
         self._style: tuple[int | None, bool, int] = (None, False, 3)
+        self._view: TurnView | None = None
         self._cache: dict[str, tuple[object, _Fragment]] = {}
 
     def render(
@@ -77,6 +78,8 @@ class TerminalRenderer:
         last: int | None = None,
     ) -> list[str]:
         """The turn as lines; the arguments are ``render_terminal``'s."""
+        if view is not self._view:  # another turn: versions order one view's activities only
+            self._view, self._grouper, self._cache = view, StreamGrouper(), {}
         style = (width, color, output_lines)
         if style != self._style:  # a resized terminal redraws every block once
             self._style, self._cache = style, {}
