@@ -372,3 +372,27 @@ async def test_terminated_runs_on_crash_and_on_stop() -> None:
         await wait_until(lambda: sup.incarnation("h") == 2 and sup.is_running("h"))
     assert [kind for kind, _ in ends] == ["Crashed", "Stopped"]
     assert all(thread != threading.current_thread().name for _, thread in ends)
+
+
+async def test_a_stop_after_a_run_ended_leaves_the_next_run_alone() -> None:
+    specs, recordings = probes("a")
+    sup = Supervisor("late-stop", specs, backoff=FAST_BACKOFF)
+    async with trio.open_nursery() as nursery:
+        await nursery.start(sup.run)
+        sup.stop()
+    sup.stop()  # late: the run is over (this used to cancel the next run before it started)
+    async with trio.open_nursery() as nursery:
+        await nursery.start(sup.run)
+        assert sup.is_running("a") and recordings["a"].starts == 2
+        sup.stop()
+
+
+async def test_a_run_cancelled_from_outside_can_run_again() -> None:
+    specs, recordings = probes("a")
+    sup = Supervisor("cancelled", specs, backoff=FAST_BACKOFF)
+    for _ in range(2):
+        async with trio.open_nursery() as nursery:
+            await nursery.start(sup.run)
+            assert sup.is_running("a")
+            nursery.cancel_scope.cancel()
+    assert recordings["a"].starts == 2

@@ -161,6 +161,7 @@ class Supervisor:
         self._by_id = {cell.spec.id: cell for cell in self._cells}
         self._failures: deque[float] = deque()
         self._stopping = False
+        self._running = False
         self._nursery: trio.Nursery | None = None
         self._exit_send: trio.MemorySendChannel[_Report] | None = None
         self._port: LoopPort | None = None
@@ -188,11 +189,24 @@ class Supervisor:
         return self._by_id[child_id].state is _State.RUNNING
 
     def stop(self) -> None:
-        """Stop the children in reverse order and make ``run`` return. Trio thread only."""
-        self._main_scope.cancel()
+        """Stop the children in reverse order and make the current ``run`` return. Between
+        runs it does nothing: a late stop must not end the next run before it starts. Trio
+        thread only."""
+        if self._running:
+            self._main_scope.cancel()
 
     async def run(self, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
         """Start the children in order, then supervise them until stopped or failed."""
+        self._running = True
+        try:
+            await self._supervise(task_status)
+        finally:
+            # However it ended (stopped, failed, cancelled from outside): ready for another
+            # run, and a late ``stop`` no longer applies.
+            self._running = False
+            self._rearm()
+
+    async def _supervise(self, task_status: trio.TaskStatus[None]) -> None:
         self._port = LoopPort()
         send, receive = trio.open_memory_channel[_Report](math.inf)
         self._exit_send = send
@@ -219,7 +233,6 @@ class Supervisor:
                     await self._shutdown()
                 send.close()
                 nursery.cancel_scope.cancel()
-        self._rearm()
         if failure is not None:
             raise failure
 
