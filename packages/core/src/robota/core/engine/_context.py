@@ -7,6 +7,7 @@ are thread-safe: routes run on their own threads and front ends connect from the
 from __future__ import annotations
 
 import logging
+import secrets
 import threading
 import time
 from collections.abc import Callable, Mapping
@@ -15,7 +16,7 @@ from pathlib import Path
 
 from .._address import Address
 from ..agents import PermissionMode
-from ..store import StoreClient
+from ..store import StoreClient, Task
 
 __all__ = ["AgentEntry", "EngineContext", "Outputs", "RunningAttempts", "TaskDefaults"]
 
@@ -111,3 +112,41 @@ class EngineContext:
     clock: Callable[[], float] = time.time
     running: RunningAttempts = field(default_factory=RunningAttempts)
     write_timeout: float = 10.0
+
+    def fresh_task(
+        self,
+        agent: str,
+        cwd: Path | str,
+        *,
+        remote_id: str | None = None,
+        title: str | None = None,
+        model: str | None = None,
+        permission_mode: str | None = None,
+        developer_instructions: str | None = None,
+    ) -> Task:
+        """A task not yet stored, created now, with a new id."""
+        created = self.clock()
+        return Task(
+            id=new_task_id(),
+            agent=agent,
+            cwd=str(cwd),
+            runtime_kind=self.agents[agent].kind,
+            remote_id=remote_id,
+            title=title,
+            model=model,
+            effort=None,
+            permission_mode=permission_mode,
+            provider=None,
+            forked_from=None,
+            fork_turn_id=None,
+            developer_instructions=developer_instructions,
+            last_turn_id=None,
+            last_turn_status=None,
+            created_at=created,
+            updated_at=created,
+        )
+
+
+def new_task_id() -> str:
+    """A task's id: 12 hex digits, short enough to type, random enough not to collide."""
+    return secrets.token_hex(6)

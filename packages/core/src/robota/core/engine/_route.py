@@ -23,7 +23,6 @@ a steer that lost the race with the turn's end is queued first in line.
 from __future__ import annotations
 
 import logging
-import secrets
 import time
 import uuid
 from collections import deque
@@ -40,7 +39,6 @@ from .._routes import RouteActor
 from ..agents import (
     PERMISSION_MODES,
     AgentFailure,
-    AgentSessionInfo,
     CloseSession,
     DecideApproval,
     InterruptTurn,
@@ -73,14 +71,13 @@ from ..store import (
     UpdateTurnAttempt,
     WriteOp,
     active_turn_attempts,
-    find_turn_attempt,
     head_attempt,
     open_reader,
     pending_prompts,
     route_binding,
 )
 from ..store import task as load_task
-from ._context import EngineContext
+from ._context import EngineContext, new_task_id
 from ._messages import (
     AnswerApproval,
     ForkTask,
@@ -107,19 +104,16 @@ from ._route_history import (
     PendingReset,
     reset_failed,
     reset_opened,
+    session_of_turn,
     sessions_listed,
 )
 
-__all__ = ["ConversationRoute", "new_task_id"]
+__all__ = ["ConversationRoute"]
 
 logger = logging.getLogger("robota.core.engine")
 
 MAX_RETRIES = 3
 """Automatic retry turns after transient failures (rate limits, 5xx, cut streams)."""
-
-
-def new_task_id() -> str:
-    return secrets.token_hex(6)
 
 
 # -- messages the route sends itself ---------------------------------------------------------
@@ -379,27 +373,15 @@ class ConversationRoute(RouteActor[int]):
             self.reply(f"no agent {agent!r} (configured: {known})", error=True)
             return None
         cwd = settings.cwd or (Path(self.task.cwd) if self.task else defaults.cwd)
-        created = self.ctx.clock()
-        task = Task(
-            id=new_task_id(),
-            agent=agent,
-            cwd=str(cwd),
-            runtime_kind=self.ctx.agents[agent].kind,
-            remote_id=None,
+        task = self.ctx.fresh_task(
+            agent,
+            cwd,
             title=settings.title,
             model=settings.model or defaults.model,
-            effort=None,
             permission_mode=settings.permission_mode or defaults.permission_mode,
-            provider=None,
-            forked_from=None,
-            fork_turn_id=None,
             developer_instructions=settings.developer_instructions,
-            last_turn_id=None,
-            last_turn_status=None,
-            created_at=created,
-            updated_at=created,
         )
-        self._adopt(task, create=True)
+        self.bind_task(task, create=True)
         if announce:
             self.reply(f"new task {task.id}: {task.agent} in {task.cwd}")
         return task
@@ -424,41 +406,9 @@ class ConversationRoute(RouteActor[int]):
                 f"task {task_id} belongs to agent {task.agent!r}, not configured here", error=True
             )
             return False
-        self._adopt(task, create=False)
+        self.bind_task(task, create=False)
         self.open_session(task)
         return True
-
-    def adopt_session(self, agent: str, session: AgentSessionInfo) -> None:
-        """Make an agent's session robota has no task for (one another client started) a task
-        of this route, and resume it."""
-        if self.turn is not None:
-            self.reply("a turn is running: /stop it first, or wait", error=True)
-            return
-        entry = self.ctx.agents[agent]
-        created = self.ctx.clock()
-        cwd = session.cwd if session.cwd and Path(session.cwd).is_dir() else None
-        task = Task(
-            id=new_task_id(),
-            agent=agent,
-            cwd=cwd or str(self.ctx.defaults.cwd),
-            runtime_kind=entry.kind,
-            remote_id=session.session_id,
-            title=session.title,
-            model=None,
-            effort=None,
-            permission_mode=self.ctx.defaults.permission_mode,
-            provider=None,
-            forked_from=None,
-            fork_turn_id=None,
-            developer_instructions=None,
-            last_turn_id=None,
-            last_turn_status=None,
-            created_at=created,
-            updated_at=created,
-        )
-        self._adopt(task, create=True)
-        self.open_session(task)
-        self.reply(f"switched to task {task.id} ({agent}'s session {session.session_id})")
 
     def fork_task(self, task_id: str, title: str | None = None) -> None:
         if self.turn is not None:
@@ -485,10 +435,10 @@ class ConversationRoute(RouteActor[int]):
             created_at=created,
             updated_at=created,
         )
-        self._adopt(fork, create=True)
+        self.bind_task(fork, create=True)
         self.open_session(fork)
 
-    def _adopt(self, task: Task, *, create: bool) -> None:
+    def bind_task(self, task: Task, *, create: bool) -> None:
         previous = self.task
         if previous is not None and previous.id != task.id and previous.id in self.opened:
             self.agent(previous.agent).tell(CloseSession(previous.id))
@@ -524,7 +474,7 @@ class ConversationRoute(RouteActor[int]):
         elif task.forked_from is not None and task.remote_id is None:
             source = load_task(self.db, task.forked_from)
             if source is not None:
-                fork_from = _session_of_turn(self.db, source, task.fork_turn_id)
+                fork_from = session_of_turn(self.db, source, task.fork_turn_id)
         return SessionSpec(
             cwd=Path(task.cwd),
             permission_mode=mode,
@@ -803,16 +753,6 @@ def _route_deliver(route: Callable[[str, object], None], key: str) -> Callable[[
         route(key, notice)
 
     return deliver
-
-
-def _session_of_turn(db: Database, source: Task, remote_turn_id: str | None) -> str | None:
-    """The agent session that ran ``remote_turn_id`` of ``source`` (a reset may have bound the
-    task to another since), else the task's current one."""
-    if remote_turn_id is not None:
-        for attempt in find_turn_attempt(db, source.id, remote_turn_id):
-            if attempt.remote_turn_id == remote_turn_id and attempt.remote_session_id:
-                return attempt.remote_session_id
-    return source.remote_id
 
 
 def _usage_json(usage: Usage) -> dict[str, JSONValue]:

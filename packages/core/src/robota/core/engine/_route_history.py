@@ -19,7 +19,10 @@ from __future__ import annotations
 import uuid
 from dataclasses import dataclass, field, replace
 from datetime import datetime
+from pathlib import Path
 from typing import TYPE_CHECKING
+
+from sqlite_utils import Database
 
 from ..agents import AgentSessionInfo, CloseSession, ListSessions, SessionOpened, SessionsListed
 from ..store import (
@@ -43,6 +46,7 @@ __all__ = [
     "PendingReset",
     "reset_failed",
     "reset_opened",
+    "session_of_turn",
     "sessions",
     "sessions_listed",
     "switch",
@@ -202,11 +206,30 @@ def _switch_to(route: ConversationRoute, entry: ListingEntry) -> None:
         assert thread is not None
         adopted = task_with_remote(route.db, entry.agent, thread.session_id)
         if adopted is None:
-            route.adopt_session(entry.agent, thread)
+            _adopt_session(route, entry.agent, thread)
             return
         task = adopted
     if route.use_task(task.id):
         route.reply(f"switched to task {task.id}")
+
+
+def _adopt_session(route: ConversationRoute, agent: str, session: AgentSessionInfo) -> None:
+    """Make an agent's session robota has no task for (one another client started) a task of
+    this route, and resume it."""
+    if route.turn is not None:
+        route.reply("a turn is running: /stop it first, or wait", error=True)
+        return
+    cwd = session.cwd if session.cwd and Path(session.cwd).is_dir() else None
+    task = route.ctx.fresh_task(
+        agent,
+        cwd or route.ctx.defaults.cwd,
+        remote_id=session.session_id,
+        title=session.title,
+        permission_mode=route.ctx.defaults.permission_mode,
+    )
+    route.bind_task(task, create=True)
+    route.open_session(task)
+    route.reply(f"switched to task {task.id} ({agent}'s session {session.session_id})")
 
 
 # -- /turns and reset ------------------------------------------------------------------------
@@ -322,6 +345,16 @@ def reset_failed(route: ConversationRoute) -> None:
         route.resetting = None
         route.reply("reset failed: the conversation stays where it was", error=True)
         route.maybe_idle()
+
+
+def session_of_turn(db: Database, source: Task, remote_turn_id: str | None) -> str | None:
+    """The agent session that ran ``remote_turn_id`` of ``source`` (a reset may have bound the
+    task to another since), else the task's current one."""
+    if remote_turn_id is not None:
+        for attempt in find_turn_attempt(db, source.id, remote_turn_id):
+            if attempt.remote_turn_id == remote_turn_id and attempt.remote_session_id:
+                return attempt.remote_session_id
+    return source.remote_id
 
 
 def _summary(text: str, width: int) -> str:
