@@ -487,17 +487,21 @@ class ConversationRoute(RouteActor[int]):
             fork_turn_id=fork_turn_id,
         )
 
-    def open_session(self, task: Task, *, settings_changed: bool = False) -> None:
+    def open_session(self, task: Task) -> None:
         """Open the task's session at its agent; harmless when it is open already (the agent
-        rebinds it to this route), which is how a restarted route takes its session back.
-        ``settings_changed``: tell an open session the task's new settings."""
-        if task.id in self.opened and not settings_changed:
+        rebinds it to this route), which is how a restarted route takes its session back."""
+        if task.id in self.opened:
             return
-        if task.id not in self.opened and settings_changed:
-            return  # the next open carries them
         self.opened.add(task.id)
-        deliver = _route_deliver(self.ctx.route, self.key)
-        self.agent(task.agent).tell(OpenSession(task.id, self.spec(task), deliver))
+        self._tell_spec(task)
+
+    def update_session(self, task: Task) -> None:
+        """Give an open session the task's new settings (a closed one gets them when it opens)."""
+        if task.id in self.opened:
+            self._tell_spec(task)
+
+    def _tell_spec(self, task: Task) -> None:
+        self.agent(task.agent).tell(OpenSession(task.id, self.spec(task), self.self_deliver()))
 
     def _session_opened(self, opened: SessionOpened) -> None:
         task = self.task
@@ -661,7 +665,7 @@ class ConversationRoute(RouteActor[int]):
         if self.turn is not None or self.taking:
             return
         if self.queued <= 0:
-            self.say(RouteIdle(self.key, self.inputs))
+            self.maybe_idle()
             return
         if self.task is None:
             self.new_task(TaskSettings(), announce=False)
@@ -691,7 +695,7 @@ class ConversationRoute(RouteActor[int]):
         prompt = message.prompt
         if prompt is None:
             self.queued = 0
-            self.say(RouteIdle(self.key, self.inputs))
+            self.maybe_idle()
             return
         self.queued = max(0, self.queued - 1)
         images = tuple(Path(p) for p in prompt.images)
@@ -744,7 +748,7 @@ class ConversationRoute(RouteActor[int]):
             reset_failed(self)
 
     def self_deliver(self) -> Callable[[object], None]:
-        """Where agents send what they answer this route outside any session."""
+        """Where agents send what they answer this route (its sessions' notices too)."""
         return _route_deliver(self.ctx.route, self.key)
 
 

@@ -136,7 +136,7 @@ def _setting(
         change: dict[str, Any] = {field: value}
         route.write(UpdateTask(task.id, **change))
         route.task = replace(task, **change)
-        route.open_session(route.task, settings_changed=True)
+        route.update_session(route.task)
         per_turn = field in _PER_TURN and task.runtime_kind == "app-server"
         when = " (from the next turn, and in forks)" if per_turn else note
         route.reply(f"{field.replace('_', ' ')}: {current} -> {value}{when}")
