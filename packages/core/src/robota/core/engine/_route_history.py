@@ -29,6 +29,7 @@ from ..store import (
     ResetTaskToTurn,
     Task,
     TurnAttempt,
+    bound_sessions,
     find_task,
     find_turn_attempt,
     head_attempt,
@@ -132,8 +133,9 @@ def _show(route: ConversationRoute, listing: Listing) -> None:
         ListingEntry(t.agent, t.updated_at, task=t)
         for t in tasks(route.db, limit=wanted, search=listing.search)
     ]
+    bound = bound_sessions(route.db, [thread.session_id for _, thread in listing.threads])
     for agent, thread in listing.threads:
-        if task_with_remote(route.db, agent, thread.session_id) is not None:
+        if (agent, thread.session_id) in bound:
             continue  # robota's own task, listed (or not, by the search) as such
         entries.append(ListingEntry(agent, thread.updated_at or 0.0, thread=thread))
     entries.sort(key=lambda e: e.updated_at, reverse=True)

@@ -100,6 +100,7 @@ from ._tasks import (
     Task,
     UpdateTask,
     active_turn_attempts,
+    bound_sessions,
     find_task,
     find_turn_attempt,
     head_attempt,
@@ -192,5 +193,6 @@ __all__ = [
     "find_turn_attempt",
     "head_attempt",
     "task_with_remote",
+    "bound_sessions",
     "active_turn_attempts",
 ]

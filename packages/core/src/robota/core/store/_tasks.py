@@ -8,6 +8,7 @@ remembers the previous one. Both live here, next to the turn attempts they own.
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from dataclasses import dataclass
 from typing import cast
 
@@ -397,6 +398,19 @@ def task_with_remote(db: Database, agent: str, remote_id: str) -> Task | None:
         )
     )
     return Task.from_row(rows[0]) if rows else None
+
+
+def bound_sessions(db: Database, remote_ids: Collection[str]) -> set[tuple[str, str]]:
+    """``(agent, remote_id)`` of every task bound to one of ``remote_ids``: one query for a
+    whole listing of agent sessions."""
+    ids = list(remote_ids)
+    found: set[tuple[str, str]] = set()
+    for start in range(0, len(ids), 500):  # within SQLite's limit on bound parameters
+        chunk = ids[start : start + 500]
+        marks = ", ".join("?" for _ in chunk)
+        rows = db.execute(f"SELECT agent, remote_id FROM tasks WHERE remote_id IN ({marks})", chunk)
+        found.update((str(agent), str(remote)) for agent, remote in rows.fetchall())
+    return found
 
 
 def head_attempt(db: Database, task: Task) -> TurnAttempt | None:
