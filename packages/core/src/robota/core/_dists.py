@@ -12,6 +12,7 @@ file) falls back to ``importlib.metadata``, so the answer is the same, only slow
 
 from __future__ import annotations
 
+import functools
 import re
 import sys
 from dataclasses import dataclass
@@ -76,8 +77,10 @@ def distribution_version(name: str) -> str | None:
     return None
 
 
+@functools.cache
 def robota_version() -> str:
-    """robota's installed version (``0+unknown`` when run from a tree that is not installed)."""
+    """robota's installed version (``0+unknown`` when run from a tree that is not installed).
+    Read once: every agent handshake says it."""
     return distribution_version("robota") or "0+unknown"
 
 
