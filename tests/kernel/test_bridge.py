@@ -13,6 +13,8 @@ from robota.core import (
     Address,
     ChildSpec,
     Coalescer,
+    DeadLetters,
+    LoopMailbox,
     LoopPort,
     Outbox,
     OutboxClosed,
@@ -205,3 +207,64 @@ async def test_address_tell_is_safe_from_many_threads_and_keeps_per_sender_order
             t.join()
     for sender in range(4):
         assert [i for s, i in received if s == sender] == list(range(500))
+
+
+async def test_loop_mailbox_handles_on_the_loop_in_order_waiting_ones_first() -> None:
+    loop_thread = threading.get_ident()
+    received: list[tuple[int, int, int]] = []
+    mailbox = LoopMailbox("m", lambda m: received.append((*m, threading.get_ident())))
+    mailbox.tell((-1, 0))
+    mailbox.tell((-1, 1))  # before open: they wait
+    assert received == []
+
+    def send(sender: int) -> None:
+        for i in range(300):
+            mailbox.tell((sender, i))
+
+    threads = [threading.Thread(target=send, args=(n,)) for n in range(3)]
+    for t in threads[:1]:
+        t.start()  # telling while the mailbox opens: nothing may overtake the waiting ones
+    mailbox.open()
+    for t in threads[1:]:
+        t.start()
+    await wait_until(lambda: len(received) == 902, timeout=10)
+    for t in threads:
+        t.join()
+    assert received[:2] == [(-1, 0, loop_thread), (-1, 1, loop_thread)]
+    assert {thread for _, _, thread in received} == {loop_thread}
+    for sender in range(3):
+        assert [i for s, i, _ in received if s == sender] == list(range(300))
+
+
+async def test_loop_mailbox_failure_is_reported_and_the_next_message_still_handled(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    handled: list[int] = []
+    errors: list[Exception] = []
+
+    def receive(n: int) -> None:
+        if n == 2:
+            raise ValueError("table bug")
+        handled.append(n)
+
+    mailbox = LoopMailbox("agent:x", receive, on_error=errors.append)
+    mailbox.open()
+    for n in (1, 2, 3):
+        mailbox.tell(n)
+    await wait_until(lambda: handled == [1, 3], timeout=5)
+    assert [str(e) for e in errors] == ["table bug"]
+    assert "agent:x: handling int failed" in caplog.text
+    mailbox.handle(4)  # already on the loop: handled now, no trip round it
+    assert handled == [1, 3, 4]
+
+
+def test_loop_mailbox_told_after_the_loop_finished_is_a_dead_letter() -> None:
+    letters = DeadLetters()
+    mailbox = LoopMailbox("late", lambda m: None, dead_letters=letters)
+
+    async def main() -> None:
+        mailbox.open()
+
+    trio.run(main)
+    mailbox.tell("hello")
+    assert (letters.count, letters.recent[-1]) == (1, ("late", "str", "the trio loop has finished"))

@@ -376,3 +376,33 @@ async def test_stopping_robota_ends_agents_that_ignore_eof_and_their_children(
     assert ended.error is not None and "was stopped" in ended.error.message
     assert not alive(leader)
     await wait_until(lambda: not alive(helper))
+
+
+async def test_a_request_the_session_table_fails_on_ends_the_process_and_its_turn(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The table's "crash": its state is not trusted, so the process goes (the running turn
+    fails, naming why) and the next prompt runs in a new process that resumes the session."""
+    async with agent(fault_launch(tmp_path)) as host:
+        chat = Chat(host, "route", tmp_path)
+        chat.open()
+        first = await chat.next(SessionOpened)
+        chat.prompt("HANG until the process goes")
+        await chat.next(TurnStarted)
+        # A caller's bug: a request without a spec (the table reads its fields).
+        host.address.tell(OpenSession("other", None, chat.add))  # type: ignore[arg-type]
+        failed = await chat.next(TurnCompleted)
+        assert failed.status == "failed"
+        assert failed.error is not None
+        assert "session table failed" in failed.error.message
+        assert "handling OpenSession failed" in caplog.text
+        await wait_until(lambda: not alive(pids(tmp_path)[0]), timeout=10)
+        chat.prompt("HISTORY after the table failed")
+        reopened = await chat.next(SessionOpened)
+        answer = await chat.next(TurnCompleted)
+        assert (reopened.session_id, reopened.resumed) == (first.session_id, True)
+        assert (
+            answer.final_text
+            == "history: HANG until the process goes | HISTORY after the table failed"
+        )
+        assert len(pids(tmp_path)) == 2

@@ -21,8 +21,17 @@ them; importing ``robota.core`` itself pulls in pykka and trio, nothing more.
 """
 
 from ._actor import Actor, Crashed, ExitReason, Stopped
-from ._address import Address, DeadLetters
-from ._bridge import Coalescer, LoopPort, Outbox, OutboxClosed, Overflow, Reply, request
+from ._address import Address, DeadLetters, Mailbox
+from ._bridge import (
+    Coalescer,
+    LoopMailbox,
+    LoopPort,
+    Outbox,
+    OutboxClosed,
+    Overflow,
+    Reply,
+    request,
+)
 from ._dists import robota_version
 from ._errors import (
     ConfigError,
@@ -53,6 +62,7 @@ __all__ = [
     "Crashed",
     "DeadLetters",
     "ExitReason",
+    "Mailbox",
     "Stopped",
     # supervision
     "Backoff",
@@ -63,6 +73,7 @@ __all__ = [
     "Supervisor",
     # the trio bridge
     "Coalescer",
+    "LoopMailbox",
     "LoopPort",
     "Outbox",
     "OutboxClosed",

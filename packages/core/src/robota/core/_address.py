@@ -16,13 +16,20 @@ import logging
 import threading
 from collections import deque
 from collections.abc import Callable, Iterable
-from typing import Any
+from typing import Any, Protocol
 
 import pykka
 
-__all__ = ["Address", "DeadLetters"]
+__all__ = ["Address", "DeadLetters", "Mailbox"]
 
 logger = logging.getLogger("robota.core.kernel")
+
+
+class Mailbox(Protocol):
+    """What callers tell messages to: an ``Address`` (an actor on its thread) or a
+    ``LoopMailbox`` (state kept on the trio loop). ``tell`` never blocks and never raises."""
+
+    def tell(self, message: object) -> None: ...
 
 
 class DeadLetters:

@@ -15,6 +15,11 @@ The contract (ARCHITECTURE.md s.2), and the tool this module gives for each clau
    when the loop waits on that actor.
 5. Outbound I/O goes through an ``Outbox`` per connection: bounded, never blocking the sender,
    and with an overflow policy chosen by the caller (coalesce, drop oldest, drop newest, close).
+
+And one kind of actor that lives on the loop itself: ``LoopMailbox``, for state whose every
+message leads to I/O the loop does (an agent's session table, beside the process it drives).
+Telling it wakes the loop once, where an actor thread in between would be a second wake-up,
+on every prompt's way out and every event's way back.
 """
 
 from __future__ import annotations
@@ -28,11 +33,12 @@ from typing import Any, Generic, TypeVar
 
 import trio
 
-from ._address import Address
+from ._address import Address, DeadLetters
 from ._errors import RequestTimeout
 
 __all__ = [
     "Coalescer",
+    "LoopMailbox",
     "LoopPort",
     "Outbox",
     "OutboxClosed",
@@ -79,6 +85,70 @@ class LoopPort:
         except trio.RunFinishedError:
             return False
         return True
+
+
+class LoopMailbox:
+    """A mailbox whose messages ``receive`` handles on the trio thread, one at a time, in the
+    order told.
+
+    ``tell`` is safe from any thread and never blocks. Code already on the trio thread (the I/O
+    the state belongs to) calls ``handle`` instead: the same handling, without the trip round
+    the loop. ``receive`` must not block; an exception there is logged and passed to
+    ``on_error`` (the owner's "crash": typically it fails the service the state belongs to),
+    and the next message is handled as usual. Messages told before ``open`` wait and are
+    handled, in order, when it is called; once the loop has finished they are dead letters.
+    """
+
+    __slots__ = ("_dead_letters", "_lock", "_on_error", "_port", "_receive", "_waiting", "name")
+
+    def __init__(
+        self,
+        name: str,
+        receive: Callable[[Any], object],
+        *,
+        on_error: Callable[[Exception], object] | None = None,
+        dead_letters: DeadLetters | None = None,
+    ) -> None:
+        self.name = name
+        self._receive = receive
+        self._on_error = on_error
+        self._dead_letters = dead_letters if dead_letters is not None else DeadLetters()
+        self._lock = threading.Lock()
+        self._port: LoopPort | None = None
+        self._waiting: deque[object] = deque()
+
+    def __repr__(self) -> str:
+        state = "open" if self._port is not None else f"waiting={len(self._waiting)}"
+        return f"<LoopMailbox {self.name!r} {state}>"
+
+    def tell(self, message: object) -> None:
+        with self._lock:
+            port = self._port
+            if port is None:
+                self._waiting.append(message)
+                return
+        if not port.post(self.handle, message):
+            self._dead_letters.post(self.name, message, "the trio loop has finished")
+
+    def open(self, port: LoopPort | None = None) -> None:
+        """Start handling on the current trio run (call it on the trio thread), the messages
+        that waited first. Opening again, on the same run or a later one, moves the mailbox."""
+        port = port if port is not None else LoopPort()
+        with self._lock:
+            waiting = list(self._waiting)
+            self._waiting.clear()
+            self._port = port
+        for message in waiting:
+            self.handle(message)
+
+    def handle(self, message: object) -> None:
+        """Handle ``message`` now. Only on the trio thread."""
+        try:
+            self._receive(message)
+        except Exception as error:
+            logger.exception("%s: handling %s failed", self.name, type(message).__qualname__)
+            if self._on_error is not None:
+                self._on_error(error)
 
 
 class Reply(Generic[T]):

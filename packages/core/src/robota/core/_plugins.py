@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
-from ._address import Address
+from ._address import Mailbox
 from ._dists import entry_points
 
 if TYPE_CHECKING:
@@ -73,7 +73,7 @@ class AgentHost:
     process is spawned on first use."""
 
     name: str
-    address: Address
+    address: Mailbox
     service: Service
 
 

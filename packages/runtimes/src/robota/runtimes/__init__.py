@@ -11,9 +11,10 @@ Layering, bottom up:
 6. ``_app_server``  the App Server client: threads, turns, steering, approvals
 7. ``_acp_map``, ``_acp_host``, ``_acp``  the same for ACP: updates to events, the files and
    terminals an agent may ask for, and the client
-8. ``_drivers``   one face over both clients, for the agent actor
-9. ``_agent_jobs``, ``_agent_actor``, ``_agent_process``, ``_agent``   an agent as a supervised
-   subtree: the session table (an actor) and the process (a trio service), started on first use
+8. ``_drivers``   one face over both clients, for the process service
+9. ``_agent_jobs``, ``_session_table``, ``_agent_process``, ``_agent``   an agent as a supervised
+   subtree: the session table (on the loop, behind a mailbox) and the process (a trio service),
+   started on first use
 10. ``_plugins``   the ``app-server`` and ``acp`` runtime plugins (entry points)
 
 This package imports ``robota.core`` and nothing else of robota.

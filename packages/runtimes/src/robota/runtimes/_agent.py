@@ -1,14 +1,14 @@
-"""An agent as a supervised subtree: its actor and its process service.
+"""An agent as a supervised subtree: its session table and its process service.
 
-``agent_host`` builds, for one configured agent, a supervisor with two children in
-``rest_for_one`` order: the ``AgentActor`` (the session table, reached through the host's
-stable address) and the ``AgentProcessService`` (the process, spawned on first use). A crash of
-the process restarts only the process, with backoff; a crash of the actor restarts both, since
-the process's sessions belonged to the table that is gone.
+``agent_host`` builds, for one configured agent, the ``SessionTable`` (reached through a
+``LoopMailbox``, the host's stable address: it lives on the trio loop and outlives processes)
+and a supervisor whose one child is the ``AgentProcessService`` (the process, spawned on first
+use). A crash of the process restarts only the process, with backoff; the table resumes its
+sessions in the next one. A message the table fails on ends the current process the same way.
 
-Jobs cross from the actor's thread to the trio loop through ``LoopPort.post`` into one unbounded
-channel owned by the host, so jobs sent while the process is down wait for the next one. The
-channel is unbounded because its producer is the actor, whose own inbox is where load is shed.
+Jobs go from the table to the process service through one unbounded channel owned by the
+host, so jobs sent while the process is down wait for the next one. The channel is unbounded
+because its producer is the table, whose callers shed load before they tell it.
 """
 
 from __future__ import annotations
@@ -24,16 +24,15 @@ from robota.core import (
     AgentLaunch,
     Backoff,
     ChildSpec,
-    LoopPort,
-    Strategy,
+    LoopMailbox,
     Supervisor,
 )
 
-from ._agent_actor import AgentActor
 from ._agent_jobs import Job
 from ._agent_process import AgentProcessService, ProcessSettings
 from ._drivers import AcpDriver, AppServerDriver
 from ._process import ShutdownTimings
+from ._session_table import SessionTable
 
 __all__ = ["agent_host"]
 
@@ -59,31 +58,34 @@ def agent_host(
     )
     send, receive = trio.open_memory_channel[Job](math.inf)
     generations = count(1)
+    table = SessionTable(launch.name, lambda job: _send(send, job))
+    running: list[AgentProcessService] = []
 
-    def actor() -> AgentActor:
-        port = LoopPort()  # the factory runs on the trio thread: it captures this run
+    def table_failed(error: Exception) -> None:
+        for service in running:
+            service.fail(error)
 
-        def submit(job: Job) -> None:
-            port.post(_send, send, job)
+    mailbox = LoopMailbox(f"agent:{launch.name}", table.receive, on_error=table_failed)
 
-        return AgentActor(launch.name, submit)
+    def process() -> AgentProcessService:
+        # The factory runs on the trio thread, at every (re)start: the mailbox opens here.
+        mailbox.open()
+        service = AgentProcessService(settings, receive, mailbox.handle, generations)
+        running[:] = [service]
+        return service
 
     supervisor = Supervisor(
         f"agent:{launch.name}",
         [
-            ChildSpec("sessions", actor),
             ChildSpec(
                 "process",
-                lambda: AgentProcessService(
-                    settings, receive, supervisor.address("sessions"), generations
-                ),
+                process,
                 shutdown=timings.eof_grace + timings.term_grace + 5.0,
-            ),
+            )
         ],
-        strategy=Strategy.REST_FOR_ONE,
         backoff=backoff,
     )
-    return AgentHost(launch.name, supervisor.address("sessions"), supervisor)
+    return AgentHost(launch.name, mailbox, supervisor)
 
 
 def _send(channel: trio.MemorySendChannel[Job], job: Job) -> None:

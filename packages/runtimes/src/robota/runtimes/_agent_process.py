@@ -3,28 +3,32 @@
 One incarnation of ``AgentProcessService`` is one process, started lazily: the service waits for
 the first job before it spawns anything, so an agent nobody uses costs nothing. Then it shakes
 hands once and runs jobs concurrently, each session opened in this process on first use (and
-resumed there when the actor knows an earlier session id).
+resumed there when the session table knows an earlier session id).
 
 The process ends in one of four ways, each named in the reason every running turn fails with:
 it exits; it never answers ``initialize`` (``handshake_timeout``); it writes a line over the
 size limit or a run of garbage (the connection is strict, see ``Connection``); or robota stops
-it. In the first three the service tells the actor, then raises ``AgentExited``, and its
+it. In the first three the service tells the table, then raises ``AgentExited``, and its
 supervisor restarts it with backoff; jobs that arrived meanwhile wait in the channel for the
 next process. Stopping always goes through ``AgentProcess.shutdown`` (stdin closed, SIGTERM,
 SIGKILL, the whole process group), shielded from cancellation, so no agent outlives its service.
+A fifth: the session table failed on a message (``fail``); the process goes the same way, so
+the turns it ran fail visibly instead of waiting on state nobody trusts.
+
+The service reports to the table by calling it (``report``): both live on the trio thread.
 """
 
 from __future__ import annotations
 
 import logging
 from collections import deque
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from itertools import count
 
 import trio
 
-from robota.core import Address, AgentLaunch
+from robota.core import AgentLaunch
 from robota.core.agents import (
     AgentFailure,
     SessionSpec,
@@ -91,13 +95,15 @@ class AgentProcessService:
         self,
         settings: ProcessSettings,
         jobs: trio.MemoryReceiveChannel[Job],
-        actor: Address,
+        report: Callable[[object], None],
         generations: count[int],
     ) -> None:
         self._settings = settings
         self._jobs = jobs
-        self._actor = actor
+        self._report = report
         self._generations = generations
+        self._scope = trio.CancelScope()
+        self._failure: Exception | None = None
         self._generation = 0
         self._driver: SessionDriver | None = None
         self._bound: dict[str, str] = {}
@@ -111,12 +117,24 @@ class AgentProcessService:
         return self._settings.launch.name
 
     async def run(self, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
-        task_status.started()
-        first = await self._jobs.receive()
-        self._generation = next(self._generations)
-        reason = await self._serve(first)
+        reason = None
+        with self._scope:
+            task_status.started()
+            first = await self._jobs.receive()
+            self._generation = next(self._generations)
+            reason = await self._serve(first)
+        if self._failure is not None:
+            raise AgentExited(self._failed())
         if reason is not None:
             raise AgentExited(reason)
+
+    def _failed(self) -> str:
+        return f"agent {self.name}: its session table failed ({self._failure!r})"
+
+    def fail(self, error: Exception) -> None:
+        """End this incarnation (and its process) because the session table failed."""
+        self._failure = error
+        self._scope.cancel()
 
     # -- one process ---------------------------------------------------------------------------
 
@@ -132,7 +150,7 @@ class AgentProcessService:
             failure = f"cannot start agent {launch.name} ({launch.command}): "
             failure += error.strerror or str(error)
             self._fail(first, failure)
-            self._actor.tell(ProcessDown(self._generation, failure))
+            self._report(ProcessDown(self._generation, failure))
             return failure
         assert process.process.stdin is not None and process.process.stdout is not None
         connection = Connection(
@@ -159,13 +177,15 @@ class AgentProcessService:
             reason = ended[0] if ended else None
             with trio.CancelScope(shield=True):
                 await process.shutdown()
-                why = reason or f"agent {launch.name} was stopped"
+                why = reason or (
+                    self._failed() if self._failure else f"agent {launch.name} was stopped"
+                )
                 driver.close(why)
                 for queue in self._queues.values():
                     for job in queue:
                         self._fail(job, why)
                 self._queues.clear()
-                self._actor.tell(ProcessDown(self._generation, why))
+                self._report(ProcessDown(self._generation, why))
         return reason
 
     async def _handshake(
@@ -186,7 +206,7 @@ class AgentProcessService:
             # The watcher names the cause (exit code, garbage) and cancels us: wait for it.
             await trio.sleep_forever()
         else:
-            self._actor.tell(ProcessUp(self._generation, version, driver.capabilities))
+            self._report(ProcessUp(self._generation, version, driver.capabilities))
             return
         nursery.cancel_scope.cancel()
 
@@ -287,7 +307,7 @@ class AgentProcessService:
                     await driver.close_session(released)
             case ListJob(ref=ref, search=search, limit=limit):
                 sessions = await driver.list_sessions(search=search, limit=limit)
-                self._actor.tell(Listed(ref, tuple(sessions)))
+                self._report(Listed(ref, tuple(sessions)))
 
     async def _ensure(self, key: str, spec: SessionSpec, resume_id: str | None) -> str:
         """The session's id in this process, opening (or resuming) it on first use. The key's
@@ -297,28 +317,28 @@ class AgentProcessService:
             session_id, resumed = await self._driver_of().open(spec, resume_id)
             self._bound[key] = session_id
             self._keys[session_id] = key
-            self._actor.tell(Opened(self._generation, key, session_id, resumed))
+            self._report(Opened(self._generation, key, session_id, resumed))
         return session_id
 
     def _on_event(self, session_id: str, event: RuntimeEvent) -> None:
         key = self._keys.get(session_id)
         if key is not None:
-            self._actor.tell(Update(key, event))
+            self._report(Update(key, event))
 
     def _tell(self, notice: TurnAccepted | TurnRefused | Steered | SteerRefused) -> None:
-        self._actor.tell(Notice(notice))
+        self._report(Notice(notice))
 
     def _fail(self, job: Job, reason: str) -> None:
         match job:
             case Prompt(key=key, text=text):
-                self._actor.tell(Notice(TurnRefused(key, text, "failed", reason)))
+                self._report(Notice(TurnRefused(key, text, "failed", reason)))
             case Steer(key=key, text=text):
-                self._actor.tell(Notice(SteerRefused(key, text, "failed", reason)))
+                self._report(Notice(SteerRefused(key, text, "failed", reason)))
             case Bind(key=key):
-                self._actor.tell(Notice(AgentFailure(key, "open", reason)))
+                self._report(Notice(AgentFailure(key, "open", reason)))
             case Interrupt(key=key):
-                self._actor.tell(Notice(AgentFailure(key, "interrupt", reason)))
+                self._report(Notice(AgentFailure(key, "interrupt", reason)))
             case ListJob(ref=ref):
-                self._actor.tell(Listed(ref, (), reason))
+                self._report(Listed(ref, (), reason))
             case Decide() | Release():
                 pass  # the approval resolves to cancel with the process; nothing to close

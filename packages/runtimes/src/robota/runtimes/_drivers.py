@@ -1,10 +1,10 @@
-"""One face for both protocol clients, so the agent actor never asks which protocol it drives.
+"""One face for both protocol clients, so the process service never asks which one it drives.
 
 A ``SessionDriver`` wraps an ``AppServerClient`` or an ``AcpClient`` on one connection and
-offers what the agent actor needs: open (or resume) a session from a ``SessionSpec``, start,
+offers what the process service needs: open (or resume) a session from a ``SessionSpec``, start,
 steer and interrupt turns, answer approvals, close. Protocol differences become outcomes the
-actor understands: ``SteerRefused`` for an ACP steer or a steer that lost the race with the
-turn's end, ``PromptRefused`` for a busy session or images the agent cannot take.
+session table understands: ``SteerRefused`` for an ACP steer or a steer that lost the race with
+the turn's end, ``PromptRefused`` for a busy session or images the agent cannot take.
 """
 
 from __future__ import annotations

@@ -8,7 +8,7 @@ the protocol demands, so the agent never waits for an answer that will not come.
 A connection may be *strict* (``corrupt_after``): a line over the size limit, or that many
 malformed lines in a row, means the peer's state can no longer be trusted (the lost line may
 have been the answer a turn waits for), so reading stops, ``corruption`` says why and every
-pending request fails as if the stream had ended. The agent actor restarts such an agent.
+pending request fails as if the stream had ended. The agent's supervisor restarts such an agent.
 
 Requests time out per call (``timeout=None`` waits forever, which ``thread/fork`` needs: a
 retry after a timeout could create a second branch). When the stream ends, every pending request
@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import logging
 import math
+import os
 from collections.abc import Awaitable, Callable
 from typing import Any
 
@@ -184,11 +185,31 @@ class Connection:
     async def _write(self, message: dict[str, Any]) -> None:
         if self._jsonrpc_field:
             message = {"jsonrpc": "2.0", **message}
-        async with self._send_lock:
-            try:
-                await self._send_stream.send_all(encode(message))
-            except (trio.BrokenResourceError, trio.ClosedResourceError) as error:
-                raise ConnectionLost(f"{self.name}: cannot write: {error}") from None
+        data = encode(message)
+        try:
+            self._send_lock.acquire_nowait()
+        except trio.WouldBlock:
+            await self._send_lock.acquire()
+        try:
+            # What the pipe takes at once is written now: ``send_all`` yields to the scheduler
+            # before it writes, a trip round the loop on every prompt's way to the agent.
+            sent = self._write_now(data)
+            if sent < len(data):
+                await self._send_stream.send_all(data[sent:])
+        except (trio.BrokenResourceError, trio.ClosedResourceError, OSError) as error:
+            raise ConnectionLost(f"{self.name}: cannot write: {error}") from None
+        finally:
+            self._send_lock.release()
+
+    def _write_now(self, data: bytes) -> int:
+        """Write to a file-descriptor stream without blocking; the bytes written."""
+        fileno = getattr(self._send_stream, "fileno", None)
+        if fileno is None:
+            return 0
+        try:
+            return os.write(fileno(), data)
+        except BlockingIOError:
+            return 0
 
     def _dispatch(self, message: Malformed | Request | Notification | Response) -> None:
         if self.corruption is not None:

@@ -14,7 +14,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .._address import Address
+from .._address import Mailbox
 from ..agents import PermissionMode
 from ..store import StoreClient, Task
 
@@ -30,7 +30,7 @@ class AgentEntry:
     name: str
     kind: str
     """The runtime plugin's kind: ``app-server`` or ``acp``."""
-    address: Address
+    address: Mailbox
 
 
 @dataclass(frozen=True, slots=True)

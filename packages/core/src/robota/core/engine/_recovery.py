@@ -135,8 +135,7 @@ def handle_recover(route: ConversationRoute, recover: Recover) -> None:
         route.next_prompt()
         return
     if recover.kind == "deliver":
-        route.recovered_final(_finished_from(route.key, attempt))
-        route.write(RecordFinalDelivery(attempt.id), "final", attempt.id)
+        route.claim_final(_finished_from(route.key, attempt))
         return
     # continue: the cut-short attempt ends interrupted (with its final claimed: it never gets
     # one of its own) in the same write that records the turn taking over, so a crash leaves

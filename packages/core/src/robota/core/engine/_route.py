@@ -8,13 +8,19 @@ route itself, and every agent request is answered by a notice.
 
 The order of a turn, and why:
 
-1. the attempt is written (``InsertTurnAttempt``) and only its acknowledgement sends the prompt
-   to the agent, so a crash at any later point leaves a row that recovery finds;
+1. the attempt is written (``InsertTurnAttempt``) and only its commit sends the prompt to the
+   agent, so a crash at any later point leaves a row that recovery finds;
 2. the agent's ``TurnStarted`` marks the attempt running (with the agent's turn id);
 3. ``TurnCompleted`` writes the outcome (``FinishTurnAttempt``) and claims the final delivery in
-   the ledger (``RecordFinalDelivery``); only the route that wins the claim tells the front end
+   the ledger (``RecordFinalDelivery``); only a claim that wins tells the front end
    ``TurnFinished``, so a final answer is delivered once whatever crashed in between;
 4. then the next queued prompt, if any, else ``RouteIdle``.
+
+Steps 1 and 3 act in the store writer's thread, right after the commit (``_dispatcher``,
+``claim_final``): the prompt and the final answer are on every turn's critical path, and a
+round trip through this route's inbox first would add a thread wake-up to each. What those
+continuations touch is thread-safe (addresses, the front ends, the running set); the route hears
+of the commit afterwards (``_Recorded``, ``_Claimed``) and only then changes its own state.
 
 Text typed while a turn runs steers it where the agent can (App Server) and is queued otherwise;
 a steer that lost the race with the turn's end is queued first in line.
@@ -34,7 +40,7 @@ from typing import Any, cast
 
 from sqlite_utils import Database
 
-from .._address import Address
+from .._address import Mailbox
 from .._routes import RouteActor
 from ..agents import (
     PERMISSION_MODES,
@@ -130,6 +136,23 @@ class _Stored:
 
 
 @dataclass(frozen=True, slots=True)
+class _Recorded:
+    """A turn's attempt was committed (and its prompt sent), or could not be (``error``)."""
+
+    attempt_id: str
+    error: BaseException | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class _Claimed:
+    """A final answer's ledger claim committed: ``won`` means it was delivered just now."""
+
+    finished: TurnFinished
+    won: bool
+    error: BaseException | None = None
+
+
+@dataclass(frozen=True, slots=True)
 class _Taken:
     """The next queued prompt, already recorded as attempt ``attempt_id`` (or none)."""
 
@@ -149,8 +172,6 @@ class _Turn:
     retry_count: int = 0
     recovery: bool = False
     remote_turn_id: str | None = None
-    sent: bool = False
-    """The prompt went to the agent (the attempt row is committed)."""
     finishing: bool = False
     """The agent ended the turn; its outcome is being written and the final claimed."""
 
@@ -170,8 +191,6 @@ class ConversationRoute(RouteActor[int]):
         """Tasks whose session this incarnation opened at the agent (``OpenSession`` sent)."""
         self.steering: dict[str, bool] = {}
         """Whether a task's agent takes input mid-turn, as its session announced."""
-        self._finals: dict[str, TurnFinished] = {}
-        """Final answers waiting for their ledger claim, by attempt id."""
         self.listings: dict[str, Listing] = {}
         """``/sessions`` waiting for agents' thread lists, by request ref."""
         self.last_listing: list[ListingEntry] = []
@@ -210,7 +229,6 @@ class ConversationRoute(RouteActor[int]):
                 time.monotonic(),
                 attempt.retry_count,
                 remote_turn_id=attempt.remote_turn_id,
-                sent=True,
             )
             agent = self.ctx.agents.get(self.task.agent) if self.task is not None else None
             if self.task is not None and agent is not None:
@@ -243,6 +261,10 @@ class ConversationRoute(RouteActor[int]):
                 self._event(message)
             case _Stored():
                 self._stored(message)
+            case _Recorded():
+                self._recorded(message)
+            case _Claimed():
+                self._final_claimed(message)
             case _Taken():
                 self._taken(message)
             case SessionOpened():
@@ -355,7 +377,7 @@ class ConversationRoute(RouteActor[int]):
 
     # -- tasks ---------------------------------------------------------------------------------
 
-    def agent(self, name: str | None = None) -> Address:
+    def agent(self, name: str | None = None) -> Mailbox:
         wanted = name or (self.task.agent if self.task is not None else self.ctx.defaults.agent)
         entry = self.ctx.agents.get(wanted)
         if entry is None:
@@ -548,6 +570,7 @@ class ConversationRoute(RouteActor[int]):
             uuid.uuid4().hex, task.id, text, images, time.monotonic(), retry_count, recovery
         )
         self.turn = turn
+        self.open_session(task)
         insert = InsertTurnAttempt(
             id=turn.attempt_id,
             task_id=task.id,
@@ -557,20 +580,36 @@ class ConversationRoute(RouteActor[int]):
             retry_count=retry_count,
             parent_id=task.head_attempt_id,
         )
-        self.write(Together((*along, insert)) if along else insert, "attempt", turn.attempt_id)
+        dispatch, route, key = self._dispatcher(task, turn), self.ctx.route, self.key
 
-    def _attempt_stored(self, stored: _Stored) -> None:
-        turn, task = self.turn, self.task
-        if turn is None or task is None or turn.attempt_id != stored.ref:
+        def recorded(outcome: object) -> None:
+            if isinstance(outcome, BaseException):
+                route(key, _Recorded(turn.attempt_id, outcome))
+            else:
+                dispatch()
+                route(key, _Recorded(turn.attempt_id))
+
+        self.ctx.store.submit(Together((*along, insert)) if along else insert, recorded)
+
+    def _dispatcher(self, task: Task, turn: _Turn) -> Callable[[], None]:
+        """What sends a recorded turn's prompt, safe to call from any thread (the writer's)."""
+        running, outputs, key = self.ctx.running, self.ctx.outputs, self.key
+        agent = self.agent(task.agent)
+        start = StartTurn(task.id, turn.prompt, turn.images)
+        began = TurnBegan(key, task.id, turn.attempt_id, turn.prompt, recovery=turn.recovery)
+
+        def dispatch() -> None:
+            running.add(turn.attempt_id)
+            agent.tell(start)
+            outputs.deliver(key, began)
+
+        return dispatch
+
+    def _recorded(self, recorded: _Recorded) -> None:
+        turn = self.turn
+        if recorded.error is None or turn is None or turn.attempt_id != recorded.attempt_id:
             return
-        if stored.error is not None:
-            self._finish_locally(turn, "failed", f"the turn could not be recorded: {stored.error}")
-            return
-        turn.sent = True
-        self.ctx.running.add(turn.attempt_id)
-        self.open_session(task)
-        self.say(TurnBegan(self.key, task.id, turn.attempt_id, turn.prompt, recovery=turn.recovery))
-        self.agent(task.agent).tell(StartTurn(task.id, turn.prompt, turn.images))
+        self._finish_locally(turn, "failed", f"the turn could not be recorded: {recorded.error}")
 
     def _event(self, message: SessionEvent) -> None:
         turn = self.turn
@@ -589,11 +628,18 @@ class ConversationRoute(RouteActor[int]):
                     remote_session_id=session,
                 )
             )
-        self.say(TurnUpdate(self.key, turn.task_id, turn.attempt_id, event))
+        update = TurnUpdate(self.key, turn.task_id, turn.attempt_id, event)
         if isinstance(event, TurnCompleted):
-            self._finish(turn, event)
+            # Said with the final answer, after the outcome's commit: said now, it would wake
+            # the front end's thread, which then holds the interpreter while this one still
+            # builds the writes the final waits for.
+            self._finish(turn, event, update)
+            return
+        self.say(update)
 
-    def _finish(self, turn: _Turn, completed: TurnCompleted) -> None:
+    def _finish(
+        self, turn: _Turn, completed: TurnCompleted, update: TurnUpdate | None = None
+    ) -> None:
         turn.finishing = True
         self.ctx.running.discard(turn.attempt_id)
         status = completed.status if completed.status in ("completed", "interrupted") else "failed"
@@ -610,7 +656,7 @@ class ConversationRoute(RouteActor[int]):
         )
         if status == "completed" and self.task is not None and self.task.id == turn.task_id:
             self.task = replace(self.task, head_attempt_id=turn.attempt_id)
-        self._finals[turn.attempt_id] = TurnFinished(
+        finished = TurnFinished(
             self.key,
             turn.task_id,
             turn.attempt_id,
@@ -621,30 +667,40 @@ class ConversationRoute(RouteActor[int]):
             completed.turn_id,
             int((time.monotonic() - turn.started) * 1000),
         )
-        self.write(RecordFinalDelivery(turn.attempt_id), "final", turn.attempt_id)
+        self.claim_final(finished, before=() if update is None else (update,))
 
     def _finish_locally(self, turn: _Turn, status: str, message: str) -> None:
         """End a turn the agent never ran (refused, could not be recorded, agent failed)."""
         error = TurnError(message, "unknown", retryable=False)
         self._finish(turn, TurnCompleted(turn.remote_turn_id or "", cast(Any, status), error))
 
-    def recovered_final(self, finished: TurnFinished) -> None:
-        """A final answer the previous run never delivered; ``_final_claimed`` sends it."""
-        self._finals[finished.attempt_id] = finished
+    def claim_final(self, finished: TurnFinished, before: tuple[object, ...] = ()) -> None:
+        """Claim ``finished`` in the delivery ledger; the claim that wins delivers it, from the
+        writer's thread right after the commit, after the notices ``before`` (said whatever
+        the claim's outcome). The route hears of it as ``_Claimed``."""
+        outputs, route, key = self.ctx.outputs, self.ctx.route, self.key
 
-    def _final_claimed(self, stored: _Stored) -> None:
-        finished = self._finals.pop(stored.ref, None)
-        if finished is None:
-            return
-        if stored.error is not None:
-            logger.error("route %s: final delivery ledger failed: %s", self.key, stored.error)
-        elif stored.result is True:
-            self.say(finished)
+        def claimed(outcome: object) -> None:
+            for notice in before:
+                outputs.deliver(key, notice)
+            if isinstance(outcome, BaseException):
+                route(key, _Claimed(finished, won=False, error=outcome))
+                return
+            if outcome is True:
+                outputs.deliver(key, finished)
+            route(key, _Claimed(finished, won=outcome is True))
+
+        self.ctx.store.submit(RecordFinalDelivery(finished.attempt_id), claimed)
+
+    def _final_claimed(self, claimed: _Claimed) -> None:
+        finished = claimed.finished
+        if claimed.error is not None:
+            logger.error("route %s: final delivery ledger failed: %s", self.key, claimed.error)
         turn = self.turn
         if turn is None:
             self.next_prompt()  # a recovered final: the route is idle unless prompts wait
             return
-        if turn.attempt_id != stored.ref:
+        if turn.attempt_id != finished.attempt_id:
             return
         self.turn = None
         self.steers.clear()
@@ -699,10 +755,14 @@ class ConversationRoute(RouteActor[int]):
             return
         self.queued = max(0, self.queued - 1)
         images = tuple(Path(p) for p in prompt.images)
-        self.turn = _Turn(
-            message.attempt_id, message.task_id, prompt.text, images, time.monotonic()
-        )
-        self._attempt_stored(_Stored("attempt", message.attempt_id))
+        turn = _Turn(message.attempt_id, message.task_id, prompt.text, images, time.monotonic())
+        self.turn = turn
+        task = self.task
+        if task is None or task.id != turn.task_id:
+            self._finish_locally(turn, "failed", "the task of the queued prompt is not current")
+            return
+        self.open_session(task)
+        self._dispatcher(task, turn)()
 
     def interrupt(self) -> None:
         if self.turn is None or self.task is None:
@@ -713,11 +773,7 @@ class ConversationRoute(RouteActor[int]):
     # -- acknowledgements and agent notices ----------------------------------------------------
 
     def _stored(self, stored: _Stored) -> None:
-        if stored.what == "attempt":
-            self._attempt_stored(stored)
-        elif stored.what == "final":
-            self._final_claimed(stored)
-        elif stored.what == "queued":
+        if stored.what == "queued":
             if stored.error is not None:
                 self.reply(f"could not queue the prompt: {stored.error}", error=True)
                 return

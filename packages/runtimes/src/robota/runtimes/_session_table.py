@@ -1,9 +1,16 @@
-"""The agent actor: the session table of one configured agent.
+"""The session table of one configured agent: the agent's actor, kept on the trio loop.
 
-Routes tell it ``robota.core.agents`` requests. It holds, per session key, the spec, where the
-session's notices go, the agent's session id (to resume it in a later process) and the running
-turn; it answers what it can decide alone (an unknown key, a busy session, a steer for a turn
-that already ended) without a round trip, and hands the rest to the process service as jobs.
+Routes tell it ``robota.core.agents`` requests through the agent's ``LoopMailbox``; the process
+service reports to it by calling ``receive`` directly (both on the trio thread, so the table
+sees one message at a time). It holds, per session key, the spec, where the session's notices
+go, the agent's session id (to resume it in a later process) and the running turn; it answers
+what it can decide alone (an unknown key, a busy session, a steer for a turn that already
+ended) without a round trip, and hands the rest to the process service as jobs. It outlives
+the agent's processes: a restarted process resumes its sessions from here.
+
+It lives on the loop rather than on a thread of its own because everything it does ends in I/O
+the loop does: a prompt would otherwise wake the table's thread and then the loop, and every
+event from the agent the table's thread and then the route's.
 
 It also applies the approval policy no protocol applies for us: in ``bypassPermissions`` every
 request is accepted, in ``acceptEdits`` file changes are, and where no person can answer
@@ -18,7 +25,6 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any
 
-from robota.core import Actor
 from robota.core.agents import (
     CloseSession,
     DecideApproval,
@@ -61,7 +67,7 @@ from ._agent_jobs import (
     Update,
 )
 
-__all__ = ["AgentActor", "policy_decision"]
+__all__ = ["SessionTable", "policy_decision"]
 
 logger = logging.getLogger("robota.runtimes.agent")
 
@@ -91,11 +97,10 @@ class _Session:
     opened: int = 0
 
 
-class AgentActor(Actor):
+class SessionTable:
     """One per configured agent name; see the module docstring."""
 
     def __init__(self, name: str, submit: Submit) -> None:
-        super().__init__()
         self.name = name
         self._submit = submit
         self._sessions: dict[str, _Session] = {}
