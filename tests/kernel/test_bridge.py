@@ -268,3 +268,19 @@ def test_loop_mailbox_told_after_the_loop_finished_is_a_dead_letter() -> None:
     trio.run(main)
     mailbox.tell("hello")
     assert (letters.count, letters.recent[-1]) == (1, ("late", "str", "the trio loop has finished"))
+
+
+async def test_loop_mailbox_handles_a_message_reported_from_within_after_the_current_one() -> None:
+    steps: list[str] = []
+    mailbox: LoopMailbox
+
+    def receive(message: str) -> None:
+        steps.append(f"begin {message}")
+        if message == "request":
+            mailbox.handle("report")  # a callback reporting back while "request" is handled
+        steps.append(f"end {message}")
+
+    mailbox = LoopMailbox("m", receive)
+    mailbox.open()
+    mailbox.handle("request")
+    assert steps == ["begin request", "end request", "begin report", "end report"]

@@ -114,9 +114,9 @@ async def test_text_turn(name: str, tmp_path: Path, model: FakeModel) -> None:
     recorder = Recorder()
     async with agent(setup, recorder) as client:
         session = await client.new_session(setup.cwd)
-        turn_id = client.prompt(session.id, "hello from robota")
+        turn_id = await client.prompt(session.id, "hello from robota")
         with pytest.raises(SessionBusy):
-            client.prompt(session.id, "a second prompt while the first runs")
+            await client.prompt(session.id, "a second prompt while the first runs")
         with pytest.raises(SteerUnsupported):
             await client.steer(session.id, "more")
         done = await recorder.turn_end(session.id, turn_id)
@@ -136,7 +136,7 @@ async def test_tool_turn_with_approval(
     recorder = Recorder()
     async with agent(setup, recorder) as client:
         session = await client.new_session(setup.cwd)
-        turn_id = client.prompt(session.id, "SHELL: touch tool-made.txt && echo made")
+        turn_id = await client.prompt(session.id, "SHELL: touch tool-made.txt && echo made")
         approval = await recorder.approval(session.id)
         assert client.decide(approval.approval_id, decision)  # type: ignore[arg-type]
         done = await recorder.turn_end(session.id, turn_id)
@@ -158,14 +158,14 @@ async def test_cancel_mid_stream(name: str, tmp_path: Path, model: FakeModel) ->
     recorder = Recorder()
     async with agent(setup, recorder) as client:
         session = await client.new_session(setup.cwd)
-        turn_id = client.prompt(session.id, "SLOW please")
+        turn_id = await client.prompt(session.id, "SLOW please")
         await wait_until(
             lambda: any(isinstance(e, TextDelta) for e in recorder.of(session.id)), timeout=60
         )
         await client.cancel(session.id)
         done = await recorder.turn_end(session.id, turn_id, timeout=15)
         assert done.status == "interrupted", done
-        follow = client.prompt(session.id, "after cancel")
+        follow = await client.prompt(session.id, "after cancel")
         again = await recorder.turn_end(session.id, follow)
     assert again.status == "completed"
 
@@ -179,12 +179,12 @@ async def test_load_in_a_new_process_reaches_the_model_with_the_history(
     recorder = Recorder()
     async with agent(setup, recorder) as client:
         session = await client.new_session(setup.cwd)
-        first = client.prompt(session.id, "remember PINEAPPLE")
+        first = await client.prompt(session.id, "remember PINEAPPLE")
         await recorder.turn_end(session.id, first)
     async with agent(setup, recorder) as client:
         loaded = await client.load_session(session.id, setup.cwd)
         assert loaded is not None
-        turn_id = client.prompt(session.id, "HISTORY please")
+        turn_id = await client.prompt(session.id, "HISTORY please")
         done = await recorder.turn_end(session.id, turn_id)
     assert done.final_text is not None
     assert "remember PINEAPPLE" in done.final_text and "HISTORY please" in done.final_text
@@ -198,7 +198,7 @@ async def test_model_400_is_a_failed_turn_classified_invalid_request(
     recorder = Recorder()
     async with agent(setup, recorder) as client:
         session = await client.new_session(setup.cwd)
-        turn_id = client.prompt(session.id, "FAIL400 now")
+        turn_id = await client.prompt(session.id, "FAIL400 now")
         done = await recorder.turn_end(session.id, turn_id)
     assert done.status == "failed", done
     assert done.error is not None
@@ -214,5 +214,5 @@ async def test_images_are_refused_before_sending_when_not_advertised(
         session = await client.new_session(setup.cwd)
         client.capabilities = {**client.capabilities, "promptCapabilities": {"image": False}}
         with pytest.raises(ImagesUnsupported):
-            client.prompt(session.id, "look", [("image/png", "iVBORw0KGgo=")])
+            await client.prompt(session.id, "look", [("image/png", "iVBORw0KGgo=")])
         assert client.active_turn(session.id) is None

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from typing import Any
 
 import pytest
@@ -132,3 +133,61 @@ async def test_timeout_and_connection_loss() -> None:
             await connection.request("never", timeout=5)
         with pytest.raises(ConnectionLost):
             await connection.request("after", timeout=5)
+
+
+async def test_a_request_on_a_pipe_is_written_before_anything_else_runs() -> None:
+    """What the pipe takes goes out at once: no trip round the scheduler first (another task
+    that became runnable has not run when ``on_sent`` sees the bytes in the pipe)."""
+    read_end, write_end = os.pipe()
+    ours, _theirs = trio.testing.memory_stream_pair()
+    connection = Connection(
+        trio.lowlevel.FdStream(write_end), ours, name="agent", jsonrpc_field=False
+    )
+    others: list[str] = []
+    seen: list[tuple[bytes, list[str]]] = []
+
+    async def other() -> None:
+        others.append("ran")
+
+    try:
+        async with trio.open_nursery() as nursery:
+            await nursery.start(connection.run)
+            nursery.start_soon(other)
+            with trio.move_on_after(0.2):
+                await connection.request(
+                    "ping",
+                    timeout=5,
+                    on_sent=lambda: seen.append((os.read(read_end, 4096), others[:])),
+                )
+            nursery.cancel_scope.cancel()
+    finally:
+        os.close(read_end)
+    assert seen == [(b'{"id":0,"method":"ping"}\n', [])]
+    assert others == ["ran"]
+
+
+async def test_a_request_larger_than_the_pipe_is_written_whole() -> None:
+    read_end, write_end = os.pipe()
+    ours, _theirs = trio.testing.memory_stream_pair()
+    connection = Connection(
+        trio.lowlevel.FdStream(write_end), ours, name="agent", jsonrpc_field=False
+    )
+    reader = trio.lowlevel.FdStream(read_end)
+    text = "x" * 1_000_000  # far over a pipe's 64 KiB
+    received = bytearray()
+
+    async def drain() -> None:
+        while not received.endswith(b"\n"):
+            received.extend(await reader.receive_some())
+
+    async def ask() -> None:
+        await connection.request("big", {"text": text}, timeout=5)
+
+    async with trio.open_nursery() as nursery:
+        await nursery.start(connection.run)
+        nursery.start_soon(ask)
+        with trio.fail_after(5):
+            await drain()
+        nursery.cancel_scope.cancel()
+    await reader.aclose()
+    assert json.loads(received) == {"id": 0, "method": "big", "params": {"text": text}}

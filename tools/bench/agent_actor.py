@@ -106,7 +106,7 @@ async def bench(turns: int, scratch: Path) -> None:
             cold = await actor_sink.wait(1) - began
             for n in range(turns):
                 began = time.perf_counter()
-                client.prompt(session.id, f"raw {n}")
+                await client.prompt(session.id, f"raw {n}")
                 raw_times.append(await raw_sink.wait(n + 1) - began)
                 began = time.perf_counter()
                 host.address.tell(StartTurn("route", f"actor {n}"))

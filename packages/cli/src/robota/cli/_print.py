@@ -184,6 +184,10 @@ class PrintRun:
                 nursery.start_soon(watch_signals)
                 async for notice in receive:
                     self._handle(notice)
+                    if not receive.statistics().current_buffer_used:
+                        # One write for what arrived together (a turn's last event and its
+                        # result): whoever reads stdout wakes once, not once per line.
+                        self.stdout.flush()
                     if self.usage_error is not None or self.fatal is not None:
                         break
                     if isinstance(notice, TurnFinished) and interrupted:
@@ -273,6 +277,7 @@ class PrintRun:
                     text = parse_input_line(line, number)
                 except ValueError as error:
                     self._emit({"type": "error", "error": str(error)})
+                    self.stdout.flush()
                     self.stderr.write(f"robota: {error}\n")
                     continue
                 sent += 1
@@ -359,7 +364,6 @@ class PrintRun:
         if self.options.output_format != "stream-json":
             return
         self.stdout.write(json.dumps(obj, ensure_ascii=False) + "\n")
-        self.stdout.flush()
 
     def _result(self, finished: TurnFinished) -> dict[str, Any]:
         ok = finished.status == "completed"

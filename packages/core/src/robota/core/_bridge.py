@@ -93,13 +93,25 @@ class LoopMailbox:
 
     ``tell`` is safe from any thread and never blocks. Code already on the trio thread (the I/O
     the state belongs to) calls ``handle`` instead: the same handling, without the trip round
-    the loop. ``receive`` must not block; an exception there is logged and passed to
-    ``on_error`` (the owner's "crash": typically it fails the service the state belongs to),
-    and the next message is handled as usual. Messages told before ``open`` wait and are
-    handled, in order, when it is called; once the loop has finished they are dead letters.
+    the loop. A ``handle`` from within ``receive`` (a callback that reports back) is handled
+    right after the current message, never inside it. ``receive`` must not block; an
+    exception there is logged and passed to ``on_error`` (the owner's "crash": typically it
+    fails the service the state belongs to), and the next message is handled as usual.
+    Messages told before ``open`` wait and are handled, in order, when it is called; once the
+    loop has finished they are dead letters.
     """
 
-    __slots__ = ("_dead_letters", "_lock", "_on_error", "_port", "_receive", "_waiting", "name")
+    __slots__ = (
+        "_dead_letters",
+        "_handling",
+        "_later",
+        "_lock",
+        "_on_error",
+        "_port",
+        "_receive",
+        "_waiting",
+        "name",
+    )
 
     def __init__(
         self,
@@ -116,6 +128,8 @@ class LoopMailbox:
         self._lock = threading.Lock()
         self._port: LoopPort | None = None
         self._waiting: deque[object] = deque()
+        self._handling = False
+        self._later: deque[object] = deque()
 
     def __repr__(self) -> str:
         state = "open" if self._port is not None else f"waiting={len(self._waiting)}"
@@ -142,7 +156,20 @@ class LoopMailbox:
             self.handle(message)
 
     def handle(self, message: object) -> None:
-        """Handle ``message`` now. Only on the trio thread."""
+        """Handle ``message`` now, or right after the message being handled. Only on the trio
+        thread."""
+        if self._handling:
+            self._later.append(message)
+            return
+        self._handling = True
+        try:
+            self._handle_one(message)
+            while self._later:
+                self._handle_one(self._later.popleft())
+        finally:
+            self._handling = False
+
+    def _handle_one(self, message: object) -> None:
         try:
             self._receive(message)
         except Exception as error:

@@ -21,7 +21,7 @@ from typing import Any
 
 import trio
 
-from robota.core.events import ApprovalDecision, RuntimeEvent, TurnError
+from robota.core.events import ApprovalDecision, RuntimeEvent, TurnError, TurnStarted
 
 from ._acp_host import FileAccess, HostError, Terminals
 from ._acp_map import (
@@ -258,8 +258,11 @@ class AcpClient:
         session = self._sessions.get(session_id)
         return session.tracker.active_turn_id if session is not None else None
 
-    def prompt(self, session_id: str, text: str, images: Sequence[tuple[str, str]] = ()) -> str:
-        """Start a turn; its events and its end arrive through ``on_event``. Trio thread."""
+    async def prompt(
+        self, session_id: str, text: str, images: Sequence[tuple[str, str]] = ()
+    ) -> str:
+        """Start a turn; its events and its end arrive through ``on_event``. Returns once the
+        prompt is written, its ``TurnStarted`` announced just after the write."""
         session = self._sessions[session_id]
         if session.tracker.active_turn_id is not None:
             raise SessionBusy(f"session {session_id} is running a turn")
@@ -268,24 +271,44 @@ class AcpClient:
                 f"agent {self._connection.name} does not accept images in prompts"
             )
         started = session.tracker.begin()
-        self._emit(session_id, started)
+        written = trio.Event()
         assert self._nursery is not None
-        self._nursery.start_soon(self._run_prompt, session, prompt_blocks(text, images))
+        self._nursery.start_soon(
+            self._run_prompt, session, prompt_blocks(text, images), started, written
+        )
+        await written.wait()
         return started.turn_id
 
-    async def _run_prompt(self, session: AcpSession, blocks: list[dict[str, Any]]) -> None:
+    async def _run_prompt(
+        self,
+        session: AcpSession,
+        blocks: list[dict[str, Any]],
+        started: TurnStarted,
+        written: trio.Event,
+    ) -> None:
+        def announce() -> None:
+            self._emit(session.id, started)
+            written.set()
+
         try:
             result = await self._connection.request(
-                "session/prompt", {"sessionId": session.id, "prompt": blocks}, timeout=None
+                "session/prompt",
+                {"sessionId": session.id, "prompt": blocks},
+                timeout=None,
+                on_sent=announce,
             )
-        except RpcError as error:
+        except RpcError as error:  # answered, so written and announced
             events = session.tracker.fail(prompt_error(error.code, error.message, error.data))
         except ConnectionLost:
             # Whoever owns the process learns why it went (exit code, garbage) and says so
             # through ``close``, which fails this turn; failing it here would say less.
+            if not written.is_set():
+                announce()
             return
         else:
             events = session.tracker.end(result)
+        finally:
+            written.set()  # cancelled before the write: the waiting ``prompt`` goes too
         for event in events:
             self._emit(session.id, event)
 
@@ -345,8 +368,9 @@ class AcpClient:
             return permission_result(params, "cancel")
         for announced in session.tracker.announce(params.get("toolCall")):
             self._emit(session.id, announced)
+        pending = self._approvals.expect(approval_id, session.id)
         self._emit(session.id, event)
-        decision = await self._approvals.wait(approval_id, session.id)
+        decision = await self._approvals.wait(pending)
         if decision in ("decline", "cancel"):
             for declined in session.tracker.declined(event.tool_id):
                 self._emit(session.id, declined)

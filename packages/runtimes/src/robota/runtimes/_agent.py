@@ -6,18 +6,14 @@ and a supervisor whose one child is the ``AgentProcessService`` (the process, sp
 use). A crash of the process restarts only the process, with backoff; the table resumes its
 sessions in the next one. A message the table fails on ends the current process the same way.
 
-Jobs go from the table to the process service through one unbounded channel owned by the
-host, so jobs sent while the process is down wait for the next one. The channel is unbounded
-because its producer is the table, whose callers shed load before they tell it.
+Jobs go from the table to the process service along one ``JobLine`` owned by the host, so
+jobs sent while the process is down wait for the next one.
 """
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping
 from itertools import count
-
-import trio
 
 from robota.core import (
     AgentHost,
@@ -28,8 +24,7 @@ from robota.core import (
     Supervisor,
 )
 
-from ._agent_jobs import Job
-from ._agent_process import AgentProcessService, ProcessSettings
+from ._agent_process import AgentProcessService, JobLine, ProcessSettings
 from ._drivers import AcpDriver, AppServerDriver
 from ._process import ShutdownTimings
 from ._session_table import SessionTable
@@ -56,9 +51,9 @@ def agent_host(
         timings=timings,
         environ=environ,
     )
-    send, receive = trio.open_memory_channel[Job](math.inf)
+    jobs = JobLine()
     generations = count(1)
-    table = SessionTable(launch.name, lambda job: _send(send, job))
+    table = SessionTable(launch.name, jobs.submit)
     running: list[AgentProcessService] = []
 
     def table_failed(error: Exception) -> None:
@@ -70,7 +65,7 @@ def agent_host(
     def process() -> AgentProcessService:
         # The factory runs on the trio thread, at every (re)start: the mailbox opens here.
         mailbox.open()
-        service = AgentProcessService(settings, receive, mailbox.handle, generations)
+        service = AgentProcessService(settings, jobs, mailbox.handle, generations)
         running[:] = [service]
         return service
 
@@ -86,10 +81,3 @@ def agent_host(
         backoff=backoff,
     )
     return AgentHost(launch.name, mailbox, supervisor)
-
-
-def _send(channel: trio.MemorySendChannel[Job], job: Job) -> None:
-    try:
-        channel.send_nowait(job)
-    except (trio.ClosedResourceError, trio.BrokenResourceError):
-        pass  # the host is gone; nobody is left to answer

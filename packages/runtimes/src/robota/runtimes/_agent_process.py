@@ -21,6 +21,7 @@ The service reports to the table by calling it (``report``): both live on the tr
 from __future__ import annotations
 
 import logging
+import math
 from collections import deque
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -65,7 +66,7 @@ from ._drivers import (
 from ._jsonrpc import Connection, ConnectionLost, RpcError, RpcTimeout
 from ._process import AgentProcess, ShutdownTimings
 
-__all__ = ["AgentExited", "AgentProcessService", "ProcessSettings"]
+__all__ = ["AgentExited", "AgentProcessService", "JobLine", "ProcessSettings"]
 
 logger = logging.getLogger("robota.runtimes.agent")
 
@@ -75,6 +76,44 @@ GARBAGE_RUN = 64
 
 class AgentExited(Exception):
     """The agent process ended on its own (or had to be ended); the supervisor restarts."""
+
+
+class JobLine:
+    """The jobs from the session table to the process service, in order; trio thread only.
+
+    A job goes straight to the service when it is taking jobs and none wait before it: one
+    trip round the loop less on every prompt's way out. Otherwise it waits in the channel, as
+    jobs do while the process starts, restarts or is down. The line belongs to the agent's
+    host, so waiting jobs outlive a process.
+    """
+
+    def __init__(self) -> None:
+        self._send, self._receive = trio.open_memory_channel[Job](math.inf)
+        self._waiting = 0
+        self._taker: Callable[[Job], None] | None = None
+
+    def submit(self, job: Job) -> None:
+        if self._taker is not None and not self._waiting:
+            self._taker(job)
+            return
+        self._waiting += 1
+        self._send.send_nowait(job)  # unbounded; its producer's callers shed load
+
+    async def take(self) -> Job:
+        job = await self._receive.receive()
+        self._waiting -= 1
+        return job
+
+    async def serve(self, taker: Callable[[Job], None]) -> None:
+        """Hand every job to ``taker``, those waiting first, until cancelled."""
+        try:
+            while True:
+                while self._waiting:
+                    taker(await self.take())
+                self._taker = taker
+                await trio.sleep_forever()
+        finally:
+            self._taker = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -94,7 +133,7 @@ class AgentProcessService:
     def __init__(
         self,
         settings: ProcessSettings,
-        jobs: trio.MemoryReceiveChannel[Job],
+        jobs: JobLine,
         report: Callable[[object], None],
         generations: count[int],
     ) -> None:
@@ -120,7 +159,7 @@ class AgentProcessService:
         reason = None
         with self._scope:
             task_status.started()
-            first = await self._jobs.receive()
+            first = await self._jobs.take()
             self._generation = next(self._generations)
             reason = await self._serve(first)
         if self._failure is not None:
@@ -171,8 +210,7 @@ class AgentProcessService:
                 await self._handshake(driver, nursery, ended)
                 if not ended:
                     nursery.start_soon(self._drain, first.key, self._queues[first.key])
-                    async for job in self._jobs:
-                        self._dispatch(job, nursery)
+                    await self._jobs.serve(lambda job: self._dispatch(job, nursery))
         finally:
             reason = ended[0] if ended else None
             with trio.CancelScope(shield=True):

@@ -322,8 +322,9 @@ class AppServerClient:
             raise MethodNotFound
         if not isinstance(thread_id, str) or thread_id not in self._threads:
             return approval_result(method, params, "decline")
+        pending = self._approvals.expect(approval_id, thread_id)
         self._emit(thread_id, event)
-        decision = await self._approvals.wait(approval_id, thread_id)
+        decision = await self._approvals.wait(pending)
         return approval_result(method, params, decision)
 
     # -- notifications -------------------------------------------------------------------------

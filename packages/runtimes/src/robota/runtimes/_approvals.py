@@ -39,10 +39,16 @@ class ApprovalRegistry:
     def next_id(self) -> str:
         return f"a{next(self._ids)}"
 
-    async def wait(self, approval_id: str, owner: str) -> ApprovalDecision:
-        """Block the request handler until ``approval_id`` is decided (or cancelled)."""
+    def expect(self, approval_id: str, owner: str) -> _Pending:
+        """Register ``approval_id`` before it is announced: a decision may come back at once,
+        within the announcement itself (policy answers on the same thread)."""
         pending = _Pending(owner, trio.Event())
         self._pending[approval_id] = pending
+        return pending
+
+    @staticmethod
+    async def wait(pending: _Pending) -> ApprovalDecision:
+        """Block the request handler until the approval is decided (or cancelled)."""
         await pending.decided.wait()
         return pending.decision
 

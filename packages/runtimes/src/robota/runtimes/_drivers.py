@@ -230,7 +230,7 @@ class AcpDriver:
                 "images_unsupported", "this agent does not accept images; nothing was sent"
             )
         try:
-            return self.client.prompt(session_id, text, [_inline_image(p) for p in images])
+            return await self.client.prompt(session_id, text, [_inline_image(p) for p in images])
         except SessionBusy as busy:
             raise PromptRefused("busy", str(busy)) from busy
         except ImagesUnsupported as refused:

@@ -141,7 +141,16 @@ class Connection:
                 waiter.close()
             self._pending.clear()
 
-    async def request(self, method: str, params: Any = None, *, timeout: float | None) -> Any:
+    async def request(
+        self,
+        method: str,
+        params: Any = None,
+        *,
+        timeout: float | None,
+        on_sent: Callable[[], object] | None = None,
+    ) -> Any:
+        """Send a request and wait for its response; ``on_sent`` is called once it is written
+        (so what announces it never races the write for the interpreter)."""
         if self._closed:
             raise ConnectionLost(f"{self.name}: connection closed before {method}")
         request_id = self._next_id
@@ -153,6 +162,8 @@ class Connection:
             message["params"] = params
         try:
             await self._write(message)
+            if on_sent is not None:
+                on_sent()
             with trio.fail_after(timeout if timeout is not None else math.inf):
                 try:
                     response = await receive.receive()

@@ -20,7 +20,9 @@ Steps 1 and 3 act in the store writer's thread, right after the commit (``_dispa
 ``claim_final``): the prompt and the final answer are on every turn's critical path, and a
 round trip through this route's inbox first would add a thread wake-up to each. What those
 continuations touch is thread-safe (addresses, the front ends, the running set); the route hears
-of the commit afterwards (``_Recorded``, ``_Claimed``) and only then changes its own state.
+of a claim afterwards (``_Claimed``), of an attempt only when it could not be written
+(``_NotRecorded``: the turn then ends failed), and only then changes its own state. The front
+end hears ``TurnBegan`` as the attempt's write goes out.
 
 Text typed while a turn runs steers it where the agent can (App Server) and is queued otherwise;
 a steer that lost the race with the turn's end is queued first in line.
@@ -136,11 +138,11 @@ class _Stored:
 
 
 @dataclass(frozen=True, slots=True)
-class _Recorded:
-    """A turn's attempt was committed (and its prompt sent), or could not be (``error``)."""
+class _NotRecorded:
+    """A turn's attempt could not be written, so its prompt was never sent."""
 
     attempt_id: str
-    error: BaseException | None = None
+    error: BaseException
 
 
 @dataclass(frozen=True, slots=True)
@@ -261,8 +263,8 @@ class ConversationRoute(RouteActor[int]):
                 self._event(message)
             case _Stored():
                 self._stored(message)
-            case _Recorded():
-                self._recorded(message)
+            case _NotRecorded():
+                self._not_recorded(message)
             case _Claimed():
                 self._final_claimed(message)
             case _Taken():
@@ -581,35 +583,38 @@ class ConversationRoute(RouteActor[int]):
             parent_id=task.head_attempt_id,
         )
         dispatch, route, key = self._dispatcher(task, turn), self.ctx.route, self.key
+        attempt_id = turn.attempt_id
 
         def recorded(outcome: object) -> None:
             if isinstance(outcome, BaseException):
-                route(key, _Recorded(turn.attempt_id, outcome))
+                route(key, _NotRecorded(attempt_id, outcome))
             else:
                 dispatch()
-                route(key, _Recorded(turn.attempt_id))
 
         self.ctx.store.submit(Together((*along, insert)) if along else insert, recorded)
+        self._say_began(task, turn)
 
     def _dispatcher(self, task: Task, turn: _Turn) -> Callable[[], None]:
         """What sends a recorded turn's prompt, safe to call from any thread (the writer's)."""
-        running, outputs, key = self.ctx.running, self.ctx.outputs, self.key
-        agent = self.agent(task.agent)
+        running, agent, attempt_id = self.ctx.running, self.agent(task.agent), turn.attempt_id
         start = StartTurn(task.id, turn.prompt, turn.images)
-        began = TurnBegan(key, task.id, turn.attempt_id, turn.prompt, recovery=turn.recovery)
 
         def dispatch() -> None:
-            running.add(turn.attempt_id)
+            running.add(attempt_id)
             agent.tell(start)
-            outputs.deliver(key, began)
 
         return dispatch
 
-    def _recorded(self, recorded: _Recorded) -> None:
+    def _say_began(self, task: Task, turn: _Turn) -> None:
+        # Said once the attempt's write is on its way, not before: the front end's thread,
+        # woken by it, would hold the interpreter while the write still waits to be submitted.
+        self.say(TurnBegan(self.key, task.id, turn.attempt_id, turn.prompt, recovery=turn.recovery))
+
+    def _not_recorded(self, failed: _NotRecorded) -> None:
         turn = self.turn
-        if recorded.error is None or turn is None or turn.attempt_id != recorded.attempt_id:
+        if turn is None or turn.attempt_id != failed.attempt_id:
             return
-        self._finish_locally(turn, "failed", f"the turn could not be recorded: {recorded.error}")
+        self._finish_locally(turn, "failed", f"the turn could not be recorded: {failed.error}")
 
     def _event(self, message: SessionEvent) -> None:
         turn = self.turn
@@ -763,6 +768,7 @@ class ConversationRoute(RouteActor[int]):
             return
         self.open_session(task)
         self._dispatcher(task, turn)()
+        self._say_began(task, turn)
 
     def interrupt(self) -> None:
         if self.turn is None or self.task is None:
