@@ -37,6 +37,11 @@ shown apart): idle after start (after the warm-up turn and 0.5 s of quiet) and i
 turns. Targets (issue 5) are printed beside the figures with pass / OVER: at most 0.5 ms per
 turn over the raw client on ACP and 1 ms on the App Server, ready within 300 ms (robota's own
 share), idle RSS within 60 MB, growth over the turns within 2 MB.
+
+Beside them, measured first in the same run: the architecture's floor per turn (``_floor.py``),
+the hops and commits every turn must make (loop -> route actor -> store writer commit -> loop,
+for the prompt and for the answer) with the kernel's pieces and no robota logic. The per-turn
+figure is split into that floor and the rest, robota's own logic and its stdin/stdout.
 """
 
 from __future__ import annotations
@@ -51,6 +56,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
+from _floor import Floor, measure_floor
 from _real import (
     DEFAULT_AGENTS,
     Pair,
@@ -293,7 +299,7 @@ def diff_ms(later: list[float], earlier: list[float], scale: float = 1e3) -> lis
     return [(a - b) * scale for a, b in zip(later, earlier, strict=True)]
 
 
-def report(pair: Pair, turns: int, run: Run) -> list[str]:
+def report(pair: Pair, turns: int, run: Run, floor: Floor) -> list[str]:
     robota_marks = turn_marks(run.robota_log, pair.protocol)
     raw_marks = turn_marks(run.raw_log, pair.protocol)
     if len(robota_marks) != turns + 1 or len(raw_marks) != turns + 1:
@@ -318,7 +324,7 @@ def report(pair: Pair, turns: int, run: Run) -> list[str]:
         row("raw turn (request written -> its end read)", raw_turn),
         row("end to end, robota - raw (agent noise in it)", diff_ms(robota_turn, raw_turn, 1)),
         row("robota's own share (tap)", [t * 1e3 for t in mine.total]),
-        row("raw client's own share (tap: the floor)", [t * 1e3 for t in theirs.total]),
+        row("raw client's own share (tap: pipe hops)", [t * 1e3 for t in theirs.total]),
         row(
             "per turn over raw (share - share)",
             overhead,
@@ -326,6 +332,8 @@ def report(pair: Pair, turns: int, run: Run) -> list[str]:
         ),
         row("  of which prompt -> agent", diff_ms(mine.inbound, theirs.inbound)),
         row("  of which agent's end -> result", diff_ms(mine.outbound, theirs.outbound)),
+        f"  of the per turn: the architecture's floor {floor.total_ms:.2f} ms (above), robota's "
+        f"own logic and its stdin/stdout {median(overhead) - floor.total_ms:.2f} ms",
     ]
     mine_count, mine_methods = requests_per_turn(run.robota_log, pair)
     raw_count, raw_methods = requests_per_turn(run.raw_log, pair)
@@ -368,11 +376,19 @@ def main() -> None:
     names = args.agent or list(DEFAULT_AGENTS)
     turns, starts = (3, 1) if args.quick else (args.turns, args.starts)
     print(f"warm_turns ({'quick' if args.quick else 'full'}), python {sys.version.split()[0]}")
+    floor = measure_floor(10 if args.quick else 30)
+    print(
+        "the architecture's floor per turn (loop -> actor -> store writer commits -> loop, for the"
+        " prompt and for the answer; kernel pieces only, each sample after 30 ms of quiet as a"
+        f" warm turn has): {median(floor.inbound) * 1e3:.2f} + {median(floor.outbound) * 1e3:.2f}"
+        f" = {floor.total_ms:.2f} ms",
+        flush=True,
+    )
     with tempfile.TemporaryDirectory(prefix="robota-bench-") as tmp, fake_model() as url:
         sandbox = Sandbox(Path(tmp), url, names, tap=True)
         for name in names:
             pair = sandbox.pairs[name]
-            for line in report(pair, turns, measure(sandbox, pair, turns, starts)):
+            for line in report(pair, turns, measure(sandbox, pair, turns, starts), floor):
                 print(line, flush=True)
 
 

@@ -21,8 +21,7 @@ Steps 1 and 3 act in the store writer's thread, right after the commit (``_dispa
 round trip through this route's inbox first would add a thread wake-up to each. What those
 continuations touch is thread-safe (addresses, the front ends, the running set); the route hears
 of a claim afterwards (``_Claimed``), of an attempt only when it could not be written
-(``_NotRecorded``: the turn then ends failed), and only then changes its own state. The front
-end hears ``TurnBegan`` as the attempt's write goes out.
+(``_NotRecorded``: the turn then ends failed), and only then changes its own state.
 
 Text typed while a turn runs steers it where the agent can (App Server) and is queued otherwise;
 a steer that lost the race with the turn's end is queued first in line.
@@ -32,7 +31,6 @@ from __future__ import annotations
 
 import logging
 import time
-import uuid
 from collections import deque
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, replace
@@ -85,7 +83,7 @@ from ..store import (
     route_binding,
 )
 from ..store import task as load_task
-from ._context import EngineContext, new_task_id
+from ._context import EngineContext, new_attempt_id, new_task_id
 from ._messages import (
     AnswerApproval,
     ForkTask,
@@ -569,7 +567,7 @@ class ConversationRoute(RouteActor[int]):
         if task is None:
             return
         turn = _Turn(
-            uuid.uuid4().hex, task.id, text, images, time.monotonic(), retry_count, recovery
+            new_attempt_id(), task.id, text, images, time.monotonic(), retry_count, recovery
         )
         self.turn = turn
         self.open_session(task)
@@ -592,23 +590,22 @@ class ConversationRoute(RouteActor[int]):
                 dispatch()
 
         self.ctx.store.submit(Together((*along, insert)) if along else insert, recorded)
-        self._say_began(task, turn)
 
     def _dispatcher(self, task: Task, turn: _Turn) -> Callable[[], None]:
-        """What sends a recorded turn's prompt, safe to call from any thread (the writer's)."""
+        """What sends a recorded turn's prompt and tells the front end the turn began, safe to
+        call from any thread (the writer's). Told before, the front end's thread would take the
+        interpreter from the writer, whose commit the prompt waits for."""
         running, agent, attempt_id = self.ctx.running, self.agent(task.agent), turn.attempt_id
+        outputs, key = self.ctx.outputs, self.key
         start = StartTurn(task.id, turn.prompt, turn.images)
+        began = TurnBegan(key, task.id, attempt_id, turn.prompt, recovery=turn.recovery)
 
         def dispatch() -> None:
             running.add(attempt_id)
             agent.tell(start)
+            outputs.deliver(key, began)
 
         return dispatch
-
-    def _say_began(self, task: Task, turn: _Turn) -> None:
-        # Said once the attempt's write is on its way, not before: the front end's thread,
-        # woken by it, would hold the interpreter while the write still waits to be submitted.
-        self.say(TurnBegan(self.key, task.id, turn.attempt_id, turn.prompt, recovery=turn.recovery))
 
     def _not_recorded(self, failed: _NotRecorded) -> None:
         turn = self.turn
@@ -736,7 +733,7 @@ class ConversationRoute(RouteActor[int]):
         # Taking the prompt and recording its attempt are one write: a crash in between would
         # otherwise lose a prompt that is no longer pending and not yet a turn.
         self.taking = True
-        attempt_id = uuid.uuid4().hex
+        attempt_id = new_attempt_id()
         route, key = self.ctx.route, self.key
 
         def taken(outcome: object) -> None:
@@ -768,7 +765,6 @@ class ConversationRoute(RouteActor[int]):
             return
         self.open_session(task)
         self._dispatcher(task, turn)()
-        self._say_began(task, turn)
 
     def interrupt(self) -> None:
         if self.turn is None or self.task is None:
