@@ -10,7 +10,6 @@ from pathlib import Path
 from typing import Any
 
 import trio
-from sqlite_utils import Database
 
 from robota.core import Address, ChildSpec, Supervisor
 from robota.core.cards import (
@@ -25,6 +24,7 @@ from robota.core.cards import (
     ShowCard,
 )
 from robota.core.store import (
+    Database,
     RecordFinalDelivery,
     StoreClient,
     StoreWriter,

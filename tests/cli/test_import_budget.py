@@ -54,8 +54,8 @@ def test_version_reads_no_metadata_package() -> None:
 
 def test_print_mode_imports_neither_the_tui_nor_the_renderers() -> None:
     modules = imported_by("import robota.cli._print, robota.cli._engine_host, robota.runtimes")
-    assert {"trio", "sqlite_utils", "robota.core.engine"} <= modules
-    for heavy in (*HEAVY_ALWAYS, "robota.core.presentation", "robota.core.cards"):
+    assert {"trio", "sqlite3", "robota.core.engine"} <= modules
+    for heavy in (*HEAVY_ALWAYS, "sqlite_utils", "robota.core.presentation", "robota.core.cards"):
         assert not loaded(modules, heavy), f"print mode imported {heavy}"
 
 

@@ -7,13 +7,13 @@ a new engine on the same database.
 
 from __future__ import annotations
 
+import sqlite3
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager, closing
 from pathlib import Path
 from typing import Any, TypeVar
 
 import trio
-from sqlite_utils import Database
 
 from robota.core.engine import (
     Engine,
@@ -30,7 +30,7 @@ from robota.core.engine import (
     recovery_prompt,
 )
 from robota.core.events import TurnStarted
-from robota.core.store import open_reader, task_turn_attempts
+from robota.core.store import Database, open_reader, task_turn_attempts
 from robota.core.testing import FAST_BACKOFF, Recording, crash, wait_until
 from robota.runtimes import agent_host
 
@@ -199,7 +199,7 @@ async def test_a_start_that_only_delivers_a_final_then_says_idle(tmp_path: Path)
         engine.tell(ROUTE, UserInput("hello"))
         [first] = await until(notices, TurnFinished)
     # As if the run had died between recording the turn's end and claiming its final.
-    db = Database(tmp_path / "robota.db")
+    db = Database(sqlite3.connect(tmp_path / "robota.db"))
     with closing(db.conn):
         db.execute("DELETE FROM final_deliveries WHERE turn_id = ?", (first.attempt_id,))
         db.conn.commit()

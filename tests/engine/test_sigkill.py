@@ -22,6 +22,7 @@ import json
 import os
 import random
 import signal
+import sqlite3
 import subprocess
 import sys
 import threading
@@ -34,10 +35,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from sqlite_utils import Database
 
 from robota.core.engine import recovery_prompt
 from robota.core.store import (
+    Database,
     FinishTurnAttempt,
     InsertTurnAttempt,
     RecordFinalDelivery,
@@ -273,7 +274,7 @@ def stored(db_path: Path) -> Stored:
 def doctor(db_path: Path, *ops: WriteOp[Any]) -> None:
     """Apply ``ops`` in one transaction while no engine runs: the state a kill at one of the
     engine's crash points leaves."""
-    db = Database(db_path)
+    db = Database(sqlite3.connect(db_path))
     try:
         with db.conn:
             for op in ops:
@@ -655,7 +656,7 @@ def test_a_turn_too_old_to_continue_is_never_delivered_by_a_later_start(
     engines: Engines,
 ) -> None:
     hang = killed_with_a_hang_and_a_queue(engines)["attempt_id"]
-    db = Database(engines.db)
+    db = Database(sqlite3.connect(engines.db))
     try:
         with db.conn:
             db.execute(

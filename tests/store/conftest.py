@@ -13,9 +13,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from sqlite_utils import Database
 
-from robota.core.store import StoreClient, StoreWriter
+from robota.core.store import Database, StoreClient, StoreWriter
 
 
 @dataclass(eq=False)

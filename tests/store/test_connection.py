@@ -10,10 +10,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from sqlite_utils import Database
 
 from robota.core import StoreError
-from robota.core.store import ClaimInboundEvent, event_claimed, open_reader
+from robota.core.store import ClaimInboundEvent, Database, event_claimed, open_reader
 
 
 @dataclass(frozen=True)

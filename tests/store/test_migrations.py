@@ -8,10 +8,9 @@ import threading
 from pathlib import Path
 
 import pytest
-from sqlite_utils import Database
 
 from robota.core import StoreError
-from robota.core.store import MIGRATIONS, Migration, StoreWriter, migrate, schema_version
+from robota.core.store import MIGRATIONS, Database, Migration, StoreWriter, migrate, schema_version
 from robota.core.store._connection import open_writer
 
 LATEST = MIGRATIONS[-1].version
@@ -245,16 +244,15 @@ def user_tables(db: Database) -> set[str]:
 
 def insert_samples(db: Database, up_to: int) -> dict[str, list[dict[str, object]]]:
     inserted: dict[str, list[dict[str, object]]] = {}
-    with db.atomic():
-        for version in range(1, up_to + 1):
-            for table, rows in SAMPLE_ROWS[version].items():
-                for row in rows:
-                    columns = ", ".join(row)
-                    marks = ", ".join("?" for _ in row)
-                    db.execute(
-                        f"INSERT INTO {table} ({columns}) VALUES ({marks})", list(row.values())
-                    )
-                inserted.setdefault(table, []).extend(rows)
+    db.execute("BEGIN")
+    for version in range(1, up_to + 1):
+        for table, rows in SAMPLE_ROWS[version].items():
+            for row in rows:
+                columns = ", ".join(row)
+                marks = ", ".join("?" for _ in row)
+                db.execute(f"INSERT INTO {table} ({columns}) VALUES ({marks})", list(row.values()))
+            inserted.setdefault(table, []).extend(rows)
+    db.execute("COMMIT")
     return inserted
 
 

@@ -9,12 +9,12 @@ from pathlib import Path
 
 import pytest
 import trio
-from sqlite_utils import Database
 
 from robota.core import RequestTimeout, StoreError
 from robota.core.store import (
     AppendAuditEvent,
     ClaimInboundEvent,
+    Database,
     StoreClient,
     StoreWriter,
     Write,

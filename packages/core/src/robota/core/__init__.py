@@ -16,7 +16,7 @@ Layering, bottom up (a module imports only from the layers below it):
    throttle; pure (no I/O, no clock), importing only ``events``
 8. ``testing``        public helpers for tests of code built on the kernel
 
-Heavy third-party modules (trio, sqlite_utils, ruamel) are imported by the modules that need
+Heavy third-party modules (trio, ruamel) are imported by the modules that need
 them; importing ``robota.core`` itself pulls in pykka and trio, nothing more.
 """
 

@@ -11,9 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from sqlite_utils import Database
-
-from ..store import FinalDelivery, card_actions, final_delivery, turn_snapshot
+from ..store import Database, FinalDelivery, card_actions, final_delivery, turn_snapshot
 from ._core import Restored
 
 __all__ = ["LedgerEntry", "RestoreTurn"]

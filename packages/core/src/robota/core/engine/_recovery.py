@@ -22,10 +22,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, cast
 
-from sqlite_utils import Database
-
 from ..events import TurnError
 from ..store import (
+    Database,
     FinishTurnAttempt,
     RecordFinalDelivery,
     Together,

@@ -38,8 +38,6 @@ from datetime import date
 from pathlib import Path
 from typing import Any, cast
 
-from sqlite_utils import Database
-
 from .._address import Mailbox
 from .._routes import RouteActor
 from ..agents import (
@@ -64,6 +62,7 @@ from ..events import TurnCompleted, TurnError, TurnStarted, Usage
 from ..store import (
     BindRouteTask,
     CreateTask,
+    Database,
     EnqueuePrompt,
     FinishTurnAttempt,
     InsertTurnAttempt,

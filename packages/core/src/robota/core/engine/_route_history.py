@@ -22,10 +22,9 @@ from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from sqlite_utils import Database
-
 from ..agents import AgentSessionInfo, CloseSession, ListSessions, SessionOpened, SessionsListed
 from ..store import (
+    Database,
     ResetTaskToTurn,
     Task,
     TurnAttempt,

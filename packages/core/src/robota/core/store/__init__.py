@@ -53,6 +53,7 @@ from ._cards import (
 )
 from ._client import StoreClient
 from ._connection import open_reader
+from ._database import Database, Parameters
 from ._messages import Ack, Failable, Write
 from ._migrations import MIGRATIONS, Migration, migrate, schema_version
 from ._ops import (
@@ -115,6 +116,9 @@ from ._tasks import (
 from ._writer import StoreWriter
 
 __all__ = [
+    # the connection
+    "Database",
+    "Parameters",
     # the writer and its clients
     "StoreWriter",
     "StoreClient",

@@ -32,8 +32,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Literal, TypeAlias, cast
 
-from sqlite_utils import Database
-
+from ._database import Database
 from ._records import dump_json
 
 __all__ = [

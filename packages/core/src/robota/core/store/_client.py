@@ -14,11 +14,11 @@ from typing import Any, Generic, TypeVar
 
 import pykka
 import trio
-from sqlite_utils import Database
 
 from .._address import Address
 from .._bridge import LoopPort, Reply
 from .._errors import RequestTimeout, StoreError
+from ._database import Database
 from ._messages import Ack, Drain, Write, WriteQueue, settle
 from ._migrations import schema_version
 from ._ops import WriteOp

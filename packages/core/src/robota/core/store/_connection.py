@@ -1,7 +1,7 @@
 """Opening connections: the writer's one, and any number of readers.
 
 Both kinds are plain ``sqlite3`` connections in driver autocommit mode (``isolation_level=None``)
-wrapped in a ``sqlite_utils.Database``. Autocommit mode means the driver never opens or commits a
+wrapped in a ``Database``. Autocommit mode means the driver never opens or commits a
 transaction behind our back: the writer says ``BEGIN``/``COMMIT`` itself, which is what lets it
 promise that an acknowledged write is committed, and a reader sees every commit made before its
 next statement instead of a snapshot pinned by an implicit transaction it forgot to end.
@@ -13,9 +13,8 @@ import os
 import sqlite3
 from pathlib import Path
 
-from sqlite_utils import Database
-
 from .._errors import StoreError
+from ._database import Database
 
 __all__ = ["open_reader", "open_writer"]
 
@@ -95,5 +94,4 @@ def _connect(file: Path, *, uri: bool, busy_timeout: float, same_thread: bool) -
         )
     except sqlite3.Error as error:
         raise StoreError(f"cannot open the store {file}: {error}") from error
-    # Plugins could register functions or change pragmas behind the store's back.
-    return Database(conn, execute_plugins=False)
+    return Database(conn)

@@ -22,9 +22,8 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from sqlite_utils import Database
-
 from .._errors import StoreError
+from ._database import Database
 
 __all__ = ["MIGRATIONS", "Migration", "migrate", "schema_version"]
 
@@ -257,7 +256,7 @@ MIGRATIONS: tuple[Migration, ...] = (
 
 def schema_version(db: Database) -> int:
     """The version the database is at: 0 for an empty one."""
-    if not db.table("schema_versions").exists():
+    if not db.table_exists("schema_versions"):
         return 0
     row = db.execute("SELECT max(version) FROM schema_versions").fetchone()
     return int(row[0]) if row is not None and row[0] is not None else 0

@@ -16,8 +16,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Protocol, TypeVar
 
-from sqlite_utils import Database
-
+from ._database import Database
 from ._records import TURN_STATUSES, JSONValue, QueuedPrompt, TurnStatus, dump_json
 
 __all__ = [

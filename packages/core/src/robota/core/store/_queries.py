@@ -7,8 +7,7 @@ Each function is one statement, so it sees one committed state.
 
 from __future__ import annotations
 
-from sqlite_utils import Database
-
+from ._database import Database
 from ._records import ACTIVE_TURN_STATUSES, AuditEvent, FinalDelivery, QueuedPrompt, TurnAttempt
 
 __all__ = [

@@ -15,10 +15,9 @@ import threading
 from collections.abc import Callable
 from typing import Generic, TypeVar, overload
 
-from sqlite_utils import Database
-
 from ._client import StoreClient
 from ._connection import open_reader
+from ._database import Database
 from ._ops import SaveRouteState
 from ._queries import load_route_state
 from ._records import JSONValue, dump_json, load_json

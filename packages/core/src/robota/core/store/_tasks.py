@@ -12,8 +12,7 @@ from collections.abc import Collection
 from dataclasses import dataclass
 from typing import cast
 
-from sqlite_utils import Database
-
+from ._database import Database
 from ._ops import _now
 from ._records import (
     ACTIVE_TURN_STATUSES,

@@ -26,11 +26,10 @@ import sqlite3
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from sqlite_utils import Database
-
 from .._actor import Actor
 from .._errors import StoreError
 from ._connection import open_writer
+from ._database import Database
 from ._messages import Drain, Write, settle
 from ._migrations import MIGRATIONS, Migration, migrate
 
