@@ -137,14 +137,14 @@ async def test_timeout_and_connection_loss() -> None:
 
 async def test_a_request_on_a_pipe_is_written_before_anything_else_runs() -> None:
     """What the pipe takes goes out at once: no trip round the scheduler first (another task
-    that became runnable has not run when ``on_sent`` sees the bytes in the pipe)."""
+    that became runnable has not run when ``send_request`` returns with the bytes in the pipe),
+    and the result is awaited on the handle."""
     read_end, write_end = os.pipe()
-    ours, _theirs = trio.testing.memory_stream_pair()
+    ours, theirs = trio.testing.memory_stream_pair()
     connection = Connection(
         trio.lowlevel.FdStream(write_end), ours, name="agent", jsonrpc_field=False
     )
     others: list[str] = []
-    seen: list[tuple[bytes, list[str]]] = []
 
     async def other() -> None:
         others.append("ran")
@@ -153,17 +153,14 @@ async def test_a_request_on_a_pipe_is_written_before_anything_else_runs() -> Non
         async with trio.open_nursery() as nursery:
             await nursery.start(connection.run)
             nursery.start_soon(other)
-            with trio.move_on_after(0.2):
-                await connection.request(
-                    "ping",
-                    timeout=5,
-                    on_sent=lambda: seen.append((os.read(read_end, 4096), others[:])),
-                )
+            pending = await connection.send_request("ping")
+            assert (os.read(read_end, 4096), others) == (b'{"id":0,"method":"ping"}\n', [])
+            await theirs.send_all(b'{"id":0,"result":"pong"}\n')
+            assert await pending.result(timeout=5) == "pong"
+            assert others == ["ran"]
             nursery.cancel_scope.cancel()
     finally:
         os.close(read_end)
-    assert seen == [(b'{"id":0,"method":"ping"}\n', [])]
-    assert others == ["ran"]
 
 
 async def test_a_request_larger_than_the_pipe_is_written_whole() -> None:

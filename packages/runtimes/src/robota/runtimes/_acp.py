@@ -21,7 +21,7 @@ from typing import Any
 
 import trio
 
-from robota.core.events import ApprovalDecision, RuntimeEvent, TurnError, TurnStarted
+from robota.core.events import ApprovalDecision, RuntimeEvent, TurnError
 
 from ._acp_host import FileAccess, HostError, Terminals
 from ._acp_map import (
@@ -34,7 +34,14 @@ from ._acp_map import (
 )
 from ._approvals import ApprovalRegistry, DecidedBy
 from ._handshake import acp_initialize_params, acp_version
-from ._jsonrpc import Connection, ConnectionLost, MethodNotFound, RpcError, RpcTimeout
+from ._jsonrpc import (
+    Connection,
+    ConnectionLost,
+    MethodNotFound,
+    PendingRequest,
+    RpcError,
+    RpcTimeout,
+)
 
 __all__ = [
     "AcpClient",
@@ -262,7 +269,8 @@ class AcpClient:
         self, session_id: str, text: str, images: Sequence[tuple[str, str]] = ()
     ) -> str:
         """Start a turn; its events and its end arrive through ``on_event``. Returns once the
-        prompt is written, its ``TurnStarted`` announced just after the write."""
+        prompt is written, its ``TurnStarted`` announced just after the write (announced
+        before, the notice's readers would race the write for the interpreter)."""
         session = self._sessions[session_id]
         if session.tracker.active_turn_id is not None:
             raise SessionBusy(f"session {session_id} is running a turn")
@@ -271,44 +279,28 @@ class AcpClient:
                 f"agent {self._connection.name} does not accept images in prompts"
             )
         started = session.tracker.begin()
-        written = trio.Event()
-        assert self._nursery is not None
-        self._nursery.start_soon(
-            self._run_prompt, session, prompt_blocks(text, images), started, written
-        )
-        await written.wait()
-        return started.turn_id
-
-    async def _run_prompt(
-        self,
-        session: AcpSession,
-        blocks: list[dict[str, Any]],
-        started: TurnStarted,
-        written: trio.Event,
-    ) -> None:
-        def announce() -> None:
-            self._emit(session.id, started)
-            written.set()
-
+        params = {"sessionId": session_id, "prompt": prompt_blocks(text, images)}
         try:
-            result = await self._connection.request(
-                "session/prompt",
-                {"sessionId": session.id, "prompt": blocks},
-                timeout=None,
-                on_sent=announce,
-            )
-        except RpcError as error:  # answered, so written and announced
-            events = session.tracker.fail(prompt_error(error.code, error.message, error.data))
+            pending = await self._connection.send_request("session/prompt", params)
         except ConnectionLost:
             # Whoever owns the process learns why it went (exit code, garbage) and says so
             # through ``close``, which fails this turn; failing it here would say less.
-            if not written.is_set():
-                announce()
-            return
+            self._emit(session_id, started)
+            return started.turn_id
+        self._emit(session_id, started)
+        assert self._nursery is not None
+        self._nursery.start_soon(self._await_prompt, session, pending)
+        return started.turn_id
+
+    async def _await_prompt(self, session: AcpSession, pending: PendingRequest) -> None:
+        try:
+            result = await pending.result(timeout=None)
+        except RpcError as error:
+            events = session.tracker.fail(prompt_error(error.code, error.message, error.data))
+        except ConnectionLost:
+            return  # ``close`` fails the turn, naming why the process went
         else:
             events = session.tracker.end(result)
-        finally:
-            written.set()  # cancelled before the write: the waiting ``prompt`` goes too
         for event in events:
             self._emit(session.id, event)
 

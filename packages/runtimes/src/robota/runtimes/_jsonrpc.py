@@ -38,6 +38,7 @@ from ._framing import (
 __all__ = [
     "Connection",
     "ConnectionLost",
+    "PendingRequest",
     "MethodNotFound",
     "RequestRefused",
     "RpcError",
@@ -86,6 +87,52 @@ class RequestRefused(Exception):
 
 async def _no_requests(method: str, params: Any) -> Any:  # noqa: ARG001 (handler signature)
     raise MethodNotFound
+
+
+class PendingRequest:
+    """A request written to the peer, its response still to come (``Connection.send_request``)."""
+
+    __slots__ = ("_connection", "_id", "_receive", "method")
+
+    def __init__(
+        self,
+        connection: Connection,
+        request_id: int,
+        method: str,
+        receive: trio.MemoryReceiveChannel[Response],
+    ) -> None:
+        self._connection = connection
+        self._id = request_id
+        self._receive = receive
+        self.method = method
+
+    async def result(self, *, timeout: float | None) -> Any:
+        name, method = self._connection.name, self.method
+        try:
+            with trio.fail_after(timeout if timeout is not None else math.inf):
+                try:
+                    response = await self._receive.receive()
+                except trio.EndOfChannel:
+                    raise ConnectionLost(
+                        f"{name}: connection lost while waiting for {method}"
+                    ) from None
+        except trio.TooSlowError:
+            raise RpcTimeout(f"{name}: {method} got no response in {timeout:g} s") from None
+        finally:
+            self.abandon()
+        if response.error is not None:
+            error = response.error
+            raise RpcError(
+                method,
+                int(error.get("code", INTERNAL_ERROR)),
+                str(error.get("message", "")),
+                error.get("data"),
+            )
+        return response.result
+
+    def abandon(self) -> None:
+        """Stop waiting: a response that still comes is logged as unknown."""
+        self._connection._pending.pop(self._id, None)
 
 
 class Connection:
@@ -141,16 +188,16 @@ class Connection:
                 waiter.close()
             self._pending.clear()
 
-    async def request(
-        self,
-        method: str,
-        params: Any = None,
-        *,
-        timeout: float | None,
-        on_sent: Callable[[], object] | None = None,
-    ) -> Any:
-        """Send a request and wait for its response; ``on_sent`` is called once it is written
-        (so what announces it never races the write for the interpreter)."""
+    async def request(self, method: str, params: Any = None, *, timeout: float | None) -> Any:
+        """Send a request and wait for its result (``RpcError`` when the peer answers with an
+        error, ``RpcTimeout`` after ``timeout`` seconds, ``ConnectionLost``)."""
+        pending = await self.send_request(method, params)
+        return await pending.result(timeout=timeout)
+
+    async def send_request(self, method: str, params: Any = None) -> PendingRequest:
+        """Write a request now (what the pipe takes goes out before anything else runs) and
+        return the handle its result is awaited on, so what announces a request can follow
+        its write. The handle must be awaited (``result``) or ``abandon``-ed."""
         if self._closed:
             raise ConnectionLost(f"{self.name}: connection closed before {method}")
         request_id = self._next_id
@@ -160,30 +207,13 @@ class Connection:
         message: dict[str, Any] = {"id": request_id, "method": method}
         if params is not None:
             message["params"] = params
+        pending = PendingRequest(self, request_id, method, receive)
         try:
             await self._write(message)
-            if on_sent is not None:
-                on_sent()
-            with trio.fail_after(timeout if timeout is not None else math.inf):
-                try:
-                    response = await receive.receive()
-                except trio.EndOfChannel:
-                    raise ConnectionLost(
-                        f"{self.name}: connection lost while waiting for {method}"
-                    ) from None
-        except trio.TooSlowError:
-            raise RpcTimeout(f"{self.name}: {method} got no response in {timeout:g} s") from None
-        finally:
-            self._pending.pop(request_id, None)
-        if response.error is not None:
-            error = response.error
-            raise RpcError(
-                method,
-                int(error.get("code", INTERNAL_ERROR)),
-                str(error.get("message", "")),
-                error.get("data"),
-            )
-        return response.result
+        except BaseException:
+            pending.abandon()
+            raise
+        return pending
 
     async def notify(self, method: str, params: Any = None) -> None:
         message: dict[str, Any] = {"method": method}
