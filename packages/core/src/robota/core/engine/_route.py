@@ -33,7 +33,7 @@ import logging
 import time
 from collections import deque
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, replace
+from dataclasses import dataclass, fields, replace
 from datetime import date
 from pathlib import Path
 from typing import Any, cast
@@ -655,8 +655,6 @@ class ConversationRoute(RouteActor[int]):
                 usage=None if usage is None else _usage_json(usage),
             )
         )
-        if status == "completed" and self.task is not None and self.task.id == turn.task_id:
-            self.task = replace(self.task, head_attempt_id=turn.attempt_id)
         finished = TurnFinished(
             self.key,
             turn.task_id,
@@ -669,6 +667,8 @@ class ConversationRoute(RouteActor[int]):
             int((time.monotonic() - turn.started) * 1000),
         )
         self.claim_final(finished, before=() if update is None else (update,))
+        if status == "completed" and self.task is not None and self.task.id == turn.task_id:
+            self.task = replace(self.task, head_attempt_id=turn.attempt_id)
 
     def _finish_locally(self, turn: _Turn, status: str, message: str) -> None:
         """End a turn the agent never ran (refused, could not be recorded, agent failed)."""
@@ -817,4 +817,6 @@ def _route_deliver(route: Callable[[str, object], None], key: str) -> Callable[[
 
 
 def _usage_json(usage: Usage) -> dict[str, JSONValue]:
-    return {name: value for name, value in asdict(usage).items() if value is not None}
+    # Not ``asdict``: it deep-copies, and this runs on every turn's way to its final answer.
+    values = ((f.name, getattr(usage, f.name)) for f in fields(usage))
+    return {name: value for name, value in values if value is not None}
