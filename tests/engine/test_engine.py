@@ -135,6 +135,18 @@ async def test_input_during_an_acp_turn_is_queued_and_runs_in_order(tmp_path: Pa
         ("completed", "echo: second"),
     ]
     assert [q.ahead for q in of(notices, InputQueued)] == [0, 1]
+    assert_began_first(notices)
+
+
+def assert_began_first(notices: Recording) -> None:
+    """Each turn's ``TurnBegan`` reached the front end before any of that turn's updates (a
+    front end draws the turn from it; updates before it have nowhere to go)."""
+    began: set[str] = set()
+    for notice in notices.messages:
+        if isinstance(notice, TurnBegan):
+            began.add(notice.attempt_id)
+        elif isinstance(notice, TurnUpdate | TurnFinished):
+            assert notice.attempt_id in began, f"{notice!r} before its TurnBegan"
 
 
 async def test_a_killed_engine_continues_its_turn_and_keeps_the_queue(tmp_path: Path) -> None:

@@ -591,9 +591,10 @@ class ConversationRoute(RouteActor[int]):
         self.ctx.store.submit(Together((*along, insert)) if along else insert, recorded)
 
     def _dispatcher(self, task: Task, turn: _Turn) -> Callable[[], None]:
-        """What sends a recorded turn's prompt and tells the front end the turn began, safe to
-        call from any thread (the writer's). Told before, the front end's thread would take the
-        interpreter from the writer, whose commit the prompt waits for."""
+        """What tells the front end a recorded turn began and sends its prompt, safe to call
+        from any thread (the writer's). Told before the commit, the front end's thread would
+        take the interpreter from the writer, whose commit the prompt waits for; told after the
+        prompt, the turn's first events could reach the front end before it."""
         running, agent, attempt_id = self.ctx.running, self.agent(task.agent), turn.attempt_id
         outputs, key = self.ctx.outputs, self.key
         start = StartTurn(task.id, turn.prompt, turn.images)
@@ -601,8 +602,8 @@ class ConversationRoute(RouteActor[int]):
 
         def dispatch() -> None:
             running.add(attempt_id)
-            agent.tell(start)
             outputs.deliver(key, began)
+            agent.tell(start)
 
         return dispatch
 
