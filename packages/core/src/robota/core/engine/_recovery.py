@@ -33,6 +33,7 @@ from ..store import (
 )
 from ..store import task as load_task
 from ._messages import TurnFinished
+from ._route_tasks import use_task
 
 if TYPE_CHECKING:
     from ._route import ConversationRoute
@@ -145,7 +146,7 @@ def handle_recover(route: ConversationRoute, recover: Recover) -> None:
         route.write(ended)
         route.reply(f"cannot recover turn {attempt.id}: its task is gone", error=True)
         return
-    if (route.task is None or route.task.id != task.id) and not route.use_task(task.id):
+    if (route.task is None or route.task.id != task.id) and not use_task(route, task.id):
         route.write(ended)
         return
     route.reply("robota restarted during a turn: continuing it in a new turn")

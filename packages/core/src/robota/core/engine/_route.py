@@ -34,14 +34,12 @@ import time
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, fields, replace
-from datetime import date
 from pathlib import Path
 from typing import Any, cast
 
 from .._address import Mailbox
 from .._routes import RouteActor
 from ..agents import (
-    PERMISSION_MODES,
     AgentFailure,
     CloseSession,
     DecideApproval,
@@ -50,7 +48,6 @@ from ..agents import (
     SessionEvent,
     SessionOpened,
     SessionsListed,
-    SessionSpec,
     StartTurn,
     Steered,
     SteerRefused,
@@ -76,13 +73,12 @@ from ..store import (
     UpdateTurnAttempt,
     WriteOp,
     active_turn_attempts,
-    head_attempt,
     open_reader,
     pending_prompts,
     route_binding,
 )
 from ..store import task as load_task
-from ._context import EngineContext, new_attempt_id, new_task_id
+from ._context import EngineContext, new_attempt_id
 from ._messages import (
     AnswerApproval,
     ForkTask,
@@ -109,9 +105,9 @@ from ._route_history import (
     PendingReset,
     reset_failed,
     reset_opened,
-    session_of_turn,
     sessions_listed,
 )
+from ._route_tasks import fork_task, session_spec, use_task
 
 __all__ = ["ConversationRoute"]
 
@@ -290,9 +286,9 @@ class ConversationRoute(RouteActor[int]):
             case NewTask(settings=settings, announce=announce):
                 self.new_task(settings, announce=announce)
             case UseTask(task_id=task_id):
-                self.use_task(task_id)
+                use_task(self, task_id)
             case ForkTask(task_id=task_id, title=title):
-                self.fork_task(task_id, title)
+                fork_task(self, task_id, title)
             case Recover():
                 handle_recover(self, message)
             case _:
@@ -407,58 +403,6 @@ class ConversationRoute(RouteActor[int]):
             self.reply(f"new task {task.id}: {task.agent} in {task.cwd}")
         return task
 
-    def projectless_cwd(self) -> Path:
-        root = self.ctx.defaults.workspace or self.ctx.defaults.cwd
-        folder = root / date.fromtimestamp(self.ctx.clock()).isoformat()
-        folder.mkdir(parents=True, exist_ok=True)
-        return folder
-
-    def use_task(self, task_id: str) -> bool:
-        """Make ``task_id`` current and open its session; ``False`` (and a reply) if not."""
-        if self.turn is not None:
-            self.reply("a turn is running: /stop it first, or wait", error=True)
-            return False
-        task = load_task(self.db, task_id)
-        if task is None:
-            self.reply(f"no task {task_id!r}", error=True)
-            return False
-        if task.agent not in self.ctx.agents:
-            self.reply(
-                f"task {task_id} belongs to agent {task.agent!r}, not configured here", error=True
-            )
-            return False
-        self.bind_task(task, create=False)
-        self.open_session(task)
-        return True
-
-    def fork_task(self, task_id: str, title: str | None = None) -> None:
-        if self.turn is not None:
-            self.reply("a turn is running: /stop it first, or wait", error=True)
-            return
-        source = load_task(self.db, task_id)
-        if source is None:
-            self.reply(f"no task {task_id!r}", error=True)
-            return
-        completed = head_attempt(self.db, source)
-        if source.remote_id is None or completed is None:
-            self.reply(f"task {source.id} has no completed turn to fork from", error=True)
-            return
-        created = self.ctx.clock()
-        fork = replace(
-            source,
-            id=new_task_id(),
-            remote_id=None,
-            title=title,
-            forked_from=source.id,
-            fork_turn_id=completed.remote_turn_id,
-            last_turn_id=None,
-            last_turn_status=None,
-            created_at=created,
-            updated_at=created,
-        )
-        self.bind_task(fork, create=True)
-        self.open_session(fork)
-
     def bind_task(self, task: Task, *, create: bool) -> None:
         previous = self.task
         if previous is not None and previous.id != task.id and previous.id in self.opened:
@@ -486,28 +430,6 @@ class ConversationRoute(RouteActor[int]):
         self.write(BindRouteTask(self.key, task.id))
         self.task = task
 
-    def spec(self, task: Task) -> SessionSpec:
-        mode = task.permission_mode if task.permission_mode in PERMISSION_MODES else "default"
-        resume_id, fork_from, fork_turn_id = task.remote_id, None, task.fork_turn_id
-        reset = self.resetting
-        if reset is not None and reset.task_id == task.id:
-            resume_id, fork_from, fork_turn_id = None, reset.thread, reset.attempt.remote_turn_id
-        elif task.forked_from is not None and task.remote_id is None:
-            source = load_task(self.db, task.forked_from)
-            if source is not None:
-                fork_from = session_of_turn(self.db, source, task.fork_turn_id)
-        return SessionSpec(
-            cwd=Path(task.cwd),
-            permission_mode=mode,
-            model=task.model,
-            effort=task.effort,
-            resume_id=resume_id,
-            human_approves=self.ctx.human_approves,
-            developer_instructions=task.developer_instructions,
-            fork_from=fork_from,
-            fork_turn_id=fork_turn_id,
-        )
-
     def open_session(self, task: Task) -> None:
         """Open the task's session at its agent; harmless when it is open already (the agent
         rebinds it to this route), which is how a restarted route takes its session back."""
@@ -522,7 +444,9 @@ class ConversationRoute(RouteActor[int]):
             self._tell_spec(task)
 
     def _tell_spec(self, task: Task) -> None:
-        self.agent(task.agent).tell(OpenSession(task.id, self.spec(task), self.self_deliver()))
+        self.agent(task.agent).tell(
+            OpenSession(task.id, session_spec(self, task), self.self_deliver())
+        )
 
     def _session_opened(self, opened: SessionOpened) -> None:
         task = self.task

@@ -23,6 +23,7 @@ from ..store import (
 from ._commands import COMMANDS, Invocation
 from ._messages import TaskSettings
 from ._route_history import sessions, switch, turns
+from ._route_tasks import fork_task, projectless_cwd
 
 if TYPE_CHECKING:
     from ._route import ConversationRoute
@@ -76,7 +77,7 @@ def _new(route: ConversationRoute, args: str) -> None:
                 return
             continue
         if word == "--nodir":
-            cwd = route.projectless_cwd()
+            cwd = projectless_cwd(route.ctx)
         else:
             prompt.append(word)
         index += 1
@@ -113,7 +114,7 @@ def _fork(route: ConversationRoute, args: str) -> None:
     if route.task is None:
         route.reply("no task to fork", error=True)
         return
-    route.fork_task(route.task.id, args.strip() or None)
+    fork_task(route, route.task.id, args.strip() or None)
 
 
 def _setting(

@@ -24,7 +24,6 @@ from typing import TYPE_CHECKING
 
 from ..agents import AgentSessionInfo, CloseSession, ListSessions, SessionOpened, SessionsListed
 from ..store import (
-    Database,
     ResetTaskToTurn,
     Task,
     TurnAttempt,
@@ -36,6 +35,7 @@ from ..store import (
     task_with_remote,
     tasks,
 )
+from ._route_tasks import use_task
 
 if TYPE_CHECKING:
     from ._route import ConversationRoute
@@ -46,7 +46,6 @@ __all__ = [
     "PendingReset",
     "reset_failed",
     "reset_opened",
-    "session_of_turn",
     "sessions",
     "sessions_listed",
     "switch",
@@ -210,7 +209,7 @@ def _switch_to(route: ConversationRoute, entry: ListingEntry) -> None:
             _adopt_session(route, entry.agent, thread)
             return
         task = adopted
-    if route.use_task(task.id):
+    if use_task(route, task.id):
         route.reply(f"switched to task {task.id}")
 
 
@@ -346,16 +345,6 @@ def reset_failed(route: ConversationRoute) -> None:
         route.resetting = None
         route.reply("reset failed: the conversation stays where it was", error=True)
         route.maybe_idle()
-
-
-def session_of_turn(db: Database, source: Task, remote_turn_id: str | None) -> str | None:
-    """The agent session that ran ``remote_turn_id`` of ``source`` (a reset may have bound the
-    task to another since), else the task's current one."""
-    if remote_turn_id is not None:
-        for attempt in find_turn_attempt(db, source.id, remote_turn_id):
-            if attempt.remote_turn_id == remote_turn_id and attempt.remote_session_id:
-                return attempt.remote_session_id
-    return source.remote_id
 
 
 def _summary(text: str, width: int) -> str:
