@@ -33,6 +33,7 @@ from robota.core.store import (
     RecordFinalDelivery,
     StoreClient,
     StoreWriter,
+    Together,
     WriteOp,
 )
 
@@ -111,21 +112,10 @@ async def _measure(scratch: Path, samples: int, gap: float) -> Floor:
             insert = InsertTurnAttempt(attempt, "floor", "route", "a prompt")
             inbound.append(await _chain(route, insert))
             await trio.sleep(gap)
-            finish = _Both(FinishTurnAttempt(attempt, "completed", final_text="an answer"))
-            outbound.append(await _chain(route, finish))
+            finish = FinishTurnAttempt(attempt, "completed", final_text="an answer")
+            outbound.append(await _chain(route, Together((finish, RecordFinalDelivery(attempt)))))
         supervisor.stop()
     return Floor(inbound[2:], outbound[2:])
-
-
-@dataclass(frozen=True)
-class _Both:
-    """The outcome and the ledger claim, as the route writes them at a turn's end."""
-
-    finish: FinishTurnAttempt
-
-    def apply(self, db: Any, /) -> bool:
-        self.finish.apply(db)
-        return RecordFinalDelivery(self.finish.id).apply(db)
 
 
 def measure_floor(samples: int = 30, gap: float = 0.03) -> Floor:
