@@ -54,20 +54,20 @@ def agent_host(
     jobs = JobLine()
     generations = count(1)
     table = SessionTable(launch.name, jobs.submit)
-    running: list[AgentProcessService] = []
+    current: AgentProcessService | None = None
 
     def table_failed(error: Exception) -> None:
-        for service in running:
-            service.fail(error)
+        if current is not None:
+            current.fail(error)
 
     mailbox = LoopMailbox(f"agent:{launch.name}", table.receive, on_error=table_failed)
 
     def process() -> AgentProcessService:
         # The factory runs on the trio thread, at every (re)start: the mailbox opens here.
+        nonlocal current
         mailbox.open()
-        service = AgentProcessService(settings, jobs, mailbox.handle, generations)
-        running[:] = [service]
-        return service
+        current = AgentProcessService(settings, jobs, mailbox.handle, generations)
+        return current
 
     supervisor = Supervisor(
         f"agent:{launch.name}",
