@@ -121,12 +121,11 @@ MAX_RETRIES = 3
 
 
 @dataclass(frozen=True, slots=True)
-class _Stored:
-    """A store write the route waits for was committed (``error`` is None) or failed."""
+class _Queued:
+    """A prompt was queued as ``prompt_id``, or could not be (``error``)."""
 
-    what: str
-    ref: str
-    result: object = None
+    text: str
+    prompt_id: int = 0
     error: BaseException | None = None
 
 
@@ -254,8 +253,8 @@ class ConversationRoute(RouteActor[int]):
                 self._input(message)
             case SessionEvent():
                 self._event(message)
-            case _Stored():
-                self._stored(message)
+            case _Queued():
+                self._queued(message)
             case _NotRecorded():
                 self._not_recorded(message)
             case _Claimed():
@@ -302,25 +301,15 @@ class ConversationRoute(RouteActor[int]):
     def reply(self, text: str, *, error: bool = False) -> None:
         self.say(RouteReply(self.key, text, "error" if error else "info"))
 
-    def write(self, op: WriteOp[Any], what: str | None = None, ref: str = "") -> None:
-        """Submit ``op``; with ``what``, its outcome comes back to this route as ``_Stored``."""
-        route, key = self.ctx.route, self.key
-        if what is None:
+    def write(self, op: WriteOp[Any]) -> None:
+        """Submit ``op``, nobody waiting for it: a failure is logged."""
+        key = self.key
 
-            def logged(outcome: object) -> None:
-                if isinstance(outcome, BaseException):
-                    logger.error("route %s: %s failed: %s", key, type(op).__name__, outcome)
-
-            self.ctx.store.submit(op, logged)
-            return
-
-        def acked(outcome: object) -> None:
+        def logged(outcome: object) -> None:
             if isinstance(outcome, BaseException):
-                route(key, _Stored(what, ref, error=outcome))
-            else:
-                route(key, _Stored(what, ref, result=outcome))
+                logger.error("route %s: %s failed: %s", key, type(op).__name__, outcome)
 
-        self.ctx.store.submit(op, acked)
+        self.ctx.store.submit(op, logged)
 
     # -- input ---------------------------------------------------------------------------------
 
@@ -368,7 +357,15 @@ class ConversationRoute(RouteActor[int]):
 
     def enqueue(self, text: str, *, front: bool = False) -> None:
         task_id = self.task.id if self.task is not None else None
-        self.write(EnqueuePrompt(self.key, text, task_id=task_id, front=front), "queued", text)
+        route, key = self.ctx.route, self.key
+
+        def queued(outcome: object) -> None:
+            if isinstance(outcome, BaseException):
+                route(key, _Queued(text, error=outcome))
+            else:
+                route(key, _Queued(text, cast(int, outcome)))
+
+        self.ctx.store.submit(EnqueuePrompt(key, text, task_id=task_id, front=front), queued)
 
     # -- tasks ---------------------------------------------------------------------------------
 
@@ -698,15 +695,14 @@ class ConversationRoute(RouteActor[int]):
 
     # -- acknowledgements and agent notices ----------------------------------------------------
 
-    def _stored(self, stored: _Stored) -> None:
-        if stored.what == "queued":
-            if stored.error is not None:
-                self.reply(f"could not queue the prompt: {stored.error}", error=True)
-                return
-            self.queued += 1
-            self.say(InputQueued(self.key, cast(int, stored.result), stored.ref, self.queued - 1))
-            if self.turn is None:
-                self.next_prompt()
+    def _queued(self, queued: _Queued) -> None:
+        if queued.error is not None:
+            self.reply(f"could not queue the prompt: {queued.error}", error=True)
+            return
+        self.queued += 1
+        self.say(InputQueued(self.key, queued.prompt_id, queued.text, self.queued - 1))
+        if self.turn is None:
+            self.next_prompt()
 
     def _steer_refused(self, refused: SteerRefused) -> None:
         if self.task is None or refused.key != self.task.id:
