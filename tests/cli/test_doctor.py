@@ -7,6 +7,7 @@ import os
 import sqlite3
 import subprocess
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -73,6 +74,11 @@ def processes_with_home_under(root: Path) -> list[int]:
     """Live processes whose environment puts HOME below ``root``: the isolated agents and
     anything they started."""
     marker = f"HOME={root}".encode()
+    return live_processes(lambda environ: any(v.startswith(marker) for v in environ))
+
+
+def live_processes(environ_matches: Callable[[list[bytes]], bool]) -> list[int]:
+    """Pids of the processes (zombies excepted) whose environment entries match."""
     found = []
     for proc in Path("/proc").glob("[0-9]*"):
         try:
@@ -80,7 +86,7 @@ def processes_with_home_under(root: Path) -> list[int]:
             state = (proc / "stat").read_text().split(") ", 1)[1][0]
         except OSError:
             continue
-        if state != "Z" and any(v.startswith(marker) for v in environ.split(b"\0")):
+        if state != "Z" and environ_matches(environ.split(b"\0")):
             found.append(int(proc.name))
     return found
 

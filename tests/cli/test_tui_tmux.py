@@ -19,7 +19,7 @@ import pytest
 from ..support.model_server import FakeModel
 from ..support.terminal import Tmux
 from ._robota import ROBOTA, Robota
-from .test_doctor import processes_with_home_under, write_real_agents_config
+from .test_doctor import live_processes, processes_with_home_under, write_real_agents_config
 
 
 @pytest.fixture
@@ -159,13 +159,4 @@ def processes_in(robota_home: Path) -> list[int]:
     """Live processes whose environment names this ROBOTA_HOME: robota itself, and whatever
     it started with its environment."""
     marker = f"ROBOTA_HOME={robota_home}".encode()
-    found = []
-    for proc in Path("/proc").glob("[0-9]*"):
-        try:
-            environ = (proc / "environ").read_bytes()
-            state = (proc / "stat").read_text().split(") ", 1)[1][0]
-        except OSError:
-            continue
-        if state != "Z" and marker in environ.split(b"\0"):
-            found.append(int(proc.name))
-    return found
+    return live_processes(lambda environ: marker in environ)
