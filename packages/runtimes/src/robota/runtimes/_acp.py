@@ -285,11 +285,11 @@ class AcpClient:
         except ConnectionLost:
             # Whoever owns the process learns why it went (exit code, garbage) and says so
             # through ``close``, which fails this turn; failing it here would say less.
-            self._emit(session_id, started)
-            return started.turn_id
+            pending = None
         self._emit(session_id, started)
-        assert self._nursery is not None
-        self._nursery.start_soon(self._await_prompt, session, pending)
+        if pending is not None:
+            assert self._nursery is not None
+            self._nursery.start_soon(self._await_prompt, session, pending)
         return started.turn_id
 
     async def _await_prompt(self, session: AcpSession, pending: PendingRequest) -> None:
