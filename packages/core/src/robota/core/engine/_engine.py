@@ -37,6 +37,7 @@ from ..store import (
     TurnAttempt,
     open_reader,
 )
+from ..store import find_task as _find_task
 from ..store import latest_task as _latest_task
 from ..store import task_turn_attempts as _task_turn_attempts
 from ..store import tasks as _tasks
@@ -133,6 +134,12 @@ class Engine:
     def recent_tasks(self, *, limit: int = 50, search: str | None = None) -> list[Task]:
         with closing(open_reader(self.db_path)) as db:
             return _tasks(db, limit=limit, search=search)
+
+    def find_tasks(self, wanted: str) -> list[Task]:
+        """The tasks ``wanted`` may name (by id, id prefix or exact title, newest first): the
+        candidates ``robota.core.frontend.resolve_task`` picks one of."""
+        with closing(open_reader(self.db_path)) as db:
+            return _find_task(db, wanted)
 
     def latest_task(self, cwd: Path, agent: str | None = None) -> Task | None:
         with closing(open_reader(self.db_path)) as db:

@@ -1,0 +1,48 @@
+"""robota.core.frontend: the one port every front end uses to reach the engine's routes.
+
+A front end (the TUI, print mode; later the chat transports, ``robota session attach`` and
+``--serve``) makes one ``FrontEndPort`` per engine, subscribes to each route it shows, reads the
+route's notices in batches on its own side (a trio loop, an asyncio loop on its own thread, a
+plain thread), and tells the route what the person did::
+
+    port = FrontEndPort(engine)
+    link = port.subscribe("tui:1a2b")          # any thread; connected from now on
+    link.send(NewTask(TaskSettings()))         # any thread, never blocks
+    link.send(UserInput("hello"))
+    async for batch in link:                   # trio; or attach(wake) + drain(); or wait()
+        for notice in batch: ...
+    link.close()
+
+The vocabulary (``UserInput``, ``TurnUpdate``...) is ``robota.core.engine``'s; this package adds
+the crossing (``_port``), its back-pressure policy (``_backpressure``: read its docstring before
+changing a bound) and what a name given to ``-r`` means (``_resolve``).
+
+Why a package of its own and not part of ``robota.core.engine``: it is the layer above the
+engine (it knows the engine only as a ``RouteHub``: connect, disconnect, tell), front ends need
+nothing else of the engine's wiring, and the engine's internals change without front ends
+noticing.
+
+Layering, bottom up: ``_backpressure`` (pure), ``_resolve`` (pure), ``_port``.
+"""
+
+from ._backpressure import CAPACITY, COALESCE_AFTER, merge_notices
+from ._port import FrontEndPort, LinkEnded, Overflowed, RouteHub, RouteLink
+from ._resolve import AmbiguousTask, TaskNotFound, TaskNotResolved, resolve_task
+
+__all__ = [
+    # the port
+    "FrontEndPort",
+    "RouteLink",
+    "RouteHub",
+    "LinkEnded",
+    "Overflowed",
+    # the back-pressure policy
+    "CAPACITY",
+    "COALESCE_AFTER",
+    "merge_notices",
+    # naming a task
+    "resolve_task",
+    "TaskNotResolved",
+    "TaskNotFound",
+    "AmbiguousTask",
+]
