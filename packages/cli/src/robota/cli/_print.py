@@ -21,7 +21,6 @@ from __future__ import annotations
 import codecs
 import json
 import logging
-import math
 import os
 import signal
 import stat
@@ -29,19 +28,16 @@ import sys
 import time
 import uuid
 from collections import deque
-from contextlib import closing
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, Protocol, TextIO
 
 import trio
 
-from robota.core import LoopPort
 from robota.core.engine import (
     ForkTask,
     InputQueued,
     InputSteered,
-    Interrupt,
     NewTask,
     RouteIdle,
     RouteReply,
@@ -54,7 +50,7 @@ from robota.core.engine import (
     UseTask,
 )
 from robota.core.events import event_to_json
-from robota.core.store import find_task, open_reader
+from robota.core.frontend import FrontEndPort, RouteLink, TaskNotResolved, resolve_task
 
 if TYPE_CHECKING:
     from robota.core.agents import PermissionMode
@@ -135,6 +131,8 @@ class PrintRun:
         self.stderr = stderr
         self.stdin = stdin
         self.route = f"print:{uuid.uuid4().hex[:12]}"
+        self.link: RouteLink = FrontEndPort(engine).subscribe(self.route)
+        """Subscribed from the start: nothing the route says once told is missed."""
         self.progress = progress and options.output_format == "text"
         self.task_id: str | None = None
         self.agent: str | None = options.agent
@@ -156,18 +154,29 @@ class PrintRun:
     # -- the run -------------------------------------------------------------------------------
 
     async def main(self) -> int:
-        send, receive = trio.open_memory_channel[object](math.inf)
-        port = LoopPort()
-
-        def deliver(notice: object) -> None:
-            port.post(_send_quietly, send, notice)
-
-        self.engine.connect(self.route, deliver)
+        link = self.link
         try:
-            await self._choose_task()
-        except UsageError as error:
-            self.stderr.write(f"robota: {error}\n")
+            try:
+                await self._choose_task()
+            except UsageError as error:
+                self.stderr.write(f"robota: {error}\n")
+                return 2
+            interrupted = await self._converse(link)
+        finally:
+            link.close()
+        self._clear_progress()
+        if self.usage_error is not None:
+            self.stderr.write(f"robota: {self.usage_error}\n")
             return 2
+        if self.fatal is not None:
+            return 1
+        if interrupted:
+            return 130
+        self._finish_output()
+        return 1 if self.failed or not self.results else 0
+
+    async def _converse(self, link: RouteLink) -> bool:
+        """Feed the input and read the route until every answer is out; whether Ctrl-C came."""
         interrupted = False
         with trio.open_signal_receiver(signal.SIGINT) as signals:
             async with trio.open_nursery() as nursery:
@@ -178,34 +187,30 @@ class PrintRun:
                     nonlocal interrupted
                     async for _ in signals:
                         interrupted = True
-                        self.engine.tell(self.route, Interrupt())
+                        link.interrupt()
                         nursery.start_soon(_cancel_after, nursery, INTERRUPT_GRACE)
 
                 nursery.start_soon(watch_signals)
-                async for notice in receive:
-                    self._handle(notice)
-                    if not receive.statistics().current_buffer_used:
-                        # One write for what arrived together (a turn's last event and its
-                        # result): whoever reads stdout wakes once, not once per line.
-                        self.stdout.flush()
-                    if self.usage_error is not None or self.fatal is not None:
+                done = False
+                async for batch in link:  # ends when _feed ends the link
+                    for notice in batch:
+                        self._handle(notice)
+                        done = (
+                            self.usage_error is not None
+                            or self.fatal is not None
+                            or (isinstance(notice, TurnFinished) and interrupted)
+                            # idle after the last input: every answer is out
+                            or (inputs_done.is_set() and self._idle_after >= self._sent)
+                        )
+                        if done:
+                            break
+                    # One write for what arrived together (a turn's last event and its
+                    # result): whoever reads stdout wakes once, not once per line.
+                    self.stdout.flush()
+                    if done:
                         break
-                    if isinstance(notice, TurnFinished) and interrupted:
-                        break
-                    if inputs_done.is_set() and self._idle_after >= self._sent:
-                        break  # idle after the last input: every answer is out
                 nursery.cancel_scope.cancel()
-        self._clear_progress()
-        self.engine.disconnect(self.route)
-        if self.usage_error is not None:
-            self.stderr.write(f"robota: {self.usage_error}\n")
-            return 2
-        if self.fatal is not None:
-            return 1
-        if interrupted:
-            return 130
-        self._finish_output()
-        return 1 if self.failed or not self.results else 0
+        return interrupted
 
     async def _choose_task(self) -> None:
         options = self.options
@@ -221,14 +226,11 @@ class PrintRun:
             raise UsageError(f"--cwd {cwd}: not a directory")
         source = None
         if options.resume is not None:
-            found = await trio.to_thread.run_sync(self._find, options.resume)
-            if not found:
-                raise UsageError(f"no session {options.resume!r}")
-            if len(found) > 1:
-                raise UsageError(
-                    f"{options.resume!r} names several sessions: {', '.join(t.id for t in found)}"
-                )
-            source = found[0]
+            found = await trio.to_thread.run_sync(self.engine.find_tasks, options.resume)
+            try:
+                source = resolve_task(options.resume, found)
+            except TaskNotResolved as error:
+                raise UsageError(str(error)) from None
         elif options.continue_:
             source = await trio.to_thread.run_sync(self.engine.latest_task, cwd, options.agent)
         if source is None:
@@ -240,19 +242,15 @@ class PrintRun:
                 title=options.name,
                 developer_instructions=options.append_system_prompt,
             )
-            self.engine.tell(self.route, NewTask(settings, announce=False))
+            self.link.send(NewTask(settings, announce=False))
             self.agent = options.agent or self.engine.defaults.agent
             return
         self.agent = source.agent
         self._await_task = True
         if options.fork:
-            self.engine.tell(self.route, ForkTask(source.id, options.name))
+            self.link.send(ForkTask(source.id, options.name))
         else:
-            self.engine.tell(self.route, UseTask(source.id))
-
-    def _find(self, wanted: str) -> list[Any]:
-        with closing(open_reader(self.engine.db_path)) as db:
-            return find_task(db, wanted)
+            self.link.send(UseTask(source.id))
 
     async def _feed(self, done: trio.Event) -> None:
         """Send the prompt, or each line of a stream-json stdin; ``done`` once all are sent."""
@@ -261,7 +259,7 @@ class PrintRun:
         if self.options.input_format == "text":
             assert self.options.prompt is not None
             self._sent = 1
-            self.engine.tell(self.route, UserInput(self.options.prompt))
+            self.link.send(UserInput(self.options.prompt))
             done.set()
             return
         assert self.stdin is not None
@@ -282,18 +280,17 @@ class PrintRun:
                     continue
                 sent += 1
                 self._sent = sent
-                self.engine.tell(self.route, UserInput(text))
+                self.link.send(UserInput(text))
         finally:
             lines.close()
         done.set()
         if sent == 0:
             self.usage_error = "no input: stdin ended before any user message"
-            # Nothing will ever make the route speak: wake the reader with a notice.
-            self.engine.outputs.deliver(self.route, RouteIdle(self.route))
+            self.link.end()  # nothing will ever make the route speak
         elif self._idle_after >= sent:
-            # The last answer and its idle notice were read before stdin ended: wake the
-            # reader, which waits for a notice to look at ``done`` again.
-            self.engine.outputs.deliver(self.route, RouteIdle(self.route, self._idle_after))
+            # The last answer and its idle notice were read before stdin ended: the reader
+            # waits for a notice that will not come.
+            self.link.end()
 
     # -- notices -------------------------------------------------------------------------------
 
@@ -498,13 +495,6 @@ def _terminal_width(stream: TextIO) -> int:
         return os.get_terminal_size(stream.fileno()).columns
     except (OSError, ValueError):
         return 100
-
-
-def _send_quietly(send: trio.MemorySendChannel[object], notice: object) -> None:
-    try:
-        send.send_nowait(notice)
-    except (trio.BrokenResourceError, trio.ClosedResourceError):
-        pass  # the run is over; late notices have no reader
 
 
 async def _cancel_after(nursery: trio.Nursery, seconds: float) -> None:
