@@ -28,7 +28,7 @@ from textual.widgets import Markdown, Static
 
 from robota.cli._tui._app import RobotaApp, Start
 from robota.cli._tui._complete import History, complete
-from robota.cli._tui._engine_thread import EngineThread, Inbox
+from robota.cli._tui._engine_thread import EngineThread
 from robota.cli._tui._run import build
 from robota.cli._tui._widgets import ApprovalBar, PromptInput, TurnCard
 from robota.core.engine import (
@@ -65,6 +65,7 @@ from robota.core.events import (
     TurnCompleted,
     TurnStarted,
 )
+from robota.core.frontend import FrontEndPort
 from robota.core.store import Task, TurnAttempt
 
 ROUTE = "console:test"
@@ -100,9 +101,17 @@ class FakeEngine:
         assert route_key == ROUTE
         self.deliver = deliver
 
+    def disconnect(self, route_key: str) -> None:
+        assert route_key == ROUTE
+
     def tell(self, route_key: str, request: FrontEndRequest) -> None:
         assert route_key == ROUTE
         self.told.append(request)
+
+    def find_tasks(self, wanted: str) -> list[Task]:
+        """A superset of the store's candidates: the core's resolver picks among them."""
+        found = [t for t in self.tasks if t.id.startswith(wanted) or t.title == wanted]
+        return sorted(found, key=lambda t: -t.updated_at)
 
     def recent_tasks(self, *, limit: int = 50, search: str | None = None) -> list[Task]:
         found = [t for t in self.tasks if not search or search in t.id or search in (t.title or "")]
@@ -394,6 +403,20 @@ def test_an_approval_is_answered_with_a_key(key: str, decision: ApprovalDecision
     drive(scenario)
 
 
+def test_a_pending_approval_shows_once_and_its_keys_have_one_name() -> None:
+    async def scenario(pilot: Pilot[None], app: RobotaApp, fake: FakeEngine) -> None:
+        fake.turn("a1", ApprovalRequested("ap-1", "command", "Run make clean?", command="make"))
+        bar = app.query_one(ApprovalBar)
+        await until(pilot, lambda: bar.has_focus, "the approval takes the keys")
+        await until(pilot, lambda: "waiting for approval" in card_text(app), "the card says so")
+        screen = f"{transcript_text(app)}\n{bar.content}"
+        assert screen.count("Run make clean?") == 1, screen
+        assert "[c] cancel the turn" in str(bar.content)
+        assert "cancel the task" not in screen
+
+    drive(scenario)
+
+
 def test_keys_typed_just_before_an_approval_appears_do_not_answer_it() -> None:
     async def scenario(pilot: Pilot[None], app: RobotaApp, fake: FakeEngine) -> None:
         fake.turn("a1", TextDelta("m1", "thinking"))
@@ -652,31 +675,29 @@ def test_an_engine_that_fails_ends_the_tui_with_its_error() -> None:
 
 
 def test_the_inbox_wakes_its_consumer_once_per_burst() -> None:
-    inbox: Inbox[int] = Inbox()
+    inbox = FrontEndPort(FakeEngine()).subscribe(ROUTE)  # the route's link is the TUI's inbox
     wakes: list[int] = []
-    inbox.put(1)  # before a consumer: kept
+    inbox.deliver(1)  # before a consumer: kept
     inbox.attach(lambda: wakes.append(1))
     assert wakes == [1]
-    threads = [threading.Thread(target=inbox.put, args=(n,)) for n in range(2, 50)]
+    threads = [threading.Thread(target=inbox.deliver, args=(n,)) for n in range(2, 50)]
     for thread in threads:
         thread.start()
     for thread in threads:
         thread.join()
     assert wakes == [1], "no second wake before the first drain"
     assert sorted(inbox.drain()) == list(range(1, 50))
-    inbox.put(99)
+    inbox.deliver(99)
     assert wakes == [1, 1]
-    inbox.detach()
-    inbox.put(100)
+    inbox.close()
+    inbox.deliver(100)
     assert inbox.drain() == []
 
 
 def test_requests_told_before_the_engine_started_reach_it_in_order() -> None:
     release = threading.Event()
     fake = FakeEngine(release=release)
-    thread = EngineThread(
-        fake, route_key=ROUTE, deliver=lambda notice: None, on_stopped=lambda error: None
-    )
+    thread = EngineThread(fake, link=FrontEndPort(fake).subscribe(ROUTE))
     thread.tell(UserInput("one"))  # before the trio loop exists
     thread.start()
     thread.tell(UserInput("two"))  # the loop may exist, the engine does not run yet

@@ -12,10 +12,11 @@ dedicated thread (``_engine_thread``). Why not trio guest mode on Textual's loop
 work (agent I/O, decoding streamed events, the store's writes) would then share one thread with
 rendering, so a big repaint would delay agent traffic and a burst of events would delay keys; a
 thread keeps each loop's latency its own, and the engine runs exactly as it does under print
-mode. The two meet without blocking either side: notices from actor threads go into a
-coalescing inbox drained on Textual's loop (one wake-up per burst, not per text delta);
-requests go straight to ``Engine.tell``, an actor tell that is safe from any thread; the only
-thing sent into the trio loop is the cancellation that stops the engine (through its token).
+mode. The two meet through the front-end port (``robota.core.frontend``), without blocking
+either side: the route's ``RouteLink`` wakes Textual's loop once per burst (not per text delta)
+and the loop drains it; requests go through the link to the route, an actor tell that is safe
+from any thread; the only thing sent into the trio loop is the cancellation that stops the
+engine (through its token).
 
 Textual is imported only when ``run_tui`` runs, so ``robota --help`` stays fast.
 """

@@ -1,8 +1,9 @@
 """The Textual app: one route's conversation on the screen, and the keys that drive it.
 
-Notices arrive through the ``Inbox`` (any thread); ``_drain`` applies a whole burst on the UI
-loop and repaints once, at most ``PAINT_HZ`` times a second. Everything the person does goes to
-the engine as a request through the ``EngineLink`` (``tell`` never blocks).
+Notices arrive through the route's ``RouteLink`` (the front-end port, ``robota.core.frontend``),
+which wakes the UI loop once per burst; ``_drain`` applies the whole burst and repaints once, at
+most ``PAINT_HZ`` times a second, and the link's end is the engine's. Everything the person does
+goes to the engine as a request through the ``EngineLink`` (``tell`` never blocks).
 
 Screen, top to bottom: the transcript (notes, each turn's prompt, its card, its answer), the
 approval choice (only while one waits), a hint line, the prompt, the status line.
@@ -28,7 +29,7 @@ from textual.containers import VerticalScroll
 from textual.message import Message
 from textual.widgets import Markdown, Static
 
-from robota.core.engine._messages import (
+from robota.core.engine import (
     AnswerApproval,
     ForkTask,
     FrontEndRequest,
@@ -48,12 +49,11 @@ from robota.core.engine._messages import (
     UseTask,
 )
 from robota.core.events import ApprovalResolved, TurnCompleted
-from robota.core.presentation import UserSteer
-from robota.core.presentation._text import format_elapsed
-from robota.core.presentation._view import STATE_LABELS
+from robota.core.frontend import AmbiguousTask, RouteLink, TaskNotFound, resolve_task
+from robota.core.presentation import STATE_LABELS, UserSteer, format_elapsed
 
 from ._complete import command_names
-from ._engine_thread import EngineStopped, Inbox
+from ._engine_thread import EngineStopped
 from ._widgets import TYPING_GUARD, ApprovalBar, LiveTurn, PromptInput, TaskPicker, TurnCard
 
 if TYPE_CHECKING:
@@ -62,7 +62,7 @@ if TYPE_CHECKING:
 
     from robota.core.store import Task, TurnAttempt
 
-__all__ = ["EngineDown", "EngineLink", "RobotaApp", "Start"]
+__all__ = ["EngineLink", "RobotaApp", "Start"]
 
 PAINT_HZ = 30
 HISTORY_TURNS = 10
@@ -82,6 +82,8 @@ class EngineLink(Protocol):
         self, *, limit: int = 50, search: str | None = None, timeout: float = 60
     ) -> list[Task]: ...
 
+    def find_tasks(self, wanted: str, timeout: float = 60) -> list[Task]: ...
+
     def latest_task(
         self, cwd: Path | None, agent: str | None = None, timeout: float = 60
     ) -> Task | None: ...
@@ -91,15 +93,8 @@ class EngineLink(Protocol):
     ) -> list[TurnAttempt]: ...
 
 
-@dataclass(frozen=True, slots=True)
-class EngineDown:
-    """The engine's run ended (``error`` is ``None`` when the app asked it to stop)."""
-
-    error: BaseException | None
-
-
 class _Wake(Message):
-    """Notices wait in the inbox."""
+    """Notices wait in the route's link, or it ended."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -142,10 +137,10 @@ class RobotaApp(App[None]):
         Binding("pagedown", "scroll_transcript(1)", show=False, priority=True),
     ]
 
-    def __init__(self, link: EngineLink, inbox: Inbox[RouteNotice | EngineDown], start: Start):
+    def __init__(self, link: EngineLink, notices: RouteLink, start: Start):
         super().__init__()
         self.link = link
-        self.inbox = inbox
+        self.notices = notices
         self.opening = start
         self.agent = start.settings.agent or link.default_agent
         self.task_id: str | None = None
@@ -193,14 +188,14 @@ class RobotaApp(App[None]):
                 pass  # a loop outside the main thread cannot: its runner handles signals
         # post_message is Textual's thread-safe door: the drain then runs as the app's own
         # handler (a bare call_soon_threadsafe would run outside the app's context).
-        self.inbox.attach(lambda: self.post_message(_Wake()))
+        self.notices.attach(lambda: self.post_message(_Wake()))
         self._terminal_fd = _terminal_fd()
         self.set_interval(1.0, self._tick)
         self._paint_status()
         self._open_route()
 
     def on_unmount(self) -> None:
-        self.inbox.detach()
+        self.notices.close()
         loop = asyncio.get_running_loop()
         for signum in (signal.SIGTERM, signal.SIGHUP):
             try:
@@ -221,13 +216,13 @@ class RobotaApp(App[None]):
         try:
             search: str | None = None
             if isinstance(start.resume, str):
-                found, candidates = await self._find(start.resume)
-                if found is not None:
-                    request = self._use(found)
-                elif candidates:
-                    search = start.resume  # ambiguous: let the person pick among them
-                else:
-                    self.note(f"no task named {start.resume!r}; starting a new one", "error")
+                found = await asyncio.to_thread(self.link.find_tasks, start.resume)
+                try:
+                    request = self._use(resolve_task(start.resume, found))
+                except AmbiguousTask:
+                    search = start.resume  # let the person pick among them
+                except TaskNotFound as error:
+                    self.note(f"{error}; starting a new one", "error")
             if request is None and (start.resume is True or search is not None):
                 chosen = await self.push_screen_wait(TaskPicker(self._picker_tasks, search))
                 if chosen is not None:
@@ -261,30 +256,17 @@ class RobotaApp(App[None]):
     def _picker_tasks(self, search: str | None) -> Sequence[Task]:
         return self.link.recent_tasks(limit=50, search=search)
 
-    async def _find(self, wanted: str) -> tuple[Task | None, int]:
-        """The task with this id, else the one its id prefixes, else the newest titled so;
-        and how many tasks the search found (to offer them when none is certain)."""
-        tasks = await asyncio.to_thread(self.link.recent_tasks, limit=50, search=wanted)
-        for task in tasks:
-            if task.id == wanted:
-                return task, len(tasks)
-        prefixed = [t for t in tasks if t.id.startswith(wanted)]
-        if len(prefixed) == 1:
-            return prefixed[0], len(tasks)
-        titled = [t for t in tasks if t.title == wanted]
-        return (titled[0] if titled else None), len(tasks)
-
     # -- notices --------------------------------------------------------------------------------
 
     def on__wake(self) -> None:
         self._drain()
 
     def _drain(self) -> None:
-        for item in self.inbox.drain():
-            if isinstance(item, EngineDown):
-                self._engine_down(item.error)
-            else:
-                self._notice(item)
+        notices = self.notices
+        for notice in notices.drain():
+            self._notice(notice)
+        if notices.ended:
+            self._engine_down(notices.reason)
         self._schedule_paint()
 
     def _notice(self, notice: RouteNotice) -> None:

@@ -1,35 +1,35 @@
-"""The engine's trio loop in its own thread, and the inbox that brings its notices to the UI.
+"""The engine's trio loop in its own thread.
 
-Why a thread and not trio guest mode: see the package docstring. The contract with the rest of
-the TUI is three calls that never block the caller: ``tell`` (any thread; ``Engine.tell`` is an
-actor tell, so it is called directly, and requests told before the engine runs are held and
-sent first, in order), ``Inbox.put`` (the ``deliver`` the engine calls on actor threads) and
-``stop`` (cancels the engine's run through the trio token and waits, bounded, for its shutdown,
-agents included). ``recent_tasks`` and ``latest_task`` block on SQLite and are called from a
-worker thread, never from the UI loop nor the trio loop (a blocking read there would stall
-every route).
+Why a thread and not trio guest mode: see the package docstring. The route's notices reach the
+UI through the front-end port's ``RouteLink`` (``robota.core.frontend``), subscribed before the
+thread starts; this thread ends the link when the engine's run ends, with what ended it. The
+contract with the rest of the TUI is two calls that never block the caller: ``tell`` (any
+thread; ``RouteLink.send`` is an actor tell, so it is called directly, and requests told before
+the engine runs are held and sent first, in order) and ``stop`` (cancels the engine's run
+through the trio token and waits, bounded, for its shutdown, agents included).
+``recent_tasks``, ``find_tasks``, ``latest_task`` and ``task_history`` block on SQLite and are
+called from a worker thread, never from the UI loop nor the trio loop (a blocking read there
+would stall every route).
 """
 
 from __future__ import annotations
 
 import logging
 import threading
-from collections import deque
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Generic, Protocol, TypeVar, cast
+from typing import TYPE_CHECKING, Protocol
 
 import trio
 
 if TYPE_CHECKING:
-    from robota.core.engine import FrontEndRequest, RouteNotice, TaskDefaults
+    from robota.core.engine import FrontEndRequest, TaskDefaults
+    from robota.core.frontend import RouteLink
     from robota.core.store import Task, TurnAttempt
 
-__all__ = ["EngineLike", "EngineStopped", "EngineThread", "Inbox"]
+__all__ = ["EngineLike", "EngineStopped", "EngineThread"]
 
 logger = logging.getLogger("robota.cli.tui")
-
-T = TypeVar("T")
 
 
 class EngineLike(Protocol):
@@ -45,11 +45,17 @@ class EngineLike(Protocol):
     def connect(self, route_key: str, deliver: Callable[[object], None]) -> None:
         """Send the route's notices to ``deliver`` (called on actor threads)."""
 
+    def disconnect(self, route_key: str) -> None:
+        """Stop sending the route's notices anywhere."""
+
     def tell(self, route_key: str, request: FrontEndRequest) -> None:
         """What the person did, for the route to act on (thread-safe, never blocks)."""
 
     def recent_tasks(self, *, limit: int = ..., search: str | None = None) -> Sequence[Task]:
         """Tasks, most recently used first (blocks on SQLite)."""
+
+    def find_tasks(self, wanted: str) -> Sequence[Task]:
+        """The tasks ``wanted`` may name, for ``resolve_task`` (blocks on SQLite)."""
 
     def latest_task(self, cwd: Path, agent: str | None = None) -> Task | None:
         """The most recently used task in ``cwd`` (blocks on SQLite)."""
@@ -62,81 +68,17 @@ class EngineStopped(RuntimeError):
     """The engine is not running (it failed to start, crashed, or was stopped)."""
 
 
-class Inbox(Generic[T]):
-    """Items from any thread to one consumer, with one wake-up per burst.
-
-    ``put`` appends and, unless a drain is already due, calls ``wake`` (which schedules
-    ``drain`` on the consumer's loop). A streaming turn sends hundreds of text deltas a second;
-    the consumer then repaints once per burst instead of once per delta.
-    """
-
-    def __init__(self) -> None:
-        self._items: deque[T] = deque()
-        self._lock = threading.Lock()
-        self._due = False
-        self._wake: Callable[[], object] | None = None
-        self._closed = False
-
-    def attach(self, wake: Callable[[], object]) -> None:
-        """Start waking the consumer; items that arrived before are drained on the first wake."""
-        with self._lock:
-            self._wake = wake
-            if not self._items or self._due:
-                return
-            self._due = True
-        self._call(wake)
-
-    def detach(self) -> None:
-        """The consumer is gone: keep nothing, wake nobody."""
-        with self._lock:
-            self._wake = None
-            self._closed = True
-            self._items.clear()
-
-    def put(self, item: T) -> None:
-        with self._lock:
-            if self._closed:
-                return
-            self._items.append(item)
-            wake = self._wake
-            if wake is None or self._due:
-                return
-            self._due = True
-        self._call(wake)
-
-    def drain(self) -> list[T]:
-        with self._lock:
-            self._due = False
-            items = list(self._items)
-            self._items.clear()
-        return items
-
-    def _call(self, wake: Callable[[], object]) -> None:
-        try:
-            wake()
-        except RuntimeError:
-            pass  # the consumer's loop closed: nobody is left to show the item to
-
-
 class EngineThread:
     """Runs ``engine.run`` under ``trio.run`` in a daemon thread.
 
-    ``on_stopped(error)`` is called on that thread once the run is over: ``error`` is ``None``
-    after ``stop``, else what ended the run.
+    ``link`` is the route's subscription (``FrontEndPort(engine).subscribe(route_key)``): the
+    requests go to its route, and it is ended on that thread once the run is over, with
+    ``None`` after ``stop``, else with what ended the run.
     """
 
-    def __init__(
-        self,
-        engine: EngineLike,
-        *,
-        route_key: str,
-        deliver: Callable[[RouteNotice], None],
-        on_stopped: Callable[[BaseException | None], None],
-    ) -> None:
+    def __init__(self, engine: EngineLike, *, link: RouteLink) -> None:
         self.engine = engine
-        self._route_key = route_key
-        self._deliver = deliver
-        self._on_stopped = on_stopped
+        self._link = link
         self._lock = threading.Lock()
         self._token: trio.lowlevel.TrioToken | None = None
         self._early: list[FrontEndRequest] | None = []
@@ -161,9 +103,9 @@ class EngineThread:
             if self._early is not None:
                 self._early.append(request)
                 return
-            # Engine.tell is thread-safe (an actor tell): no hop through the trio loop. Under
-            # the lock, so nothing told now overtakes the requests held before the start.
-            self.engine.tell(self._route_key, request)
+            # An actor tell, thread-safe: no hop through the trio loop. Under the lock, so
+            # nothing told now overtakes the requests held before the start.
+            self._link.send(request)
 
     def recent_tasks(
         self, *, limit: int = 50, search: str | None = None, timeout: float = 60
@@ -171,6 +113,11 @@ class EngineThread:
         """Blocking: call from a worker thread. Waits (bounded) for the engine to start."""
         self._wait_running(timeout)
         return list(self.engine.recent_tasks(limit=limit, search=search))
+
+    def find_tasks(self, wanted: str, timeout: float = 60) -> list[Task]:
+        """Blocking, like ``recent_tasks``: the tasks ``wanted`` may name."""
+        self._wait_running(timeout)
+        return list(self.engine.find_tasks(wanted))
 
     def latest_task(
         self, cwd: Path | None, agent: str | None = None, timeout: float = 60
@@ -228,7 +175,7 @@ class EngineThread:
                 self._token = None
                 self._stopping = True
             self._ready.set()  # wakes the blocking readers, which then see it is not running
-            self._on_stopped(self._error)
+            self._link.end(self._error)
 
     async def _main(self) -> None:
         with trio.CancelScope() as scope:
@@ -237,19 +184,14 @@ class EngineThread:
                 self._token = trio.lowlevel.current_trio_token()
                 if self._stopping:
                     scope.cancel()
-            # Connected first: nothing the route says once running is lost.
-            self.engine.connect(self._route_key, self._deliver_notice)
             async with trio.open_nursery() as nursery:
                 await nursery.start(self.engine.run)
                 with self._lock:
                     early, self._early = self._early or [], None
                     for request in early:
-                        self.engine.tell(self._route_key, request)
+                        self._link.send(request)
                 self._ready.set()
                 await trio.sleep_forever()
-
-    def _deliver_notice(self, notice: object) -> None:
-        self._deliver(cast("RouteNotice", notice))
 
     def _cancel(self) -> None:
         if self._scope is not None:

@@ -1,4 +1,4 @@
-"""Wiring: the inbox, the engine thread and the app; run them and stop the engine afterwards.
+"""Wiring: the route's link, the engine thread and the app; run them, stop the engine after.
 
 ``build`` is separate from ``run`` so the headless tests drive exactly what ``robota`` runs,
 only under ``App.run_test`` instead of on a terminal.
@@ -14,8 +14,8 @@ from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING
 
 from .. import _gc
-from ._app import EngineDown, RobotaApp, Start
-from ._engine_thread import EngineLike, EngineThread, Inbox
+from ._app import RobotaApp, Start
+from ._engine_thread import EngineLike, EngineThread
 
 if TYPE_CHECKING:
     from robota.core.engine import TaskSettings
@@ -35,17 +35,13 @@ def profile_engine() -> EngineLike:
 
 
 def build(engine: EngineLike, *, route_key: str, start: Start) -> tuple[RobotaApp, EngineThread]:
-    """The app and the thread that will run ``engine``, neither started."""
-    from robota.core.engine import RouteNotice  # noqa: PLC0415
+    """The app and the thread that will run ``engine``, neither started; the route is
+    subscribed already, so nothing it says once the engine runs is missed."""
+    from robota.core.frontend import FrontEndPort  # noqa: PLC0415
 
-    inbox: Inbox[RouteNotice | EngineDown] = Inbox()
-    thread = EngineThread(
-        engine,
-        route_key=route_key,
-        deliver=inbox.put,
-        on_stopped=lambda error: inbox.put(EngineDown(error)),
-    )
-    return RobotaApp(thread, inbox, start), thread
+    link = FrontEndPort(engine).subscribe(route_key)
+    thread = EngineThread(engine, link=link)
+    return RobotaApp(thread, link, start), thread
 
 
 def run(

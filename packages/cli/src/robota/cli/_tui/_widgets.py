@@ -22,8 +22,13 @@ from textual.suggester import SuggestFromList
 from textual.widgets import Input, OptionList, Static
 from textual.widgets.option_list import Option
 
-from robota.core.presentation import Approval, TerminalRenderer, TurnView
-from robota.core.presentation._text import format_elapsed, strip_launcher
+from robota.core.presentation import (
+    Approval,
+    TerminalRenderer,
+    TurnView,
+    format_elapsed,
+    strip_launcher,
+)
 
 from ._complete import History, complete
 
@@ -49,6 +54,9 @@ APPROVAL_KEYS: dict[ApprovalDecision, tuple[str, str]] = {
     "decline": ("d", "decline"),
     "cancel": ("c", "cancel the turn"),
 }
+"""Each decision's key and what the bar calls it. ``decline``: the agent is told no and the turn
+goes on; ``cancel``: declined, and the agent interrupts the turn at once (App Server's
+``cancel``, ACP's ``cancelled`` outcome); the task stays, the next prompt continues it."""
 
 TYPING_GUARD = 0.4
 """Seconds after the last keystroke in the prompt during which a newly shown approval ignores
@@ -197,7 +205,8 @@ class LiveTurn:
 class TurnCard(Static):
     """One turn's activity, drawn from the turn's ``TurnView`` by a ``TerminalRenderer``: the
     same model and renderer as print mode's progress, and the same view the chat cards use.
-    The renderer is held for the turn, so a repaint redraws only the blocks that changed."""
+    The renderer is held for the turn, so a repaint redraws only the blocks that changed.
+    Pending approvals are left out: the ``ApprovalBar`` shows them, with the keys."""
 
     def __init__(self, turn: LiveTurn, *, agent: str) -> None:
         super().__init__("", classes="card")
@@ -206,7 +215,9 @@ class TurnCard(Static):
 
     def paint(self, expanded: Collection[str] | Literal["all"] = ()) -> None:
         turn = self.turn
-        lines = self.renderer.render(turn.view, elapsed=turn.elapsed, color=True, expanded=expanded)
+        lines = self.renderer.render(
+            turn.view, elapsed=turn.elapsed, color=True, expanded=expanded, approvals=False
+        )
         self.update(Text.from_ansi("\n".join(lines)))
 
 

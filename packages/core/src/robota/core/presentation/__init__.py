@@ -38,10 +38,11 @@ from ._slack import (
     slack_final_answer,
 )
 from ._terminal import TerminalRenderer, render_terminal
-from ._text import strip_launcher
+from ._text import format_elapsed, strip_launcher
 from ._throttle import BACKOFF, ThrottleError, UpdateThrottle, payload_hash
 from ._view import (
     SNAPSHOT_VERSION,
+    STATE_LABELS,
     Activity,
     Approval,
     Change,
@@ -61,6 +62,7 @@ __all__ = [
     "UserSteer",
     "Change",
     "ViewStatus",
+    "STATE_LABELS",
     "SNAPSHOT_VERSION",
     "Activity",
     "Message",
@@ -78,6 +80,7 @@ __all__ = [
     # text
     "split_markdown",
     "strip_launcher",
+    "format_elapsed",
     # renderers
     "TerminalRenderer",
     "render_terminal",

@@ -76,6 +76,7 @@ class TerminalRenderer:
         expanded: Collection[str] | Literal["all"] = (),
         output_lines: int = 3,
         last: int | None = None,
+        approvals: bool = True,
     ) -> list[str]:
         """The turn as lines; the arguments are ``render_terminal``'s."""
         if view is not self._view:  # another turn: versions order one view's activities only
@@ -110,7 +111,7 @@ class TerminalRenderer:
             for entry in view.plan:
                 mark = {"completed": "[x]", "in_progress": "[>]", "pending": "[ ]"}[entry.status]
                 out.add(f"  {mark} {entry.content}", "dim" if entry.status == "completed" else "")
-        for approval in view.pending_approvals:
+        for approval in view.pending_approvals if approvals else ():
             out.blank()
             out.add(f"Approval needed: {approval.title}", "bold", "yellow")
             if approval.command:
@@ -177,12 +178,15 @@ def render_terminal(
     expanded: Collection[str] | Literal["all"] = (),
     output_lines: int = 3,
     last: int | None = None,
+    approvals: bool = True,
 ) -> list[str]:
     """The turn as lines, from a fresh renderer (no cache). ``expanded``: tool ids whose whole
     kept output is shown (or ``"all"``); other tools show their last ``output_lines`` lines
     while running, none after. ``last``: only the newest that many activity blocks (print
     mode's progress), so a long turn costs what its tail does; ``None`` renders them all (a
-    scrollable TUI)."""
+    scrollable TUI). ``approvals``: draw the pending approvals with their choices; ``False``
+    for a front end that shows them in a place of its own (the TUI's approval bar), so they
+    are not shown twice."""
     return TerminalRenderer(agent=agent).render(
         view,
         elapsed=elapsed,
@@ -191,6 +195,7 @@ def render_terminal(
         expanded=expanded,
         output_lines=output_lines,
         last=last,
+        approvals=approvals,
     )
 
 
