@@ -15,6 +15,8 @@ Layering, bottom up (a module imports only from the layers below it):
    ``presentation``   the turn view, its renderers (terminal, Feishu, Slack) and the card update
    throttle; pure (no I/O, no clock), importing only ``events``
 8. ``testing``        public helpers for tests of code built on the kernel
+9. ``frontend``       the one port front ends reach the engine's routes through (above
+   ``engine``, which it knows only as a ``RouteHub``: connect, disconnect, tell)
 
 Heavy third-party modules (trio, ruamel) are imported by the modules that need
 them; importing ``robota.core`` itself pulls in pykka and trio, nothing more.
