@@ -304,6 +304,16 @@ def test_a_woken_reader_is_woken_once_per_burst() -> None:
     assert wakes == [1, 1, 1], "the end wakes the reader too"
 
 
+def test_a_reader_that_attaches_after_the_end_is_woken() -> None:
+    link = FrontEndPort(Hub()).subscribe(ROUTE)
+    link.end(RuntimeError("the engine failed to start"))  # before the UI loop attached
+    wakes: list[int] = []
+    link.attach(lambda: wakes.append(1))
+    assert wakes == [1]
+    assert link.drain() == [] and link.ended
+    assert str(link.reason) == "the engine failed to start"
+
+
 def test_a_wake_up_that_raises_does_not_reach_the_route() -> None:
     hub = Hub()
     link = FrontEndPort(hub).subscribe(ROUTE)

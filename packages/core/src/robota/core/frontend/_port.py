@@ -283,8 +283,8 @@ class RouteLink:
                 self._ended = True
                 self._reason = reason
             self._readable.notify_all()
-            self._due = True
             wake = self._wake
+            self._due = wake is not None  # forced: the end wakes even while one is due
         if first:
             self._port._release(self)  # the port and its links are one unit
         if wake is not None:
