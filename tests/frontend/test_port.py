@@ -154,6 +154,7 @@ def test_a_reader_that_keeps_up_sees_every_notice_as_sent() -> None:
     assert link.coalesced == 0
 
 
+@pytest.mark.concurrency
 def test_order_is_kept_across_batches_from_one_route_thread() -> None:
     hub = Hub()
     link = FrontEndPort(hub).subscribe(ROUTE)
@@ -222,6 +223,7 @@ def test_a_reader_past_the_bound_is_cut_off_and_told_why() -> None:
 # -- ending --------------------------------------------------------------------------------------
 
 
+@pytest.mark.concurrency
 def test_close_wakes_a_reader_waiting_on_another_thread() -> None:
     link = FrontEndPort(Hub()).subscribe(ROUTE)
     outcome: list[object] = []
@@ -286,6 +288,7 @@ def test_a_second_subscription_takes_the_route_over() -> None:
 # -- readers -------------------------------------------------------------------------------------
 
 
+@pytest.mark.concurrency
 def test_a_woken_reader_is_woken_once_per_burst() -> None:
     hub = Hub()
     link = FrontEndPort(hub).subscribe(ROUTE)
@@ -326,6 +329,7 @@ def test_a_wake_up_that_raises_does_not_reach_the_route() -> None:
     assert link.drain() == [RouteReply(ROUTE, "x")]
 
 
+@pytest.mark.concurrency
 async def test_a_trio_reader_hears_route_threads_and_ends_when_closed_from_one() -> None:
     hub = Hub()
     link = FrontEndPort(hub).subscribe(ROUTE)
