@@ -188,7 +188,7 @@ def test_approval_buttons_carry_only_the_callers_tokens() -> None:
         "Allow once",
         "Allow for this session",
         "Decline",
-        "Cancel the task",
+        "Cancel the turn",
     ]
     assert [b["behaviors"][0]["value"] for b in buttons] == [
         {"token": f"tok-{i}"} for i in range(1, 5)

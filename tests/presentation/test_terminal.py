@@ -57,7 +57,7 @@ def test_layout() -> None:
         "Approval needed: Run rm",
         "  $ rm x",
         "  in /w",
-        "  [a] allow once  [s] allow for this session  [d] decline  [c] cancel the task",
+        "  [a] allow once  [s] allow for this session  [d] decline  [c] cancel the turn",
     ]
 
 

@@ -81,7 +81,7 @@ DECISION_LABELS: dict[ApprovalDecision, tuple[str, str]] = {
     "accept": ("Allow once", "primary"),
     "accept_for_session": ("Allow for this session", "default"),
     "decline": ("Decline", "danger"),
-    "cancel": ("Cancel the task", "danger"),
+    "cancel": ("Cancel the turn", "danger"),
 }
 
 _PANEL_ICON: Json = {

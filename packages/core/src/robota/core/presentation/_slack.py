@@ -64,7 +64,7 @@ _DECISIONS: dict[ApprovalDecision, tuple[str, str | None]] = {
     "accept": ("Allow once", "primary"),
     "accept_for_session": ("Allow for this session", None),
     "decline": ("Decline", "danger"),
-    "cancel": ("Cancel the task", "danger"),
+    "cancel": ("Cancel the turn", "danger"),
 }
 
 

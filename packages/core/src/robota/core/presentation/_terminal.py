@@ -46,7 +46,7 @@ _CHOICES = {
     "accept": "[a] allow once",
     "accept_for_session": "[s] allow for this session",
     "decline": "[d] decline",
-    "cancel": "[c] cancel the task",
+    "cancel": "[c] cancel the turn",
 }
 
 
