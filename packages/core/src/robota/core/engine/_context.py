@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .._address import Mailbox
+from .._capabilities import AgentCapabilities
 from ..agents import PermissionMode
 from ..store import StoreClient, Task
 
@@ -39,8 +40,10 @@ class AgentEntry:
 
     name: str
     kind: str
-    """The runtime plugin's kind: ``app-server`` or ``acp``."""
+    """The runtime plugin's kind (stored with tasks, shown; never decided on)."""
     address: Mailbox
+    capabilities: AgentCapabilities = field(default_factory=AgentCapabilities)
+    """What the agent's runtime plugin declares it can do; its sessions refine it."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -38,6 +38,7 @@ from pathlib import Path
 from typing import Any, cast
 
 from .._address import Mailbox
+from .._capabilities import AgentCapabilities
 from .._routes import RouteActor
 from ..agents import (
     AgentFailure,
@@ -226,7 +227,7 @@ class ConversationRoute(RouteActor[int]):
             )
             agent = self.ctx.agents.get(self.task.agent) if self.task is not None else None
             if self.task is not None and agent is not None:
-                self.steering[self.task.id] = agent.kind == "app-server"
+                self.steering[self.task.id] = agent.capabilities.steer
             logger.info("route %s: took back running turn %s", self.key, attempt.id)
             return
 
@@ -449,7 +450,9 @@ class ConversationRoute(RouteActor[int]):
         task = self.task
         if task is None or opened.key != task.id:
             return
-        self.steering[task.id] = bool(opened.capabilities.get("steer", False))
+        agent = self.ctx.agents.get(task.agent)
+        declared = agent.capabilities if agent is not None else AgentCapabilities()
+        self.steering[task.id] = declared.refined(opened.capabilities).steer
         if reset_opened(self, opened):
             return
         if task.remote_id != opened.session_id:

@@ -138,7 +138,8 @@ def _setting(
         route.write(UpdateTask(task.id, **change))
         route.task = replace(task, **change)
         route.update_session(route.task)
-        per_turn = field in _PER_TURN and task.runtime_kind == "app-server"
+        agent = route.ctx.agents.get(task.agent)
+        per_turn = field in _PER_TURN and agent is not None and agent.capabilities.per_turn_settings
         when = " (from the next turn, and in forks)" if per_turn else note
         route.reply(f"{field.replace('_', ' ')}: {current} -> {value}{when}")
 
@@ -147,7 +148,7 @@ def _setting(
 
 _NEXT_SESSION = " (from the next time the task's session opens, and in forks)"
 _PER_TURN = ("model", "effort")
-"""Settings an App Server agent takes with each turn."""
+"""Settings an agent with ``per_turn_settings`` takes with each turn."""
 
 
 def _queue(route: ConversationRoute, args: str) -> None:

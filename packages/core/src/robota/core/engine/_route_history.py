@@ -1,16 +1,17 @@
 """A route's history commands: ``/sessions``, ``/switch``, ``/turns`` and resetting to a turn.
 
-``/sessions`` shows robota's own tasks merged with the threads every App Server agent lists
-(``thread/list``: those of Codex Desktop, the Codex CLI or another client of the same agent
-home), one order by last activity, numbered across pages so ``/switch N`` names one entry
-whatever page it was on. The agents answer later (``ListSessions`` -> ``SessionsListed``), so
-the route keeps the pending listing and replies once every agent answered or failed; an agent
-that fails costs its entries and a line saying so, never the listing.
+``/sessions`` shows robota's own tasks merged with the threads every agent that can
+(``list_sessions``: an App Server agent's ``thread/list``, with those of Codex Desktop, the
+Codex CLI or another client of the same agent home), one order by last activity, numbered
+across pages so ``/switch N`` names one entry whatever page it was on. The agents answer later
+(``ListSessions`` -> ``SessionsListed``), so the route keeps the pending listing and replies
+once every agent answered or failed; an agent that fails costs its entries and a line saying
+so, never the listing.
 
-Resetting (``/turns reset TURN``) forks the App Server thread that ran the chosen turn through
-that turn and binds the task to the fork: the task keeps its id, title, agent, directory,
-settings and route; the turns after the chosen one stay listed (they happened), and the next
-turn's parent is the chosen one. ACP agents cannot fork at a turn, so there it is refused.
+Resetting (``/turns reset TURN``) forks the agent thread that ran the chosen turn through that
+turn and binds the task to the fork: the task keeps its id, title, agent, directory, settings
+and route; the turns after the chosen one stay listed (they happened), and the next turn's
+parent is the chosen one. An agent without ``fork_at_turn`` (ACP's) is refused.
 Nothing on disk is reverted, which the listing says before anyone resets.
 """
 
@@ -96,7 +97,7 @@ def sessions(route: ConversationRoute, args: str) -> None:
     if words and words[-1].isdigit():
         page = max(1, int(words.pop()))
     search = " ".join(words) or None
-    listers = [a.name for a in route.ctx.agents.values() if a.kind == "app-server"]
+    listers = [a.name for a in route.ctx.agents.values() if a.capabilities.list_sessions]
     listing = Listing(search, page, set(listers))
     if not listers:
         _show(route, listing)
@@ -292,7 +293,7 @@ def _reset(route: ConversationRoute, task: Task, ref: str) -> None:
         route.reply("a turn is running: /stop it first, or wait", error=True)
         return
     entry = route.ctx.agents.get(task.agent)
-    if entry is None or entry.kind != "app-server":
+    if entry is None or not entry.capabilities.fork_at_turn:
         route.reply(
             f"reset needs an App Server agent (it forks the thread through the turn); "
             f"{task.agent} cannot fork a session at a turn",
