@@ -44,7 +44,8 @@ from ..store import task_turn_attempts as _task_turn_attempts
 from ..store import tasks as _tasks
 from ._context import AgentEntry, EngineContext, Outputs, TaskDefaults
 from ._messages import FrontEndRequest
-from ._recovery import Recover, abandon, plan_recovery
+from ._recovery import Recover, abandon
+from ._recovery_plan import plan_recovery
 from ._route import ConversationRoute
 
 __all__ = ["Engine", "EngineAgent"]
