@@ -77,6 +77,7 @@ from robota.core.store import (
     UpdateTask,
     UpdateTurnAttempt,
 )
+from robota.runtimes import acp, app_server
 
 KEY = "console:test"
 CWD = Path("/work/project")
@@ -90,16 +91,8 @@ class Nowhere:
         raise AssertionError(f"the core told {message!r}")
 
 
-STEERS = AgentCapabilities(
-    steer=True,
-    per_turn_settings=True,
-    list_sessions=True,
-    fork=True,
-    fork_at_turn=True,
-    images=True,
-    resume=True,
-)
-QUEUES = AgentCapabilities(fork=True, images=True, resume=True)
+STEERS = app_server.capabilities
+QUEUES = acp.capabilities
 CODEX = AgentEntry("codex", "app-server", Nowhere(), STEERS)
 GEMINI = AgentEntry("gemini", "acp", Nowhere(), QUEUES)
 

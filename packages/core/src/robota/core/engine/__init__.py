@@ -2,7 +2,7 @@
 
 A front end (the TUI, print mode, later chat transports) builds an ``Engine`` with the agents
 its profile configures, connects a ``deliver`` callable per route key, and tells routes what the
-person does; see ``_messages`` for the conversation between the two, and ``_route`` for the
+person does; see ``_messages`` for the conversation between the two, and ``_route_core`` for the
 rules a route follows.
 
 Layering, bottom up (a module imports only from the layers below it):

@@ -246,8 +246,8 @@ def _reset(route: RouteData, task: Task, ref: str) -> None:
         return
     if task.agent not in route.agents or not route.can(task).fork_at_turn:
         route.reply(
-            f"reset needs an App Server agent (it forks the thread through the turn); "
-            f"{task.agent} cannot fork a session at a turn",
+            f"reset needs an App Server agent (or another that forks a thread through a "
+            f"turn); {task.agent} cannot fork a session at a turn",
             error=True,
         )
         return

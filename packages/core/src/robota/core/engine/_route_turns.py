@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any, cast
 
 from ..agents import InterruptTurn, StartTurn, SteerRefused, TurnRefused
-from ..events import TurnCompleted, TurnError, TurnStarted, Usage
+from ..events import RuntimeEvent, TurnCompleted, TurnError, TurnStarted, Usage
 from ..store import (
     EnqueuePrompt,
     FinishTurnAttempt,
@@ -142,7 +142,7 @@ def not_recorded(route: RouteData, failed: AttemptNotRecorded) -> None:
     _finish_locally(route, turn, "failed", f"the turn could not be recorded: {failed.error}")
 
 
-def event(route: RouteData, key: str, runtime_event: object) -> None:
+def event(route: RouteData, key: str, runtime_event: RuntimeEvent) -> None:
     turn = route.turn
     if turn is None or turn.task_id != key or turn.finishing:
         route.emit(Log("debug", f"route {route.key}: event outside a turn: {runtime_event}"))
@@ -158,7 +158,7 @@ def event(route: RouteData, key: str, runtime_event: object) -> None:
                 remote_session_id=session,
             )
         )
-    update = TurnUpdate(route.key, turn.task_id, turn.attempt_id, cast(Any, runtime_event))
+    update = TurnUpdate(route.key, turn.task_id, turn.attempt_id, runtime_event)
     if isinstance(runtime_event, TurnCompleted):
         # Said with the final answer, after the outcome's commit: said now, it would wake the
         # front end's thread, which then holds the interpreter while the route's still builds
