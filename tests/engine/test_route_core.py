@@ -820,3 +820,17 @@ def test_bad_input_is_answered_and_never_reaches_the_agent(line: str, answer: st
 def test_a_message_the_core_does_not_know_is_logged() -> None:
     effects = route().handle(object())
     assert [e.level for e in effects] == ["warning"]  # type: ignore[union-attr]
+
+
+@pytest.mark.parametrize(
+    ("reported", "expected"),
+    [
+        ({}, QUEUES),
+        ({"steer": True, "images": False}, replace(QUEUES, steer=True, images=False)),
+        ({"modes": ["plan"], "resume": 0}, replace(QUEUES, resume=False)),  # extras ignored
+    ],
+)
+def test_a_sessions_report_refines_what_the_plugin_declared(
+    reported: dict[str, object], expected: AgentCapabilities
+) -> None:
+    assert QUEUES.refined(reported) == expected
