@@ -57,7 +57,8 @@ def open_engine(
         if plugin is None:
             click.echo(f"robota: no runtime plugin for agent kind {agent.kind!r}", err=True)
             sys.exit(2)
-        agents.append(EngineAgent(agent.kind, plugin.host(agent_launch(agent, config, profile))))
+        host = plugin.host(agent_launch(agent, config, profile))
+        agents.append(EngineAgent(agent.kind, host, plugin.capabilities))
     defaults = TaskDefaults(
         agent=config.defaults.agent,
         cwd=config.defaults.cwd,

@@ -8,7 +8,8 @@ Layering, bottom up (a module imports only from the layers below it):
 4. ``_bridge``        every crossing between actor threads and the trio loop
 5. ``_supervisor``    supervision trees as trio tasks
 6. ``_routes``        the route directory with passivation
-   ``_plugins``, ``_main``   what runtime plugins offer; a trio run as a process's main
+   ``_capabilities``, ``_plugins``, ``_main``   what agents can do; what runtime plugins
+   offer; a trio run as a process's main
 7. ``store``, ``config``, ``logs``     the SQLite store, configuration and paths, structured logs
    ``events``, ``agents``   the runtime-neutral turn events, and the messages routes and agents
    exchange
@@ -34,6 +35,7 @@ from ._bridge import (
     Reply,
     request,
 )
+from ._capabilities import AgentCapabilities
 from ._dists import robota_version
 from ._errors import (
     ConfigError,
@@ -92,6 +94,7 @@ __all__ = [
     "RouteDirectory",
     "RouteStates",
     # plugins
+    "AgentCapabilities",
     "AgentHost",
     "AgentLaunch",
     "PluginError",

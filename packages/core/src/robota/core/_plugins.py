@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 from ._address import Mailbox
+from ._capabilities import AgentCapabilities
 from ._dists import entry_points
 
 if TYPE_CHECKING:
@@ -83,6 +84,8 @@ class RuntimePlugin(Protocol):
     with its ``kind`` (the value of ``agents.<name>.kind`` in config.yaml) as the name."""
 
     kind: str
+    capabilities: AgentCapabilities
+    """What the protocol offers at most; each session refines it (see ``AgentCapabilities``)."""
 
     async def probe(
         self, launch: AgentLaunch, *, timeout: float, session: bool = False

@@ -13,7 +13,7 @@ from typing import Any
 
 import trio
 
-from robota.core import AgentHost, AgentLaunch, Backoff, ProbeReport
+from robota.core import AgentCapabilities, AgentHost, AgentLaunch, Backoff, ProbeReport
 
 from ._acp import AcpClient
 from ._agent import agent_host
@@ -144,6 +144,7 @@ class _Runtime:
 
     kind: str
     acp: bool
+    capabilities: AgentCapabilities
 
     async def probe(
         self, launch: AgentLaunch, *, timeout: float, session: bool = False
@@ -167,6 +168,15 @@ class AppServerRuntime(_Runtime):
 
     kind = "app-server"
     acp = False
+    capabilities = AgentCapabilities(
+        steer=True,
+        per_turn_settings=True,
+        list_sessions=True,
+        fork=True,
+        fork_at_turn=True,
+        images=True,
+        resume=True,
+    )
 
 
 class AcpRuntime(_Runtime):
@@ -174,6 +184,8 @@ class AcpRuntime(_Runtime):
 
     kind = "acp"
     acp = True
+    capabilities = AgentCapabilities(fork=True, images=True, resume=True)
+    """At most: whether an agent takes images, loads or forks sessions, its session says."""
 
 
 app_server = AppServerRuntime()

@@ -2,7 +2,7 @@
 
 A front end (the TUI, print mode, later chat transports) builds an ``Engine`` with the agents
 its profile configures, connects a ``deliver`` callable per route key, and tells routes what the
-person does; see ``_messages`` for the conversation between the two, and ``_route`` for the
+person does; see ``_messages`` for the conversation between the two, and ``_route_core`` for the
 rules a route follows.
 
 Layering, bottom up (a module imports only from the layers below it):
@@ -10,9 +10,17 @@ Layering, bottom up (a module imports only from the layers below it):
 1. ``_commands``, ``_messages``   the slash-command resolver; what front ends and routes say
 2. ``_policy``                    what a line of input becomes (pure)
 3. ``_context``                   what the routes of one engine share
-4. ``_recovery``, ``_route_commands``   recovery on start; what each command does
-5. ``_route``                     the route actor
-6. ``_engine``                    the supervision tree as a Service
+4. ``_route_effects``             what the route core asks of its shell, and the read port
+5. ``_route_state``               a route's state and the moves every handler makes on it
+6. ``_route_turns``               a turn from its attempt to its final answer; the queue
+7. ``_route_tasks``, ``_route_history``, ``_recovery``   other tasks; ``/sessions``,
+   ``/turns`` and reset; recovery on start
+8. ``_route_commands``            what each slash command does
+9. ``_route_core``                ``RouteCore``: a message in, effects out (layers 4-9 are
+   pure: no I/O, no threads, ids and clocks injected)
+10. ``_route``                    the route actor: the shell that performs the effects
+11. ``_recovery_plan``            what the last run left (reads the store)
+12. ``_engine``                   the supervision tree as a Service
 """
 
 from ._commands import COMMANDS, CommandSpec, Invocation, NotACommand, Rejected, resolve
@@ -48,8 +56,30 @@ from ._policy import (
     after_steer_refused,
     decide,
 )
-from ._recovery import RECOVERY_WINDOW, recovery_prompt, retry_prompt
-from ._route import ConversationRoute
+from ._recovery import Recover, recovery_prompt
+from ._recovery_plan import RECOVERY_WINDOW
+from ._route import ConversationRoute, StoreReads
+from ._route_core import RouteCore
+from ._route_effects import (
+    Ack,
+    AttemptNotRecorded,
+    ClaimFinal,
+    Effect,
+    FinalClaimed,
+    ListAgentSessions,
+    Log,
+    MakeDirectory,
+    Notify,
+    OpenAgentSession,
+    PromptQueued,
+    QueuedTaken,
+    RouteReads,
+    Running,
+    Tell,
+    Write,
+)
+from ._route_state import IdsAndClocks, Restored
+from ._route_turns import MAX_RETRIES, retry_prompt
 
 __all__ = [
     # the engine
@@ -96,8 +126,31 @@ __all__ = [
     "SteerRunningTurn",
     "after_steer_refused",
     "decide",
+    # the route core: state, effects, acknowledgements, ports
+    "RouteCore",
+    "Restored",
+    "IdsAndClocks",
+    "RouteReads",
+    "StoreReads",
+    "Effect",
+    "Notify",
+    "Write",
+    "Ack",
+    "ClaimFinal",
+    "Tell",
+    "OpenAgentSession",
+    "ListAgentSessions",
+    "Running",
+    "MakeDirectory",
+    "Log",
+    "PromptQueued",
+    "AttemptNotRecorded",
+    "FinalClaimed",
+    "QueuedTaken",
+    "MAX_RETRIES",
     # recovery
     "RECOVERY_WINDOW",
+    "Recover",
     "recovery_prompt",
     "retry_prompt",
 ]

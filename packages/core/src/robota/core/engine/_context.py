@@ -17,8 +17,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .._address import Mailbox
+from .._capabilities import AgentCapabilities
 from ..agents import PermissionMode
-from ..store import StoreClient, Task
+from ..store import StoreClient
 
 __all__ = [
     "AgentEntry",
@@ -39,8 +40,10 @@ class AgentEntry:
 
     name: str
     kind: str
-    """The runtime plugin's kind: ``app-server`` or ``acp``."""
+    """The runtime plugin's kind (stored with tasks, shown; never decided on)."""
     address: Mailbox
+    capabilities: AgentCapabilities = field(default_factory=AgentCapabilities)
+    """What the agent's runtime plugin declares it can do; its sessions refine it."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -122,39 +125,6 @@ class EngineContext:
     clock: Callable[[], float] = time.time
     running: RunningAttempts = field(default_factory=RunningAttempts)
     write_timeout: float = 10.0
-
-    def fresh_task(
-        self,
-        agent: str,
-        cwd: Path | str,
-        *,
-        remote_id: str | None = None,
-        title: str | None = None,
-        model: str | None = None,
-        permission_mode: str | None = None,
-        developer_instructions: str | None = None,
-    ) -> Task:
-        """A task not yet stored, created now, with a new id."""
-        created = self.clock()
-        return Task(
-            id=new_task_id(),
-            agent=agent,
-            cwd=str(cwd),
-            runtime_kind=self.agents[agent].kind,
-            remote_id=remote_id,
-            title=title,
-            model=model,
-            effort=None,
-            permission_mode=permission_mode,
-            provider=None,
-            forked_from=None,
-            fork_turn_id=None,
-            developer_instructions=developer_instructions,
-            last_turn_id=None,
-            last_turn_status=None,
-            created_at=created,
-            updated_at=created,
-        )
 
 
 def new_task_id() -> str:

@@ -23,10 +23,12 @@ from collections.abc import Callable, Sequence
 from contextlib import closing
 from dataclasses import dataclass
 from pathlib import Path
+from typing import cast
 
 import trio
 
-from .._plugins import AgentHost
+from .._capabilities import AgentCapabilities
+from .._plugins import AgentHost, runtime_plugins
 from .._routes import MemoryRouteStates, RouteDirectory
 from .._supervisor import Backoff, ChildSpec, Service, Supervisor
 from ..store import (
@@ -43,7 +45,8 @@ from ..store import task_turn_attempts as _task_turn_attempts
 from ..store import tasks as _tasks
 from ._context import AgentEntry, EngineContext, Outputs, TaskDefaults
 from ._messages import FrontEndRequest
-from ._recovery import Recover, abandon, plan_recovery
+from ._recovery import Recover, abandon
+from ._recovery_plan import plan_recovery
 from ._route import ConversationRoute
 
 __all__ = ["Engine", "EngineAgent"]
@@ -55,10 +58,13 @@ HEARTBEAT_INTERVAL = 60.0
 
 @dataclass(frozen=True, slots=True)
 class EngineAgent:
-    """A configured agent: its runtime kind and the host its plugin built."""
+    """A configured agent: its runtime kind, the host its plugin built, and what the plugin
+    declares it can do (``None``: what the installed plugin of that kind declares, nothing if
+    none is installed)."""
 
     kind: str
     host: AgentHost
+    capabilities: AgentCapabilities | None = None
 
 
 class Engine:
@@ -91,7 +97,10 @@ class Engine:
         children.append(ChildSpec("routes", lambda: self.directory, shutdown=15.0))
         self.supervisor = Supervisor("engine", children, backoff=backoff or Backoff(), intensity=10)
         self.store = StoreClient(self.supervisor.address("store"))
-        entries = {a.host.name: AgentEntry(a.host.name, a.kind, a.host.address) for a in agents}
+        entries = {
+            a.host.name: AgentEntry(a.host.name, a.kind, a.host.address, capabilities)
+            for a, capabilities in zip(agents, _declared(agents), strict=True)
+        }
         self.directory: RouteDirectory[int] = RouteDirectory(
             lambda key: ConversationRoute(key, self.context),
             MemoryRouteStates[int](),
@@ -179,6 +188,19 @@ class Engine:
             self.directory.tell(attempt.route_key, Recover("continue", attempt))
         for route_key in plan.queues:
             self.directory.tell(route_key, Recover("queue"))
+
+
+def _declared(agents: Sequence[EngineAgent]) -> list[AgentCapabilities]:
+    """Each agent's capabilities, from its runtime plugin when the caller named none."""
+    if all(a.capabilities is not None for a in agents):
+        return [cast(AgentCapabilities, a.capabilities) for a in agents]
+    plugins = runtime_plugins()
+    declared = []
+    for agent in agents:
+        plugin = plugins.get(agent.kind)
+        fallback = plugin.capabilities if plugin is not None else AgentCapabilities()
+        declared.append(agent.capabilities if agent.capabilities is not None else fallback)
+    return declared
 
 
 def _constant(service: Service) -> Callable[[], Service]:

@@ -1,173 +1,72 @@
-"""The conversation route: one actor per route key, the task controller of the product.
+"""The conversation route's actor: the shell that performs what its core decides.
 
-A route has a current task (one agent, one working directory, one agent session) and runs one
-turn at a time on it. What the person types becomes a prompt, a steer, a queued prompt or a
-command (``_policy.decide``); what the agent says comes back as notices and goes to the route's
-front end. The route never waits on I/O: every store write is acknowledged by a message to the
-route itself, and every agent request is answered by a notice.
+``ConversationRoute`` is one route key's actor (a ``RouteActor`` of the engine's directory). It
+owns a ``RouteCore`` (``_route_core``: every decision, no I/O) and does the I/O: on activation
+it reads what the store knows of the route (``Restored``) and opens the read port the core
+queries (``StoreReads``, over a reader of its own); for each message it asks the core for
+effects and performs them, in order. The route never waits on I/O: every store write is
+acknowledged by a message to the route itself (built by the effect's ``Ack``), and every agent
+request is answered by a notice.
 
-The order of a turn, and why:
-
-1. the attempt is written (``InsertTurnAttempt``) and only its commit sends the prompt to the
-   agent, so a crash at any later point leaves a row that recovery finds;
-2. the agent's ``TurnStarted`` marks the attempt running (with the agent's turn id);
-3. ``TurnCompleted`` writes the outcome (``FinishTurnAttempt``) and claims the final delivery in
-   the ledger (``RecordFinalDelivery``); only a claim that wins tells the front end
-   ``TurnFinished``, so a final answer is delivered once whatever crashed in between;
-4. then the next queued prompt, if any, else ``RouteIdle``.
-
-Steps 1 and 3 act in the store writer's thread, right after the commit (``_dispatcher``,
-``claim_final``): the prompt and the final answer are on every turn's critical path, and a
-round trip through this route's inbox first would add a thread wake-up to each. What those
-continuations touch is thread-safe (addresses, the front ends, the running set); the route hears
-of a claim afterwards (``_Claimed``), of an attempt only when it could not be written
-(``_NotRecorded``: the turn then ends failed), and only then changes its own state.
-
-Text typed while a turn runs steers it where the agent can (App Server) and is queued otherwise;
-a steer that lost the race with the turn's end is queued first in line.
+Two effects act in the store writer's thread, right after the commit: a ``Write``'s ``then``
+(the prompt sent and ``TurnBegan`` told once the attempt is recorded) and ``ClaimFinal`` (the
+final answer delivered once the ledger claim wins). They are on every turn's critical path,
+and a round trip through this route's inbox first would add a thread wake-up to each
+(measured: the engine benchmark's prompt -> agent figure). What they touch is thread-safe
+(addresses, the front ends, the running set).
 """
 
 from __future__ import annotations
 
 import logging
-import time
-from collections import deque
-from collections.abc import Callable
-from dataclasses import dataclass, fields, replace
+from collections.abc import Callable, Iterable, Sequence
+from functools import partial
 from pathlib import Path
-from typing import Any, cast
+from typing import Any
 
-from .._address import Mailbox
 from .._routes import RouteActor
-from ..agents import (
-    AgentFailure,
-    CloseSession,
-    DecideApproval,
-    InterruptTurn,
-    OpenSession,
-    SessionEvent,
-    SessionOpened,
-    SessionsListed,
-    StartTurn,
-    Steered,
-    SteerRefused,
-    SteerTurn,
-    TurnAccepted,
-    TurnRefused,
-)
-from ..events import TurnCompleted, TurnError, TurnStarted, Usage
+from ..agents import ListSessions, OpenSession
 from ..store import (
-    BindRouteTask,
-    CreateTask,
     Database,
-    EnqueuePrompt,
-    FinishTurnAttempt,
-    InsertTurnAttempt,
-    JSONValue,
     QueuedPrompt,
     RecordFinalDelivery,
-    TakeQueuedTurn,
     Task,
-    Together,
-    UpdateTask,
-    UpdateTurnAttempt,
-    WriteOp,
+    TurnAttempt,
     active_turn_attempts,
+    bound_sessions,
+    find_task,
+    find_turn_attempt,
+    head_attempt,
     open_reader,
     pending_prompts,
     route_binding,
+    task_turn_attempts,
+    task_with_remote,
+    tasks,
 )
 from ..store import task as load_task
-from ._context import EngineContext, new_attempt_id
-from ._messages import (
-    AnswerApproval,
-    ForkTask,
-    InputQueued,
-    InputSteered,
-    Interrupt,
-    NewTask,
-    RouteIdle,
-    RouteReply,
-    TaskOpened,
-    TaskSettings,
-    TurnBegan,
-    TurnFinished,
-    TurnUpdate,
-    UserInput,
-    UseTask,
+from ._context import EngineContext
+from ._route_core import RouteCore
+from ._route_effects import (
+    ClaimFinal,
+    Effect,
+    FinalClaimed,
+    ListAgentSessions,
+    Log,
+    MakeDirectory,
+    Notify,
+    OpenAgentSession,
+    Running,
+    Tell,
+    Write,
 )
-from ._policy import Enqueue, Prompt, RouteState, RunCommand, Say, SteerRunningTurn, decide
-from ._recovery import Recover, handle_recover, retry_prompt
-from ._route_commands import run_command
-from ._route_history import (
-    Listing,
-    ListingEntry,
-    PendingReset,
-    reset_failed,
-    reset_opened,
-    sessions_listed,
-)
-from ._route_tasks import fork_task, session_spec, use_task
+from ._route_state import IdsAndClocks, Restored
 
-__all__ = ["ConversationRoute"]
+__all__ = ["ConversationRoute", "StoreReads"]
 
 logger = logging.getLogger("robota.core.engine")
 
-MAX_RETRIES = 3
-"""Automatic retry turns after transient failures (rate limits, 5xx, cut streams)."""
-
-
-# -- messages the route sends itself ---------------------------------------------------------
-
-
-@dataclass(frozen=True, slots=True)
-class _Queued:
-    """A prompt was queued as ``prompt_id``, or could not be (``error``)."""
-
-    text: str
-    prompt_id: int = 0
-    error: BaseException | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class _NotRecorded:
-    """A turn's attempt could not be written, so its prompt was never sent."""
-
-    attempt_id: str
-    error: BaseException
-
-
-@dataclass(frozen=True, slots=True)
-class _Claimed:
-    """A final answer's ledger claim committed: ``won`` means it was delivered just now."""
-
-    finished: TurnFinished
-    won: bool
-    error: BaseException | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class _Taken:
-    """The next queued prompt, already recorded as attempt ``attempt_id`` (or none)."""
-
-    prompt: QueuedPrompt | None
-    attempt_id: str
-    task_id: str
-    error: BaseException | None = None
-
-
-@dataclass
-class _Turn:
-    attempt_id: str
-    task_id: str
-    prompt: str
-    images: tuple[Path, ...]
-    started: float
-    retry_count: int = 0
-    recovery: bool = False
-    remote_turn_id: str | None = None
-    finishing: bool = False
-    """The agent ended the turn; its outcome is being written and the final claimed."""
+_LEVELS = {"debug": logging.DEBUG, "info": logging.INFO, "warning": logging.WARNING}
 
 
 class ConversationRoute(RouteActor[int]):
@@ -177,567 +76,191 @@ class ConversationRoute(RouteActor[int]):
     def __init__(self, key: str, context: EngineContext) -> None:
         super().__init__(key)
         self.ctx = context
-        self.task: Task | None = None
-        self.turn: _Turn | None = None
-        self.queued = 0
-        self.steers: deque[str] = deque()
-        self.opened: set[str] = set()
-        """Tasks whose session this incarnation opened at the agent (``OpenSession`` sent)."""
-        self.steering: dict[str, bool] = {}
-        """Whether a task's agent takes input mid-turn, as its session announced."""
-        self.listings: dict[str, Listing] = {}
-        """``/sessions`` waiting for agents' thread lists, by request ref."""
-        self.last_listing: list[ListingEntry] = []
-        """What the last ``/sessions`` numbered, for ``/switch N``."""
-        self.resetting: PendingReset | None = None
-        self.taking = False
-        """A queued prompt is being taken (and recorded as the next turn) in the store."""
-        self.inputs = 0
-        """``UserInput`` taken in this engine run (see ``RouteIdle.inputs``)."""
+        self._core: RouteCore | None = None
         self._db: Database | None = None
+        route = context.route
+
+        def deliver(notice: object) -> None:
+            route(key, notice)
+
+        self._deliver = deliver
+        """Where agents send what they answer this route (its sessions' notices too)."""
 
     # -- lifecycle -----------------------------------------------------------------------------
 
     def restore(self, state: int | None) -> None:
-        self.inputs = state or 0
-        self._db = open_reader(self.ctx.db_path, any_thread=True)
-        binding = route_binding(self._db, self.key)
+        ctx, key = self.ctx, self.key
+        db = self._db = open_reader(ctx.db_path, any_thread=True)
+        binding = route_binding(db, key)
+        task = None
         if binding is not None and binding.current_task_id is not None:
-            self.task = load_task(self._db, binding.current_task_id)
-        self.queued = len(pending_prompts(self._db, self.key))
-        self._reattach()
-
-    def _reattach(self) -> None:
-        """Take back the turn a previous incarnation (crashed, or passivated) left running at
-        the agent in this engine run: its events reach this incarnation by the route key, so
-        the turn ends here as if nothing happened. Attempts of an earlier run are recovery's."""
-        for attempt in active_turn_attempts(self.db):
-            if attempt.route_key != self.key or attempt.id not in self.ctx.running:
-                continue
-            images = tuple(Path(p) for p in attempt.images)
-            self.turn = _Turn(
-                attempt.id,
-                attempt.task_id,
-                attempt.prompt,
-                images,
-                time.monotonic(),
-                attempt.retry_count,
-                remote_turn_id=attempt.remote_turn_id,
-            )
-            agent = self.ctx.agents.get(self.task.agent) if self.task is not None else None
-            if self.task is not None and agent is not None:
-                self.steering[self.task.id] = agent.kind == "app-server"
-            logger.info("route %s: took back running turn %s", self.key, attempt.id)
-            return
+            task = load_task(db, binding.current_task_id)
+        # A turn a previous incarnation (crashed, or passivated) left running at the agent in
+        # this engine run: its events reach this incarnation by the route key, so it ends here
+        # as if nothing happened. Attempts of an earlier run are recovery's.
+        running = next(
+            (a for a in active_turn_attempts(db) if a.route_key == key and a.id in ctx.running),
+            None,
+        )
+        restored = Restored(
+            task, tuple(p.id for p in pending_prompts(db, key)), running, state or 0
+        )
+        self._core = RouteCore(
+            key,
+            ctx.agents,
+            ctx.defaults,
+            StoreReads(db, key),
+            restored=restored,
+            human_approves=ctx.human_approves,
+            ids=IdsAndClocks(wall=ctx.clock),
+        )
+        self.perform(self._core.start())
 
     def snapshot(self) -> int:
-        return self.inputs
+        return self._core.inputs if self._core is not None else 0
 
     def terminated(self, reason: object) -> None:  # noqa: ARG002
         # A running turn stays in ``ctx.running``: it still runs at the agent, and the next
-        # incarnation takes it back (``_reattach``).
+        # incarnation takes it back (``RouteCore.start``).
         if self._db is not None:
             self._db.close()
             self._db = None
 
     @property
-    def db(self) -> Database:
-        assert self._db is not None, "restore() opens the reader"
-        return self._db
-
-    # -- dispatch ------------------------------------------------------------------------------
+    def core(self) -> RouteCore:
+        assert self._core is not None, "restore() builds the core"
+        return self._core
 
     def receive(self, message: Any) -> None:
-        match message:
-            case UserInput():
-                self._input(message)
-            case SessionEvent():
-                self._event(message)
-            case _Queued():
-                self._queued(message)
-            case _NotRecorded():
-                self._not_recorded(message)
-            case _Claimed():
-                self._final_claimed(message)
-            case _Taken():
-                self._taken(message)
-            case SessionOpened():
-                self._session_opened(message)
-            case SessionsListed():
-                sessions_listed(self, message)
-            case Steered(key=key):
-                if self.task is not None and key == self.task.id and self.steers:
-                    attempt = self.turn.attempt_id if self.turn else ""
-                    self.say(InputSteered(self.key, attempt, self.steers.popleft()))
-            case SteerRefused():
-                self._steer_refused(message)
-            case TurnRefused():
-                self._refused(message)
-            case TurnAccepted():
-                pass  # the turn's id came with its TurnStarted event already
-            case AgentFailure():
-                self._agent_failure(message)
-            case Interrupt():
-                self.interrupt()
-            case AnswerApproval(approval_id=approval_id, decision=decision):
-                if self.task is not None:
-                    self.agent().tell(DecideApproval(self.task.id, approval_id, decision))
-            case NewTask(settings=settings, announce=announce):
-                self.new_task(settings, announce=announce)
-            case UseTask(task_id=task_id):
-                use_task(self, task_id)
-            case ForkTask(task_id=task_id, title=title):
-                fork_task(self, task_id, title)
-            case Recover():
-                handle_recover(self, message)
-            case _:
-                logger.warning("route %s: ignored %s", self.key, type(message).__name__)
+        self.perform(self.core.handle(message))
 
-    # -- talking -------------------------------------------------------------------------------
+    # -- performing ----------------------------------------------------------------------------
 
-    def say(self, notice: object) -> None:
-        self.ctx.outputs.deliver(self.key, notice)
+    def perform(self, effects: Iterable[Effect]) -> None:
+        for effect in effects:
+            match effect:
+                case Notify(notice=notice):
+                    self.ctx.outputs.deliver(self.key, notice)
+                case Write():
+                    self._write(effect)
+                case ClaimFinal():
+                    self._claim(effect)
+                case Tell(agent=agent, request=request):
+                    self._tell(agent, request)
+                case OpenAgentSession(agent=agent, task_id=task_id, spec=spec):
+                    self._tell(agent, OpenSession(task_id, spec, self._deliver))
+                case ListAgentSessions(agent=agent, ref=ref, search=search, limit=limit):
+                    self._tell(agent, ListSessions(ref, self._deliver, search, limit))
+                case Running(attempt_id=attempt_id, running=running):
+                    if running:
+                        self.ctx.running.add(attempt_id)
+                    else:
+                        self.ctx.running.discard(attempt_id)
+                case MakeDirectory(path=path):
+                    path.mkdir(parents=True, exist_ok=True)
+                case Log(level=level, text=text):
+                    logger.log(_LEVELS.get(level, logging.ERROR), "%s", text)
 
-    def reply(self, text: str, *, error: bool = False) -> None:
-        self.say(RouteReply(self.key, text, "error" if error else "info"))
+    def _tell(self, agent: str, request: object) -> None:
+        entry = self.ctx.agents.get(agent)
+        if entry is None:
+            logger.error("route %s: agent %r is not configured", self.key, agent)
+            return
+        entry.address.tell(request)
 
-    def write(self, op: WriteOp[Any]) -> None:
-        """Submit ``op``, nobody waiting for it: a failure is logged."""
-        key = self.key
+    def _write(self, write: Write) -> None:
+        op, ack, key, route = write.op, write.ack, self.key, self.ctx.route
+        then = _in_any_thread(self.ctx, key, write.then) if write.then else None
 
-        def logged(outcome: object) -> None:
-            if isinstance(outcome, BaseException):
+        def acknowledged(outcome: object) -> None:
+            failed = isinstance(outcome, BaseException)
+            if then is not None and not failed:
+                then()
+            if ack is not None:
+                message = ack.message(outcome)
+                if message is not None:
+                    route(key, message)
+            elif failed:
                 logger.error("route %s: %s failed: %s", key, type(op).__name__, outcome)
 
-        self.ctx.store.submit(op, logged)
+        self.ctx.store.submit(op, acknowledged)
 
-    # -- input ---------------------------------------------------------------------------------
-
-    def state(self) -> RouteState:
-        turn = self.turn
-        running = None
-        if turn is not None and not turn.finishing:
-            running = turn.remote_turn_id
-        return RouteState(
-            has_task=self.task is not None,
-            running_turn=running,
-            agent_steers=self.task is not None and self.steering.get(self.task.id, False),
-            queued=self.queued,
-            busy=turn is not None or self.taking,
-        )
-
-    def _input(self, message: UserInput) -> None:
-        self.inputs += 1
-        self._handle_input(message)
-        self.maybe_idle()
-
-    def maybe_idle(self) -> None:
-        """Say ``RouteIdle`` when nothing runs, waits in the queue or waits for an agent."""
-        if self.turn or self.taking or self.queued or self.listings or self.resetting:
-            return
-        self.say(RouteIdle(self.key, self.inputs))
-
-    def _handle_input(self, message: UserInput) -> None:
-        decision = decide(self.state(), message.text)
-        match decision:
-            case Say(text=text):
-                self.reply(text, error=True)
-            case RunCommand(invocation=invocation):
-                run_command(self, invocation)
-            case Prompt(text=text, new_task=new_task):
-                if new_task:
-                    self.new_task(TaskSettings(), announce=False)
-                self.begin(text, message.images)
-            case SteerRunningTurn(turn_id=turn_id, text=text):
-                assert self.task is not None
-                self.steers.append(text)
-                self.agent().tell(SteerTurn(self.task.id, turn_id, text))
-            case Enqueue(text=text, front=front):
-                self.enqueue(text, front=front)
-
-    def enqueue(self, text: str, *, front: bool = False) -> None:
-        task_id = self.task.id if self.task is not None else None
-        route, key = self.ctx.route, self.key
-
-        def queued(outcome: object) -> None:
-            if isinstance(outcome, BaseException):
-                route(key, _Queued(text, error=outcome))
-            else:
-                route(key, _Queued(text, cast(int, outcome)))
-
-        self.ctx.store.submit(EnqueuePrompt(key, text, task_id=task_id, front=front), queued)
-
-    # -- tasks ---------------------------------------------------------------------------------
-
-    def agent(self, name: str | None = None) -> Mailbox:
-        wanted = name or (self.task.agent if self.task is not None else self.ctx.defaults.agent)
-        entry = self.ctx.agents.get(wanted)
-        if entry is None:
-            raise LookupError(f"agent {wanted!r} is not configured")
-        return entry.address
-
-    def new_task(self, settings: TaskSettings, *, announce: bool = True) -> Task | None:
-        if self.turn is not None:
-            self.reply("a turn is running: /stop it first, or wait", error=True)
-            return None
-        defaults = self.ctx.defaults
-        agent = settings.agent or (self.task.agent if self.task else defaults.agent)
-        if agent not in self.ctx.agents:
-            known = ", ".join(sorted(self.ctx.agents)) or "none"
-            self.reply(f"no agent {agent!r} (configured: {known})", error=True)
-            return None
-        cwd = settings.cwd or (Path(self.task.cwd) if self.task else defaults.cwd)
-        task = self.ctx.fresh_task(
-            agent,
-            cwd,
-            title=settings.title,
-            model=settings.model or defaults.model,
-            permission_mode=settings.permission_mode or defaults.permission_mode,
-            developer_instructions=settings.developer_instructions,
-        )
-        self.bind_task(task, create=True)
-        if announce:
-            self.reply(f"new task {task.id}: {task.agent} in {task.cwd}")
-        return task
-
-    def bind_task(self, task: Task, *, create: bool) -> None:
-        previous = self.task
-        if previous is not None and previous.id != task.id and previous.id in self.opened:
-            self.agent(previous.agent).tell(CloseSession(previous.id))
-            self.opened.discard(previous.id)
-        if create:
-            self.write(
-                CreateTask(
-                    id=task.id,
-                    agent=task.agent,
-                    cwd=task.cwd,
-                    runtime_kind=task.runtime_kind,
-                    title=task.title,
-                    model=task.model,
-                    permission_mode=task.permission_mode,
-                    forked_from=task.forked_from,
-                    fork_turn_id=task.fork_turn_id,
-                    developer_instructions=task.developer_instructions,
-                    effort=task.effort,
-                    provider=task.provider,
-                    remote_id=task.remote_id,
-                    at=task.created_at,
-                )
-            )
-        self.write(BindRouteTask(self.key, task.id))
-        self.task = task
-
-    def open_session(self, task: Task) -> None:
-        """Open the task's session at its agent; harmless when it is open already (the agent
-        rebinds it to this route), which is how a restarted route takes its session back."""
-        if task.id in self.opened:
-            return
-        self.opened.add(task.id)
-        self._tell_spec(task)
-
-    def update_session(self, task: Task) -> None:
-        """Give an open session the task's new settings (a closed one gets them when it opens)."""
-        if task.id in self.opened:
-            self._tell_spec(task)
-
-    def _tell_spec(self, task: Task) -> None:
-        self.agent(task.agent).tell(
-            OpenSession(task.id, session_spec(self, task), self.self_deliver())
-        )
-
-    def _session_opened(self, opened: SessionOpened) -> None:
-        task = self.task
-        if task is None or opened.key != task.id:
-            return
-        self.steering[task.id] = bool(opened.capabilities.get("steer", False))
-        if reset_opened(self, opened):
-            return
-        if task.remote_id != opened.session_id:
-            self.write(UpdateTask(task.id, remote_id=opened.session_id))
-            self.task = replace(task, remote_id=opened.session_id)
-        self.say(
-            TaskOpened(
-                self.key,
-                task.id,
-                task.agent,
-                task.cwd,
-                opened.session_id,
-                resumed=opened.resumed,
-                forked_from=task.forked_from,
-                agent_version=opened.agent_version,
-            )
-        )
-
-    # -- turns ---------------------------------------------------------------------------------
-
-    def begin(
-        self,
-        text: str,
-        images: tuple[Path, ...] = (),
-        *,
-        retry_count: int = 0,
-        recovery: bool = False,
-        along: tuple[WriteOp[object], ...] = (),
-    ) -> None:
-        """Start a turn: record its attempt, and only then send the prompt. ``along`` are
-        writes committed with the attempt, all or none (what the new turn takes over from)."""
-        if self.task is None:
-            self.new_task(TaskSettings(), announce=False)
-        task = self.task
-        if task is None:
-            return
-        turn = _Turn(
-            new_attempt_id(), task.id, text, images, time.monotonic(), retry_count, recovery
-        )
-        self.turn = turn
-        self.open_session(task)
-        insert = InsertTurnAttempt(
-            id=turn.attempt_id,
-            task_id=task.id,
-            route_key=self.key,
-            prompt=text,
-            images=tuple(str(p) for p in images),
-            retry_count=retry_count,
-            parent_id=task.head_attempt_id,
-        )
-        dispatch, route, key = self._dispatcher(task, turn), self.ctx.route, self.key
-        attempt_id = turn.attempt_id
-
-        def recorded(outcome: object) -> None:
-            if isinstance(outcome, BaseException):
-                route(key, _NotRecorded(attempt_id, outcome))
-            else:
-                dispatch()
-
-        self.ctx.store.submit(Together((*along, insert)) if along else insert, recorded)
-
-    def _dispatcher(self, task: Task, turn: _Turn) -> Callable[[], None]:
-        """What tells the front end a recorded turn began and sends its prompt, safe to call
-        from any thread (the writer's). Told before the commit, the front end's thread would
-        take the interpreter from the writer, whose commit the prompt waits for; told after the
-        prompt, the turn's first events could reach the front end before it."""
-        running, agent, attempt_id = self.ctx.running, self.agent(task.agent), turn.attempt_id
-        outputs, key = self.ctx.outputs, self.key
-        start = StartTurn(task.id, turn.prompt, turn.images)
-        began = TurnBegan(key, task.id, attempt_id, turn.prompt, recovery=turn.recovery)
-
-        def dispatch() -> None:
-            running.add(attempt_id)
-            outputs.deliver(key, began)
-            agent.tell(start)
-
-        return dispatch
-
-    def _not_recorded(self, failed: _NotRecorded) -> None:
-        turn = self.turn
-        if turn is None or turn.attempt_id != failed.attempt_id:
-            return
-        self._finish_locally(turn, "failed", f"the turn could not be recorded: {failed.error}")
-
-    def _event(self, message: SessionEvent) -> None:
-        turn = self.turn
-        if turn is None or turn.task_id != message.key or turn.finishing:
-            logger.debug("route %s: event outside a turn: %s", self.key, message.event)
-            return
-        event = message.event
-        if isinstance(event, TurnStarted):
-            turn.remote_turn_id = event.turn_id
-            session = self.task.remote_id if self.task is not None else None
-            self.write(
-                UpdateTurnAttempt(
-                    turn.attempt_id,
-                    "running",
-                    remote_turn_id=event.turn_id,
-                    remote_session_id=session,
-                )
-            )
-        update = TurnUpdate(self.key, turn.task_id, turn.attempt_id, event)
-        if isinstance(event, TurnCompleted):
-            # Said with the final answer, after the outcome's commit: said now, it would wake
-            # the front end's thread, which then holds the interpreter while this one still
-            # builds the writes the final waits for.
-            self._finish(turn, event, update)
-            return
-        self.say(update)
-
-    def _finish(
-        self, turn: _Turn, completed: TurnCompleted, update: TurnUpdate | None = None
-    ) -> None:
-        turn.finishing = True
-        self.ctx.running.discard(turn.attempt_id)
-        status = completed.status if completed.status in ("completed", "interrupted") else "failed"
-        usage = completed.usage
-        self.write(
-            FinishTurnAttempt(
-                turn.attempt_id,
-                status,
-                remote_turn_id=completed.turn_id,
-                final_text=completed.final_text,
-                error=completed.error.message if completed.error else None,
-                usage=None if usage is None else _usage_json(usage),
-            )
-        )
-        finished = TurnFinished(
-            self.key,
-            turn.task_id,
-            turn.attempt_id,
-            cast(Any, status),
-            completed.final_text,
-            completed.error,
-            usage,
-            completed.turn_id,
-            int((time.monotonic() - turn.started) * 1000),
-        )
-        self.claim_final(finished, before=() if update is None else (update,))
-        if status == "completed" and self.task is not None and self.task.id == turn.task_id:
-            self.task = replace(self.task, head_attempt_id=turn.attempt_id)
-
-    def _finish_locally(self, turn: _Turn, status: str, message: str) -> None:
-        """End a turn the agent never ran (refused, could not be recorded, agent failed)."""
-        error = TurnError(message, "unknown", retryable=False)
-        self._finish(turn, TurnCompleted(turn.remote_turn_id or "", cast(Any, status), error))
-
-    def claim_final(self, finished: TurnFinished, before: tuple[object, ...] = ()) -> None:
-        """Claim ``finished`` in the delivery ledger; the claim that wins delivers it, from the
-        writer's thread right after the commit, after the notices ``before`` (said whatever
-        the claim's outcome). The route hears of it as ``_Claimed``."""
+    def _claim(self, claim: ClaimFinal) -> None:
         outputs, route, key = self.ctx.outputs, self.ctx.route, self.key
+        finished, before = claim.finished, claim.before
 
         def claimed(outcome: object) -> None:
             for notice in before:
                 outputs.deliver(key, notice)
             if isinstance(outcome, BaseException):
-                route(key, _Claimed(finished, won=False, error=outcome))
+                route(key, FinalClaimed(finished, won=False, error=outcome))
                 return
             if outcome is True:
                 outputs.deliver(key, finished)
-            route(key, _Claimed(finished, won=outcome is True))
+            route(key, FinalClaimed(finished, won=outcome is True))
 
         self.ctx.store.submit(RecordFinalDelivery(finished.attempt_id), claimed)
 
-    def _final_claimed(self, claimed: _Claimed) -> None:
-        finished = claimed.finished
-        if claimed.error is not None:
-            logger.error("route %s: final delivery ledger failed: %s", self.key, claimed.error)
-        turn = self.turn
-        if turn is None:
-            self.next_prompt()  # a recovered final: the route is idle unless prompts wait
-            return
-        if turn.attempt_id != finished.attempt_id:
-            return
-        self.turn = None
-        self.steers.clear()
-        error = finished.error
-        if (
-            finished.status == "failed"
-            and error is not None
-            and error.retryable
-            and turn.retry_count < MAX_RETRIES
-        ):
-            attempt = turn.retry_count + 1
-            self.reply(f"{error.message}: retrying ({attempt} of {MAX_RETRIES})")
-            self.begin(retry_prompt(turn.prompt, attempt), turn.images, retry_count=attempt)
-            return
-        self.next_prompt()
 
-    def next_prompt(self) -> None:
-        if self.turn is not None or self.taking:
-            return
-        if self.queued <= 0:
-            self.maybe_idle()
-            return
-        if self.task is None:
-            self.new_task(TaskSettings(), announce=False)
-        task = self.task
-        if task is None:
-            return
-        # Taking the prompt and recording its attempt are one write: a crash in between would
-        # otherwise lose a prompt that is no longer pending and not yet a turn.
-        self.taking = True
-        attempt_id = new_attempt_id()
-        route, key = self.ctx.route, self.key
+def _in_any_thread(ctx: EngineContext, key: str, effects: Sequence[Effect]) -> Callable[[], None]:
+    """``effects`` as one call safe from any thread (the writer's): resolved now, in the
+    route's thread, so the writer's thread does no more than the sends themselves."""
+    steps: list[Callable[[], object]] = []
+    for effect in effects:
+        match effect:
+            case Running(attempt_id=attempt_id, running=True):
+                steps.append(partial(ctx.running.add, attempt_id))
+            case Running(attempt_id=attempt_id):
+                steps.append(partial(ctx.running.discard, attempt_id))
+            case Notify(notice=notice):
+                steps.append(partial(ctx.outputs.deliver, key, notice))
+            case Tell(agent=agent, request=request):
+                steps.append(partial(ctx.agents[agent].address.tell, request))
+            case _:
+                raise TypeError(f"{type(effect).__name__} cannot run in the writer's thread")
 
-        def taken(outcome: object) -> None:
-            if isinstance(outcome, BaseException):
-                route(key, _Taken(None, attempt_id, task.id, outcome))
-            else:
-                route(key, _Taken(cast(QueuedPrompt | None, outcome), attempt_id, task.id))
+    def run() -> None:
+        for step in steps:
+            step()
 
-        op = TakeQueuedTurn(self.key, attempt_id, task.id, parent_id=task.head_attempt_id)
-        self.ctx.store.submit(op, taken)
-
-    def _taken(self, message: _Taken) -> None:
-        self.taking = False
-        if message.error is not None:
-            self.reply(f"could not take the next queued prompt: {message.error}", error=True)
-            return
-        prompt = message.prompt
-        if prompt is None:
-            self.queued = 0
-            self.maybe_idle()
-            return
-        self.queued = max(0, self.queued - 1)
-        images = tuple(Path(p) for p in prompt.images)
-        turn = _Turn(message.attempt_id, message.task_id, prompt.text, images, time.monotonic())
-        self.turn = turn
-        task = self.task
-        if task is None or task.id != turn.task_id:
-            self._finish_locally(turn, "failed", "the task of the queued prompt is not current")
-            return
-        self.open_session(task)
-        self._dispatcher(task, turn)()
-
-    def interrupt(self) -> None:
-        if self.turn is None or self.task is None:
-            self.reply("no turn is running")
-            return
-        self.agent(self.task.agent).tell(InterruptTurn(self.task.id))
-
-    # -- acknowledgements and agent notices ----------------------------------------------------
-
-    def _queued(self, queued: _Queued) -> None:
-        if queued.error is not None:
-            self.reply(f"could not queue the prompt: {queued.error}", error=True)
-            return
-        self.queued += 1
-        self.say(InputQueued(self.key, queued.prompt_id, queued.text, self.queued - 1))
-        if self.turn is None:
-            self.next_prompt()
-
-    def _steer_refused(self, refused: SteerRefused) -> None:
-        if self.task is None or refused.key != self.task.id:
-            return
-        if self.steers and self.steers[0] == refused.text:
-            self.steers.popleft()
-        if refused.reason == "unsupported":
-            self.steering[self.task.id] = False
-        self.enqueue(refused.text, front=refused.reason == "ended")
-
-    def _refused(self, refused: TurnRefused) -> None:
-        turn = self.turn
-        if turn is None or refused.key != turn.task_id or turn.finishing:
-            return
-        self._finish_locally(turn, "failed", refused.message)
-
-    def _agent_failure(self, failure: AgentFailure) -> None:
-        self.reply(f"agent: {failure.request} failed: {failure.message}", error=True)
-        if failure.request == "open" and self.task is not None:
-            self.opened.discard(self.task.id)
-            reset_failed(self)
-
-    def self_deliver(self) -> Callable[[object], None]:
-        """Where agents send what they answer this route (its sessions' notices too)."""
-        return _route_deliver(self.ctx.route, self.key)
+    return run
 
 
-def _route_deliver(route: Callable[[str, object], None], key: str) -> Callable[[object], None]:
-    def deliver(notice: object) -> None:
-        route(key, notice)
+class StoreReads:
+    """``RouteReads`` over a store reader, for route ``route_key``."""
 
-    return deliver
+    def __init__(self, db: Database, route_key: str) -> None:
+        self.db = db
+        self.route_key = route_key
 
+    def task(self, task_id: str) -> Task | None:
+        return load_task(self.db, task_id)
 
-def _usage_json(usage: Usage) -> dict[str, JSONValue]:
-    # Not ``asdict``: it deep-copies, and this runs on every turn's way to its final answer.
-    values = ((f.name, getattr(usage, f.name)) for f in fields(usage))
-    return {name: value for name, value in values if value is not None}
+    def find_task(self, text: str) -> Sequence[Task]:
+        return find_task(self.db, text)
+
+    def tasks(self, *, limit: int, search: str | None) -> Sequence[Task]:
+        return tasks(self.db, limit=limit, search=search)
+
+    def task_with_remote(self, agent: str, remote_id: str) -> Task | None:
+        return task_with_remote(self.db, agent, remote_id)
+
+    def bound_sessions(self, session_ids: Sequence[str]) -> set[tuple[str, str]]:
+        return bound_sessions(self.db, session_ids)
+
+    def pending_prompts(self) -> Sequence[QueuedPrompt]:
+        return pending_prompts(self.db, self.route_key)
+
+    def head_attempt(self, task: Task) -> TurnAttempt | None:
+        return head_attempt(self.db, task)
+
+    def find_turn_attempt(self, task_id: str, ref: str) -> Sequence[TurnAttempt]:
+        return find_turn_attempt(self.db, task_id, ref)
+
+    def turn_attempts(
+        self, task_id: str, *, status: str | None, limit: int
+    ) -> Sequence[TurnAttempt]:
+        return task_turn_attempts(self.db, task_id, status=status, limit=limit)
+
+    def is_dir(self, path: Path) -> bool:
+        return path.is_dir()

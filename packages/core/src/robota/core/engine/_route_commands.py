@@ -1,9 +1,8 @@
-"""What each slash command does to a route. Called in the route's thread; replies go to the
-route's front end only.
+"""What each slash command does to a route; replies go to the route's front end only.
 
-Commands read the store through the route's reader and write through its store client; none
-waits for an agent. Settings commands (``/model``, ``/thinking``, ``/permissions``,
-``/provider``) change the task, and forks inherit them.
+Functions of ``RouteData``, pure: commands read the store through the route's read port and
+write as effects; none waits for an agent. Settings commands (``/model``, ``/thinking``,
+``/permissions``, ``/provider``) change the task, and forks inherit them.
 """
 
 from __future__ import annotations
@@ -12,28 +11,23 @@ import shlex
 from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from ..agents import PERMISSION_MODES
-from ..store import (
-    CancelPrompt,
-    UpdateTask,
-    pending_prompts,
-)
+from ..store import CancelPrompt, UpdateTask
 from ._commands import COMMANDS, Invocation
 from ._messages import TaskSettings
 from ._route_history import sessions, switch, turns
+from ._route_state import RouteData
 from ._route_tasks import fork_task, projectless_cwd
-
-if TYPE_CHECKING:
-    from ._route import ConversationRoute
+from ._route_turns import begin, interrupt
 
 __all__ = ["run_command"]
 
 EFFORTS = ("minimal", "low", "medium", "high", "xhigh")
 
 
-def run_command(route: ConversationRoute, invocation: Invocation) -> None:
+def run_command(route: RouteData, invocation: Invocation) -> None:
     handler = _HANDLERS.get(invocation.name)
     if handler is None:  # a command the resolver knows but this engine does not run
         route.reply(f"/{invocation.name} is not available here", error=True)
@@ -41,14 +35,14 @@ def run_command(route: ConversationRoute, invocation: Invocation) -> None:
     handler(route, invocation.args)
 
 
-def _help(route: ConversationRoute, _args: str) -> None:
+def _help(route: RouteData, _args: str) -> None:
     width = max(len(c.name) + len(c.usage) for c in COMMANDS) + 2
     lines = [f"/{(c.name + ' ' + c.usage).strip():<{width}} {c.summary}" for c in COMMANDS]
     lines.append("Text that starts with // is sent to the agent with one slash.")
     route.reply("\n".join(lines))
 
 
-def _new(route: ConversationRoute, args: str) -> None:
+def _new(route: RouteData, args: str) -> None:
     try:
         words = shlex.split(args)
     except ValueError as error:
@@ -72,21 +66,21 @@ def _new(route: ConversationRoute, args: str) -> None:
             cwd = Path(value).expanduser()
             if not cwd.is_absolute() and route.task is not None:
                 cwd = Path(route.task.cwd) / cwd
-            if not cwd.is_dir():
+            if not route.reads.is_dir(cwd):
                 route.reply(f"/new: {cwd} is not a directory", error=True)
                 return
             continue
         if word == "--nodir":
-            cwd = projectless_cwd(route.ctx)
+            cwd = projectless_cwd(route)
         else:
             prompt.append(word)
         index += 1
     task = route.new_task(TaskSettings(agent=agent, cwd=cwd))
     if task is not None and prompt:
-        route.begin(" ".join(prompt))
+        begin(route, " ".join(prompt))
 
 
-def _status(route: ConversationRoute, _args: str) -> None:
+def _status(route: RouteData, _args: str) -> None:
     task = route.task
     if task is None:
         route.reply("no task yet: type a prompt to start one, or /new")
@@ -106,11 +100,11 @@ def _status(route: ConversationRoute, _args: str) -> None:
     route.reply("\n".join(lines))
 
 
-def _stop(route: ConversationRoute, _args: str) -> None:
-    route.interrupt()
+def _stop(route: RouteData, _args: str) -> None:
+    interrupt(route)
 
 
-def _fork(route: ConversationRoute, args: str) -> None:
+def _fork(route: RouteData, args: str) -> None:
     if route.task is None:
         route.reply("no task to fork", error=True)
         return
@@ -119,8 +113,8 @@ def _fork(route: ConversationRoute, args: str) -> None:
 
 def _setting(
     field: str, allowed: tuple[str, ...] | None, note: str = ""
-) -> Callable[[ConversationRoute, str], None]:
-    def run(route: ConversationRoute, args: str) -> None:
+) -> Callable[[RouteData, str], None]:
+    def run(route: RouteData, args: str) -> None:
         task = route.task
         if task is None:
             route.reply("no task yet: settings belong to a task", error=True)
@@ -138,7 +132,7 @@ def _setting(
         route.write(UpdateTask(task.id, **change))
         route.task = replace(task, **change)
         route.update_session(route.task)
-        per_turn = field in _PER_TURN and task.runtime_kind == "app-server"
+        per_turn = field in _PER_TURN and route.can(task).per_turn_settings
         when = " (from the next turn, and in forks)" if per_turn else note
         route.reply(f"{field.replace('_', ' ')}: {current} -> {value}{when}")
 
@@ -147,21 +141,23 @@ def _setting(
 
 _NEXT_SESSION = " (from the next time the task's session opens, and in forks)"
 _PER_TURN = ("model", "effort")
-"""Settings an App Server agent takes with each turn."""
+"""Settings an agent with ``per_turn_settings`` takes with each turn."""
 
 
-def _queue(route: ConversationRoute, args: str) -> None:
+def _queue(route: RouteData, args: str) -> None:
     words = args.split()
     if words and words[0] == "cancel":
         if len(words) != 2 or not words[1].lstrip("-").isdigit():
             route.reply("usage: /queue cancel N (N from /queue)", error=True)
             return
-        route.write(CancelPrompt(int(words[1])))
-        route.queued = max(0, route.queued - 1)
+        prompt_id = int(words[1])
+        route.write(CancelPrompt(prompt_id))
+        if prompt_id in route.pending:
+            route.pending.remove(prompt_id)
         route.reply(f"cancelled queued prompt {words[1]} (if it had not started yet)")
         return
-    pending = pending_prompts(route.db, route.key)
-    route.queued = len(pending)
+    pending = route.reads.pending_prompts()
+    route.pending = [p.id for p in pending]
     if not pending:
         route.reply("the queue is empty")
         return
@@ -170,7 +166,7 @@ def _queue(route: ConversationRoute, args: str) -> None:
     route.reply("\n".join(lines))
 
 
-def _rename(route: ConversationRoute, args: str) -> None:
+def _rename(route: RouteData, args: str) -> None:
     if route.task is None:
         route.reply("no task to rename", error=True)
         return
@@ -183,7 +179,7 @@ def _rename(route: ConversationRoute, args: str) -> None:
     route.reply(f"task {route.task.id} is now {title!r}")
 
 
-_HANDLERS: dict[str, Callable[[ConversationRoute, str], None]] = {
+_HANDLERS: dict[str, Callable[[RouteData, str], None]] = {
     "help": _help,
     "new": _new,
     "status": _status,

@@ -1,49 +1,35 @@
 """A route's history commands: ``/sessions``, ``/switch``, ``/turns`` and resetting to a turn.
 
-``/sessions`` shows robota's own tasks merged with the threads every App Server agent lists
-(``thread/list``: those of Codex Desktop, the Codex CLI or another client of the same agent
-home), one order by last activity, numbered across pages so ``/switch N`` names one entry
-whatever page it was on. The agents answer later (``ListSessions`` -> ``SessionsListed``), so
-the route keeps the pending listing and replies once every agent answered or failed; an agent
-that fails costs its entries and a line saying so, never the listing.
+``/sessions`` shows robota's own tasks merged with the threads every agent that can
+(``list_sessions``: an App Server agent's ``thread/list``, with those of Codex Desktop, the
+Codex CLI or another client of the same agent home), one order by last activity, numbered
+across pages so ``/switch N`` names one entry whatever page it was on. The agents answer later
+(``ListSessions`` -> ``SessionsListed``), so the route keeps the pending listing and replies
+once every agent answered or failed; an agent that fails costs its entries and a line saying
+so, never the listing.
 
-Resetting (``/turns reset TURN``) forks the App Server thread that ran the chosen turn through
-that turn and binds the task to the fork: the task keeps its id, title, agent, directory,
-settings and route; the turns after the chosen one stay listed (they happened), and the next
-turn's parent is the chosen one. ACP agents cannot fork at a turn, so there it is refused.
+Resetting (``/turns reset TURN``) forks the agent thread that ran the chosen turn through that
+turn and binds the task to the fork: the task keeps its id, title, agent, directory, settings
+and route; the turns after the chosen one stay listed (they happened), and the next turn's
+parent is the chosen one. An agent without ``fork_at_turn`` (ACP's) is refused.
 Nothing on disk is reverted, which the listing says before anyone resets.
+
+Functions of ``RouteData``, pure: reads through its port, writes and agent requests as effects.
 """
 
 from __future__ import annotations
 
-import uuid
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from datetime import datetime
 from pathlib import Path
-from typing import TYPE_CHECKING
 
-from ..agents import AgentSessionInfo, CloseSession, ListSessions, SessionOpened, SessionsListed
-from ..store import (
-    ResetTaskToTurn,
-    Task,
-    TurnAttempt,
-    bound_sessions,
-    find_task,
-    find_turn_attempt,
-    head_attempt,
-    task_turn_attempts,
-    task_with_remote,
-    tasks,
-)
+from ..agents import AgentSessionInfo, CloseSession, SessionOpened, SessionsListed
+from ..store import ResetTaskToTurn, Task, TurnAttempt
+from ._route_effects import ListAgentSessions, Tell
+from ._route_state import BUSY, Listing, ListingEntry, PendingReset, RouteData
 from ._route_tasks import use_task
 
-if TYPE_CHECKING:
-    from ._route import ConversationRoute
-
 __all__ = [
-    "Listing",
-    "ListingEntry",
-    "PendingReset",
     "reset_failed",
     "reset_opened",
     "sessions",
@@ -57,60 +43,27 @@ TURNS_PAGE = 10
 RESET_WARNING = "Reset continues the conversation from a turn; it never reverts local files."
 
 
-@dataclass(frozen=True, slots=True)
-class ListingEntry:
-    """One line of ``/sessions``: a robota task, or an agent's thread robota has no task for."""
-
-    agent: str
-    updated_at: float
-    task: Task | None = None
-    thread: AgentSessionInfo | None = None
-
-
-@dataclass
-class Listing:
-    """A ``/sessions`` waiting for its agents."""
-
-    search: str | None
-    page: int
-    waiting: set[str]
-    threads: list[tuple[str, AgentSessionInfo]] = field(default_factory=list)
-    failures: list[str] = field(default_factory=list)
-
-
-@dataclass(frozen=True, slots=True)
-class PendingReset:
-    """A reset whose fork the agent has not opened yet."""
-
-    task_id: str
-    attempt: TurnAttempt
-    thread: str
-
-
 # -- /sessions and /switch ---------------------------------------------------------------------
 
 
-def sessions(route: ConversationRoute, args: str) -> None:
+def sessions(route: RouteData, args: str) -> None:
     words = args.split()
     page = 1
     if words and words[-1].isdigit():
         page = max(1, int(words.pop()))
     search = " ".join(words) or None
-    listers = [a.name for a in route.ctx.agents.values() if a.kind == "app-server"]
+    listers = [a.name for a in route.agents.values() if a.capabilities.list_sessions]
     listing = Listing(search, page, set(listers))
     if not listers:
         _show(route, listing)
         return
-    ref = uuid.uuid4().hex
+    ref = route.ids.ref()
     route.listings[ref] = listing
-    deliver = route.self_deliver()
     for name in listers:
-        route.ctx.agents[name].address.tell(
-            ListSessions(ref, deliver, search=search, limit=SESSIONS_PAGE * page + 1)
-        )
+        route.emit(ListAgentSessions(name, ref, search, SESSIONS_PAGE * page + 1))
 
 
-def sessions_listed(route: ConversationRoute, listed: SessionsListed) -> None:
+def sessions_listed(route: RouteData, listed: SessionsListed) -> None:
     agent = listed.agent
     listing = route.listings.get(listed.ref)
     if listing is None or agent not in listing.waiting:
@@ -125,13 +78,13 @@ def sessions_listed(route: ConversationRoute, listed: SessionsListed) -> None:
         route.maybe_idle()
 
 
-def _show(route: ConversationRoute, listing: Listing) -> None:
+def _show(route: RouteData, listing: Listing) -> None:
     wanted = SESSIONS_PAGE * listing.page + 1
     entries = [
         ListingEntry(t.agent, t.updated_at, task=t)
-        for t in tasks(route.db, limit=wanted, search=listing.search)
+        for t in route.reads.tasks(limit=wanted, search=listing.search)
     ]
-    bound = bound_sessions(route.db, [thread.session_id for _, thread in listing.threads])
+    bound = route.reads.bound_sessions([thread.session_id for _, thread in listing.threads])
     for agent, thread in listing.threads:
         if (agent, thread.session_id) in bound:
             continue  # robota's own task, listed (or not, by the search) as such
@@ -156,7 +109,7 @@ def _show(route: ConversationRoute, listing: Listing) -> None:
     route.reply("\n".join(lines))
 
 
-def _describe(route: ConversationRoute, entry: ListingEntry) -> str:
+def _describe(route: RouteData, entry: ListingEntry) -> str:
     when = datetime.fromtimestamp(entry.updated_at).strftime("%Y-%m-%d %H:%M")
     if entry.task is not None:
         task = entry.task
@@ -171,7 +124,7 @@ def _describe(route: ConversationRoute, entry: ListingEntry) -> str:
     return f"{thread.session_id}  {when}  {entry.agent:<10} {'external':<11} {title}{where}"
 
 
-def switch(route: ConversationRoute, args: str) -> None:
+def switch(route: RouteData, args: str) -> None:
     wanted = args.strip()
     if not wanted:
         route.reply("/switch needs a number from /sessions, a task id or a title", error=True)
@@ -183,7 +136,7 @@ def switch(route: ConversationRoute, args: str) -> None:
             return
         _switch_to(route, route.last_listing[number - 1])
         return
-    found = find_task(route.db, wanted)
+    found = route.reads.find_task(wanted)
     if len(found) > 1:
         listed = ", ".join(t.id for t in found)
         route.reply(f"{wanted!r} names several tasks: {listed}", error=True)
@@ -198,13 +151,13 @@ def switch(route: ConversationRoute, args: str) -> None:
     _switch_to(route, threads[0])
 
 
-def _switch_to(route: ConversationRoute, entry: ListingEntry) -> None:
+def _switch_to(route: RouteData, entry: ListingEntry) -> None:
     if entry.task is not None:
         task = entry.task
     else:
         thread = entry.thread
         assert thread is not None
-        adopted = task_with_remote(route.db, entry.agent, thread.session_id)
+        adopted = route.reads.task_with_remote(entry.agent, thread.session_id)
         if adopted is None:
             _adopt_session(route, entry.agent, thread)
             return
@@ -213,19 +166,19 @@ def _switch_to(route: ConversationRoute, entry: ListingEntry) -> None:
         route.reply(f"switched to task {task.id}")
 
 
-def _adopt_session(route: ConversationRoute, agent: str, session: AgentSessionInfo) -> None:
+def _adopt_session(route: RouteData, agent: str, session: AgentSessionInfo) -> None:
     """Make an agent's session robota has no task for (one another client started) a task of
     this route, and resume it."""
     if route.turn is not None:
-        route.reply("a turn is running: /stop it first, or wait", error=True)
+        route.reply(BUSY, error=True)
         return
-    cwd = session.cwd if session.cwd and Path(session.cwd).is_dir() else None
-    task = route.ctx.fresh_task(
+    cwd = session.cwd if session.cwd and route.reads.is_dir(Path(session.cwd)) else None
+    task = route.fresh_task(
         agent,
-        cwd or route.ctx.defaults.cwd,
+        cwd or route.defaults.cwd,
         remote_id=session.session_id,
         title=session.title,
-        permission_mode=route.ctx.defaults.permission_mode,
+        permission_mode=route.defaults.permission_mode,
     )
     route.bind_task(task, create=True)
     route.open_session(task)
@@ -235,7 +188,7 @@ def _adopt_session(route: ConversationRoute, agent: str, session: AgentSessionIn
 # -- /turns and reset ------------------------------------------------------------------------
 
 
-def turns(route: ConversationRoute, args: str) -> None:
+def turns(route: RouteData, args: str) -> None:
     task = route.task
     if task is None:
         route.reply("no task yet", error=True)
@@ -248,12 +201,12 @@ def turns(route: ConversationRoute, args: str) -> None:
         (_reset if words[0] == "reset" else _show_turn)(route, task, words[1])
         return
     page = int(words[0]) if len(words) == 1 and words[0].isdigit() and int(words[0]) > 0 else 1
-    done = task_turn_attempts(route.db, task.id, status="completed", limit=TURNS_PAGE * page + 1)
+    done = route.reads.turn_attempts(task.id, status="completed", limit=TURNS_PAGE * page + 1)
     shown = done[TURNS_PAGE * (page - 1) : TURNS_PAGE * page]
     if not shown:
         route.reply("no completed turns")
         return
-    head = head_attempt(route.db, task)
+    head = route.reads.head_attempt(task)
     lines = [RESET_WARNING]
     for attempt in shown:
         when = datetime.fromtimestamp(attempt.finished_at or attempt.updated_at).strftime(
@@ -267,8 +220,8 @@ def turns(route: ConversationRoute, args: str) -> None:
     route.reply("\n".join(lines))
 
 
-def _one_turn(route: ConversationRoute, task: Task, ref: str) -> TurnAttempt | None:
-    found = find_turn_attempt(route.db, task.id, ref)
+def _one_turn(route: RouteData, task: Task, ref: str) -> TurnAttempt | None:
+    found = route.reads.find_turn_attempt(task.id, ref)
     if len(found) != 1:
         problem = "names several turns" if found else "is no turn of this task"
         route.reply(f"{ref!r} {problem}; /turns lists them", error=True)
@@ -276,7 +229,7 @@ def _one_turn(route: ConversationRoute, task: Task, ref: str) -> TurnAttempt | N
     return found[0]
 
 
-def _show_turn(route: ConversationRoute, task: Task, ref: str) -> None:
+def _show_turn(route: RouteData, task: Task, ref: str) -> None:
     """A turn's prompt and answer again: what a front end that was gone missed."""
     attempt = _one_turn(route, task, ref)
     if attempt is None:
@@ -287,15 +240,14 @@ def _show_turn(route: ConversationRoute, task: Task, ref: str) -> None:
     )
 
 
-def _reset(route: ConversationRoute, task: Task, ref: str) -> None:
+def _reset(route: RouteData, task: Task, ref: str) -> None:
     if route.turn is not None or route.resetting is not None:
-        route.reply("a turn is running: /stop it first, or wait", error=True)
+        route.reply(BUSY, error=True)
         return
-    entry = route.ctx.agents.get(task.agent)
-    if entry is None or entry.kind != "app-server":
+    if task.agent not in route.agents or not route.can(task).fork_at_turn:
         route.reply(
-            f"reset needs an App Server agent (it forks the thread through the turn); "
-            f"{task.agent} cannot fork a session at a turn",
+            f"reset needs an App Server agent (or another that forks a thread through a "
+            f"turn); {task.agent} cannot fork a session at a turn",
             error=True,
         )
         return
@@ -305,7 +257,7 @@ def _reset(route: ConversationRoute, task: Task, ref: str) -> None:
     if attempt.status != "completed" or attempt.remote_turn_id is None:
         route.reply(f"turn {attempt.id[:8]} did not complete: only completed turns", error=True)
         return
-    head = head_attempt(route.db, task)
+    head = route.reads.head_attempt(task)
     if head is not None and head.id == attempt.id:
         route.reply(f"the conversation already stands at turn {attempt.id[:8]}")
         return
@@ -315,12 +267,12 @@ def _reset(route: ConversationRoute, task: Task, ref: str) -> None:
         return
     route.resetting = PendingReset(task.id, attempt, thread)
     if task.id in route.opened:
-        route.agent(task.agent).tell(CloseSession(task.id))
+        route.emit(Tell(task.agent, CloseSession(task.id)))
         route.opened.discard(task.id)
     route.open_session(task)
 
 
-def reset_opened(route: ConversationRoute, opened: SessionOpened) -> bool:
+def reset_opened(route: RouteData, opened: SessionOpened) -> bool:
     """Finish a reset when its fork opened; ``False`` when ``opened`` is no reset's."""
     pending, task = route.resetting, route.task
     if pending is None or task is None or not opened.key == pending.task_id == task.id:
@@ -339,7 +291,7 @@ def reset_opened(route: ConversationRoute, opened: SessionOpened) -> bool:
     return True
 
 
-def reset_failed(route: ConversationRoute) -> None:
+def reset_failed(route: RouteData) -> None:
     """The fork did not open: the task stays bound to its thread, which reopens on use."""
     if route.resetting is not None:
         route.resetting = None

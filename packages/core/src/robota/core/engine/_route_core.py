@@ -1,0 +1,230 @@
+"""The conversation route's decisions as a pure state machine: a message in, effects out.
+
+A route has a current task (one agent, one working directory, one agent session) and runs one
+turn at a time on it. What the person types becomes a prompt, a steer, a queued prompt or a
+command (``_policy.decide``); what the agent says comes back as notices and goes to the route's
+front end. ``RouteCore`` holds the route's state (``RouteData``) and, for each message the route
+receives, changes it and returns the effects its shell is to perform, in order (see
+``_route_effects``); it reads committed store state through the ``RouteReads`` port, and takes
+its ids and clocks from ``IdsAndClocks``. It does no I/O and starts no thread, so a test drives
+it with tables of message -> effects.
+
+Text typed while a turn runs steers it where the agent can (``AgentCapabilities.steer``, as its
+session reported) and is queued otherwise; a steer that lost the race with the turn's end is
+queued first in line. The turn's own order is ``_route_turns``'s.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import replace
+from pathlib import Path
+
+from ..agents import (
+    AgentFailure,
+    DecideApproval,
+    SessionEvent,
+    SessionOpened,
+    SessionsListed,
+    Steered,
+    SteerRefused,
+    SteerTurn,
+    TurnAccepted,
+    TurnRefused,
+)
+from ..store import UpdateTask
+from ._context import AgentEntry, TaskDefaults
+from ._messages import (
+    AnswerApproval,
+    ForkTask,
+    Interrupt,
+    NewTask,
+    TaskOpened,
+    TaskSettings,
+    UserInput,
+    UseTask,
+)
+from ._policy import Enqueue, Prompt, RunCommand, Say, SteerRunningTurn, decide
+from ._recovery import Recover, handle_recover
+from ._route_commands import run_command
+from ._route_effects import (
+    AttemptNotRecorded,
+    Effect,
+    FinalClaimed,
+    Log,
+    PromptQueued,
+    QueuedTaken,
+    RouteReads,
+    Tell,
+)
+from ._route_history import reset_failed, reset_opened, sessions_listed
+from ._route_state import IdsAndClocks, Restored, RouteData, Turn
+from ._route_tasks import fork_task, use_task
+from ._route_turns import (
+    begin,
+    enqueue,
+    event,
+    final_claimed,
+    interrupt,
+    not_recorded,
+    queued,
+    refused,
+    steer_refused,
+    steered,
+    taken,
+    took_back,
+)
+
+__all__ = ["RouteCore"]
+
+
+class RouteCore:
+    """One route's decisions; see the module docstring. Not thread-safe: the shell's actor
+    thread drives it, one message at a time."""
+
+    def __init__(
+        self,
+        key: str,
+        agents: Mapping[str, AgentEntry],
+        defaults: TaskDefaults,
+        reads: RouteReads,
+        *,
+        restored: Restored | None = None,
+        human_approves: bool = True,
+        ids: IdsAndClocks | None = None,
+    ) -> None:
+        self.state = RouteData(key, agents, defaults, reads, human_approves=human_approves, ids=ids)
+        self._restored = restored if restored is not None else Restored()
+
+    @property
+    def inputs(self) -> int:
+        """``UserInput`` taken in this engine run: what the route keeps across a passivation."""
+        return self.state.inputs
+
+    def start(self) -> list[Effect]:
+        """The first call of every incarnation: continue from what was restored."""
+        route, restored = self.state, self._restored
+        route.inputs = restored.inputs
+        route.task = restored.task
+        route.pending = list(restored.pending)
+        attempt = restored.running
+        if attempt is not None:
+            images = tuple(Path(p) for p in attempt.images)
+            turn = Turn(
+                attempt.id,
+                attempt.task_id,
+                attempt.prompt,
+                images,
+                route.ids.monotonic(),
+                attempt.retry_count,
+                remote_turn_id=attempt.remote_turn_id,
+            )
+            took_back(route, turn)
+        return self._drain()
+
+    def handle(self, message: object) -> list[Effect]:
+        """What ``message`` changes, and the effects to perform, in order."""
+        self._receive(message)
+        return self._drain()
+
+    def _drain(self) -> list[Effect]:
+        effects = self.state.effects
+        self.state.effects = []
+        return effects
+
+    def _receive(self, message: object) -> None:
+        route = self.state
+        match message:
+            case UserInput():
+                route.inputs += 1
+                self._input(message)
+                route.maybe_idle()
+            case SessionEvent(key=key, event=runtime_event):
+                event(route, key, runtime_event)
+            case PromptQueued():
+                queued(route, message)
+            case AttemptNotRecorded():
+                not_recorded(route, message)
+            case FinalClaimed():
+                final_claimed(route, message)
+            case QueuedTaken():
+                taken(route, message)
+            case SessionOpened():
+                self._session_opened(message)
+            case SessionsListed():
+                sessions_listed(route, message)
+            case Steered(key=key):
+                steered(route, key)
+            case SteerRefused():
+                steer_refused(route, message)
+            case TurnRefused():
+                refused(route, message)
+            case TurnAccepted():
+                pass  # the turn's id came with its TurnStarted event already
+            case AgentFailure():
+                self._agent_failure(message)
+            case Interrupt():
+                interrupt(route)
+            case AnswerApproval(approval_id=approval_id, decision=decision):
+                if route.task is not None:
+                    request = DecideApproval(route.task.id, approval_id, decision)
+                    route.emit(Tell(route.task.agent, request))
+            case NewTask(settings=settings, announce=announce):
+                route.new_task(settings, announce=announce)
+            case UseTask(task_id=task_id):
+                use_task(route, task_id)
+            case ForkTask(task_id=task_id, title=title):
+                fork_task(route, task_id, title)
+            case Recover():
+                handle_recover(route, message)
+            case _:
+                route.emit(Log("warning", f"route {route.key}: ignored {type(message).__name__}"))
+
+    def _input(self, message: UserInput) -> None:
+        route = self.state
+        match decide(route.policy_state(), message.text):
+            case Say(text=text):
+                route.reply(text, error=True)
+            case RunCommand(invocation=invocation):
+                run_command(route, invocation)
+            case Prompt(text=text, new_task=new_task):
+                if new_task:
+                    route.new_task(TaskSettings(), announce=False)
+                begin(route, text, message.images)
+            case SteerRunningTurn(turn_id=turn_id, text=text):
+                assert route.task is not None
+                route.steers.append(text)
+                route.emit(Tell(route.task.agent, SteerTurn(route.task.id, turn_id, text)))
+            case Enqueue(text=text, front=front):
+                enqueue(route, text, front=front)
+
+    def _agent_failure(self, failure: AgentFailure) -> None:
+        route = self.state
+        route.reply(f"agent: {failure.request} failed: {failure.message}", error=True)
+        if failure.request == "open" and route.task is not None:
+            route.opened.discard(route.task.id)
+            reset_failed(route)
+
+    def _session_opened(self, opened: SessionOpened) -> None:
+        route = self.state
+        task = route.task
+        if task is None or opened.key != task.id:
+            return
+        route.capabilities[task.id] = route.declared(task.agent).refined(opened.capabilities)
+        if reset_opened(route, opened):
+            return
+        if task.remote_id != opened.session_id:
+            route.write(UpdateTask(task.id, remote_id=opened.session_id))
+            route.task = replace(task, remote_id=opened.session_id)
+        route.say(
+            TaskOpened(
+                route.key,
+                task.id,
+                task.agent,
+                task.cwd,
+                opened.session_id,
+                resumed=opened.resumed,
+                forked_from=task.forked_from,
+                agent_version=opened.agent_version,
+            )
+        )

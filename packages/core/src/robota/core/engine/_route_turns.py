@@ -1,0 +1,347 @@
+"""A route's turns: starting one, its events, its end and final answer, the queue between turns.
+
+The order of a turn, and why:
+
+1. the attempt is written (``InsertTurnAttempt``) and only its commit sends the prompt to the
+   agent, so a crash at any later point leaves a row that recovery finds;
+2. the agent's ``TurnStarted`` marks the attempt running (with the agent's turn id);
+3. ``TurnCompleted`` writes the outcome (``FinishTurnAttempt``) and claims the final delivery in
+   the ledger (``ClaimFinal``); only a claim that wins tells the front end ``TurnFinished``, so
+   a final answer is delivered once whatever crashed in between;
+4. then the next queued prompt, if any, else ``RouteIdle``.
+
+Steps 1 and 3 act in the store writer's thread, right after the commit (``Write.then``,
+``ClaimFinal``): the prompt and the final answer are on every turn's critical path, and a round
+trip through the route's inbox first would add a thread wake-up to each. The route hears of a
+claim afterwards (``FinalClaimed``), of an attempt only when it could not be written
+(``AttemptNotRecorded``: the turn then ends failed).
+
+Functions of ``RouteData``, pure: they change the state and append effects.
+"""
+
+from __future__ import annotations
+
+from dataclasses import fields, replace
+from pathlib import Path
+from typing import Any, cast
+
+from ..agents import InterruptTurn, StartTurn, SteerRefused, TurnRefused
+from ..events import RuntimeEvent, TurnCompleted, TurnError, TurnStarted, Usage
+from ..store import (
+    EnqueuePrompt,
+    FinishTurnAttempt,
+    InsertTurnAttempt,
+    JSONValue,
+    TakeQueuedTurn,
+    Together,
+    UpdateTurnAttempt,
+    WriteOp,
+)
+from ._messages import InputQueued, InputSteered, TaskSettings, TurnBegan, TurnFinished, TurnUpdate
+from ._route_effects import (
+    AttemptAck,
+    AttemptNotRecorded,
+    ClaimFinal,
+    Effect,
+    FinalClaimed,
+    Log,
+    Notify,
+    PromptQueued,
+    QueueAck,
+    QueuedTaken,
+    Running,
+    TakeAck,
+    Tell,
+    Write,
+)
+from ._route_state import RouteData, Turn
+
+__all__ = [
+    "MAX_RETRIES",
+    "begin",
+    "claim_final",
+    "event",
+    "final_claimed",
+    "enqueue",
+    "interrupt",
+    "next_prompt",
+    "not_recorded",
+    "queued",
+    "refused",
+    "retry_prompt",
+    "steer_refused",
+    "steered",
+    "taken",
+    "took_back",
+]
+
+MAX_RETRIES = 3
+"""Automatic retry turns after transient failures (rate limits, 5xx, cut streams)."""
+
+
+def begin(
+    route: RouteData,
+    text: str,
+    images: tuple[Path, ...] = (),
+    *,
+    retry_count: int = 0,
+    recovery: bool = False,
+    along: tuple[WriteOp[object], ...] = (),
+) -> None:
+    """Start a turn: record its attempt, and only then send the prompt. ``along`` are writes
+    committed with the attempt, all or none (what the new turn takes over from)."""
+    if route.task is None:
+        route.new_task(TaskSettings(), announce=False)
+    task = route.task
+    if task is None:
+        return
+    ids = route.ids
+    turn = Turn(ids.attempt_id(), task.id, text, images, ids.monotonic(), retry_count, recovery)
+    route.turn = turn
+    route.open_session(task)
+    insert = InsertTurnAttempt(
+        id=turn.attempt_id,
+        task_id=task.id,
+        route_key=route.key,
+        prompt=text,
+        images=tuple(str(p) for p in images),
+        retry_count=retry_count,
+        parent_id=task.head_attempt_id,
+    )
+    op = Together((*along, insert)) if along else insert
+    route.emit(Write(op, AttemptAck(turn.attempt_id), then=_dispatch(route, turn)))
+
+
+def _dispatch(route: RouteData, turn: Turn) -> tuple[Effect, ...]:
+    """What tells the front end a recorded turn began and sends its prompt. Told before the
+    commit, the front end's thread would take the interpreter from the writer, whose commit the
+    prompt waits for; told after the prompt, the turn's first events could reach the front end
+    before it."""
+    assert route.task is not None
+    began = TurnBegan(route.key, turn.task_id, turn.attempt_id, turn.prompt, turn.recovery)
+    return (
+        Running(turn.attempt_id, running=True),
+        Notify(began),
+        Tell(route.task.agent, StartTurn(turn.task_id, turn.prompt, turn.images)),
+    )
+
+
+def took_back(route: RouteData, turn: Turn) -> None:
+    """The turn a previous incarnation left running at the agent is this one's again."""
+    route.turn = turn
+    task = route.task
+    if task is not None and task.agent in route.agents:
+        route.capabilities[task.id] = route.declared(task.agent)
+    route.emit(Log("info", f"route {route.key}: took back running turn {turn.attempt_id}"))
+
+
+def not_recorded(route: RouteData, failed: AttemptNotRecorded) -> None:
+    turn = route.turn
+    if turn is None or turn.attempt_id != failed.attempt_id:
+        return
+    _finish_locally(route, turn, "failed", f"the turn could not be recorded: {failed.error}")
+
+
+def event(route: RouteData, key: str, runtime_event: RuntimeEvent) -> None:
+    turn = route.turn
+    if turn is None or turn.task_id != key or turn.finishing:
+        route.emit(Log("debug", f"route {route.key}: event outside a turn: {runtime_event}"))
+        return
+    if isinstance(runtime_event, TurnStarted):
+        turn.remote_turn_id = runtime_event.turn_id
+        session = route.task.remote_id if route.task is not None else None
+        route.write(
+            UpdateTurnAttempt(
+                turn.attempt_id,
+                "running",
+                remote_turn_id=runtime_event.turn_id,
+                remote_session_id=session,
+            )
+        )
+    update = TurnUpdate(route.key, turn.task_id, turn.attempt_id, runtime_event)
+    if isinstance(runtime_event, TurnCompleted):
+        # Said with the final answer, after the outcome's commit: said now, it would wake the
+        # front end's thread, which then holds the interpreter while the route's still builds
+        # the writes the final waits for.
+        _finish(route, turn, runtime_event, update)
+        return
+    route.say(update)
+
+
+def _finish(
+    route: RouteData, turn: Turn, completed: TurnCompleted, update: TurnUpdate | None = None
+) -> None:
+    turn.finishing = True
+    route.emit(Running(turn.attempt_id, running=False))
+    status = completed.status if completed.status in ("completed", "interrupted") else "failed"
+    usage = completed.usage
+    route.write(
+        FinishTurnAttempt(
+            turn.attempt_id,
+            status,
+            remote_turn_id=completed.turn_id,
+            final_text=completed.final_text,
+            error=completed.error.message if completed.error else None,
+            usage=None if usage is None else _usage_json(usage),
+        )
+    )
+    finished = TurnFinished(
+        route.key,
+        turn.task_id,
+        turn.attempt_id,
+        cast(Any, status),
+        completed.final_text,
+        completed.error,
+        usage,
+        completed.turn_id,
+        int((route.ids.monotonic() - turn.started) * 1000),
+    )
+    claim_final(route, finished, before=() if update is None else (update,))
+    if status == "completed" and route.task is not None and route.task.id == turn.task_id:
+        route.task = replace(route.task, head_attempt_id=turn.attempt_id)
+
+
+def _finish_locally(route: RouteData, turn: Turn, status: str, message: str) -> None:
+    """End a turn the agent never ran (refused, could not be recorded, agent failed)."""
+    error = TurnError(message, "unknown", retryable=False)
+    _finish(route, turn, TurnCompleted(turn.remote_turn_id or "", cast(Any, status), error))
+
+
+def claim_final(route: RouteData, finished: TurnFinished, before: tuple[object, ...] = ()) -> None:
+    """Claim ``finished`` in the delivery ledger; the claim that wins delivers it (see
+    ``ClaimFinal``). The route hears of it as ``FinalClaimed``."""
+    route.emit(ClaimFinal(finished, before))
+
+
+def final_claimed(route: RouteData, claimed: FinalClaimed) -> None:
+    finished = claimed.finished
+    if claimed.error is not None:
+        route.emit(
+            Log("error", f"route {route.key}: final delivery ledger failed: {claimed.error}")
+        )
+    turn = route.turn
+    if turn is None:
+        next_prompt(route)  # a recovered final: the route is idle unless prompts wait
+        return
+    if turn.attempt_id != finished.attempt_id:
+        return
+    route.turn = None
+    route.steers.clear()
+    error = finished.error
+    if (
+        finished.status == "failed"
+        and error is not None
+        and error.retryable
+        and turn.retry_count < MAX_RETRIES
+    ):
+        attempt = turn.retry_count + 1
+        route.reply(f"{error.message}: retrying ({attempt} of {MAX_RETRIES})")
+        begin(route, retry_prompt(turn.prompt, attempt), turn.images, retry_count=attempt)
+        return
+    next_prompt(route)
+
+
+def next_prompt(route: RouteData) -> None:
+    if route.turn is not None or route.taking:
+        return
+    if not route.pending:
+        route.maybe_idle()
+        return
+    if route.task is None:
+        route.new_task(TaskSettings(), announce=False)
+    task = route.task
+    if task is None:
+        return
+    # Taking the prompt and recording its attempt are one write: a crash in between would
+    # otherwise lose a prompt that is no longer pending and not yet a turn.
+    route.taking = True
+    attempt_id = route.ids.attempt_id()
+    op = TakeQueuedTurn(route.key, attempt_id, task.id, parent_id=task.head_attempt_id)
+    route.emit(Write(op, TakeAck(attempt_id, task.id)))
+
+
+def taken(route: RouteData, message: QueuedTaken) -> None:
+    route.taking = False
+    if message.error is not None:
+        route.reply(f"could not take the next queued prompt: {message.error}", error=True)
+        return
+    prompt = message.prompt
+    if prompt is None:
+        route.pending.clear()  # the store has none: what this route thought it knew is stale
+        route.maybe_idle()
+        return
+    if prompt.id in route.pending:
+        route.pending.remove(prompt.id)
+    elif route.pending:
+        route.pending.pop(0)  # one this incarnation did not know of ran in its place
+    images = tuple(Path(p) for p in prompt.images)
+    turn = Turn(message.attempt_id, message.task_id, prompt.text, images, route.ids.monotonic())
+    route.turn = turn
+    task = route.task
+    if task is None or task.id != turn.task_id:
+        _finish_locally(route, turn, "failed", "the task of the queued prompt is not current")
+        return
+    route.open_session(task)
+    route.effects.extend(_dispatch(route, turn))
+
+
+def enqueue(route: RouteData, text: str, *, front: bool = False) -> None:
+    task_id = route.task.id if route.task is not None else None
+    route.emit(Write(EnqueuePrompt(route.key, text, task_id=task_id, front=front), QueueAck(text)))
+
+
+def queued(route: RouteData, message: PromptQueued) -> None:
+    if message.error is not None:
+        route.reply(f"could not queue the prompt: {message.error}", error=True)
+        return
+    route.pending.append(message.prompt_id)
+    route.say(InputQueued(route.key, message.prompt_id, message.text, len(route.pending) - 1))
+    if route.turn is None:
+        next_prompt(route)
+
+
+def interrupt(route: RouteData) -> None:
+    if route.turn is None or route.task is None:
+        route.reply("no turn is running")
+        return
+    route.emit(Tell(route.task.agent, InterruptTurn(route.task.id)))
+
+
+def steered(route: RouteData, key: str) -> None:
+    """The agent took the oldest steer in flight."""
+    if route.task is not None and key == route.task.id and route.steers:
+        attempt = route.turn.attempt_id if route.turn else ""
+        route.say(InputSteered(route.key, attempt, route.steers.popleft()))
+
+
+def steer_refused(route: RouteData, message: SteerRefused) -> None:
+    task = route.task
+    if task is None or message.key != task.id:
+        return
+    if route.steers and route.steers[0] == message.text:
+        route.steers.popleft()
+    if message.reason == "unsupported":
+        route.capabilities[task.id] = replace(route.can(task), steer=False)
+    enqueue(route, message.text, front=message.reason == "ended")
+
+
+def refused(route: RouteData, message: TurnRefused) -> None:
+    turn = route.turn
+    if turn is None or message.key != turn.task_id or turn.finishing:
+        return
+    _finish_locally(route, turn, "failed", message.message)
+
+
+def retry_prompt(prompt: str, attempt: int) -> str:
+    original = prompt.split("\n\n", 1)[1] if prompt.startswith("[robota retry") else prompt
+    return (
+        f"[robota retry {attempt}: the previous attempt at this request failed with a temporary "
+        "error. Check what it already did before repeating work; do not repeat irreversible "
+        "actions.]\n\n" + original
+    )
+
+
+def _usage_json(usage: Usage) -> dict[str, JSONValue]:
+    # Not ``asdict``: it deep-copies, and this runs on every turn's way to its final answer.
+    values = ((f.name, getattr(usage, f.name)) for f in fields(usage))
+    return {name: value for name, value in values if value is not None}

@@ -1,0 +1,836 @@
+"""The route core as tables: a state and a message in, the effects out. No threads, no actors,
+no store: reads come from a dict-backed port, ids and clocks are counters."""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from robota.core import AgentCapabilities
+from robota.core.agents import (
+    AgentFailure,
+    AgentSessionInfo,
+    CloseSession,
+    InterruptTurn,
+    SessionEvent,
+    SessionOpened,
+    SessionsListed,
+    SessionSpec,
+    StartTurn,
+    Steered,
+    SteerRefused,
+    SteerTurn,
+    TurnRefused,
+)
+from robota.core.engine import (
+    AgentEntry,
+    AttemptNotRecorded,
+    ClaimFinal,
+    Effect,
+    FinalClaimed,
+    IdsAndClocks,
+    InputQueued,
+    InputSteered,
+    Interrupt,
+    ListAgentSessions,
+    MakeDirectory,
+    Notify,
+    OpenAgentSession,
+    PromptQueued,
+    QueuedTaken,
+    Recover,
+    Restored,
+    RouteCore,
+    RouteIdle,
+    RouteReply,
+    Running,
+    TaskDefaults,
+    TaskOpened,
+    Tell,
+    TurnBegan,
+    TurnFinished,
+    TurnUpdate,
+    UserInput,
+    Write,
+    recovery_prompt,
+    retry_prompt,
+)
+from robota.core.events import TextDelta, TurnCompleted, TurnError, TurnStarted
+from robota.core.store import (
+    BindRouteTask,
+    CancelPrompt,
+    CreateTask,
+    EnqueuePrompt,
+    FinishTurnAttempt,
+    InsertTurnAttempt,
+    QueuedPrompt,
+    ResetTaskToTurn,
+    TakeQueuedTurn,
+    Task,
+    Together,
+    TurnAttempt,
+    UpdateTask,
+    UpdateTurnAttempt,
+)
+from robota.runtimes import acp, app_server
+
+KEY = "console:test"
+CWD = Path("/work/project")
+WALL = 1_700_000_000.0
+
+
+class Nowhere:
+    """The core never tells an address itself: its shell does."""
+
+    def tell(self, message: object) -> None:
+        raise AssertionError(f"the core told {message!r}")
+
+
+STEERS = app_server.capabilities
+QUEUES = acp.capabilities
+CODEX = AgentEntry("codex", "app-server", Nowhere(), STEERS)
+GEMINI = AgentEntry("gemini", "acp", Nowhere(), QUEUES)
+
+
+def task(task_id: str = "t0", agent: str = "codex", **changes: Any) -> Task:
+    base = Task(
+        id=task_id,
+        agent=agent,
+        cwd=str(CWD),
+        runtime_kind="app-server" if agent == "codex" else "acp",
+        remote_id="thread-0",
+        title=None,
+        model=None,
+        effort=None,
+        permission_mode="default",
+        provider=None,
+        forked_from=None,
+        fork_turn_id=None,
+        developer_instructions=None,
+        last_turn_id=None,
+        last_turn_status=None,
+        created_at=WALL - 100,
+        updated_at=WALL - 50,
+    )
+    return replace(base, **changes)
+
+
+def attempt(attempt_id: str, task_id: str = "t0", **changes: Any) -> TurnAttempt:
+    base = TurnAttempt(
+        id=attempt_id,
+        task_id=task_id,
+        route_key=KEY,
+        status="completed",
+        prompt=f"prompt of {attempt_id}",
+        images=(),
+        anchor_message_id=None,
+        remote_turn_id=f"turn-{attempt_id}",
+        retry_count=0,
+        recovery_count=0,
+        error=None,
+        heartbeat_at=None,
+        created_at=WALL - 40,
+        updated_at=WALL - 30,
+        final_text=f"answer of {attempt_id}",
+        finished_at=WALL - 30,
+        remote_session_id="thread-0",
+    )
+    return replace(base, **changes)
+
+
+@dataclass
+class Reads:
+    """The read port over dicts."""
+
+    tasks_by_id: dict[str, Task] = field(default_factory=dict)
+    pending: list[QueuedPrompt] = field(default_factory=list)
+    attempts: list[TurnAttempt] = field(default_factory=list)
+    dirs: set[Path] = field(default_factory=lambda: {CWD})
+
+    def task(self, task_id: str) -> Task | None:
+        return self.tasks_by_id.get(task_id)
+
+    def find_task(self, text: str) -> Sequence[Task]:
+        return [t for t in self.tasks_by_id.values() if t.id.startswith(text) or t.title == text]
+
+    def tasks(self, *, limit: int, search: str | None) -> Sequence[Task]:
+        found = [t for t in self.tasks_by_id.values() if not search or search in (t.title or "")]
+        return sorted(found, key=lambda t: t.updated_at, reverse=True)[:limit]
+
+    def task_with_remote(self, agent: str, remote_id: str) -> Task | None:
+        found = (
+            t for t in self.tasks_by_id.values() if (t.agent, t.remote_id) == (agent, remote_id)
+        )
+        return next(found, None)
+
+    def bound_sessions(self, session_ids: Sequence[str]) -> set[tuple[str, str]]:
+        return {
+            (t.agent, t.remote_id)
+            for t in self.tasks_by_id.values()
+            if t.remote_id is not None and t.remote_id in session_ids
+        }
+
+    def pending_prompts(self) -> Sequence[QueuedPrompt]:
+        return list(self.pending)
+
+    def head_attempt(self, task: Task) -> TurnAttempt | None:
+        done = [a for a in self.attempts if a.task_id == task.id and a.status == "completed"]
+        if task.head_attempt_id is not None:
+            done = [a for a in done if a.id == task.head_attempt_id]
+        return done[-1] if done else None
+
+    def find_turn_attempt(self, task_id: str, ref: str) -> Sequence[TurnAttempt]:
+        return [
+            a
+            for a in self.attempts
+            if a.task_id == task_id and (a.id.startswith(ref) or a.remote_turn_id == ref)
+        ]
+
+    def turn_attempts(
+        self, task_id: str, *, status: str | None, limit: int
+    ) -> Sequence[TurnAttempt]:
+        found = [a for a in self.attempts if a.task_id == task_id and status in (None, a.status)]
+        return found[::-1][:limit]
+
+    def is_dir(self, path: Path) -> bool:
+        return path in self.dirs
+
+
+def ids() -> IdsAndClocks:
+    attempts, tasks_, refs = (itertools.count(1) for _ in range(3))
+    ticks = itertools.count(0, 0.25)  # each reading of the monotonic clock is 250 ms later
+    return IdsAndClocks(
+        attempt_id=lambda: f"a{next(attempts)}",
+        task_id=lambda: f"t{next(tasks_)}",
+        ref=lambda: f"r{next(refs)}",
+        monotonic=lambda: next(ticks),
+        wall=lambda: WALL,
+    )
+
+
+def route(
+    *agents: AgentEntry,
+    current: Task | None = None,
+    reads: Reads | None = None,
+    pending: tuple[int, ...] = (),
+    running: TurnAttempt | None = None,
+    workspace: Path | None = None,
+) -> RouteCore:
+    entries = agents or (CODEX,)
+    defaults = TaskDefaults(agent=entries[0].name, cwd=CWD, workspace=workspace)
+    port = reads if reads is not None else Reads()
+    if current is not None:
+        port.tasks_by_id.setdefault(current.id, current)
+    core = RouteCore(
+        KEY,
+        {a.name: a for a in entries},
+        defaults,
+        port,
+        restored=Restored(current, pending, running),
+        ids=ids(),
+    )
+    core.start()
+    return core
+
+
+def spec(**changes: Any) -> SessionSpec:
+    return replace(SessionSpec(cwd=CWD, resume_id="thread-0"), **changes)
+
+
+def reply(text: str, *, error: bool = False) -> Notify:
+    return Notify(RouteReply(KEY, text, "error" if error else "info"))
+
+
+def replies(effects: Sequence[Effect]) -> list[str]:
+    return [
+        e.notice.text for e in effects if isinstance(e, Notify) and isinstance(e.notice, RouteReply)
+    ]
+
+
+def of(effects: Sequence[Effect], kind: type[Any]) -> list[Any]:
+    return [e for e in effects if isinstance(e, kind)]
+
+
+def dispatch(task_id: str, attempt_id: str, text: str, agent: str = "codex") -> tuple[Effect, ...]:
+    return (
+        Running(attempt_id, running=True),
+        Notify(TurnBegan(KEY, task_id, attempt_id, text)),
+        Tell(agent, StartTurn(task_id, text)),
+    )
+
+
+def running_turn(core: RouteCore, text: str = "work", *, steers: bool = True) -> None:
+    """Start a turn on the current task and have the agent start it (turn id ``turn-1``)."""
+    state = core.state
+    assert state.task is not None
+    core.handle(
+        SessionOpened(
+            state.task.id,
+            state.task.remote_id or "thread-0",
+            resumed=True,
+            capabilities={"steer": steers},
+        )
+    )
+    core.handle(UserInput(text))
+    assert state.turn is not None
+    core.handle(SessionEvent(state.task.id, TurnStarted("turn-1")))
+
+
+# -- prompts ---------------------------------------------------------------------------------------
+
+
+def test_a_prompt_with_no_task_creates_one_records_the_attempt_and_sends_after_the_commit() -> None:
+    core = route()
+    effects = core.handle(UserInput("hello"))
+    created = CreateTask(
+        id="t1",
+        agent="codex",
+        cwd=str(CWD),
+        runtime_kind="app-server",
+        title=None,
+        model=None,
+        permission_mode="default",
+        forked_from=None,
+        fork_turn_id=None,
+        developer_instructions=None,
+        effort=None,
+        provider=None,
+        remote_id=None,
+        at=WALL,
+    )
+    insert = InsertTurnAttempt(id="a1", task_id="t1", route_key=KEY, prompt="hello")
+    assert effects == [
+        Write(created),
+        Write(BindRouteTask(KEY, "t1")),
+        OpenAgentSession("codex", "t1", spec(resume_id=None)),
+        Write(insert, effects[3].ack, then=dispatch("t1", "a1", "hello")),  # type: ignore[union-attr]
+    ]
+    write = effects[3]
+    assert isinstance(write, Write) and write.ack is not None
+    ack = write.ack
+    assert ack.message(1) is None  # a committed attempt goes on in the writer's thread
+    failure = OSError("disk full")
+    assert ack.message(failure) == AttemptNotRecorded("a1", failure)
+
+
+@pytest.mark.parametrize(
+    ("agent", "steers", "expected"),
+    [
+        (CODEX, True, [Tell("codex", SteerTurn("t0", "turn-1", "also this"))]),
+        (GEMINI, False, "queue"),
+        (CODEX, False, "queue"),  # the session said it cannot, whatever the plugin declared
+    ],
+)
+def test_text_during_a_turn_steers_or_queues_by_what_the_session_can(
+    agent: AgentEntry, steers: bool, expected: object
+) -> None:
+    core = route(agent, current=task(agent=agent.name))
+    running_turn(core, steers=steers)
+    effects = core.handle(UserInput("also this"))
+    if expected == "queue":
+        assert len(effects) == 1
+        write = effects[0]
+        assert isinstance(write, Write)
+        assert write.op == EnqueuePrompt(KEY, "also this", task_id="t0")
+        assert write.ack is not None and write.ack.message(7) == PromptQueued("also this", 7)
+    else:
+        assert effects == expected
+        assert core.handle(Steered("t0", "turn-1")) == [
+            Notify(InputSteered(KEY, core.state.turn.attempt_id, "also this"))  # type: ignore[union-attr]
+        ]
+
+
+def test_a_queued_acknowledgement_counts_the_prompt_and_it_waits_for_the_turn() -> None:
+    core = route(GEMINI, current=task(agent="gemini"))
+    running_turn(core, steers=False)
+    core.handle(UserInput("second"))
+    assert core.handle(PromptQueued("second", 5)) == [Notify(InputQueued(KEY, 5, "second", 0))]
+    assert core.handle(PromptQueued("third", 6)) == [Notify(InputQueued(KEY, 6, "third", 1))]
+    assert core.state.queued == 2
+    assert core.handle(PromptQueued("lost", error=OSError("full"))) == [
+        reply("could not queue the prompt: full", error=True)
+    ]
+    assert core.state.queued == 2
+
+
+def test_a_queued_prompt_is_taken_when_the_turn_ends_and_sent_at_once() -> None:
+    core = route(GEMINI, current=task(agent="gemini"))
+    running_turn(core, steers=False)
+    core.handle(PromptQueued("queued text", 5))
+    first = core.state.turn
+    assert first is not None
+    core.handle(SessionEvent("t0", TurnCompleted("turn-1", "completed", final_text="done")))
+    finished = TurnFinished(
+        KEY, "t0", first.attempt_id, "completed", "done", None, None, "turn-1", 500
+    )
+    effects = core.handle(FinalClaimed(finished, won=True))
+    take = TakeQueuedTurn(KEY, "a2", "t0", parent_id=first.attempt_id)
+    assert len(effects) == 1 and isinstance(effects[0], Write) and effects[0].op == take
+    prompt = QueuedPrompt(5, KEY, "t0", "queued text", None, (), None, "pending", WALL)
+    effects = core.handle(effects[0].ack.message(prompt))  # type: ignore[union-attr]
+    assert effects == list(dispatch("t0", "a2", "queued text", "gemini"))
+    assert core.state.queued == 0
+
+
+def test_an_empty_take_clears_what_the_route_thought_was_queued_and_says_idle() -> None:
+    core = route(current=task(), pending=(9,))
+    core.handle(Recover("queue"))
+    assert core.state.taking
+    assert core.handle(QueuedTaken(None, "a1", "t0")) == [Notify(RouteIdle(KEY, 0))]
+    assert core.state.queued == 0
+
+
+# -- turn events, completion, retries, the final claim ---------------------------------------------
+
+
+def test_turn_events_mark_the_attempt_running_and_reach_the_front_end() -> None:
+    core = route(current=task())
+    core.handle(SessionOpened("t0", "thread-0", resumed=True))
+    core.handle(UserInput("go"))
+    started = core.handle(SessionEvent("t0", TurnStarted("turn-9")))
+    assert started == [
+        Write(
+            UpdateTurnAttempt(
+                "a1", "running", remote_turn_id="turn-9", remote_session_id="thread-0"
+            )
+        ),
+        Notify(TurnUpdate(KEY, "t0", "a1", TurnStarted("turn-9"))),
+    ]
+    delta = TextDelta("m", "hi")
+    assert core.handle(SessionEvent("t0", delta)) == [Notify(TurnUpdate(KEY, "t0", "a1", delta))]
+    assert core.handle(SessionEvent("other-task", delta))[0].level == "debug"  # type: ignore[union-attr]
+
+
+def test_completion_writes_the_outcome_then_claims_the_final_with_the_last_update() -> None:
+    core = route(current=task())
+    running_turn(core)
+    completed = TurnCompleted("turn-1", "completed", final_text="answer")
+    effects = core.handle(SessionEvent("t0", completed))
+    assert effects[:2] == [
+        Running("a1", running=False),
+        Write(FinishTurnAttempt("a1", "completed", remote_turn_id="turn-1", final_text="answer")),
+    ]
+    claim = effects[2]
+    assert isinstance(claim, ClaimFinal) and len(effects) == 3
+    assert claim.before == (TurnUpdate(KEY, "t0", "a1", completed),)
+    assert (claim.finished.status, claim.finished.final_text) == ("completed", "answer")
+    assert core.state.task is not None and core.state.task.head_attempt_id == "a1"
+    # late events of the finishing turn are dropped
+    assert of(core.handle(SessionEvent("t0", TextDelta("m", "late"))), Notify) == []
+    assert core.handle(FinalClaimed(claim.finished, won=True)) == [Notify(RouteIdle(KEY, 1))]
+
+
+@pytest.mark.parametrize(("retries", "retried"), [(0, True), (2, True), (3, False)])
+def test_a_transient_failure_is_retried_up_to_three_times(retries: int, retried: bool) -> None:
+    core = route(current=task())
+    running_turn(core, "the request")
+    assert core.state.turn is not None
+    core.state.turn.retry_count = retries
+    error = TurnError("rate limited", "rate_limit", retryable=True)
+    effects = core.handle(SessionEvent("t0", TurnCompleted("turn-1", "failed", error)))
+    claim = of(effects, ClaimFinal)[0]
+    effects = core.handle(FinalClaimed(claim.finished, won=True))
+    if not retried:
+        assert effects == [Notify(RouteIdle(KEY, 1))]
+        return
+    attempt_no = retries + 1
+    assert effects[0] == reply(f"rate limited: retrying ({attempt_no} of 3)")
+    write = effects[1]
+    assert isinstance(write, Write) and isinstance(write.op, InsertTurnAttempt)
+    assert write.op.prompt == retry_prompt("the request", attempt_no)
+    assert write.op.retry_count == attempt_no
+
+
+def test_a_permanent_failure_is_not_retried() -> None:
+    core = route(current=task())
+    running_turn(core)
+    error = TurnError("bad request", "invalid_request", retryable=False)
+    claim = of(
+        core.handle(SessionEvent("t0", TurnCompleted("turn-1", "failed", error))), ClaimFinal
+    )[0]
+    assert core.handle(FinalClaimed(claim.finished, won=True)) == [Notify(RouteIdle(KEY, 1))]
+
+
+@pytest.mark.parametrize("won", [True, False])
+def test_the_final_claim_ends_the_turn_won_or_lost(won: bool) -> None:
+    core = route(current=task())
+    running_turn(core)
+    claim = of(core.handle(SessionEvent("t0", TurnCompleted("turn-1", "completed"))), ClaimFinal)[0]
+    assert core.handle(FinalClaimed(claim.finished, won=won)) == [Notify(RouteIdle(KEY, 1))]
+    assert core.state.turn is None
+
+
+def test_a_failed_claim_is_logged_and_the_route_goes_on() -> None:
+    core = route(current=task())
+    running_turn(core)
+    claim = of(core.handle(SessionEvent("t0", TurnCompleted("turn-1", "completed"))), ClaimFinal)[0]
+    effects = core.handle(FinalClaimed(claim.finished, won=False, error=OSError("locked")))
+    assert effects[0].level == "error" and "locked" in effects[0].text  # type: ignore[union-attr]
+    assert effects[1:] == [Notify(RouteIdle(KEY, 1))]
+
+
+def test_an_attempt_that_could_not_be_recorded_ends_failed_and_never_ran() -> None:
+    core = route(current=task())
+    core.handle(UserInput("go"))
+    effects = core.handle(AttemptNotRecorded("a1", OSError("disk full")))
+    claim = of(effects, ClaimFinal)[0]
+    assert claim.finished.status == "failed"
+    assert claim.finished.error is not None
+    assert "could not be recorded: disk full" in claim.finished.error.message
+
+
+def test_a_refused_turn_ends_failed_with_the_agents_reason() -> None:
+    core = route(current=task())
+    core.handle(UserInput("go"))
+    effects = core.handle(TurnRefused("t0", "go", "busy", "thread is running a turn"))
+    claim = of(effects, ClaimFinal)[0]
+    assert claim.finished.error is not None
+    assert claim.finished.error.message == "thread is running a turn"
+
+
+@pytest.mark.parametrize(("reason", "front"), [("ended", True), ("unsupported", False)])
+def test_a_refused_steer_is_queued_first_when_it_lost_the_race(reason: Any, front: bool) -> None:
+    core = route(current=task())
+    running_turn(core)
+    core.handle(UserInput("steer me"))
+    effects = core.handle(SteerRefused("t0", "steer me", reason, "no"))
+    assert [e.op for e in of(effects, Write)] == [
+        EnqueuePrompt(KEY, "steer me", task_id="t0", front=front)
+    ]
+    assert core.state.policy_state().agent_steers is (reason == "ended")
+
+
+def test_interrupt_tells_the_agent_or_says_nothing_runs() -> None:
+    core = route(current=task())
+    assert core.handle(Interrupt()) == [reply("no turn is running")]
+    running_turn(core)
+    assert core.handle(Interrupt()) == [Tell("codex", InterruptTurn("t0"))]
+
+
+def test_a_turn_left_running_by_a_previous_incarnation_is_taken_back() -> None:
+    left = attempt("a7", status="running", remote_turn_id="turn-7")
+    core = route(current=task(), running=left)
+    assert core.state.turn is not None and core.state.turn.attempt_id == "a7"
+    assert core.state.policy_state().running_turn == "turn-7"
+    assert core.state.policy_state().agent_steers  # as the plugin declares, until the session says
+
+
+# -- recovery --------------------------------------------------------------------------------------
+
+
+def test_recovery_continue_ends_the_old_attempt_with_the_new_ones_record() -> None:
+    cut = attempt("old", status="running", prompt="build it")
+    core = route(current=task())
+    effects = core.handle(Recover("continue", cut))
+    assert effects[0] == reply("robota restarted during a turn: continuing it in a new turn")
+    write = of(effects, Write)[0]
+    assert isinstance(write.op, Together)
+    finish, _claim, insert = write.op.ops
+    assert finish == FinishTurnAttempt(
+        "old", "interrupted", error="robota stopped while this turn ran"
+    )
+    assert isinstance(insert, InsertTurnAttempt) and insert.prompt == recovery_prompt("build it")
+    assert write.then[1] == Notify(TurnBegan(KEY, "t0", "a1", recovery_prompt("build it"), True))
+
+
+def test_recovery_continue_of_a_task_that_is_gone_only_ends_the_old_attempt() -> None:
+    core = route(current=task())
+    effects = core.handle(Recover("continue", attempt("old", task_id="gone", status="running")))
+    assert [type(e) for e in effects] == [Write, Notify]
+    assert replies(effects) == ["cannot recover turn old: its task is gone"]
+
+
+def test_recovery_deliver_claims_the_final_and_queue_takes_the_next_prompt() -> None:
+    core = route(current=task(), pending=(3,))
+    delivered = core.handle(Recover("deliver", attempt("done")))
+    claim = delivered[0]
+    assert isinstance(claim, ClaimFinal) and claim.finished.final_text == "answer of done"
+    effects = core.handle(FinalClaimed(claim.finished, won=True))
+    assert [e.op for e in of(effects, Write)] == [TakeQueuedTurn(KEY, "a1", "t0")]
+    assert core.handle(Recover("queue")) == []  # already taking
+
+
+# -- commands --------------------------------------------------------------------------------------
+
+
+def test_new_with_a_directory_and_a_prompt() -> None:
+    reads = Reads(dirs={CWD, CWD / "sub"})
+    core = route(current=task(), reads=reads)
+    effects = core.handle(UserInput("/new --dir sub fix it"))
+    assert replies(effects) == [f"new task t1: codex in {CWD / 'sub'}"]
+    assert [type(e.op).__name__ for e in of(effects, Write)] == [
+        "CreateTask",
+        "BindRouteTask",
+        "InsertTurnAttempt",
+    ]
+    assert of(effects, OpenAgentSession)[0].spec.cwd == CWD / "sub"
+
+
+@pytest.mark.parametrize(
+    ("line", "error"),
+    [
+        ("/new --dir nowhere", f"/new: {CWD / 'nowhere'} is not a directory"),
+        ("/new --agent", "/new: --agent needs a value"),
+        ("/new --agent claude", "no agent 'claude' (configured: codex)"),
+        ("/new 'unclosed", "/new: No closing quotation"),
+    ],
+)
+def test_new_rejects_bad_input_clearly(line: str, error: str) -> None:
+    core = route(current=task())
+    effects = core.handle(UserInput(line))
+    assert effects == [reply(error, error=True), Notify(RouteIdle(KEY, 1))]
+
+
+def test_new_without_a_project_makes_todays_folder_first(tmp_path: Path) -> None:
+    core = route(workspace=tmp_path)
+    effects = core.handle(UserInput("/new --nodir"))
+    folder = of(effects, MakeDirectory)[0].path
+    assert folder.parent == tmp_path and not folder.exists()  # the shell creates it, not the core
+    assert effects.index(of(effects, MakeDirectory)[0]) < effects.index(of(effects, Write)[0])
+
+
+def test_status_shows_the_task_and_the_queue_from_what_is_known_pending() -> None:
+    core = route(current=task(title="demo"), pending=(4, 5))
+    text = replies(core.handle(UserInput("/status")))[0]
+    assert text.splitlines()[0] == "task t0 (demo)"
+    assert "agent codex (app-server), session thread-0" in text
+    assert text.endswith("idle; 2 queued")
+    assert replies(route().handle(UserInput("/status"))) == [
+        "no task yet: type a prompt to start one, or /new"
+    ]
+
+
+def test_queue_lists_from_the_store_and_cancel_forgets_the_prompt() -> None:
+    reads = Reads(
+        pending=[QueuedPrompt(4, KEY, "t0", "first  one", None, (), None, "pending", WALL)]
+    )
+    core = route(current=task(), reads=reads, pending=(4, 5))
+    listed = replies(core.handle(UserInput("/queue")))
+    assert listed == ["4: first one\n/queue cancel N removes one"]
+    assert core.state.queued == 1  # the store's view replaced the stale one
+    effects = core.handle(UserInput("/queue cancel 4"))
+    assert effects[0] == Write(CancelPrompt(4))
+    assert core.state.queued == 0
+    assert replies(core.handle(UserInput("/queue cancel x"))) == [
+        "usage: /queue cancel N (N from /queue)"
+    ]
+
+
+@pytest.mark.parametrize(
+    ("agent", "note"),
+    [
+        (CODEX, " (from the next turn, and in forks)"),
+        (GEMINI, " (from the next time the task's session opens, and in forks)"),
+        (
+            replace(CODEX, capabilities=AgentCapabilities()),
+            " (from the next time the task's session opens, and in forks)",
+        ),
+    ],
+)
+def test_model_applies_from_the_next_turn_only_where_the_agent_takes_it_per_turn(
+    agent: AgentEntry, note: str
+) -> None:
+    core = route(agent, current=task(agent=agent.name))
+    core.state.opened.add("t0")
+    effects = core.handle(UserInput("/model gpt-x"))
+    assert effects[0] == Write(UpdateTask("t0", model="gpt-x"))
+    assert effects[1] == OpenAgentSession(agent.name, "t0", spec(model="gpt-x"))
+    assert effects[2] == reply(f"model: default -> gpt-x{note}")
+
+
+def test_settings_reject_values_outside_their_choices() -> None:
+    core = route(current=task())
+    assert replies(core.handle(UserInput("/thinking lots"))) == [
+        "'lots' is not one of: minimal, low, medium, high, xhigh"
+    ]
+
+
+def test_rename() -> None:
+    core = route(current=task())
+    effects = core.handle(UserInput("/rename  New name "))
+    assert effects[:2] == [
+        Write(UpdateTask("t0", title="New name")),
+        reply("task t0 is now 'New name'"),
+    ]
+    assert replies(core.handle(UserInput("/rename"))) == ["/rename needs a title"]
+
+
+def test_sessions_asks_each_agent_that_lists_and_answers_when_all_did() -> None:
+    reads = Reads()
+    core = route(CODEX, GEMINI, current=task(title="mine"), reads=reads)
+    asked = core.handle(UserInput("/sessions"))
+    assert asked == [ListAgentSessions("codex", "r1", None, 6)]  # not idle: an agent is asked
+    outside = AgentSessionInfo("thread-x", "from the desktop", None, WALL - 10)
+    mine = AgentSessionInfo("thread-0", "mine", None, WALL - 50)
+    effects = core.handle(SessionsListed("r1", "codex", (outside, mine)))
+    text = replies(effects)[0].splitlines()
+    assert text[0].startswith("1. thread-x ") and "external" in text[0]
+    assert text[1].startswith("2. t0 ") and text[1].endswith("<- current")
+    assert effects[-1] == Notify(RouteIdle(KEY, 1))
+    assert len(core.state.last_listing) == 2
+
+
+def test_sessions_follows_the_capability_not_the_kind() -> None:
+    """A plugin-less capability set: an agent of kind app-server that cannot list is not
+    asked, and an agent of a third-party kind that can is."""
+    silent = AgentEntry("codex", "app-server", Nowhere(), AgentCapabilities())
+    lister = AgentEntry("custom", "my-runtime", Nowhere(), AgentCapabilities(list_sessions=True))
+    core = route(silent, current=task())
+    effects = core.handle(UserInput("/sessions"))
+    assert of(effects, ListAgentSessions) == []
+    assert replies(effects)[0].startswith("1. t0 ")
+    core = route(silent, lister, current=task())
+    assert core.handle(UserInput("/sessions")) == [ListAgentSessions("custom", "r1", None, 6)]
+
+
+def test_an_agent_that_fails_to_list_costs_a_line_not_the_listing() -> None:
+    core = route(current=task())
+    core.handle(UserInput("/sessions"))
+    text = replies(core.handle(SessionsListed("r1", "codex", (), error="timed out")))[0]
+    assert "codex: its threads could not be listed (timed out)" in text
+
+
+def test_switch_to_a_task_and_to_an_agent_thread_robota_adopts() -> None:
+    other = task("t9", remote_id="thread-9", title="other")
+    reads = Reads(tasks_by_id={"t9": other}, dirs={CWD, Path("/elsewhere")})
+    core = route(current=task(), reads=reads)
+    core.state.opened.add("t0")
+    effects = core.handle(UserInput("/switch t9"))
+    assert effects[:3] == [
+        Tell("codex", CloseSession("t0")),
+        Write(BindRouteTask(KEY, "t9")),
+        OpenAgentSession("codex", "t9", spec(resume_id="thread-9")),
+    ]
+    assert replies(effects) == ["switched to task t9"]
+    core.handle(UserInput("/sessions"))
+    thread = AgentSessionInfo("thread-x", "desktop", "/elsewhere", WALL)
+    core.handle(SessionsListed("r1", "codex", (thread,)))
+    effects = core.handle(UserInput("/switch 1"))
+    created = of(effects, Write)[0].op
+    assert isinstance(created, CreateTask)
+    assert (created.remote_id, created.cwd, created.title) == ("thread-x", "/elsewhere", "desktop")
+    assert replies(effects) == ["switched to task t1 (codex's session thread-x)"]
+    assert replies(core.handle(UserInput("/switch 7"))) == ["no entry 7 in the last /sessions"]
+
+
+def test_turns_reset_forks_the_thread_and_finishes_when_the_fork_opened() -> None:
+    reads = Reads(attempts=[attempt("aaa1"), attempt("bbb2")])
+    current = task(head_attempt_id="bbb2")
+    core = route(current=current, reads=reads)
+    core.state.opened.add("t0")
+    effects = core.handle(UserInput("/turns reset aaa1"))
+    assert effects == [
+        Tell("codex", CloseSession("t0")),
+        OpenAgentSession(
+            "codex", "t0", spec(resume_id=None, fork_from="thread-0", fork_turn_id="turn-aaa1")
+        ),
+    ]  # no idle: the reset waits for its fork
+    opened = core.handle(SessionOpened("t0", "thread-fork", resumed=True))
+    assert opened[0] == Write(ResetTaskToTurn("t0", "aaa1", "thread-fork"))
+    assert replies(opened)[0].startswith("reset to turn aaa1 ")
+    assert opened[-1] == Notify(RouteIdle(KEY, 1))
+    assert core.state.task is not None
+    assert (core.state.task.remote_id, core.state.task.head_attempt_id) == ("thread-fork", "aaa1")
+
+
+def test_a_reset_whose_fork_failed_leaves_the_conversation_where_it_was() -> None:
+    reads = Reads(attempts=[attempt("aaa1"), attempt("bbb2")])
+    core = route(current=task(head_attempt_id="bbb2"), reads=reads)
+    core.handle(UserInput("/turns reset aaa1"))
+    effects = core.handle(AgentFailure("t0", "open", "no such thread"))
+    assert replies(effects) == [
+        "agent: open failed: no such thread",
+        "reset failed: the conversation stays where it was",
+    ]
+    assert effects[-1] == Notify(RouteIdle(KEY, 1))
+
+
+def test_turns_reset_follows_the_capability_not_the_kind() -> None:
+    reads = Reads(attempts=[attempt("aaa1"), attempt("bbb2")])
+    cannot = replace(CODEX, capabilities=AgentCapabilities(steer=True))
+    core = route(cannot, current=task(head_attempt_id="bbb2"), reads=reads)
+    text = replies(core.handle(UserInput("/turns reset aaa1")))[0]
+    assert text.startswith("reset needs an App Server agent")
+    custom = AgentEntry("custom", "my-runtime", Nowhere(), AgentCapabilities(fork_at_turn=True))
+    core = route(custom, current=task(agent="custom", head_attempt_id="bbb2"), reads=reads)
+    assert of(core.handle(UserInput("/turns reset aaa1")), OpenAgentSession) != []
+
+
+def test_turns_lists_completed_turns_and_shows_one() -> None:
+    reads = Reads(attempts=[attempt("aaa1"), attempt("bbb2")])
+    core = route(current=task(head_attempt_id="bbb2"), reads=reads)
+    lines = replies(core.handle(UserInput("/turns")))[0].splitlines()
+    assert lines[1].startswith("bbb2 ") and lines[1].endswith("<- current")
+    assert lines[2].endswith("/turns reset aaa1")
+    shown = replies(core.handle(UserInput("/turns show aaa1")))[0]
+    assert shown.endswith("answer of aaa1")
+
+
+def test_fork_makes_a_new_task_from_the_latest_completed_turn() -> None:
+    reads = Reads(attempts=[attempt("aaa1")])
+    core = route(current=task(), reads=reads)
+    effects = core.handle(UserInput("/fork try B"))
+    created = of(effects, Write)[0].op
+    assert isinstance(created, CreateTask)
+    assert (created.id, created.forked_from, created.fork_turn_id, created.title) == (
+        "t1",
+        "t0",
+        "turn-aaa1",
+        "try B",
+    )
+    assert of(effects, OpenAgentSession)[0].spec == spec(
+        resume_id=None, fork_from="thread-0", fork_turn_id="turn-aaa1"
+    )
+
+
+def test_a_session_opened_tells_the_front_end_and_stores_a_new_session_id() -> None:
+    core = route(current=task(remote_id=None))
+    effects = core.handle(SessionOpened("t0", "thread-new", resumed=False, agent_version="1.2"))
+    assert effects == [
+        Write(UpdateTask("t0", remote_id="thread-new")),
+        Notify(TaskOpened(KEY, "t0", "codex", str(CWD), "thread-new", False, None, "1.2")),
+    ]
+
+
+# -- bad input -------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("line", "answer"),
+    [
+        ("/frobnicate", "unknown command /frobnicate"),
+        ("   ", "nothing to send"),
+        ("/", "a slash needs a command name; /help lists them"),
+        ("/nosteer", "/nosteer needs the text to queue"),
+    ],
+)
+def test_bad_input_is_answered_and_never_reaches_the_agent(line: str, answer: str) -> None:
+    core = route(current=task())
+    effects = core.handle(UserInput(line))
+    assert replies(effects)[0].startswith(answer)
+    assert of(effects, Tell) == [] and of(effects, Write) == []
+    assert effects[-1] == Notify(RouteIdle(KEY, 1))
+
+
+def test_a_message_the_core_does_not_know_is_logged() -> None:
+    effects = route().handle(object())
+    assert [e.level for e in effects] == ["warning"]  # type: ignore[union-attr]
+
+
+@pytest.mark.parametrize(
+    ("reported", "expected"),
+    [
+        ({}, QUEUES),
+        ({"steer": True, "images": False}, replace(QUEUES, steer=True, images=False)),
+        ({"modes": ["plan"], "resume": 0}, replace(QUEUES, resume=False)),  # extras ignored
+    ],
+)
+def test_a_sessions_report_refines_what_the_plugin_declared(
+    reported: dict[str, object], expected: AgentCapabilities
+) -> None:
+    assert QUEUES.refined(reported) == expected
