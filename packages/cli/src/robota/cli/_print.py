@@ -36,7 +36,7 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol, TextIO
 
 import trio
 
-from robota.core import LoopPort
+from robota.core import LoopPort, RobotaError
 from robota.core.engine import (
     ForkTask,
     InputQueued,
@@ -86,7 +86,7 @@ class PrintOptions:
     fork: bool = False
 
 
-class UsageError(Exception):
+class UsageError(RobotaError):
     """Exit 2: the command line or the session it names is wrong."""
 
 

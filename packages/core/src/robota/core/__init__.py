@@ -34,6 +34,7 @@ from ._bridge import (
 )
 from ._dists import robota_version
 from ._errors import (
+    AgentError,
     ConfigError,
     CrashRequested,
     KernelError,
@@ -108,4 +109,5 @@ __all__ = [
     "RobotaError",
     "StoreError",
     "SupervisorFailed",
+    "AgentError",
 ]

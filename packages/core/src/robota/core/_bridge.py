@@ -34,7 +34,7 @@ from typing import Any, Generic, TypeVar
 import trio
 
 from ._address import Address, DeadLetters
-from ._errors import RequestTimeout
+from ._errors import KernelError, RequestTimeout
 
 __all__ = [
     "Coalescer",
@@ -278,7 +278,7 @@ class Overflow(enum.Enum):
     """Close the outbox: a client that cannot keep up is cut off, not waited for."""
 
 
-class OutboxClosed(Exception):
+class OutboxClosed(KernelError):
     """Raised by ``Outbox.receive`` after the outbox closed because it overflowed."""
 
 

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 from ._address import Mailbox
 from ._dists import entry_points
+from ._errors import RobotaError
 
 if TYPE_CHECKING:
     from ._supervisor import Backoff, Service
@@ -102,7 +103,7 @@ class RuntimePlugin(Protocol):
         ...
 
 
-class PluginError(Exception):
+class PluginError(RobotaError):
     """A registered plugin could not be loaded or is not what its group promises."""
 
 

@@ -21,6 +21,8 @@ from typing import TYPE_CHECKING, Generic, Protocol, TypeVar, cast
 
 import trio
 
+from robota.core import RobotaError
+
 if TYPE_CHECKING:
     from robota.core.engine import FrontEndRequest, RouteNotice, TaskDefaults
     from robota.core.store import Task, TurnAttempt
@@ -58,7 +60,7 @@ class EngineLike(Protocol):
         """The task's last completed turns, oldest first (blocks on SQLite)."""
 
 
-class EngineStopped(RuntimeError):
+class EngineStopped(RobotaError, RuntimeError):
     """The engine is not running (it failed to start, crashed, or was stopped)."""
 
 
