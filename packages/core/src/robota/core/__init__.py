@@ -8,7 +8,8 @@ Layering, bottom up (a module imports only from the layers below it):
 4. ``_bridge``        every crossing between actor threads and the trio loop
 5. ``_supervisor``    supervision trees as trio tasks
 6. ``_routes``        the route directory with passivation
-   ``_plugins``, ``_main``   what runtime plugins offer; a trio run as a process's main
+   ``_plugins``, ``_main``   what runtime and transport plugins offer, found by entry point; a
+   trio run as a process's main
 7. ``store``, ``config``, ``logs``     the SQLite store, configuration and paths, structured logs
    ``events``, ``agents``   the runtime-neutral turn events, and the messages routes and agents
    exchange
@@ -50,7 +51,11 @@ from ._plugins import (
     PluginError,
     ProbeReport,
     RuntimePlugin,
+    TransportPlugin,
+    runtime_kinds,
     runtime_plugins,
+    transport_names,
+    transport_plugin,
 )
 from ._routes import MemoryRouteStates, RouteActor, RouteDirectory, RouteStates
 from ._supervisor import Backoff, ChildSpec, Restart, Service, Strategy, Supervisor
@@ -96,7 +101,11 @@ __all__ = [
     "PluginError",
     "ProbeReport",
     "RuntimePlugin",
+    "TransportPlugin",
+    "runtime_kinds",
     "runtime_plugins",
+    "transport_names",
+    "transport_plugin",
     "robota_version",
     # running as a process's main
     "Terminated",
