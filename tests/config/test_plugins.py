@@ -16,19 +16,10 @@ from pathlib import Path
 import pytest
 
 from robota.core import ConfigError, TransportPlugin, runtime_kinds, transport_names
-from robota.core.config import Config, Profile, parse_config, profile_environment, resolve_profile
+from robota.core.config import profile_environment
 from robota.transports.feishu import FeishuSettings
 
-HOME = Path("/profiles/p")
-
-MINIMAL = """\
-agents:
-  mine:
-    kind: acp
-    command: my-agent
-defaults:
-  agent: mine
-"""
+from .test_validate import HOME, MINIMAL, _parse
 
 MATRIX_PLUGIN = """
 from dataclasses import dataclass
@@ -78,16 +69,6 @@ def site(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Site:
     for name in ("robota_test_matrix", "robota_test_broken"):
         monkeypatch.delitem(sys.modules, name, raising=False)
     return Site(path)
-
-
-def _profile() -> Profile:
-    return resolve_profile({"ROBOTA_HOME": str(HOME)})
-
-
-def _parse(text: str, environ: dict[str, str] | None = None) -> Config:
-    return parse_config(
-        text, file=HOME / "config.yaml", environ=environ or {}, profile=_profile(), start_dir=HOME
-    )
 
 
 def _error(text: str) -> ConfigError:
