@@ -25,6 +25,7 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from robota.core import RobotaError
 from robota.core.events import (
     EVENT_TYPES,
     EventFormatError,
@@ -64,7 +65,7 @@ _QUIET = frozenset({"result", "queued"})
 """Print mode's lines that change no card."""
 
 
-class PreviewError(ValueError):
+class PreviewError(RobotaError, ValueError):
     """A line of the events file that cannot be previewed; the message names the line."""
 
 

@@ -34,6 +34,7 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol, TextIO
 
 import trio
 
+from robota.core import RobotaError
 from robota.core.engine import (
     ForkTask,
     InputQueued,
@@ -82,7 +83,7 @@ class PrintOptions:
     fork: bool = False
 
 
-class UsageError(Exception):
+class UsageError(RobotaError):
     """Exit 2: the command line or the session it names is wrong."""
 
 

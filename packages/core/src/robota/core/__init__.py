@@ -8,8 +8,8 @@ Layering, bottom up (a module imports only from the layers below it):
 4. ``_bridge``        every crossing between actor threads and the trio loop
 5. ``_supervisor``    supervision trees as trio tasks
 6. ``_routes``        the route directory with passivation
-   ``_capabilities``, ``_plugins``, ``_main``   what agents can do; what runtime plugins
-   offer; a trio run as a process's main
+   ``_capabilities``, ``_plugins``, ``_main``   what agents can do; what runtime and
+   transport plugins offer, found by entry point; a trio run as a process's main
 7. ``store``, ``config``, ``logs``     the SQLite store, configuration and paths, structured logs
    ``events``, ``agents``   the runtime-neutral turn events, and the messages routes and agents
    exchange
@@ -38,6 +38,7 @@ from ._bridge import (
 from ._capabilities import AgentCapabilities
 from ._dists import robota_version
 from ._errors import (
+    AgentError,
     ConfigError,
     CrashRequested,
     KernelError,
@@ -53,7 +54,11 @@ from ._plugins import (
     PluginError,
     ProbeReport,
     RuntimePlugin,
+    TransportPlugin,
+    runtime_kinds,
     runtime_plugins,
+    transport_names,
+    transport_plugin,
 )
 from ._routes import MemoryRouteStates, RouteActor, RouteDirectory, RouteStates
 from ._supervisor import Backoff, ChildSpec, Restart, Service, Strategy, Supervisor
@@ -100,7 +105,11 @@ __all__ = [
     "PluginError",
     "ProbeReport",
     "RuntimePlugin",
+    "TransportPlugin",
+    "runtime_kinds",
     "runtime_plugins",
+    "transport_names",
+    "transport_plugin",
     "robota_version",
     # running as a process's main
     "Terminated",
@@ -113,4 +122,5 @@ __all__ = [
     "RobotaError",
     "StoreError",
     "SupervisorFailed",
+    "AgentError",
 ]

@@ -1,6 +1,6 @@
 """The one place where actor threads and the trio loop meet.
 
-The contract (ARCHITECTURE.md s.2), and the tool this module gives for each clause:
+The contract (docs/architecture.md §2), and the tool this module gives for each clause:
 
 1. trio to actor: ``Address.tell`` only. Never a pykka ``ask`` on the trio thread; pykka futures
    are not awaitable.
@@ -34,7 +34,7 @@ from typing import Any, Generic, TypeVar
 import trio
 
 from ._address import Address, DeadLetters
-from ._errors import RequestTimeout
+from ._errors import KernelError, RequestTimeout
 
 __all__ = [
     "Coalescer",
@@ -278,7 +278,7 @@ class Overflow(enum.Enum):
     """Close the outbox: a client that cannot keep up is cut off, not waited for."""
 
 
-class OutboxClosed(Exception):
+class OutboxClosed(KernelError):
     """Raised by ``Outbox.receive`` after the outbox closed because it overflowed."""
 
 

@@ -1,12 +1,54 @@
 """The exceptions robota raises, in one tree.
 
-    RobotaError                      every error robota raises on purpose
-    ├── KernelError                  the actor kernel
-    │   ├── SupervisorFailed         restart intensity tripped; escalates to the parent
-    │   ├── RequestTimeout           a request across the bridge got no reply in time
-    │   └── CrashRequested           raised inside an actor by ``testing.crash()``
-    ├── ConfigError                  bad config.yaml/.env/paths: file, key, found, expected
-    └── StoreError                   the SQLite store cannot be opened or migrated
+Every error robota raises on purpose descends from ``RobotaError``, whichever package defines
+it (``tests/packaging/test_error_tree.py`` walks them all and checks this drawing names each).
+A class that callers also catch by a builtin keeps that builtin as a second base, shown in
+brackets::
+
+    RobotaError                        every error robota raises on purpose
+    ├── KernelError                    the actor kernel (robota.core)
+    │   ├── SupervisorFailed           restart intensity tripped; escalates to the parent
+    │   ├── RequestTimeout             [TimeoutError] a request across the bridge got no reply
+    │   ├── CrashRequested             raised inside an actor by ``testing.crash()``
+    │   ├── TimerLimitExceeded         more timers pending than ``Timers.limit``
+    │   └── OutboxClosed               a connection's outbox overflowed and was cut off
+    ├── ConfigError                    bad config.yaml/.env/paths: file, key, found, expected
+    ├── InitLockTimeout                [TimeoutError] another ``robota init`` holds the lock
+    ├── PluginError                    an entry-point plugin failed to load or is not one
+    ├── StoreError                     the SQLite store cannot be opened, migrated or written
+    │   └── _BatchFailed               the writer's batch failed as a whole (internal)
+    ├── EventFormatError               [ValueError] JSON that is not a valid turn event
+    ├── ThrottleError                  [RuntimeError] the card throttle driven out of order
+    ├── SendError                      a transport's card sink call failed
+    │   ├── TransientSendError         worth retrying (``retry_after``)
+    │   └── PermanentSendError         the same call would fail again
+    ├── _Failure                       one card delivery step failed (internal to cards)
+    ├── LinkEnded                      a front end's subscription to its route ended
+    ├── Overflowed                     a front end fell too far behind its route (the reason)
+    ├── TaskNotResolved                a front end's task reference (``-r``) names no one task
+    │   ├── TaskNotFound               no task has that id, id prefix or title
+    │   └── AmbiguousTask              several tasks match it
+    ├── AgentError                     an agent, its process or its protocol (robota.runtimes)
+    │   ├── AgentExited                the agent process ended; the supervisor restarts it
+    │   ├── RpcError                   the agent answered a JSON-RPC request with an error
+    │   ├── RpcTimeout                 no JSON-RPC response within the request's timeout
+    │   ├── ConnectionLost             the agent's stdout ended before the response
+    │   ├── MethodNotFound             robota serves no such agent-to-client method (-32601)
+    │   ├── RequestRefused             robota refuses an agent's request with a JSON-RPC code
+    │   │   └── HostError              an ACP file or terminal request refused
+    │   ├── SessionBusy                an ACP prompt is already running in the session
+    │   ├── SteerUnsupported           ACP cannot add input to a running turn
+    │   ├── ImagesUnsupported          the agent takes no image prompts
+    │   ├── SteerRejected              the App Server turn to steer is no longer running
+    │   ├── SteerRefusedError          the text did not reach a running turn (driver)
+    │   ├── PromptRefused              the prompt was not sent (driver)
+    │   └── SessionRefused             the agent cannot open the session as asked (driver)
+    ├── UsageError                     print mode: the command line or its session is wrong
+    ├── PreviewError                   [ValueError] a line ``robota cards preview`` cannot draw
+    └── EngineStopped                  [RuntimeError] the TUI's engine is not running
+
+``Terminated`` (robota.core, a ``SystemExit``) stands outside the tree on purpose: it is the
+clean end of a run on SIGTERM/SIGHUP, not an error, and ``except Exception`` must not stop it.
 
 Exceptions raised by user code inside an actor are never wrapped: they travel as they are, either as
 the crash reason a supervisor logs, or as the failed reply of a request.
@@ -22,6 +64,7 @@ __all__ = [
     "CrashRequested",
     "ConfigError",
     "StoreError",
+    "AgentError",
 ]
 
 
@@ -79,3 +122,8 @@ class ConfigError(RobotaError):
 
 class StoreError(RobotaError):
     """The store cannot be opened, migrated or written."""
+
+
+class AgentError(RobotaError):
+    """An agent, its process or its protocol failed or refused; ``robota.runtimes`` raises
+    the subclasses (see the tree above)."""

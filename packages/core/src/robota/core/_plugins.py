@@ -1,8 +1,12 @@
-"""The typed meeting point of plugins: what a runtime plugin offers, and how plugins are found.
+"""The typed meeting point of plugins: what runtime and transport plugins offer, how they are found.
 
 Plugins (agent runtimes, chat transports) never import each other, and core imports none of
-them. The CLI, the composition root, finds them through entry points (``robota.runtimes``,
-``robota.transports``) so a third-party distribution can add one without touching robota.
+them. They are found through entry points (``robota.runtimes``, ``robota.transports``) so a
+third-party distribution can add one without touching robota. Their *names* are read from the
+installed distributions' metadata without importing anything (``kinds``, ``transport_names``):
+config validation checks ``agents.<name>.kind`` against them on every start, and a plugin is
+imported only when it is used (a transport when config.yaml has its section, a runtime when
+the CLI, the composition root, starts or probes its agents).
 """
 
 from __future__ import annotations
@@ -15,9 +19,12 @@ from typing import TYPE_CHECKING, Protocol, runtime_checkable
 from ._address import Mailbox
 from ._capabilities import AgentCapabilities
 from ._dists import entry_points
+from ._errors import RobotaError
 
 if TYPE_CHECKING:
+    # Type-only: the reader is how a transport plugin reports a bad section (see below).
     from ._supervisor import Backoff, Service
+    from .config import Reader
 
 __all__ = [
     "AgentHost",
@@ -25,10 +32,15 @@ __all__ = [
     "PluginError",
     "ProbeReport",
     "RuntimePlugin",
+    "TransportPlugin",
+    "runtime_kinds",
     "runtime_plugins",
+    "transport_names",
+    "transport_plugin",
 ]
 
 RUNTIMES_GROUP = "robota.runtimes"
+TRANSPORTS_GROUP = "robota.transports"
 
 
 @dataclass(frozen=True, slots=True)
@@ -105,7 +117,7 @@ class RuntimePlugin(Protocol):
         ...
 
 
-class PluginError(Exception):
+class PluginError(RobotaError):
     """A registered plugin could not be loaded or is not what its group promises."""
 
 
@@ -127,3 +139,62 @@ def runtime_plugins() -> dict[str, RuntimePlugin]:
             )
         plugins[entry.name] = plugin
     return plugins
+
+
+def runtime_kinds() -> tuple[str, ...]:
+    """The kind of every installed runtime plugin, in the order they are found, without
+    loading (importing) any of them."""
+    return _names(RUNTIMES_GROUP)
+
+
+@runtime_checkable
+class TransportPlugin(Protocol):
+    """A chat transport, registered under the ``robota.transports`` entry point group with
+    its ``name`` (the key of its ``transports.<name>`` section in config.yaml) as the name.
+
+    Its first duty is its own configuration: ``validate`` turns the section, as loaded from
+    YAML, into the transport's settings object, and reports every mistake through ``reader``
+    (``reader.error(key, found, expected)`` and the typed readers), so a bad section reads
+    like any other config error: file, key, found, expected, credentials described and never
+    quoted. Values read with ``reader.secret`` join the secrets no log line may carry.
+
+    The environment variables named ``<NAME>_*`` (the name in upper case, ``-`` as ``_``)
+    are the transport's credentials: ``--profile`` drops inherited ones so that only the
+    profile's ``.env`` provides them.
+    """
+
+    name: str
+
+    def validate(self, reader: Reader, section: object) -> object:
+        """``transports.<name>`` -> this transport's settings, or a ``ConfigError``."""
+        ...
+
+
+def transport_names() -> tuple[str, ...]:
+    """The name of every installed transport plugin, without loading any of them."""
+    return _names(TRANSPORTS_GROUP)
+
+
+def transport_plugin(name: str) -> TransportPlugin:
+    """The installed transport plugin ``name``, loaded (imported) now; ``KeyError`` when none
+    of that name is installed, ``PluginError`` when it is broken."""
+    for entry in entry_points(TRANSPORTS_GROUP):
+        if entry.name != name:
+            continue
+        try:
+            plugin = entry.load()
+        except Exception as error:
+            raise PluginError(
+                f"transport plugin {name!r} ({entry.value}) failed to load: "
+                f"{type(error).__name__}: {error}"
+            ) from error
+        if not isinstance(plugin, TransportPlugin) or plugin.name != name:
+            raise PluginError(
+                f"transport plugin {name!r} ({entry.value}) is not a TransportPlugin named {name!r}"
+            )
+        return plugin
+    raise KeyError(name)
+
+
+def _names(group: str) -> tuple[str, ...]:
+    return tuple(dict.fromkeys(entry.name for entry in entry_points(group)))

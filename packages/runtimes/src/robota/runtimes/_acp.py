@@ -21,6 +21,7 @@ from typing import Any
 
 import trio
 
+from robota.core import AgentError
 from robota.core.events import ApprovalDecision, RuntimeEvent, TurnError
 
 from ._acp_host import FileAccess, HostError, Terminals
@@ -59,15 +60,15 @@ CONTROL = 10.0
 EventSink = Callable[[str, RuntimeEvent], None]
 
 
-class SessionBusy(Exception):
+class SessionBusy(AgentError):
     """A prompt is already running in this session; queue the new one."""
 
 
-class SteerUnsupported(Exception):
+class SteerUnsupported(AgentError):
     """ACP cannot add input to a running turn; queue it for the next turn."""
 
 
-class ImagesUnsupported(Exception):
+class ImagesUnsupported(AgentError):
     """The agent did not advertise image prompts; nothing was sent."""
 
 

@@ -29,7 +29,7 @@ from itertools import count
 
 import trio
 
-from robota.core import AgentLaunch
+from robota.core import AgentError, AgentLaunch
 from robota.core.agents import (
     AgentFailure,
     SessionSpec,
@@ -74,7 +74,7 @@ GARBAGE_RUN = 64
 """Malformed lines in a row after which an agent's output counts as garbage."""
 
 
-class AgentExited(Exception):
+class AgentExited(AgentError):
     """The agent process ended on its own (or had to be ended); the supervisor restarts."""
 
 

@@ -19,6 +19,7 @@ from typing import Any
 
 import trio
 
+from robota.core import AgentError
 from robota.core.events import ApprovalDecision, RuntimeEvent
 
 from ._app_server_map import (
@@ -47,7 +48,7 @@ RECONCILE_GRACE = 1.0
 EventSink = Callable[[str, RuntimeEvent], None]
 
 
-class SteerRejected(Exception):
+class SteerRejected(AgentError):
     """The turn to steer is no longer running; the engine queues the text instead."""
 
 

@@ -18,6 +18,7 @@ from typing import Literal, Protocol
 
 import trio
 
+from robota.core import AgentError
 from robota.core.agents import AgentSessionInfo, SessionSpec
 from robota.core.events import ApprovalDecision, RuntimeEvent
 
@@ -41,7 +42,7 @@ logger = logging.getLogger("robota.runtimes.agent")
 EventSink = Callable[[str, RuntimeEvent], None]
 
 
-class SteerRefusedError(Exception):
+class SteerRefusedError(AgentError):
     """The text did not reach a running turn."""
 
     def __init__(self, reason: Literal["ended", "unsupported"], message: str) -> None:
@@ -49,7 +50,7 @@ class SteerRefusedError(Exception):
         super().__init__(message)
 
 
-class PromptRefused(Exception):
+class PromptRefused(AgentError):
     """The prompt was not sent."""
 
     def __init__(self, reason: Literal["busy", "images_unsupported"], message: str) -> None:
@@ -57,7 +58,7 @@ class PromptRefused(Exception):
         super().__init__(message)
 
 
-class SessionRefused(Exception):
+class SessionRefused(AgentError):
     """The agent cannot open the session as asked (say, a fork on an agent that has none)."""
 
 

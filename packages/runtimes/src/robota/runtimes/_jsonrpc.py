@@ -25,6 +25,8 @@ from typing import Any
 
 import trio
 
+from robota.core import AgentError
+
 from ._framing import (
     DEFAULT_MAX_LINE,
     LineDecoder,
@@ -54,7 +56,7 @@ NotificationHandler = Callable[[str, Any], None]
 RequestHandler = Callable[[str, Any], Awaitable[Any]]
 
 
-class RpcError(Exception):
+class RpcError(AgentError):
     """The peer answered a request with an error object."""
 
     def __init__(self, method: str, code: int, message: str, data: Any = None) -> None:
@@ -65,19 +67,19 @@ class RpcError(Exception):
         super().__init__(f"{method}: error {code}: {message}")
 
 
-class RpcTimeout(Exception):
+class RpcTimeout(AgentError):
     """No response within the request's timeout."""
 
 
-class ConnectionLost(Exception):
+class ConnectionLost(AgentError):
     """The stream ended (the agent exited or closed stdout) before the response came."""
 
 
-class MethodNotFound(Exception):
+class MethodNotFound(AgentError):
     """Raised by a request handler for a method it does not serve: answered with -32601."""
 
 
-class RequestRefused(Exception):
+class RequestRefused(AgentError):
     """Raised by a request handler to answer with a specific JSON-RPC error."""
 
     def __init__(self, code: int, message: str) -> None:

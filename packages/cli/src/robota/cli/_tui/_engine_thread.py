@@ -22,6 +22,8 @@ from typing import TYPE_CHECKING, Protocol
 
 import trio
 
+from robota.core import RobotaError
+
 if TYPE_CHECKING:
     from robota.core.engine import FrontEndRequest, TaskDefaults
     from robota.core.frontend import RouteLink
@@ -64,7 +66,7 @@ class EngineLike(Protocol):
         """The task's last completed turns, oldest first (blocks on SQLite)."""
 
 
-class EngineStopped(RuntimeError):
+class EngineStopped(RobotaError, RuntimeError):
     """The engine is not running (it failed to start, crashed, or was stopped)."""
 
 

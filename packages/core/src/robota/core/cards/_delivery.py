@@ -47,7 +47,7 @@ from typing import Any
 import trio
 
 from .._bridge import LoopPort
-from .._errors import RequestTimeout, StoreError
+from .._errors import RequestTimeout, RobotaError, StoreError
 from ..store import BindCardActions, RecordFinalDelivery, RecordProgressCard, StoreClient
 from ._messages import (
     CardFailed,
@@ -87,7 +87,7 @@ class _Lane:
     jobs: deque[tuple[CardRequest, Reply]] = field(default_factory=deque)
 
 
-class _Failure(Exception):
+class _Failure(RobotaError):
     def __init__(self, transient: bool, retry_after: float | None, error: str) -> None:
         super().__init__(error)
         self.transient = transient

@@ -20,10 +20,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, Protocol, runtime_checkable
 
+from .._errors import RobotaError
+
 __all__ = ["CardSink", "PermanentSendError", "SendError", "TransientSendError"]
 
 
-class SendError(Exception):
+class SendError(RobotaError):
     """A sink call failed. Use one of the two subclasses."""
 
     def __init__(self, message: str, *, sent: Sequence[str] = ()) -> None:

@@ -6,7 +6,8 @@ directory; otherwise platformdirs decides. ``ROBOTA_CONFIG`` points at another c
 
 Loading is .env first (the environment wins), then config.yaml with ``${NAME}`` expanded, then
 validation into frozen dataclasses. Every problem is a ``robota.core.ConfigError`` naming the file,
-the key path, what was found and what was expected, and never quoting a secret.
+the key path, what was found and what was expected, and never quoting a secret. A chat
+transport's section is validated by its plugin, with the same ``Reader``.
 
 Parsing, validation and merging are pure functions of text; the loaders and ``init_profile`` are
 the thin I/O around them.
@@ -24,17 +25,15 @@ from ._model import (
     Config,
     ConsoleSettings,
     Defaults,
-    FeishuSettings,
     LoggingConfig,
     LogLevel,
     PermissionMode,
-    SlackSettings,
     StorageConfig,
-    ThinkingCardLayout,
     Transports,
     WsSettings,
 )
 from ._paths import Profile, profile_environment, resolve_profile
+from ._reader import Reader
 from ._secrets import looks_secret
 
 __all__ = [
@@ -48,13 +47,10 @@ __all__ = [
     "Config",
     "ConsoleSettings",
     "Defaults",
-    "FeishuSettings",
     "LogLevel",
     "LoggingConfig",
     "PermissionMode",
-    "SlackSettings",
     "StorageConfig",
-    "ThinkingCardLayout",
     "Transports",
     "WsSettings",
     # loading
@@ -62,6 +58,8 @@ __all__ = [
     "load_dotenv",
     "parse_config",
     "looks_secret",
+    # what transport plugins validate their sections with
+    "Reader",
     # .env text
     "dotenv_values",
     "format_assignment",

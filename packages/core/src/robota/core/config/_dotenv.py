@@ -134,7 +134,7 @@ def parse_dotenv(text: str) -> tuple[DotenvLine, ...]:
 def dotenv_values(text: str, *, file: str | None = None) -> dict[str, str]:
     """The assignments of a .env file, the last one winning; raise ``ConfigError`` on a bad line.
 
-    A bad line is fatal rather than skipped: a silently ignored ``SLACK_BOT_TOKEN`` line shows up
+    A bad line is fatal rather than skipped: a silently ignored ``BOT_TOKEN`` line shows up
     much later as a confusing "variable not set" error in config.yaml.
     """
     values: dict[str, str] = {}

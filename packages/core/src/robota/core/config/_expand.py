@@ -2,7 +2,7 @@
 
 Only the braced form is recognised, so a literal ``$`` (common in passwords and shell snippets)
 needs no escaping; ``$${`` writes a literal ``${``. A ``${`` that is not a well-formed reference
-is reported instead of being kept literally: ``${FEISHU_APP_ID`` is a typo, not a value.
+is reported instead of being kept literally: ``${OPENAI_API_KEY`` is a typo, not a value.
 """
 
 from __future__ import annotations

@@ -4,6 +4,10 @@ Every path is absolute and every ``${NAME}`` is expanded by the time a value lan
 that reads a ``Config`` never consults the environment or the current directory again.
 Fields that hold credentials are left out of ``repr`` so that a logged or printed config does
 not carry them.
+
+Two sections belong to plugins, so core names no value of them: ``agents.<name>.kind`` is the
+name of an installed runtime plugin, and each chat transport's settings are whatever object its
+transport plugin's ``validate`` returns (``Transports.chat``).
 """
 
 from __future__ import annotations
@@ -12,31 +16,27 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
-from typing import Literal
+from typing import Any, Literal
 
 __all__ = [
-    "AGENT_KINDS",
     "LOG_LEVELS",
     "PERMISSION_MODES",
-    "THINKING_CARD_LAYOUTS",
     "AgentConfig",
     "AgentKind",
     "Config",
     "ConsoleSettings",
     "Defaults",
-    "FeishuSettings",
     "LogLevel",
     "LoggingConfig",
     "PermissionMode",
-    "SlackSettings",
     "StorageConfig",
-    "ThinkingCardLayout",
     "Transports",
     "WsSettings",
 ]
 
-AgentKind = Literal["app-server", "acp"]
-AGENT_KINDS: tuple[AgentKind, ...] = ("app-server", "acp")
+AgentKind = str
+"""The name of an installed runtime plugin (``robota.runtimes`` entry point): robota ships
+``app-server`` and ``acp``; a third-party distribution may add more."""
 
 PermissionMode = Literal["default", "acceptEdits", "bypassPermissions", "plan"]
 PERMISSION_MODES: tuple[PermissionMode, ...] = (
@@ -45,9 +45,6 @@ PERMISSION_MODES: tuple[PermissionMode, ...] = (
     "bypassPermissions",
     "plan",
 )
-
-ThinkingCardLayout = Literal["grouped", "timeline"]
-THINKING_CARD_LAYOUTS: tuple[ThinkingCardLayout, ...] = ("grouped", "timeline")
 
 LogLevel = Literal["debug", "info", "warning", "error"]
 LOG_LEVELS: tuple[LogLevel, ...] = ("debug", "info", "warning", "error")
@@ -83,39 +80,47 @@ class ConsoleSettings:
 
 
 @dataclass(frozen=True, slots=True)
-class FeishuSettings:
-    app_id: str
-    app_secret: str = field(repr=False)
-    user_open_id: str | None
-    """The owner; required while ``respond_to_owner_only`` is on."""
-    respond_to_owner_only: bool = True
-    respond_to_all_group_messages: bool = False
-    thinking_card_layout: ThinkingCardLayout = "grouped"
-
-
-@dataclass(frozen=True, slots=True)
-class SlackSettings:
-    bot_token: str = field(repr=False)
-    app_token: str = field(repr=False)
-    user_id: str
-    """The owner: the Slack user robota answers."""
-    signing_secret: str | None = field(default=None, repr=False)
-
-
-@dataclass(frozen=True, slots=True)
 class WsSettings:
+    """The loopback WebSocket host (a front end of robota's own, not a chat plugin)."""
+
     port: int
     host: str = "127.0.0.1"
 
 
+_NO_CHAT: Mapping[str, object] = MappingProxyType({})
+
+
 @dataclass(frozen=True, slots=True)
 class Transports:
-    """Where conversations come from. A chat transport is on when its section is present."""
+    """Where conversations come from. A chat transport is on when its section is present.
+
+    ``console`` and ``ws`` are robota's own front ends; every other ``transports.<name>``
+    section belongs to the transport plugin of that name, and ``chat`` holds what its
+    ``validate`` made of it. For an installed plugin, ``config.transports.<name>`` reads the
+    same as ``chat.get(name)``: its settings, or ``None`` when the file has no section for it.
+    """
 
     console: ConsoleSettings = ConsoleSettings()
-    feishu: FeishuSettings | None = None
-    slack: SlackSettings | None = None
     ws: WsSettings | None = None
+    chat: Mapping[str, object] = field(default_factory=lambda: _NO_CHAT)
+    """Each configured chat transport's settings, by plugin name, in file order."""
+    installed: frozenset[str] = frozenset()
+    """The name of every installed transport plugin, configured or not."""
+
+    def get(self, name: str) -> object | None:
+        """The settings of chat transport ``name``, or ``None`` when it has no section."""
+        return self.chat.get(name)
+
+    def __getattr__(self, name: str) -> Any:
+        # Only names that are not fields reach here; a slot still unset (during copy or
+        # unpickling) must stay an AttributeError, not recurse into ``chat``.
+        if name.startswith("_") or name in ("console", "ws", "chat", "installed"):
+            raise AttributeError(name)
+        if name in self.chat:
+            return self.chat[name]
+        if name in self.installed:
+            return None
+        raise AttributeError(f"no transport plugin {name!r} is installed")
 
 
 @dataclass(frozen=True, slots=True)

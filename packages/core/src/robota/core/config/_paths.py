@@ -15,8 +15,9 @@ from pathlib import Path
 
 import platformdirs
 
+from .._plugins import transport_names
+
 __all__ = [
-    "CHAT_CREDENTIAL_PREFIXES",
     "CONFIG_ENV",
     "HOME_ENV",
     "Profile",
@@ -27,12 +28,17 @@ __all__ = [
 HOME_ENV = "ROBOTA_HOME"
 CONFIG_ENV = "ROBOTA_CONFIG"
 
-CHAT_CREDENTIAL_PREFIXES = ("FEISHU_", "SLACK_")
-"""Variables ``--profile`` drops from the inherited environment.
 
-Without this, a bot token exported in the shell would silently win over the profile's own .env
-(the environment wins over .env), and a test profile could answer in a production workspace.
-"""
+def chat_credential_prefixes() -> tuple[str, ...]:
+    """Variables ``--profile`` drops from the inherited environment: ``<NAME>_*`` for every
+    installed transport plugin (see ``robota.core.TransportPlugin``).
+
+    Without this, a bot token exported in the shell would silently win over the profile's own
+    .env (the environment wins over .env), and a test profile could answer in a production
+    workspace.
+    """
+    return tuple(name.upper().replace("-", "_") + "_" for name in transport_names())
+
 
 _APP = "robota"
 
@@ -126,8 +132,9 @@ def profile_environment(
     result = dict(environ)
     if profile is not None:
         home = _absolute(os.fspath(profile), base)
+        prefixes = chat_credential_prefixes()
         for name in list(result):
-            if name.startswith(CHAT_CREDENTIAL_PREFIXES):
+            if name.startswith(prefixes):
                 del result[name]
         result[HOME_ENV] = str(home)
         result[CONFIG_ENV] = str(home / "config.yaml")

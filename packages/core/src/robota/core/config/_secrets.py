@@ -1,6 +1,6 @@
 """Which values are secrets, so that logs and error messages can leave them out.
 
-The rule is by name (``appSecret``, ``SLACK_BOT_TOKEN``, ``OPENAI_API_KEY``) plus one by place:
+The rule is by name (``appSecret``, ``BOT_TOKEN``, ``OPENAI_API_KEY``) plus one by place:
 every value in .env is treated as a secret, since that file exists to hold them. Very short
 values are exempt: redacting ``info`` or ``8080`` everywhere would turn logs into asterisks,
 and no real credential is that short.
@@ -48,7 +48,7 @@ _WORD = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+")
 def looks_secret(name: str) -> bool:
     """Whether a key or variable name says its value is a credential.
 
-    Names are split into words (``appSecret``, ``SLACK_BOT_TOKEN``, ``api-key``) so that ``key``
+    Names are split into words (``appSecret``, ``BOT_TOKEN``, ``api-key``) so that ``key``
     matches ``OPENAI_API_KEY`` but not ``keyboardLayout``.
     """
     return any(word.lower() in _SECRET_WORDS for word in _WORD.findall(name))

@@ -1,35 +1,40 @@
-"""config.yaml data -> ``Config``: expansion, validation and path resolution, without I/O.
+"""config.yaml data -> ``Config``: expansion, validation and path resolution.
+
+No I/O of its own, beyond what plugins need: the names of the installed runtime and transport
+plugins (read from their distributions' metadata) and the transport plugins whose sections the
+file has (imported to validate them).
 
 Validation stops at the first problem and reports it as a ``ConfigError`` naming the file, the
-key path (``transports.slack.botToken``), what was found and what was expected. What was found
+key path (``agents.codex.command``), what was found and what was expected. What was found
 is described, never quoted, when it may be a credential: a secret-named key, or any value that
 came from a ``${NAME}`` reference.
 
 Unknown keys are errors at every level: ``permisionMode: plan`` silently falling back to the
 default mode is the kind of typo that costs a user their working tree.
+
+Plugins own two parts of the file (see ``robota.core._plugins``): ``agents.<name>.kind`` must
+name an installed runtime plugin, and each chat transport's section is validated by its
+transport plugin, through the same ``Reader``.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Mapping
+from importlib import resources
 from pathlib import Path
 from types import MappingProxyType
-from typing import Any
 
+from .._plugins import PluginError, runtime_kinds, transport_names, transport_plugin
 from ._expand import expand
 from ._model import (
-    AGENT_KINDS,
     LOG_LEVELS,
     PERMISSION_MODES,
-    THINKING_CARD_LAYOUTS,
     AgentConfig,
     Config,
     ConsoleSettings,
     Defaults,
-    FeishuSettings,
     LoggingConfig,
-    SlackSettings,
     StorageConfig,
     Transports,
     WsSettings,
@@ -42,21 +47,46 @@ __all__ = ["AGENT_NAME", "SECTIONS", "validate_config"]
 
 AGENT_NAME = re.compile(r"[a-z0-9][a-z0-9_-]*\Z")
 _ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
+_TEMPLATE_KIND = re.compile(r"^\s*kind:\s*(\S+)\s*$", re.MULTILINE)
 SECTIONS = ("agents", "defaults", "transports", "storage", "logging")
 _AGENT_KEYS = ("kind", "command", "args", "env", "title")
+_OWN_TRANSPORTS = ("console", "ws")
+"""robota's own front ends; every other ``transports`` key names a transport plugin."""
 _PERMISSION_HINT = (
     " (Agent Bot's 'confirm' is 'default'; its 'auto' is 'acceptEdits' or 'bypassPermissions',"
     " pick one on purpose)"
 )
 
 
-def _agent(reader: Reader, name: str, raw: object) -> AgentConfig:
+def _kind(reader: Reader, raw: object, path: str, kinds: tuple[str, ...]) -> str:
+    if isinstance(raw, str) and raw in kinds:
+        return raw  # the common case, before building the expected text below
+    expected = (
+        f"{one_of(_as_the_template_orders(kinds))} (the installed runtime plugins)"
+        if kinds
+        else "the kind of an installed runtime plugin (none is installed)"
+    )
+    if raw is None:
+        raise reader.error(path, "nothing", expected)
+    kind = reader.text(raw, path, required=True, expected=expected)
+    assert kind is not None
+    if kind not in kinds:
+        raise reader.error(path, reader.describe_value(raw, kind, False), expected)
+    return kind
+
+
+def _as_the_template_orders(kinds: tuple[str, ...]) -> list[str]:
+    """``kinds`` in the order the packaged config.yaml first uses them (the order a user has
+    met them in: ``robota init``, the README), then the others in the order they were found."""
+    template = resources.files(__package__).joinpath("templates", "config.yaml")
+    used = list(dict.fromkeys(_TEMPLATE_KIND.findall(template.read_text(encoding="utf-8"))))
+    return sorted(kinds, key=lambda kind: used.index(kind) if kind in used else len(used))
+
+
+def _agent(reader: Reader, name: str, raw: object, kinds: tuple[str, ...]) -> AgentConfig:
     path = f"agents.{name}"
     section = reader.section(raw, path, _AGENT_KEYS, nullable=False)
-    kind = section.get("kind")
-    if kind is None:
-        raise reader.error(f"{path}.kind", "nothing", one_of(AGENT_KINDS))
-    agent_kind = reader.choice(kind, f"{path}.kind", AGENT_KINDS, AGENT_KINDS[0])
+    agent_kind = _kind(reader, section.get("kind"), f"{path}.kind", kinds)
     command = reader.text(section.get("command"), f"{path}.command", required=True)
     assert command is not None
     raw_args = section.get("args")
@@ -99,12 +129,13 @@ def _agents(reader: Reader, raw: object) -> dict[str, AgentConfig]:
     if not raw:
         raise reader.error("agents", "no agents", "at least one agent")
     agents: dict[str, AgentConfig] = {}
+    kinds = runtime_kinds()
     for name, spec in raw.items():
         if not isinstance(name, str) or not AGENT_NAME.match(name):
             raise reader.error(
                 "agents", f"the agent name {describe(name)}", "a name like [a-z0-9][a-z0-9-_]*"
             )
-        agents[name] = _agent(reader, name, spec)
+        agents[name] = _agent(reader, name, spec, kinds)
     return agents
 
 
@@ -132,77 +163,32 @@ def _defaults(
     )
 
 
-def _feishu(reader: Reader, raw: object) -> FeishuSettings:
-    path = "transports.feishu"
-    keys = (
-        "appId",
-        "appSecret",
-        "userOpenId",
-        "respondToOwnerOnly",
-        "respondToAllGroupMessages",
-        "thinkingCardLayout",
-    )
-    section = reader.section(raw, path, keys, nullable=False)
-    owner_only = reader.boolean(
-        section.get("respondToOwnerOnly"), f"{path}.respondToOwnerOnly", True
-    )
-    app_id = reader.text(section.get("appId"), f"{path}.appId", required=True)
-    app_secret = reader.secret(section, "appSecret", path, required=True)
-    owner = reader.text(
-        section.get("userOpenId"),
-        f"{path}.userOpenId",
-        required=owner_only,
-        expected="the owner's open_id (needed while respondToOwnerOnly is true)",
-    )
-    assert app_id is not None and app_secret is not None
-    return FeishuSettings(
-        app_id=app_id,
-        app_secret=app_secret,
-        user_open_id=owner,
-        respond_to_owner_only=owner_only,
-        respond_to_all_group_messages=reader.boolean(
-            section.get("respondToAllGroupMessages"), f"{path}.respondToAllGroupMessages", False
-        ),
-        thinking_card_layout=reader.choice(
-            section.get("thinkingCardLayout"),
-            f"{path}.thinkingCardLayout",
-            THINKING_CARD_LAYOUTS,
-            "grouped",
-        ),
-    )
-
-
-def _slack_token(reader: Reader, section: Mapping[str, Any], key: str, prefix: str) -> str:
-    path = "transports.slack"
-    token = reader.secret(section, key, path, required=True)
-    assert token is not None
-    if not token.startswith(prefix):
+def _chat(reader: Reader, name: str, raw: object) -> object:
+    """A chat transport's section, validated by its plugin (imported here, and only here)."""
+    try:
+        plugin = transport_plugin(name)
+    except PluginError as error:
         raise reader.error(
-            f"{path}.{key}", f"a value that does not start with {prefix}", f"a {prefix}... token"
-        )
-    return token
-
-
-def _slack(reader: Reader, raw: object) -> SlackSettings:
-    path = "transports.slack"
-    keys = ("botToken", "appToken", "signingSecret", "userId")
-    section = reader.section(raw, path, keys, nullable=False)
-    bot_token = _slack_token(reader, section, "botToken", "xoxb-")
-    app_token = _slack_token(reader, section, "appToken", "xapp-")
-    user_id = reader.text(
-        section.get("userId"), f"{path}.userId", required=True, expected="the owner's Slack user id"
-    )
-    assert user_id is not None
-    return SlackSettings(
-        bot_token=bot_token,
-        app_token=app_token,
-        user_id=user_id,
-        signing_secret=reader.secret(section, "signingSecret", path, required=False),
-    )
+            f"transports.{name}",
+            f"a section for a transport plugin that is broken ({error})",
+            f"a working installation of the {name!r} transport plugin",
+        ) from error
+    return plugin.validate(reader, raw)
 
 
 def _transports(reader: Reader, raw: object) -> Transports:
-    section = reader.section(raw, "transports", ("console", "feishu", "slack", "ws"))
+    installed = transport_names()
+    allowed = (*_OWN_TRANSPORTS, *installed)
+    if isinstance(raw, Mapping):
+        unknown = [key for key in raw if isinstance(key, str) and key not in allowed]
+        if unknown:
+            plugins = ", ".join(installed) if installed else "none"
+            raise reader.error(
+                f"transports.{unknown[0]}",
+                f"a section for {unknown[0]!r}, which no installed transport plugin provides",
+                f"{one_of(allowed)} (installed transport plugins: {plugins})",
+            )
+    section = reader.section(raw, "transports", allowed)
     console = reader.section(section.get("console"), "transports.console", ("enabled",))
     ws: WsSettings | None = None
     if "ws" in section:
@@ -218,9 +204,15 @@ def _transports(reader: Reader, raw: object) -> Transports:
         console=ConsoleSettings(
             enabled=reader.boolean(console.get("enabled"), "transports.console.enabled", True)
         ),
-        feishu=_feishu(reader, section["feishu"]) if "feishu" in section else None,
-        slack=_slack(reader, section["slack"]) if "slack" in section else None,
         ws=ws,
+        chat=MappingProxyType(
+            {
+                name: _chat(reader, name, value)
+                for name, value in section.items()
+                if name not in _OWN_TRANSPORTS
+            }
+        ),
+        installed=frozenset(installed),
     )
 
 

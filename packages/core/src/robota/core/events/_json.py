@@ -17,6 +17,7 @@ from collections.abc import Mapping
 from functools import cache
 from typing import Any, Literal, Union, get_args, get_origin
 
+from .._errors import RobotaError
 from ._model import (
     ApprovalRequested,
     ApprovalResolved,
@@ -50,7 +51,7 @@ EVENT_TYPES: Mapping[str, type[RuntimeEvent]] = {
 _TYPE_NAMES = {cls: name for name, cls in EVENT_TYPES.items()}
 
 
-class EventFormatError(ValueError):
+class EventFormatError(RobotaError, ValueError):
     """A JSON object that is not a valid event; the message names the field and the problem."""
 
 

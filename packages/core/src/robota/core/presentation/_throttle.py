@@ -38,12 +38,14 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
+from .._errors import RobotaError
+
 __all__ = ["BACKOFF", "ThrottleError", "UpdateThrottle", "payload_hash"]
 
 BACKOFF: tuple[float, ...] = (2.0, 4.0, 8.0, 16.0, 30.0)
 
 
-class ThrottleError(RuntimeError):
+class ThrottleError(RobotaError, RuntimeError):
     """The throttle was driven out of order (e.g. ``sent`` with no update in flight)."""
 
 

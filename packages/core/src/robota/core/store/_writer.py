@@ -209,7 +209,7 @@ class StoreWriter(Actor):
                 pass  # the connection is being thrown away because it is in a bad state
 
 
-class _BatchFailed(Exception):
+class _BatchFailed(StoreError):
     """The batch as a whole failed; ``broken`` means the connection cannot be trusted."""
 
     def __init__(self, error: StoreError, *, broken: bool) -> None:

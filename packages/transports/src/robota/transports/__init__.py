@@ -1,0 +1,11 @@
+"""robota.transports: the chat transports robota ships, one plugin package each.
+
+Each subpackage is a ``robota.core.TransportPlugin`` registered under the
+``robota.transports`` entry point group with the name of its config section
+(``transports.feishu``, ``transports.slack``), and is imported only when config.yaml has that
+section. For now a plugin holds its settings and their validation; the connection to the
+platform comes next. Transports import ``robota.core`` facades only, never a runtime, and
+never each other.
+"""
+
+__all__: list[str] = []

@@ -1,0 +1,77 @@
+"""The ``transports.feishu`` section: what it holds, and every mistake it can have.
+
+Validation goes through the config ``Reader`` core's validator uses, so errors name the file,
+the key (``transports.feishu.appSecret``), what was found and what was expected, and a
+credential is described, never quoted.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Literal
+
+from robota.core.config import Reader
+
+__all__ = ["THINKING_CARD_LAYOUTS", "FeishuSettings", "FeishuTransport", "ThinkingCardLayout"]
+
+ThinkingCardLayout = Literal["grouped", "timeline"]
+THINKING_CARD_LAYOUTS: tuple[ThinkingCardLayout, ...] = ("grouped", "timeline")
+
+_PATH = "transports.feishu"
+_KEYS = (
+    "appId",
+    "appSecret",
+    "userOpenId",
+    "respondToOwnerOnly",
+    "respondToAllGroupMessages",
+    "thinkingCardLayout",
+)
+
+
+@dataclass(frozen=True, slots=True)
+class FeishuSettings:
+    app_id: str
+    app_secret: str = field(repr=False)
+    user_open_id: str | None
+    """The owner; required while ``respond_to_owner_only`` is on."""
+    respond_to_owner_only: bool = True
+    respond_to_all_group_messages: bool = False
+    thinking_card_layout: ThinkingCardLayout = "grouped"
+
+
+class FeishuTransport:
+    """The Feishu transport plugin (for now: its settings)."""
+
+    name = "feishu"
+
+    def validate(self, reader: Reader, section: object) -> FeishuSettings:
+        values = reader.section(section, _PATH, _KEYS, nullable=False)
+        owner_only = reader.boolean(
+            values.get("respondToOwnerOnly"), f"{_PATH}.respondToOwnerOnly", True
+        )
+        app_id = reader.text(values.get("appId"), f"{_PATH}.appId", required=True)
+        app_secret = reader.secret(values, "appSecret", _PATH, required=True)
+        owner = reader.text(
+            values.get("userOpenId"),
+            f"{_PATH}.userOpenId",
+            required=owner_only,
+            expected="the owner's open_id (needed while respondToOwnerOnly is true)",
+        )
+        assert app_id is not None and app_secret is not None
+        return FeishuSettings(
+            app_id=app_id,
+            app_secret=app_secret,
+            user_open_id=owner,
+            respond_to_owner_only=owner_only,
+            respond_to_all_group_messages=reader.boolean(
+                values.get("respondToAllGroupMessages"),
+                f"{_PATH}.respondToAllGroupMessages",
+                False,
+            ),
+            thinking_card_layout=reader.choice(
+                values.get("thinkingCardLayout"),
+                f"{_PATH}.thinkingCardLayout",
+                THINKING_CARD_LAYOUTS,
+                "grouped",
+            ),
+        )
