@@ -3,7 +3,8 @@
 ``list`` is instant and starts nothing: each configured agent with its protocol, the command it
 resolves to on PATH and the version of the npm package it belongs to. ``check`` starts one agent
 for real: handshake, open and close a session (an ephemeral thread for App Server agents), stop;
-it reports each step's time and what the agent can do.
+it reports each step's time and what the agent can do, and the last lines of its stderr (secrets
+masked): always in ``--json`` (``stderr_tail``), in the text when the check failed.
 """
 
 from __future__ import annotations
@@ -124,6 +125,7 @@ def check_command(name: str, as_json: bool, timeout: float) -> None:
                     "seconds": round(report.seconds, 3),
                     "timings": {k: round(v, 3) for k, v in report.timings.items()},
                     "capabilities": dict(report.capabilities),
+                    "stderr_tail": list(report.stderr_tail),
                 },
                 indent=2,
             )
@@ -139,4 +141,8 @@ def check_command(name: str, as_json: bool, timeout: float) -> None:
         for key, value in report.capabilities.items():
             shown = (", ".join(map(str, value)) or "none") if isinstance(value, list) else value
             click.echo(f"  {key:<10} {shown}")
+        if not report.ok and report.stderr_tail:
+            click.echo("  its stderr ended with:")
+            for line in report.stderr_tail:
+                click.echo(f"    {line}")
     sys.exit(0 if report.ok else 1)

@@ -35,7 +35,7 @@ from ._model import (
     WsSettings,
 )
 from ._paths import Profile, profile_environment, resolve_profile
-from ._secrets import looks_secret
+from ._secrets import is_secret_value, looks_secret
 
 __all__ = [
     # profiles
@@ -62,6 +62,7 @@ __all__ = [
     "load_dotenv",
     "parse_config",
     "looks_secret",
+    "is_secret_value",
     # .env text
     "dotenv_values",
     "format_assignment",
