@@ -19,10 +19,12 @@ import click
 if TYPE_CHECKING:
     from robota.core.config import Config, Profile
 
-__all__ = ["agents_group"]
+__all__ = ["agents_group", "load_profile"]
 
 
-def _load() -> tuple[Config, Profile]:
+def load_profile() -> tuple[Config, Profile]:
+    """The profile's config, or exit: 1 naming ``robota init`` when there is none, 2 when it is
+    invalid (the message names the file and key)."""
     from robota.core import ConfigError  # noqa: PLC0415 (keeps --help fast)
     from robota.core.config import load_config, resolve_profile  # noqa: PLC0415
 
@@ -49,7 +51,7 @@ def list_command(as_json: bool) -> None:
     """Configured agents: protocol, resolved command and installed version. Starts nothing."""
     from robota.core.config import KNOWN_AGENTS, detect_agents  # noqa: PLC0415
 
-    config, _ = _load()
+    config, _ = load_profile()
     known = {k.command: k for k in KNOWN_AGENTS}
     wanted = [known[a.command] for a in config.agents.values() if a.command in known]
     versions = {s.agent.command: s.version for s in detect_agents(wanted)}
@@ -102,7 +104,7 @@ def check_command(name: str, as_json: bool, timeout: float) -> None:
 
     from ._launch import agent_launch  # noqa: PLC0415
 
-    config, profile = _load()
+    config, profile = load_profile()
     agent = config.agents.get(name)
     if agent is None:
         raise click.UsageError(

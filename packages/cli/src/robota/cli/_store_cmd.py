@@ -9,32 +9,17 @@ migrates the file (doctor's rule too). ``--db FILE`` inspects another store file
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import click
 
+from ._agents_cmd import load_profile
+
 if TYPE_CHECKING:
     from robota.core.store import StoreReport
 
 __all__ = ["human_bytes", "store_command"]
-
-
-def _configured_path() -> Path:
-    from robota.core import ConfigError  # noqa: PLC0415 (keeps --help fast)
-    from robota.core.config import load_config, resolve_profile  # noqa: PLC0415
-
-    profile = resolve_profile()
-    try:
-        return load_config(profile).storage.sqlite_path
-    except FileNotFoundError:
-        raise click.ClickException(
-            f"{profile.config_file} does not exist; run: robota init"
-        ) from None
-    except ConfigError as error:
-        click.echo(f"robota: {error}", err=True)
-        sys.exit(2)
 
 
 @click.command("store")
@@ -50,7 +35,7 @@ def store_command(as_json: bool, db_path: Path | None) -> None:
     from robota.core import StoreError  # noqa: PLC0415
     from robota.core.store import inspect_store  # noqa: PLC0415
 
-    path = db_path if db_path is not None else _configured_path()
+    path = db_path if db_path is not None else load_profile()[0].storage.sqlite_path
     if not path.exists():
         if as_json:
             click.echo(json.dumps({"path": str(path), "exists": False}, indent=2))
