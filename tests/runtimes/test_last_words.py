@@ -78,6 +78,34 @@ async def test_an_agent_dying_mid_turn_fails_the_turn_with_its_last_words(
     assert_last_words(failed.error.message)
 
 
+async def test_an_agent_that_never_answers_initialize_is_shown_with_what_it_said(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    launch = dying_launch(tmp_path, monkeypatch, FAULT_AGENT_STDERR=SAYING, FAULT_AGENT_SILENT="1")
+    async with agent(launch, handshake_timeout=0.5) as host:
+        chat = Chat(host, "route", tmp_path)
+        chat.open()
+        failure = await chat.next(AgentFailure)
+    assert failure.message.startswith(
+        "agent fault did not answer initialize within 0.5 s; its stderr ended with:"
+    )
+    assert_last_words(failure.message)
+
+
+async def test_an_agent_whose_output_is_garbage_is_shown_with_what_it_said(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    launch = dying_launch(tmp_path, monkeypatch, FAULT_AGENT_STDERR=SAYING)
+    async with agent(launch) as host:
+        chat = Chat(host, "route", tmp_path)
+        chat.open()
+        await chat.next(SessionOpened)
+        failed = await chat.turn("FLOOD")
+    assert failed.error is not None
+    assert "lines in a row that are not JSON-RPC" in failed.error.message
+    assert_last_words(failed.error.message)
+
+
 async def test_a_quiet_agent_fails_with_the_reason_alone(tmp_path: Path) -> None:
     async with agent(fault_launch(tmp_path)) as host:
         chat = Chat(host, "route", tmp_path)

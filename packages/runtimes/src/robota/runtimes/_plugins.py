@@ -2,8 +2,8 @@
 
 Each offers ``probe``: start the agent with its scrubbed environment, shake hands, optionally
 open and close a session, stop it, and report versions, timings, capabilities and the last lines
-of the agent's stderr (secrets masked). ``robota
-doctor`` and ``robota agents check`` use it; driving turns uses the same clients.
+of the agent's stderr (secrets masked). ``robota doctor`` and ``robota agents check`` use it;
+driving turns uses the same clients.
 """
 
 from __future__ import annotations
