@@ -15,6 +15,7 @@ import pytest
 
 from robota.core import AgentLaunch, ChildSpec, runtime_plugins
 from robota.core.agents import AgentFailure, SessionOpened
+from robota.core.events import TurnError
 from robota.core.testing import supervised
 
 from ..support.agents import isolated
@@ -47,16 +48,33 @@ def assert_last_words(text: str) -> None:
         assert leak not in text
 
 
+async def failed_open(launch: AgentLaunch, tmp_path: Path, **options: float) -> AgentFailure:
+    """Open a session with an agent that never gets as far; the failure the route hears."""
+    async with agent(launch, **options) as host:
+        chat = Chat(host, "route", tmp_path)
+        chat.open()
+        return await chat.next(AgentFailure)
+
+
+async def failed_turn(launch: AgentLaunch, tmp_path: Path, prompt: str) -> TurnError:
+    """Open a session, run ``prompt``, which must fail; the turn's error."""
+    async with agent(launch) as host:
+        chat = Chat(host, "route", tmp_path)
+        chat.open()
+        await chat.next(SessionOpened)
+        failed = await chat.turn(prompt)
+    assert failed.status == "failed"
+    assert failed.error is not None
+    return failed.error
+
+
 async def test_an_agent_dying_at_start_fails_the_open_with_its_last_words(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     launch = dying_launch(
         tmp_path, monkeypatch, FAULT_AGENT_STDERR=SAYING, FAULT_AGENT_EXIT_AT_START="2"
     )
-    async with agent(launch) as host:
-        chat = Chat(host, "route", tmp_path)
-        chat.open()
-        failure = await chat.next(AgentFailure)
+    failure = await failed_open(launch, tmp_path)
     assert failure.request == "open"
     assert failure.message.startswith("agent fault exited (exit code 2); its stderr ended with:")
     assert_last_words(failure.message)
@@ -66,26 +84,17 @@ async def test_an_agent_dying_mid_turn_fails_the_turn_with_its_last_words(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     launch = dying_launch(tmp_path, monkeypatch, FAULT_AGENT_DYING=SAYING)
-    async with agent(launch) as host:
-        chat = Chat(host, "route", tmp_path)
-        chat.open()
-        await chat.next(SessionOpened)
-        failed = await chat.turn("EXIT now")
-    assert failed.status == "failed"
-    assert failed.error is not None
-    assert failed.error.category == "agent_exited"
-    assert "agent fault exited (exit code 3); its stderr ended with:" in failed.error.message
-    assert_last_words(failed.error.message)
+    error = await failed_turn(launch, tmp_path, "EXIT now")
+    assert error.category == "agent_exited"
+    assert "agent fault exited (exit code 3); its stderr ended with:" in error.message
+    assert_last_words(error.message)
 
 
 async def test_an_agent_that_never_answers_initialize_is_shown_with_what_it_said(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     launch = dying_launch(tmp_path, monkeypatch, FAULT_AGENT_STDERR=SAYING, FAULT_AGENT_SILENT="1")
-    async with agent(launch, handshake_timeout=0.5) as host:
-        chat = Chat(host, "route", tmp_path)
-        chat.open()
-        failure = await chat.next(AgentFailure)
+    failure = await failed_open(launch, tmp_path, handshake_timeout=0.5)
     assert failure.message.startswith(
         "agent fault did not answer initialize within 0.5 s; its stderr ended with:"
     )
@@ -96,25 +105,15 @@ async def test_an_agent_whose_output_is_garbage_is_shown_with_what_it_said(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     launch = dying_launch(tmp_path, monkeypatch, FAULT_AGENT_STDERR=SAYING)
-    async with agent(launch) as host:
-        chat = Chat(host, "route", tmp_path)
-        chat.open()
-        await chat.next(SessionOpened)
-        failed = await chat.turn("FLOOD")
-    assert failed.error is not None
-    assert "lines in a row that are not JSON-RPC" in failed.error.message
-    assert_last_words(failed.error.message)
+    error = await failed_turn(launch, tmp_path, "FLOOD")
+    assert "lines in a row that are not JSON-RPC" in error.message
+    assert_last_words(error.message)
 
 
 async def test_a_quiet_agent_fails_with_the_reason_alone(tmp_path: Path) -> None:
-    async with agent(fault_launch(tmp_path)) as host:
-        chat = Chat(host, "route", tmp_path)
-        chat.open()
-        await chat.next(SessionOpened)
-        failed = await chat.turn("EXIT now")
-    assert failed.error is not None
-    assert "exit code 3" in failed.error.message
-    assert "stderr" not in failed.error.message
+    error = await failed_turn(fault_launch(tmp_path), tmp_path, "EXIT now")
+    assert "exit code 3" in error.message
+    assert "stderr" not in error.message
 
 
 async def test_a_probe_reports_the_last_words_of_an_agent_that_dies_at_start(
