@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import signal
 import sys
 import time
@@ -105,3 +106,73 @@ def test_a_terminated_robota_leaves_no_agent_process_behind(robota: Robota, tmp_
     while alive(helper):
         assert time.monotonic() < deadline, "the agent's own child outlived robota"
         time.sleep(0.05)
+
+
+DOTENV_SECRET = "dotenv-secret-8c41f"
+SHAPED_TOKEN = "xoxb-1234567890-abcdefghij"
+
+
+def write_dying_agent_config(robota: Robota, *, mid_turn: bool = False) -> None:
+    """A profile whose only agent writes on stderr (a .env secret and a token among it) and
+    exits with code 4 before it answers anything, or with ``mid_turn`` when told ``EXIT``
+    (code 3)."""
+    config = {
+        "agents": {
+            "dying": {
+                "kind": "acp",
+                "command": sys.executable,
+                "args": [str(FAULT_AGENT)],
+                "env": {
+                    "FAULT_AGENT_DYING" if mid_turn else "FAULT_AGENT_STDERR": (
+                        "\x1b[31mError:\x1b[0m cannot log in\n"
+                        "  password ${DYING_PASSWORD} was refused\n"
+                        f"  token {SHAPED_TOKEN} too"
+                    ),
+                    **({} if mid_turn else {"FAULT_AGENT_EXIT_AT_START": "4"}),
+                },
+            }
+        },
+        "defaults": {"agent": "dying", "cwd": str(robota.root)},
+    }
+    robota.home.mkdir(mode=0o700, exist_ok=True)
+    (robota.home / "config.yaml").write_text(json.dumps(config))
+    env_file = robota.home / ".env"
+    env_file.write_text(f"DYING_PASSWORD={DOTENV_SECRET}\n")
+    env_file.chmod(0o600)
+
+
+DYING_WORDS = ["Error: cannot log in", "  password *** was refused", "  token *** too"]
+
+
+def test_check_of_an_agent_that_dies_at_start_shows_its_last_words(robota: Robota) -> None:
+    write_dying_agent_config(robota)
+    as_json = robota.run("agents", "check", "dying", "--json")
+    assert as_json.returncode == 1, as_json.stderr
+    report = json.loads(as_json.stdout)
+    assert (report["ok"], report["detail"]) == (False, "the agent exited early (exit code 4)")
+    assert report["stderr_tail"] == DYING_WORDS
+    text = robota.run("agents", "check", "dying")
+    assert text.returncode == 1
+    assert "FAILED: the agent exited early (exit code 4)" in text.stdout
+    assert "  its stderr ended with:\n" + "".join(f"    {w}\n" for w in DYING_WORDS) in text.stdout
+    for run in (as_json, text):
+        for leak in (DOTENV_SECRET, SHAPED_TOKEN, "\x1b"):
+            assert leak not in run.stdout + run.stderr
+
+
+def test_check_of_real_codex_refusing_its_config_shows_why(robota: Robota) -> None:
+    write_real_agents_config(robota, ["codex"])
+    codex_config = robota.root / "agents" / "codex" / "home" / ".codex" / "config.toml"
+    text = codex_config.read_text()
+    codex_config.write_text(
+        re.sub(r'(?m)^approval_policy = ".*"$', 'approval_policy = "untrusted"', text)
+    )
+    completed = robota.run("agents", "check", "codex", "--json")
+    assert completed.returncode == 1, completed.stderr
+    report = json.loads(completed.stdout)
+    assert report["detail"] == "the agent exited early (exit code 1)"
+    assert (
+        'Error: approval_policy = "untrusted" is no longer supported; remove this setting'
+        in report["stderr_tail"]
+    )
+    assert processes_with_home_under(robota.root / "agents") == []

@@ -173,3 +173,25 @@ def test_doctor_without_a_profile_says_to_run_init(robota: Robota) -> None:
     completed = robota.run("doctor")
     assert completed.returncode == 1
     assert "run: robota init" in completed.stdout
+
+
+def test_doctor_shows_the_last_words_of_an_agent_that_fails(robota: Robota) -> None:
+    from .test_agents_cmd import DOTENV_SECRET, DYING_WORDS, SHAPED_TOKEN, write_dying_agent_config
+
+    write_dying_agent_config(robota)
+    code, report = doctor_json(robota)
+    dying = checks_by_name(report)["agent dying"]
+    assert code == 1
+    assert (dying["status"], dying["detail"]) == ("fail", "the agent exited early (exit code 4)")
+    assert dying["stderr_tail"] == DYING_WORDS
+    assert "stderr_tail" not in checks_by_name(report)["config"]
+    text = robota.run("doctor")
+    assert text.returncode == 1
+    lines = text.stdout.splitlines()
+    failed = next(n for n, line in enumerate(lines) if "FAIL  agent dying" in line)
+    assert lines[failed + 1].strip() == "its stderr ended with:"
+    assert [line.strip() for line in lines[failed + 2 : failed + 5]] == [
+        w.strip() for w in DYING_WORDS
+    ]
+    for leak in (DOTENV_SECRET, SHAPED_TOKEN):
+        assert leak not in text.stdout + json.dumps(report)

@@ -24,6 +24,9 @@ Environment (set through the agent's configured ``env``):
 * ``FAULT_AGENT_IGNORE_EOF=1``  keep running after stdin closes (like codex-acp)
 * ``FAULT_AGENT_STATE=DIR`` where sessions are saved (for ``session/load``)
 * ``FAULT_AGENT_DELAY=SECONDS``  wait this long before each echo answer (a turn that takes time)
+* ``FAULT_AGENT_STDERR=TEXT``  write TEXT (and a newline) on stderr as it starts
+* ``FAULT_AGENT_EXIT_AT_START=CODE``  then exit with CODE before reading anything
+* ``FAULT_AGENT_DYING=TEXT``  write TEXT on stderr just before ``EXIT`` exits
 """
 
 from __future__ import annotations
@@ -124,6 +127,7 @@ class Agent:
         if text.startswith("EXIT"):
             chunk(session_id, "about to exit")
             time.sleep(0.05)
+            say_on_stderr(os.environ.get("FAULT_AGENT_DYING"))
             os._exit(3)
         if text.startswith("GARBAGE"):
             for n in range(5):
@@ -163,7 +167,16 @@ class Agent:
         send({"id": request_id, "result": {"stopReason": "end_turn"}})
 
 
+def say_on_stderr(text: str | None) -> None:
+    if text is not None:
+        sys.stderr.write(text + "\n")
+        sys.stderr.flush()
+
+
 def main() -> None:
+    say_on_stderr(os.environ.get("FAULT_AGENT_STDERR"))
+    if "FAULT_AGENT_EXIT_AT_START" in os.environ:
+        sys.exit(int(os.environ["FAULT_AGENT_EXIT_AT_START"]))
     pids = os.environ.get("FAULT_AGENT_PIDS")
     recorded = [os.getpid()]
     if os.environ.get("FAULT_AGENT_CHILD") == "1":

@@ -3,7 +3,8 @@
 ``list`` is instant and starts nothing: each configured agent with its protocol, the command it
 resolves to on PATH and the version of the npm package it belongs to. ``check`` starts one agent
 for real: handshake, open and close a session (an ephemeral thread for App Server agents), stop;
-it reports each step's time and what the agent can do.
+it reports each step's time and what the agent can do, and the last lines of its stderr (secrets
+masked): always in ``--json`` (``stderr_tail``), in the text when the check failed.
 """
 
 from __future__ import annotations
@@ -18,10 +19,12 @@ import click
 if TYPE_CHECKING:
     from robota.core.config import Config, Profile
 
-__all__ = ["agents_group"]
+__all__ = ["agents_group", "load_profile"]
 
 
-def _load() -> tuple[Config, Profile]:
+def load_profile() -> tuple[Config, Profile]:
+    """The profile's config, or exit: 1 naming ``robota init`` when there is none, 2 when it is
+    invalid (the message names the file and key)."""
     from robota.core import ConfigError  # noqa: PLC0415 (keeps --help fast)
     from robota.core.config import load_config, resolve_profile  # noqa: PLC0415
 
@@ -48,7 +51,7 @@ def list_command(as_json: bool) -> None:
     """Configured agents: protocol, resolved command and installed version. Starts nothing."""
     from robota.core.config import KNOWN_AGENTS, detect_agents  # noqa: PLC0415
 
-    config, _ = _load()
+    config, _ = load_profile()
     known = {k.command: k for k in KNOWN_AGENTS}
     wanted = [known[a.command] for a in config.agents.values() if a.command in known]
     versions = {s.agent.command: s.version for s in detect_agents(wanted)}
@@ -101,7 +104,7 @@ def check_command(name: str, as_json: bool, timeout: float) -> None:
 
     from ._launch import agent_launch  # noqa: PLC0415
 
-    config, profile = _load()
+    config, profile = load_profile()
     agent = config.agents.get(name)
     if agent is None:
         raise click.UsageError(
@@ -124,6 +127,7 @@ def check_command(name: str, as_json: bool, timeout: float) -> None:
                     "seconds": round(report.seconds, 3),
                     "timings": {k: round(v, 3) for k, v in report.timings.items()},
                     "capabilities": dict(report.capabilities),
+                    "stderr_tail": list(report.stderr_tail),
                 },
                 indent=2,
             )
@@ -139,4 +143,8 @@ def check_command(name: str, as_json: bool, timeout: float) -> None:
         for key, value in report.capabilities.items():
             shown = (", ".join(map(str, value)) or "none") if isinstance(value, list) else value
             click.echo(f"  {key:<10} {shown}")
+        if not report.ok and report.stderr_tail:
+            click.echo("  its stderr ended with:")
+            for line in report.stderr_tail:
+                click.echo(f"    {line}")
     sys.exit(0 if report.ok else 1)

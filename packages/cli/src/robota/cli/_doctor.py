@@ -39,9 +39,13 @@ class Check:
     status: Status
     detail: str
     fix: str | None = None
+    stderr_tail: tuple[str, ...] | None = None
+    """An agent whose probe failed: the last lines it wrote on stderr (secrets masked)."""
 
-    def as_json(self) -> dict[str, str | None]:
-        return asdict(self)
+    def as_json(self) -> dict[str, str | list[str] | None]:
+        fields = asdict(self)
+        tail = fields.pop("stderr_tail")
+        return fields if tail is None else {**fields, "stderr_tail": list(tail)}
 
 
 def check_private(name: str, path: Path, *, directory: bool) -> Check:
@@ -157,7 +161,7 @@ def from_probe(report: ProbeReport, install_hint: str | None) -> Check:
         version = report.version or "version unknown"
         return Check(name, "ok", f"{report.kind} {version}, handshake in {report.seconds:.2f} s")
     fix = f"reinstall: {install_hint}" if install_hint else None
-    return Check(name, "fail", report.detail, fix)
+    return Check(name, "fail", report.detail, fix, report.stderr_tail)
 
 
 def summary(checks: Sequence[Check]) -> Status:

@@ -1,8 +1,10 @@
 """``robota doctor``: check the profile, the config, the store, the logs and every agent.
 
 Agents are probed for real, concurrently: each is started with its scrubbed environment, shakes
-hands in its own protocol, reports its version, and is stopped again. Nothing is changed on disk.
-Exit code 0 when nothing failed (warnings included), 1 when something did.
+hands in its own protocol, reports its version, and is stopped again; an agent that fails is
+shown with the last lines it wrote on stderr (secrets masked; ``stderr_tail`` in ``--json``).
+Nothing is changed on disk. Exit code 0 when nothing failed (warnings included), 1 when
+something did.
 """
 
 from __future__ import annotations
@@ -100,8 +102,13 @@ def doctor_command(as_json: bool, timeout: float, only: tuple[str, ...]) -> None
         width = max(len(c.name) for c in checks)
         for check in checks:
             click.echo(f"  {_MARK[check.status]}  {check.name.ljust(width)}  {check.detail}")
+            indent = f"        {' ' * width}  "
+            if check.stderr_tail:
+                click.echo(f"{indent}its stderr ended with:")
+                for line in check.stderr_tail:
+                    click.echo(f"{indent}  {line}")
             if check.fix and check.status != "ok":
-                click.echo(f"        {' ' * width}  fix: {check.fix}")
+                click.echo(f"{indent}fix: {check.fix}")
         verdict = {"ok": "all good", "warn": "usable, with warnings", "fail": "problems found"}
         click.echo(f"{verdict[status]}")
     sys.exit(1 if status == "fail" else 0)

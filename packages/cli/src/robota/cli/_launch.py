@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -12,8 +13,13 @@ __all__ = ["agent_launch"]
 
 
 def agent_launch(agent: AgentConfig, config: Config, profile: Profile) -> AgentLaunch:
+    """The launch of ``agent``; its ``secrets`` (masked where the agent's stderr is shown) are
+    the configuration's and the secret-named variables the agent gets, inherited or its own."""
     from robota.core import AgentLaunch  # noqa: PLC0415 (keeps --help fast)
+    from robota.core.config import is_secret_value  # noqa: PLC0415
 
+    given = {**os.environ, **agent.env}
+    credentials = {value for name, value in given.items() if is_secret_value(name, value)}
     cwd = config.defaults.cwd
     return AgentLaunch(
         name=agent.name,
@@ -24,4 +30,5 @@ def agent_launch(agent: AgentConfig, config: Config, profile: Profile) -> AgentL
         home=profile.home,
         config_path=config.file,
         cwd=cwd if cwd.is_dir() else None,
+        secrets=config.secrets | credentials,
     )

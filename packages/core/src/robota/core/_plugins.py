@@ -56,6 +56,10 @@ class AgentLaunch:
     home: Path = Path()
     config_path: Path = Path()
     cwd: Path | None = None
+    secrets: frozenset[str] = field(default=frozenset(), repr=False)
+    """Values to mask wherever the agent's own output is shown (its stderr's last lines): the
+    configuration's secrets and the secret-named variables the agent inherits. Never passed to
+    the agent."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,6 +78,8 @@ class ProbeReport:
     seconds: float = 0.0
     timings: Mapping[str, float] = field(default_factory=dict)
     capabilities: Mapping[str, object] = field(default_factory=dict)
+    stderr_tail: tuple[str, ...] = ()
+    """The last lines the agent wrote on stderr, cleaned and with secrets masked."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -4,7 +4,8 @@ Layering, bottom up:
 
 1. ``_framing``    newline-delimited JSON-RPC, sans-IO: bytes to classified messages
 2. ``_jsonrpc``    a connection on trio streams: request ids, timeouts, -32601 for unknown calls
-3. ``_process``    spawning: scrubbed environment, own process group, sure shutdown
+3. ``_process``    spawning: scrubbed environment, own process group, sure shutdown;
+   ``_stderr_tail``  the agent's last stderr lines, cleaned and redacted, for failure reasons
 4. ``_handshake``  each protocol's first exchange, as pure functions
 5. ``_approvals``  pending approvals of a connection, resolved once, cancelled on exit
    ``_app_server_map``  App Server notifications to robota events, sans-IO
@@ -35,7 +36,14 @@ from ._jsonrpc import (
     RpcTimeout,
 )
 from ._plugins import AcpRuntime, AppServerRuntime, acp, app_server
-from ._process import AgentProcess, ShutdownTimings, agent_environment, is_reserved_name
+from ._process import (
+    AgentProcess,
+    ShutdownTimings,
+    agent_environment,
+    is_reserved_name,
+    scrubbed_names,
+)
+from ._stderr_tail import StderrTail, agent_secrets, clean_line, with_last_words
 
 __all__ = [
     # framing
@@ -57,6 +65,12 @@ __all__ = [
     "ShutdownTimings",
     "agent_environment",
     "is_reserved_name",
+    "scrubbed_names",
+    # an agent's last words
+    "StderrTail",
+    "agent_secrets",
+    "clean_line",
+    "with_last_words",
     # agents as actors
     "AgentExited",
     "agent_host",

@@ -8,12 +8,14 @@ resumed there when the session table knows an earlier session id).
 The process ends in one of four ways, each named in the reason every running turn fails with:
 it exits; it never answers ``initialize`` (``handshake_timeout``); it writes a line over the
 size limit or a run of garbage (the connection is strict, see ``Connection``); or robota stops
-it. In the first three the service tells the table, then raises ``AgentExited``, and its
-supervisor restarts it with backoff; jobs that arrived meanwhile wait in the channel for the
-next process. Stopping always goes through ``AgentProcess.shutdown`` (stdin closed, SIGTERM,
-SIGKILL, the whole process group), shielded from cancellation, so no agent outlives its service.
-A fifth: the session table failed on a message (``fail``); the process goes the same way, so
-the turns it ran fail visibly instead of waiting on state nobody trusts.
+it. In the first three the reason ends with the agent's last lines on stderr (cleaned, secrets
+masked: ``with_last_words``), which is where an agent says why it gave up; the service tells
+the table, then raises ``AgentExited``, and its supervisor restarts it with backoff; jobs that
+arrived meanwhile wait in the channel for the next process. Stopping always goes through
+``AgentProcess.shutdown`` (stdin closed, SIGTERM, SIGKILL, the whole process group), shielded
+from cancellation, so no agent outlives its service. A fifth: the session table failed on a
+message (``fail``); the process goes the same way, so the turns it ran fail visibly instead of
+waiting on state nobody trusts.
 
 The service reports to the table by calling it (``report``): both live on the trio thread.
 """
@@ -65,6 +67,7 @@ from ._drivers import (
 )
 from ._jsonrpc import Connection, ConnectionLost, RpcError, RpcTimeout
 from ._process import AgentProcess, ShutdownTimings
+from ._stderr_tail import with_last_words
 
 __all__ = ["AgentExited", "AgentProcessService", "JobLine", "ProcessSettings"]
 
@@ -207,7 +210,7 @@ class AgentProcessService:
                 nursery.start_soon(process.drain_stderr)
                 nursery.start_soon(self._watch, connection, process, nursery, ended)
                 self._queues[first.key] = deque([first])  # failed with the process, if need be
-                await self._handshake(driver, nursery, ended)
+                await self._handshake(driver, process, nursery, ended)
                 if not ended:
                     nursery.start_soon(self._drain, first.key, self._queues[first.key])
                     await self._jobs.serve(lambda job: self._dispatch(job, nursery))
@@ -229,6 +232,7 @@ class AgentProcessService:
     async def _handshake(
         self,
         driver: SessionDriver,
+        process: AgentProcess,
         nursery: trio.Nursery,
         ended: list[str],
     ) -> None:
@@ -237,9 +241,11 @@ class AgentProcessService:
             with trio.fail_after(timeout):
                 version = await driver.initialize(nursery)
         except trio.TooSlowError:
-            ended.append(f"agent {self.name} did not answer initialize within {timeout:g} s")
+            reason = f"agent {self.name} did not answer initialize within {timeout:g} s"
+            ended.append(with_last_words(reason, process.tail.lines()))
         except RpcError as error:
-            ended.append(f"agent {self.name} refused initialize: {error.message}")
+            reason = f"agent {self.name} refused initialize: {error.message}"
+            ended.append(with_last_words(reason, process.tail.lines()))
         except (ConnectionLost, RpcTimeout):
             # The watcher names the cause (exit code, garbage) and cancels us: wait for it.
             await trio.sleep_forever()
@@ -259,14 +265,16 @@ class AgentProcessService:
         await connection.run()
         if connection.corruption is not None:
             reason = connection.corruption
+            words = process.tail.lines()  # it still runs: its stderr will not end by itself
         else:
             with trio.move_on_after(2.0):
                 await process.process.wait()
             code = process.process.returncode
             status = f"exit code {code}" if code is not None else "stdout closed"
             reason = f"agent {self.name} exited ({status})"
+            words = await process.last_words()
         if not ended:
-            ended.append(reason)
+            ended.append(with_last_words(reason, words))
         logger.warning("%s; restarting it", reason, extra={"agent": self.name})
         nursery.cancel_scope.cancel()
 

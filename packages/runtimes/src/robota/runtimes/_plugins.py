@@ -1,8 +1,9 @@
 """The runtime plugins robota ships: ``app-server`` and ``acp``, registered as entry points.
 
 Each offers ``probe``: start the agent with its scrubbed environment, shake hands, optionally
-open and close a session, stop it, and report versions, timings and capabilities. ``robota
-doctor`` and ``robota agents check`` use it; driving turns uses the same clients.
+open and close a session, stop it, and report versions, timings, capabilities and the last lines
+of the agent's stderr (secrets masked). ``robota doctor`` and ``robota agents check`` use it;
+driving turns uses the same clients.
 """
 
 from __future__ import annotations
@@ -91,8 +92,12 @@ class _Probe:
                 await agent.shutdown()
                 self.timings["stop"] = time.perf_counter() - stopping
                 client.close("probe finished")
+                with trio.CancelScope(shield=True):
+                    tail = await agent.last_words()
                 nursery.cancel_scope.cancel()
-        return ProbeReport(**{**_fields(outcome), "timings": dict(self.timings)})
+        return ProbeReport(
+            **{**_fields(outcome), "timings": dict(self.timings), "stderr_tail": tail}
+        )
 
     async def _steps(
         self, client: AcpClient | AppServerClient, nursery: trio.Nursery, *, session: bool

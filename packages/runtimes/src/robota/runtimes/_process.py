@@ -15,6 +15,8 @@ after the leader exited by itself, so no grandchild outlives robota. When robota
 shutdown (SIGKILL, a crash), the reaper (``_reaper``) ends the groups instead.
 
 stderr is drained continuously into the log: a chatty agent blocks on a full pipe otherwise.
+Its last lines are kept too, cleaned and with secrets masked (``StderrTail``), so that when the
+agent dies the reason robota gives can end with what the agent said (``last_words``).
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ import os
 import re
 import signal
 import subprocess
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -33,18 +35,33 @@ import trio
 from robota.core import AgentLaunch
 
 from ._reaper import REAPER, live_members
+from ._stderr_tail import StderrTail, agent_secrets
 
-__all__ = ["AgentProcess", "ShutdownTimings", "agent_environment", "is_reserved_name"]
+__all__ = [
+    "AgentProcess",
+    "ShutdownTimings",
+    "agent_environment",
+    "is_reserved_name",
+    "scrubbed_names",
+]
 
 logger = logging.getLogger("robota.runtimes.process")
 
 _RESERVED = re.compile(r"^(FEISHU_|SLACK_|ROBOTA_)", re.IGNORECASE)
 _INJECTED = ("ROBOTA", "ROBOTA_HOME", "ROBOTA_CONFIG", "ROBOTA_AGENT_NAME")
+_PENDING_LIMIT = 64 * 1024
+"""Bytes of stderr without a newline kept before they count as a line: bounded memory."""
 
 
 def is_reserved_name(name: str) -> bool:
     """Whether robota owns this variable name (chat credentials and robota's own settings)."""
     return bool(_RESERVED.match(name)) or name.upper() == "ROBOTA"
+
+
+def scrubbed_names(inherited: Mapping[str, str]) -> list[str]:
+    """The inherited variables ``agent_environment`` keeps from the agent (those it sets again
+    itself, robota's non-secret context, aside)."""
+    return [k for k in inherited if is_reserved_name(k) and k.upper() not in _INJECTED]
 
 
 def agent_environment(
@@ -96,6 +113,10 @@ class AgentProcess:
     name: str
     process: trio.Process
     timings: ShutdownTimings = field(default_factory=ShutdownTimings)
+    tail: StderrTail = field(default_factory=StderrTail)
+    """The last lines of its stderr, kept by ``drain_stderr``."""
+    stderr_closed: trio.Event = field(default_factory=trio.Event)
+    """Set when ``drain_stderr`` saw the end of stderr: the tail is complete."""
 
     @classmethod
     async def start(
@@ -106,7 +127,9 @@ class AgentProcess:
         env: Mapping[str, str],
         cwd: Path | None = None,
         timings: ShutdownTimings | None = None,
+        secrets: Iterable[str] = (),
     ) -> AgentProcess:
+        """Start ``command``; ``secrets`` are masked in the tail of its stderr."""
         process = await trio.lowlevel.open_process(
             list(command),
             stdin=subprocess.PIPE,
@@ -123,7 +146,7 @@ class AgentProcess:
             process.pid,
             extra={"agent": name, "pid": process.pid},
         )
-        return cls(name, process, timings or ShutdownTimings())
+        return cls(name, process, timings or ShutdownTimings(), StderrTail(secrets))
 
     @classmethod
     async def launch(
@@ -135,8 +158,9 @@ class AgentProcess:
     ) -> AgentProcess:
         """Start a configured agent: its command, its cwd, and ``environ`` (default: this
         process's environment) scrubbed and completed by ``agent_environment``."""
+        inherited = os.environ if environ is None else environ
         env = agent_environment(
-            os.environ if environ is None else environ,
+            inherited,
             launch.env,
             agent_name=launch.name,
             home=launch.home,
@@ -148,6 +172,7 @@ class AgentProcess:
             env=env,
             cwd=launch.cwd,
             timings=timings,
+            secrets=agent_secrets(inherited, scrubbed_names(inherited), launch.secrets),
         )
 
     @property
@@ -155,21 +180,39 @@ class AgentProcess:
         return self.process.pid
 
     async def drain_stderr(self) -> None:
-        """Copy the agent's stderr into the log line by line until it closes."""
+        """Copy the agent's stderr into the log and its tail, line by line, until it closes."""
         stream = self.process.stderr
         assert stream is not None
         pending = b""
-        async for chunk in stream:
-            pending += chunk
-            *lines, pending = pending.split(b"\n")
-            for line in lines:
-                if line.strip():
-                    logger.debug(
-                        "agent %s stderr: %s",
-                        self.name,
-                        line[:2000].decode(errors="replace"),
-                        extra={"agent": self.name},
-                    )
+        try:
+            async for chunk in stream:
+                pending += chunk
+                *lines, pending = pending.split(b"\n")
+                for line in lines:
+                    self._stderr_line(line)
+                if len(pending) > _PENDING_LIMIT:  # no newline in sight: a line of its own
+                    self._stderr_line(pending)
+                    pending = b""
+            self._stderr_line(pending)  # a last line without its newline
+        finally:
+            self.stderr_closed.set()
+
+    def _stderr_line(self, raw: bytes) -> None:
+        if raw.strip():
+            logger.debug(
+                "agent %s stderr: %s",
+                self.name,
+                raw[:2000].decode(errors="replace"),
+                extra={"agent": self.name},
+            )
+            self.tail.add(raw)
+
+    async def last_words(self, grace: float = 0.5) -> tuple[str, ...]:
+        """The tail of stderr, once it closed or ``grace`` seconds passed: a dead agent's
+        last lines may still be in the pipe when its stdout ends."""
+        with trio.move_on_after(grace):
+            await self.stderr_closed.wait()
+        return self.tail.lines()
 
     async def shutdown(self) -> int:
         """Close stdin, then SIGTERM, then SIGKILL the group; return the exit code."""

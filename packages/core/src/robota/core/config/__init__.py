@@ -34,7 +34,7 @@ from ._model import (
 )
 from ._paths import Profile, profile_environment, resolve_profile
 from ._reader import Reader
-from ._secrets import looks_secret
+from ._secrets import is_secret_value, looks_secret
 
 __all__ = [
     # profiles
@@ -58,6 +58,7 @@ __all__ = [
     "load_dotenv",
     "parse_config",
     "looks_secret",
+    "is_secret_value",
     # what transport plugins validate their sections with
     "Reader",
     # .env text

@@ -26,7 +26,9 @@ functions here take one. Reads never queue behind writes and never block them.
 Ops are small frozen dataclasses with an ``apply(db)`` method (``WriteOp``); the typed ones here
 cover inbound-event dedupe, route states, the final-delivery ledger, turn attempts, the prompt
 queue and the audit trail. The schema grows through ``MIGRATIONS``, applied by the writer when it
-starts; a database from a newer robota is refused with ``StoreError``.
+starts; a database from a newer robota is refused with ``StoreError``. Migrations that change
+tables are written with sqlite-utils (``schema_change``), which is also what ``inspect_store``
+(``robota store``) reads a file with; both import it lazily, the write path never does.
 
 A typical tree::
 
@@ -54,6 +56,7 @@ from ._cards import (
 from ._client import StoreClient
 from ._connection import open_reader
 from ._database import Database, Parameters
+from ._inspect import StoreReport, TableReport, inspect_store
 from ._messages import Ack, Failable, Write
 from ._migrations import MIGRATIONS, Migration, migrate, schema_version
 from ._ops import (
@@ -92,6 +95,7 @@ from ._records import (
     TurnStatus,
 )
 from ._route_states import SqliteRouteStates
+from ._tables import schema_change, tables_of
 from ._tasks import (
     BindRouteTask,
     CreateTask,
@@ -133,6 +137,12 @@ __all__ = [
     "Migration",
     "migrate",
     "schema_version",
+    "schema_change",
+    "tables_of",
+    # inspection
+    "inspect_store",
+    "StoreReport",
+    "TableReport",
     # write ops
     "ClaimInboundEvent",
     "SaveRouteState",

@@ -12,7 +12,10 @@ relies on.
 
 Rules for adding one: append, never edit or reorder a released migration; a migration only moves
 the schema forward (no down migrations: restore the backup instead); add sample rows for every new
-table to ``tests/store/test_migrations.py``, whose guard test fails until you do.
+table to ``tests/store/test_migrations.py``, whose guard test fails until you do. Write it with
+sqlite-utils (``schema_change``: ``create_table``, ``create_index``, ``add_column``, and
+``transform`` for what ``ALTER TABLE`` cannot do) rather than hand-written DDL; ``_statements``
+is the form the released ones 1-4 have, kept as they are so old and new files stay identical.
 """
 
 from __future__ import annotations
