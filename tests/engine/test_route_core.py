@@ -56,6 +56,7 @@ from robota.core.engine import (
     TurnFinished,
     TurnUpdate,
     UserInput,
+    UseTask,
     Write,
     recovery_prompt,
     retry_prompt,
@@ -491,6 +492,27 @@ def test_a_refused_turn_ends_failed_with_the_agents_reason() -> None:
     claim = of(effects, ClaimFinal)[0]
     assert claim.finished.error is not None
     assert claim.finished.error.message == "thread is running a turn"
+
+
+@pytest.mark.parametrize(
+    ("turn_waits", "said"),
+    [(True, []), (False, ["agent: open failed: agent exited (exit code 4)"])],
+    ids=["under-a-turn", "no-turn"],
+)
+def test_an_open_failure_is_said_once(turn_waits: bool, said: list[str]) -> None:
+    """Under a waiting turn the turn's own failure carries the reason; else the route says it."""
+    core = route(current=task())
+    if turn_waits:
+        core.handle(UserInput("go"))
+    else:
+        core.handle(UseTask("t0"))
+    effects = core.handle(AgentFailure("t0", "open", "agent exited (exit code 4)"))
+    assert replies(effects) == said
+    if turn_waits:
+        refused = core.handle(TurnRefused("t0", "go", "failed", "agent exited (exit code 4)"))
+        claim = of(refused, ClaimFinal)[0]
+        assert claim.finished.error is not None
+        assert claim.finished.error.message == "agent exited (exit code 4)"
 
 
 @pytest.mark.parametrize(("reason", "front"), [("ended", True), ("unsupported", False)])

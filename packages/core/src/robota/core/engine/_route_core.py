@@ -200,7 +200,18 @@ class RouteCore:
 
     def _agent_failure(self, failure: AgentFailure) -> None:
         route = self.state
-        route.reply(f"agent: {failure.request} failed: {failure.message}", error=True)
+        turn = route.turn
+        # A session that could not open under a waiting turn fails that turn with the same
+        # reason (the agent refuses its prompt), and the turn's error is what the front end
+        # shows; said here too, the person would read it twice.
+        told_by_turn = (
+            failure.request == "open"
+            and turn is not None
+            and turn.task_id == failure.key
+            and not turn.finishing
+        )
+        if not told_by_turn:
+            route.reply(f"agent: {failure.request} failed: {failure.message}", error=True)
         if failure.request == "open" and route.task is not None:
             route.opened.discard(route.task.id)
             reset_failed(route)
