@@ -22,8 +22,6 @@ import time
 from pathlib import Path
 from types import TracebackType
 
-from robota.core.config._files import atomic_write
-
 from ._errors import HostAlreadyRunning
 from ._host_state import (
     HostPresence,
@@ -56,6 +54,9 @@ class HostLock:
         """Write the state file atomically (0600), for ``status`` and for a second starter."""
         if self._fd is None:
             raise RuntimeError("the host lock was released; its state cannot be published")
+        # Only the host publishes; a status command should not load the config package.
+        from robota.core.config._files import atomic_write  # noqa: PLC0415
+
         atomic_write(self.state_path, state.to_json())
 
     def release(self) -> None:

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 __all__ = ["LineSplitter", "Overlong"]
 
 _HEAD = 80
-"""How many bytes of an overlong line are kept to say what it was."""
+"""At most this many bytes of an overlong line are kept to say what it was."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -77,7 +77,10 @@ class LineSplitter:
         if len(chunk) <= room:
             self._line += chunk
             return
-        head = bytes(self._line[:_HEAD]) + bytes(chunk[: max(0, _HEAD - len(self._line))])
+        # At most max_line + 1 bytes, always available here: the head does not depend on how
+        # the line was chunked.
+        size = min(_HEAD, self.max_line + 1)
+        head = bytes(self._line[:size]) + bytes(chunk[: max(0, size - len(self._line))])
         self._line.clear()
         self._skipping = True
         out.append(Overlong(head, self.max_line))
