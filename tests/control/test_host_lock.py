@@ -99,11 +99,12 @@ def test_the_holder_publishes_and_releases(tmp_path: Path) -> None:
 
 def test_a_second_acquirer_is_told_who_runs(tmp_path: Path) -> None:
     lock_path, state_path = files(tmp_path / "run")
+    published = state_for(tmp_path)
     with acquire_host_lock(lock_path, state_path) as lock:
-        lock.publish(state_for(tmp_path))
+        lock.publish(published)
         with pytest.raises(HostAlreadyRunning) as refused:
             acquire_host_lock(lock_path, state_path)
-        assert refused.value.state == state_for(tmp_path)
+        assert refused.value.state == published
         assert f"already running (pid {os.getpid()}" in str(refused.value)
     with acquire_host_lock(lock_path, state_path):
         pass

@@ -40,9 +40,9 @@ from ._protocol import (
 from ._requests import RequestRegistry
 from ._socket_file import (
     SOCKET_MODE,
+    BoundSocketFile,
     claim_socket_path,
     ensure_runtime_dir,
-    remove_socket_if_ours,
     socket_address,
 )
 
@@ -117,13 +117,12 @@ class ControlServer:
         ensure_runtime_dir(self.socket_path.parent)
         await trio.to_thread.run_sync(claim_socket_path, self.socket_path)
         sock = trio.socket.socket(stdlib_socket.AF_UNIX, stdlib_socket.SOCK_STREAM)
-        identity: tuple[int, int] | None = None
+        bound: BoundSocketFile | None = None
         try:
             with socket_address(self.socket_path) as address:
                 await sock.bind(address)
-            info = self.socket_path.lstat()
-            identity = (info.st_dev, info.st_ino)
             self.socket_path.chmod(SOCKET_MODE)
+            bound = BoundSocketFile(self.socket_path)
             sock.listen(self.limits.max_connections)
             listener = trio.SocketListener(sock)
             task_status.started()
@@ -137,8 +136,8 @@ class ControlServer:
                         nursery.start_soon(self._serve_connection, stream)
         finally:
             sock.close()
-            if identity is not None:
-                remove_socket_if_ours(self.socket_path, identity)
+            if bound is not None:
+                bound.remove()
 
     async def _accept(self, listener: trio.SocketListener) -> trio.SocketStream:
         while True:

@@ -30,10 +30,10 @@ from ._peer import peer_credentials
 
 __all__ = [
     "PRIVATE_DIR_MODE",
+    "BoundSocketFile",
     "SOCKET_MODE",
     "claim_socket_path",
     "ensure_runtime_dir",
-    "remove_socket_if_ours",
     "socket_address",
 ]
 
@@ -127,10 +127,33 @@ def claim_socket_path(path: Path, *, timeout: float = 2.0) -> None:
         probe.close()
 
 
-def remove_socket_if_ours(path: Path, identity: tuple[int, int]) -> None:
-    """Unlink ``path`` if it is still the socket file this host bound (``(st_dev, st_ino)``),
-    so that a host stopping late never removes the socket of the host that replaced it."""
-    with contextlib.suppress(FileNotFoundError):
-        info = path.lstat()
-        if (info.st_dev, info.st_ino) == identity:
-            path.unlink()
+class BoundSocketFile:
+    """The socket file a host bound, recognisable later among files at the same path.
+
+    A successor may bind a new socket at the path after this one's was removed, and a file
+    system reuses a freed inode number at once. On Linux an ``O_PATH`` descriptor keeps this
+    file's inode alive, so its number cannot be reused while the host runs; elsewhere the
+    change time joins the number (a file created later has a later one).
+    """
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        pin_flags = getattr(os, "O_PATH", 0)
+        self._pin = os.open(path, pin_flags | os.O_NOFOLLOW) if pin_flags else None
+        self._identity = self._identify(path.lstat())
+
+    def _identify(self, info: os.stat_result) -> tuple[int, ...]:
+        if self._pin is not None:
+            return (info.st_dev, info.st_ino)
+        return (info.st_dev, info.st_ino, info.st_ctime_ns)
+
+    def remove(self) -> None:
+        """Unlink the path if it still is this file; a successor's socket stays."""
+        try:
+            with contextlib.suppress(FileNotFoundError):
+                if self._identify(self.path.lstat()) == self._identity:
+                    self.path.unlink()
+        finally:
+            if self._pin is not None:
+                os.close(self._pin)
+                self._pin = None
