@@ -1,12 +1,16 @@
 """A would-be host in its own process: waits for "go", takes the host lock, publishes its
 state, says whether it won, and holds the lock until its stdin closes.
 
-Usage: python _lock_child.py RUNTIME_DIR WAIT_SECONDS
+Usage: python _lock_child.py RUNTIME_DIR WAIT_SECONDS [--spawn]
+
+With ``--spawn`` the winner also starts a long-lived child the way a careless host might
+start an agent (every descriptor inherited) and prints its pid.
 """
 
 from __future__ import annotations
 
 import os
+import subprocess
 import sys
 from pathlib import Path
 
@@ -27,6 +31,9 @@ def main() -> None:
             HostState.of_this_process(version="test", profile=run, socket=run / "control.sock")
         )
         print("won", os.getpid(), flush=True)
+        if "--spawn" in sys.argv:
+            agent = subprocess.Popen(["sleep", "60"], close_fds=False, start_new_session=True)
+            print("spawned", agent.pid, flush=True)
         sys.stdin.read()
     print("released", flush=True)
 

@@ -3,6 +3,7 @@ starters get exactly one winner, and status reads it all without changing anythi
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import stat
@@ -36,9 +37,9 @@ def state_for(run: Path) -> HostState:
 class Child:
     """A ``_lock_child.py`` process; its stdin is the parent's lever."""
 
-    def __init__(self, run: Path, wait: float = 5.0) -> None:
+    def __init__(self, run: Path, wait: float = 5.0, *options: str) -> None:
         self.process = subprocess.Popen(
-            [sys.executable, str(CHILD), str(run), str(wait)],
+            [sys.executable, str(CHILD), str(run), str(wait), *options],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             text=True,
@@ -153,6 +154,30 @@ def test_a_sigkilled_holder_keeps_nothing(tmp_path: Path, children: list[Child])
         now = probe_host(lock_path, state_path)
         assert now.state is not None
         assert now.state.pid == os.getpid()
+
+
+def test_a_process_the_holder_started_does_not_keep_the_lock(
+    tmp_path: Path, children: list[Child]
+) -> None:
+    run = tmp_path / "run"
+    child = Child(run, 5.0, "--spawn")
+    children.append(child)
+    child.go()
+    assert child.line() == f"won {child.process.pid}"
+    words = child.line().split()
+    assert words[0] == "spawned"
+    agent = int(words[1])
+    try:
+        os.kill(child.process.pid, signal.SIGKILL)
+        child.kill()
+        os.kill(agent, 0)  # the agent outlives the host, holding every inherited descriptor
+        assert probe_host(*files(run)).presence is Presence.NOT_RUNNING
+        with acquire_host_lock(*files(run)):
+            pass
+    finally:
+        os.killpg(agent, signal.SIGKILL)
+        with contextlib.suppress(ChildProcessError):
+            os.waitpid(agent, 0)
 
 
 def test_a_cleanly_stopped_holder_removes_its_state(tmp_path: Path, children: list[Child]) -> None:

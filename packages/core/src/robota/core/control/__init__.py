@@ -14,13 +14,12 @@ dataclasses (``TYPE`` plus typed fields) and serves them with ``ControlServer`` 
 ``acquire_host_lock`` keeps a second host of the same profile from starting and tells it who
 runs; ``probe_host`` answers "is a host running?" whether or not one is.
 
-Importing this package loads the standard library only; ``ControlServer`` (and trio with it)
-loads on first use, so a client command stays quick to start.
+Importing this package adds only standard-library modules to what ``robota.core`` loads
+(trio is already among those); the config package (ruamel) loads only when a host publishes
+its state, so a client command stays quick to start.
 """
 
 from __future__ import annotations
-
-from typing import TYPE_CHECKING, Any
 
 from ._client import ControlClient
 from ._errors import (
@@ -33,13 +32,21 @@ from ._errors import (
     UnsafeRuntimeDir,
 )
 from ._host_lock import HostLock, acquire_host_lock, probe_host
-from ._host_state import HostPresence, HostState, Presence, judge_presence, parse_host_state
+from ._host_state import (
+    BadHostState,
+    HostPresence,
+    HostState,
+    Presence,
+    judge_presence,
+    parse_host_state,
+)
 from ._lines import LineSplitter, Overlong
 from ._protocol import (
     MAX_LINE,
     Call,
     ErrorCode,
     Failure,
+    MalformedReply,
     Ok,
     Reply,
     RequestId,
@@ -49,9 +56,7 @@ from ._protocol import (
     encode_request,
 )
 from ._requests import Refused, RequestRegistry
-
-if TYPE_CHECKING:
-    from ._server import ControlServer, Endpoint, HandlerError, ServerLimits
+from ._server import ControlServer, Endpoint, HandlerError, ServerLimits
 
 __all__ = [
     # the protocol, sans-IO
@@ -60,6 +65,7 @@ __all__ = [
     "ErrorCode",
     "Failure",
     "LineSplitter",
+    "MalformedReply",
     "Ok",
     "Overlong",
     "Refused",
@@ -78,6 +84,7 @@ __all__ = [
     # the client's side
     "ControlClient",
     # one host per profile
+    "BadHostState",
     "HostLock",
     "HostPresence",
     "HostState",
@@ -95,13 +102,3 @@ __all__ = [
     "SocketInUse",
     "UnsafeRuntimeDir",
 ]
-
-_SERVER_NAMES = frozenset({"ControlServer", "Endpoint", "HandlerError", "ServerLimits"})
-
-
-def __getattr__(name: str) -> Any:
-    if name in _SERVER_NAMES:
-        from . import _server  # noqa: PLC0415 (trio loads only for the host)
-
-        return getattr(_server, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

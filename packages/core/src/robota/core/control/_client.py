@@ -97,24 +97,29 @@ class ControlClient:
         if self._socket is not None:
             return self._socket
         sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        sock.settimeout(self.timeout)
         try:
-            with socket_address(self.socket_path) as address:
-                sock.connect(address)
-        except BaseException as error:
+            sock.settimeout(self.timeout)
+            self._connect(sock)
+        except BaseException:
             sock.close()
-            if isinstance(error, FileNotFoundError):
-                raise NoHostRunning(self.socket_path, "no control socket") from None
-            if isinstance(error, ConnectionRefusedError):
-                raise NoHostRunning(self.socket_path, "nothing listens on it") from None
-            if isinstance(error, TimeoutError):
-                raise HostUnreachable(f"{self.socket_path}: connecting timed out") from None
-            if isinstance(error, OSError):
-                raise HostUnreachable(f"{self.socket_path}: cannot connect: {error}") from error
             raise
         self._socket = sock
         self._lines = LineSplitter(MAX_REPLY)
         return sock
+
+    def _connect(self, sock: socket.socket) -> None:
+        path = self.socket_path
+        try:
+            with socket_address(path) as address:
+                sock.connect(address)
+        except FileNotFoundError:
+            raise NoHostRunning(path, "no control socket") from None
+        except ConnectionRefusedError:
+            raise NoHostRunning(path, "nothing listens on it") from None
+        except TimeoutError:
+            raise HostUnreachable(f"{path}: connecting timed out") from None
+        except OSError as error:
+            raise HostUnreachable(f"{path}: cannot connect: {error}") from error
 
     def _remaining(self, deadline: float, type_name: str) -> float:
         left = deadline - time.monotonic()
