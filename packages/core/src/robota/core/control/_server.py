@@ -54,6 +54,9 @@ R = TypeVar("R")
 
 _RECEIVE = 64 * 1024
 _ACCEPT_RETRY = 0.1
+_REFUSAL_SEND = 1.0
+"""How long a refused connection's one reply may wait to be read: refusals stay cheap even
+when a flood of connections reads nothing."""
 _TRANSIENT_ACCEPT = {errno.EMFILE, errno.ENFILE, errno.ENOMEM, errno.ENOBUFS}
 
 
@@ -154,7 +157,7 @@ class ControlServer:
         message = f"the host serves at most {limit} control connections at once; try again"
         try:
             async with stream:
-                await self._send(stream, Failure(None, ErrorCode.BUSY, message))
+                await self._send(stream, Failure(None, ErrorCode.BUSY, message), _REFUSAL_SEND)
         except (trio.BrokenResourceError, trio.ClosedResourceError):
             pass
 
@@ -179,7 +182,8 @@ class ControlServer:
         if uid is not None:
             why = f"the peer runs as uid {uid}, the host as uid {self.allowed_uid}"
         logger.warning("control socket: refused a connection: %s", why)
-        await self._send(stream, Failure(None, ErrorCode.FORBIDDEN, f"connection refused: {why}"))
+        refusal = Failure(None, ErrorCode.FORBIDDEN, f"connection refused: {why}")
+        await self._send(stream, refusal, _REFUSAL_SEND)
         return False
 
     async def _converse(self, stream: trio.SocketStream) -> None:
@@ -217,8 +221,11 @@ class ControlServer:
             )
         return Ok(call.id, result)
 
-    async def _send(self, stream: trio.SocketStream, reply: Reply) -> bool:
-        """Send ``reply``; False when the peer did not take it within the idle timeout."""
+    async def _send(
+        self, stream: trio.SocketStream, reply: Reply, timeout: float | None = None
+    ) -> bool:
+        """Send ``reply``; False when the peer did not take it within ``timeout`` (by default
+        the idle timeout)."""
         try:
             line = encode_reply(reply)
         except (TypeError, ValueError) as error:
@@ -226,7 +233,7 @@ class ControlServer:
             line = encode_reply(
                 Failure(reply.id, ErrorCode.INTERNAL, f"the handler's result is not JSON: {error}")
             )
-        with trio.move_on_after(self.limits.idle_timeout):
+        with trio.move_on_after(self.limits.idle_timeout if timeout is None else timeout):
             await stream.send_all(line)
             return True
         return False
