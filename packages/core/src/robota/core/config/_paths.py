@@ -69,6 +69,29 @@ class Profile:
         return self.home / ".reset-backups"
 
     @property
+    def runtime_dir(self) -> Path:
+        """Where a running host keeps its lock, state file and control socket (owner-only).
+
+        Under the data directory rather than ``$XDG_RUNTIME_DIR``: one rule for pinned and
+        platform profiles, present on every platform and for users without a login session.
+        Nothing in it outlives its meaning: a dead host's socket is replaced, its state file is
+        read as "not running" because the kernel released its lock.
+        """
+        return self.data_dir / "run"
+
+    @property
+    def control_socket(self) -> Path:
+        return self.runtime_dir / "control.sock"
+
+    @property
+    def host_lock(self) -> Path:
+        return self.runtime_dir / "host.lock"
+
+    @property
+    def host_state_file(self) -> Path:
+        return self.runtime_dir / "host.json"
+
+    @property
     def default_sqlite_path(self) -> Path:
         return self.data_dir / "robota.sqlite"
 

@@ -1,0 +1,104 @@
+"""robota.core.control: the host's local control endpoint and the one-host-per-profile lock.
+
+The endpoint is a Unix socket in the profile's owner-only runtime directory
+(``Profile.control_socket``) speaking newline-delimited JSON, one request or reply per line::
+
+    {"id": 1, "type": "status"}                       a request: id, type, the type's fields
+    {"id": 1, "ok": true, "result": {...}}            its success
+    {"id": 1, "ok": false, "error": {"code": "bad_request", "message": "...", "field": "text"}}
+
+``ErrorCode`` lists the stable error codes. The host declares its request types as frozen
+dataclasses (``TYPE`` plus typed fields) and serves them with ``ControlServer`` and one
+``Endpoint`` per type; CLI commands talk to it with the blocking ``ControlClient``.
+
+``acquire_host_lock`` keeps a second host of the same profile from starting and tells it who
+runs; ``probe_host`` answers "is a host running?" whether or not one is.
+
+Importing this package adds only standard-library modules to what ``robota.core`` loads
+(trio is already among those); the config package (ruamel) loads only when a host publishes
+its state, so a client command stays quick to start.
+"""
+
+from __future__ import annotations
+
+from ._client import ControlClient
+from ._errors import (
+    ControlError,
+    HostAlreadyRunning,
+    HostError,
+    HostUnreachable,
+    NoHostRunning,
+    SocketInUse,
+    UnsafeRuntimeDir,
+)
+from ._host_lock import HostLock, acquire_host_lock, probe_host
+from ._host_state import (
+    BadHostState,
+    HostPresence,
+    HostState,
+    Presence,
+    judge_presence,
+    parse_host_state,
+)
+from ._lines import LineSplitter, Overlong
+from ._protocol import (
+    MAX_LINE,
+    Call,
+    ErrorCode,
+    Failure,
+    MalformedReply,
+    Ok,
+    Reply,
+    RequestId,
+    ServerConnection,
+    decode_reply,
+    encode_reply,
+    encode_request,
+)
+from ._requests import Refused, RequestRegistry
+from ._server import ControlServer, Endpoint, HandlerError, ServerLimits
+
+__all__ = [
+    # the protocol, sans-IO
+    "MAX_LINE",
+    "Call",
+    "ErrorCode",
+    "Failure",
+    "LineSplitter",
+    "MalformedReply",
+    "Ok",
+    "Overlong",
+    "Refused",
+    "Reply",
+    "RequestId",
+    "RequestRegistry",
+    "ServerConnection",
+    "decode_reply",
+    "encode_reply",
+    "encode_request",
+    # the host's side
+    "ControlServer",
+    "Endpoint",
+    "HandlerError",
+    "ServerLimits",
+    # the client's side
+    "ControlClient",
+    # one host per profile
+    "BadHostState",
+    "HostLock",
+    "HostPresence",
+    "HostState",
+    "Presence",
+    "acquire_host_lock",
+    "judge_presence",
+    "parse_host_state",
+    "probe_host",
+    # errors
+    "ControlError",
+    "HostAlreadyRunning",
+    "HostError",
+    "HostUnreachable",
+    "NoHostRunning",
+    "SocketInUse",
+    "UnsafeRuntimeDir",
+]

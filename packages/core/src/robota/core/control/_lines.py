@@ -1,0 +1,86 @@
+"""Bounded line splitting, sans-IO: bytes in, complete lines (or "too long" markers) out.
+
+The control endpoint speaks newline-delimited JSON, so a peer controls how much one line
+asks the reader to hold. The splitter keeps at most ``max_line`` bytes of the current line: the
+moment a line grows past that, it reports an ``Overlong`` (carrying the line's first bytes, for
+the error message) and drops everything up to the next newline as it streams past. A line of
+any length therefore costs ``max_line`` bytes of memory, and the line after it is read as if
+nothing had happened.
+
+Splitting is independent of how the bytes arrive: feeding ``b"ab\\ncd\\n"`` whole or one byte
+at a time yields the same items (the property the tests check with hypothesis).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+__all__ = ["LineSplitter", "Overlong"]
+
+_HEAD = 80
+"""At most this many bytes of an overlong line are kept to say what it was."""
+
+
+@dataclass(frozen=True, slots=True)
+class Overlong:
+    """A line longer than ``limit`` bytes was skipped; ``head`` is how it began."""
+
+    head: bytes
+    limit: int
+
+
+class LineSplitter:
+    """Splits a byte stream at ``\\n``; a line keeps its other bytes (``\\r`` included)."""
+
+    def __init__(self, max_line: int) -> None:
+        if max_line < 1:
+            raise ValueError(f"max_line must be at least 1, not {max_line}")
+        self.max_line = max_line
+        self._line = bytearray()
+        self._skipping = False
+
+    def feed(self, data: bytes | bytearray) -> list[bytes | Overlong]:
+        """The lines ``data`` completes, in order, and an ``Overlong`` for each line that
+        outgrew the bound (reported once, when it does, not when its newline finally comes)."""
+        out: list[bytes | Overlong] = []
+        start = 0
+        while start <= len(data):
+            newline = data.find(b"\n", start)
+            end = len(data) if newline < 0 else newline
+            self._extend(data[start:end], out)
+            if newline < 0:
+                break
+            if self._skipping:
+                self._skipping = False
+            else:
+                out.append(bytes(self._line))
+            self._line.clear()
+            start = newline + 1
+        return out
+
+    def close(self) -> list[bytes | Overlong]:
+        """End of stream: the unterminated last line, if there is one and it fit."""
+        rest = b"" if self._skipping else bytes(self._line)
+        self._line.clear()
+        self._skipping = False
+        return [rest] if rest else []
+
+    @property
+    def pending(self) -> int:
+        """Bytes of the current, unterminated line held in memory (never over ``max_line``)."""
+        return len(self._line)
+
+    def _extend(self, chunk: bytes | bytearray, out: list[bytes | Overlong]) -> None:
+        if self._skipping or not chunk:
+            return
+        room = self.max_line - len(self._line)
+        if len(chunk) <= room:
+            self._line += chunk
+            return
+        # At most max_line + 1 bytes, always available here: the head does not depend on how
+        # the line was chunked.
+        size = min(_HEAD, self.max_line + 1)
+        head = bytes(self._line[:size]) + bytes(chunk[: max(0, size - len(self._line))])
+        self._line.clear()
+        self._skipping = True
+        out.append(Overlong(head, self.max_line))

@@ -1,0 +1,239 @@
+"""The control endpoint's trio adapter: a Unix socket serving registered request handlers.
+
+A thin shell around ``ServerConnection``: it owns the socket file (created in an owner-only
+directory before ``serve`` reports started, removed when it ends), checks each peer's uid,
+feeds bytes to the protocol and sends back what it says. Requests on one connection are served
+one after another, so replies come in request order; connections are served concurrently, at
+most ``max_connections`` at once (the next one is told ``busy`` and closed).
+
+Bounds: a connection that sends nothing for ``idle_timeout`` seconds is told so and closed; a
+reply the peer does not read within the same time closes it too; a request line is at most
+``max_line`` bytes. A handler's exception is the request's ``internal`` failure, logged once
+with its traceback; the server keeps serving. A handler refuses a request on purpose by
+raising ``HandlerError`` with a code of its own; that is a reply, not a crash, and not logged.
+"""
+
+from __future__ import annotations
+
+import errno
+import logging
+import os
+import socket as stdlib_socket
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Generic, TypeVar
+
+import trio
+
+from ._peer import peer_credentials
+from ._protocol import (
+    MAX_LINE,
+    Call,
+    ErrorCode,
+    Failure,
+    Ok,
+    Reply,
+    ServerConnection,
+    encode_reply,
+)
+from ._requests import RequestRegistry
+from ._socket_file import (
+    SOCKET_MODE,
+    BoundSocketFile,
+    claim_socket_path,
+    ensure_runtime_dir,
+    socket_address,
+)
+
+__all__ = ["ControlServer", "Endpoint", "HandlerError", "ServerLimits"]
+
+logger = logging.getLogger("robota.core.control")
+
+R = TypeVar("R")
+
+_RECEIVE = 64 * 1024
+_ACCEPT_RETRY = 0.1
+_REFUSAL_SEND = 1.0
+"""How long a refused connection's one reply may wait to be read: refusals stay cheap even
+when a flood of connections reads nothing."""
+_TRANSIENT_ACCEPT = {errno.EMFILE, errno.ENFILE, errno.ENOMEM, errno.ENOBUFS}
+
+
+class HandlerError(Exception):
+    """Raised by a handler to refuse its request with ``code`` (``not_found``, ...)."""
+
+    def __init__(self, code: str, message: str, field: str | None = None) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+        self.field = field
+
+
+@dataclass(frozen=True, slots=True)
+class Endpoint(Generic[R]):
+    """One request type and the coroutine that serves it; its return value is the reply's
+    ``result`` and must be JSON-serialisable."""
+
+    request: type[R]
+    handle: Callable[[R], Awaitable[object]]
+
+
+@dataclass(frozen=True, slots=True)
+class ServerLimits:
+    max_connections: int = 32
+    idle_timeout: float = 300.0
+    """Seconds without a byte from the peer (and the longest a reply may wait to be read)."""
+    max_line: int = MAX_LINE
+
+
+class ControlServer:
+    """Serves ``endpoints`` on ``socket_path`` to processes of ``allowed_uid`` (this user)."""
+
+    def __init__(
+        self,
+        socket_path: Path,
+        endpoints: Sequence[Endpoint[Any]],
+        *,
+        limits: ServerLimits = ServerLimits(),
+        allowed_uid: int | None = None,
+    ) -> None:
+        self.socket_path = socket_path
+        self.limits = limits
+        self.allowed_uid = os.geteuid() if allowed_uid is None else allowed_uid
+        self._registry = RequestRegistry(e.request for e in endpoints)
+        self._handlers: dict[type[Any], Callable[[Any], Awaitable[object]]] = {
+            e.request: e.handle for e in endpoints
+        }
+        self._connections = 0
+
+    @property
+    def connections(self) -> int:
+        """Connections being served right now."""
+        return self._connections
+
+    async def serve(self, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
+        """Bind the socket, report started, serve until cancelled, then remove the socket.
+
+        Raises ``SocketInUse`` when a live process already serves ``socket_path``.
+        """
+        ensure_runtime_dir(self.socket_path.parent)
+        await trio.to_thread.run_sync(claim_socket_path, self.socket_path)
+        sock = trio.socket.socket(stdlib_socket.AF_UNIX, stdlib_socket.SOCK_STREAM)
+        bound: BoundSocketFile | None = None
+        try:
+            with socket_address(self.socket_path) as address:
+                await sock.bind(address)
+            self.socket_path.chmod(SOCKET_MODE)
+            bound = BoundSocketFile(self.socket_path)
+            sock.listen(self.limits.max_connections)
+            listener = trio.SocketListener(sock)
+            task_status.started()
+            async with listener, trio.open_nursery() as nursery:
+                while True:
+                    stream = await self._accept(listener)
+                    if self._connections >= self.limits.max_connections:
+                        nursery.start_soon(self._refuse_busy, stream)
+                    else:
+                        self._connections += 1
+                        nursery.start_soon(self._serve_connection, stream)
+        finally:
+            sock.close()
+            if bound is not None:
+                bound.remove()
+
+    async def _accept(self, listener: trio.SocketListener) -> trio.SocketStream:
+        while True:
+            try:
+                return await listener.accept()
+            except OSError as error:
+                if error.errno not in _TRANSIENT_ACCEPT:
+                    raise
+                logger.warning("control socket: accept failed (%s); retrying", error)
+                await trio.sleep(_ACCEPT_RETRY)
+
+    async def _refuse_busy(self, stream: trio.SocketStream) -> None:
+        limit = self.limits.max_connections
+        message = f"the host serves at most {limit} control connections at once; try again"
+        try:
+            async with stream:
+                await self._send(stream, Failure(None, ErrorCode.BUSY, message), _REFUSAL_SEND)
+        except (trio.BrokenResourceError, trio.ClosedResourceError):
+            pass
+
+    async def _serve_connection(self, stream: trio.SocketStream) -> None:
+        try:
+            async with stream:
+                if not await self._peer_allowed(stream):
+                    return
+                await self._converse(stream)
+        except (trio.BrokenResourceError, trio.ClosedResourceError):
+            pass  # the peer went away; nothing to answer
+        finally:
+            self._connections -= 1
+
+    async def _peer_allowed(self, stream: trio.SocketStream) -> bool:
+        try:
+            uid: int | None = peer_credentials(stream.socket).uid
+        except OSError as error:
+            uid, why = None, f"its peer credentials are unavailable ({error})"
+        if uid == self.allowed_uid:
+            return True
+        if uid is not None:
+            why = f"the peer runs as uid {uid}, the host as uid {self.allowed_uid}"
+        logger.warning("control socket: refused a connection: %s", why)
+        refusal = Failure(None, ErrorCode.FORBIDDEN, f"connection refused: {why}")
+        await self._send(stream, refusal, _REFUSAL_SEND)
+        return False
+
+    async def _converse(self, stream: trio.SocketStream) -> None:
+        connection = ServerConnection(self._registry, max_line=self.limits.max_line)
+        while True:
+            data = b""
+            with trio.move_on_after(self.limits.idle_timeout) as idle:
+                data = await stream.receive_some(_RECEIVE)
+            if idle.cancelled_caught:
+                message = f"no request for {self.limits.idle_timeout:g} s; closing"
+                await self._send(stream, Failure(None, ErrorCode.IDLE, message))
+                return
+            items = connection.receive(data) if data else connection.end_of_input()
+            for item in items:
+                reply = item if isinstance(item, Failure) else await self._dispatch(item)
+                if not await self._send(stream, reply):
+                    return
+            if not data:
+                return
+
+    async def _dispatch(self, call: Call) -> Reply:
+        request = call.request
+        name = getattr(request, "TYPE", type(request).__name__)
+        try:
+            result = await self._handlers[type(request)](request)
+        except HandlerError as refusal:
+            return Failure(call.id, refusal.code, refusal.message, refusal.field)
+        except Exception as error:
+            logger.exception("control request %r (id %r) failed", name, call.id)
+            return Failure(
+                call.id,
+                ErrorCode.INTERNAL,
+                f"the {name!r} handler failed ({type(error).__name__}); "
+                "the host's log has the traceback",
+            )
+        return Ok(call.id, result)
+
+    async def _send(
+        self, stream: trio.SocketStream, reply: Reply, timeout: float | None = None
+    ) -> bool:
+        """Send ``reply``; False when the peer did not take it within ``timeout`` (by default
+        the idle timeout)."""
+        try:
+            line = encode_reply(reply)
+        except (TypeError, ValueError) as error:
+            logger.exception("control reply to id %r is not JSON", reply.id)
+            line = encode_reply(
+                Failure(reply.id, ErrorCode.INTERNAL, f"the handler's result is not JSON: {error}")
+            )
+        with trio.move_on_after(self.limits.idle_timeout if timeout is None else timeout):
+            await stream.send_all(line)
+            return True
+        return False
