@@ -16,7 +16,7 @@ from robota.core.control import (
     ControlClient,
     ControlError,
     ControlServer,
-    HostError,
+    HostRefused,
     HostUnreachable,
     NoHostRunning,
     ServerLimits,
@@ -87,7 +87,7 @@ async def test_unknown_type_and_bad_fields_name_what_was_wrong(socket_path: Path
             for type_name, fields in (("reboot", {}), ("echo", {"text": 3}), ("echo", {})):
                 try:
                     client.call(type_name, fields)
-                except HostError as error:
+                except HostRefused as error:
                     out.append((error.code, error.field, error.message))
             out.append(("ok", None, str(client.call("echo", {"text": "still"}))))
         return out
@@ -127,7 +127,7 @@ async def test_a_handler_refusal_carries_its_own_code_and_is_not_logged(
 ) -> None:
     caplog.set_level(logging.DEBUG, logger="robota.core.control")
     async with serving(socket_path):
-        with pytest.raises(HostError) as refused:
+        with pytest.raises(HostRefused) as refused:
             await in_thread(socket_path, "boom", {"how": "refuse"})
     assert (refused.value.code, refused.value.field) == ("not_found", "how")
     assert str(refused.value) == "the host refused 'boom': no such thing [not_found]"
@@ -136,7 +136,7 @@ async def test_a_handler_refusal_carries_its_own_code_and_is_not_logged(
 
 async def test_a_result_that_is_not_json_is_an_internal_error(socket_path: Path) -> None:
     async with serving(socket_path):
-        with pytest.raises(HostError) as failed:
+        with pytest.raises(HostRefused) as failed:
             await in_thread(socket_path, "boom", {"how": "unserialisable"})
         assert failed.value.code == "internal"
         assert "not JSON" in failed.value.message

@@ -23,6 +23,17 @@ brackets::
     │   ├── TransientSendError         worth retrying (``retry_after``)
     │   └── PermanentSendError         the same call would fail again
     ├── _Failure                       one card delivery step failed (internal to cards)
+    ├── ControlError                   reaching or running the local host (robota.core.control)
+    │   ├── NoHostRunning              no socket, or nobody listens on it
+    │   ├── HostRefused                the host answered with an error reply
+    │   ├── HostUnreachable            the host did not answer in time, or hung up
+    │   ├── SocketInUse                a live host already listens on the socket
+    │   ├── HostAlreadyRunning         the profile's host lock is held
+    │   ├── UnsafeRuntimeDir           the runtime directory is not this user's own
+    │   ├── BadHostState               [ValueError] host.json is not a host's state
+    │   ├── MalformedReply             [ValueError] a line that is no control reply
+    │   ├── Refused                    a request refused while decoding it (its error code)
+    │   └── HandlerError               a handler refuses its request with its own code
     ├── LinkEnded                      a front end's subscription to its route ended
     ├── Overflowed                     a front end fell too far behind its route (the reason)
     ├── TaskNotResolved                a front end's task reference (``-r``) names no one task

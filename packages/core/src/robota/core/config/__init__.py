@@ -15,6 +15,7 @@ the thin I/O around them.
 
 from ._detect import KNOWN_AGENTS, AgentStatus, KnownAgent, detect_agents
 from ._dotenv import dotenv_values, format_assignment, merge_dotenv
+from ._files import atomic_write
 from ._init import FileOutcome, InitResult, init_profile, template_text
 from ._load import load_config, load_dotenv, parse_config
 from ._lock import InitLockTimeout
@@ -58,6 +59,8 @@ __all__ = [
     "load_dotenv",
     "parse_config",
     "looks_secret",
+    # files written whole or not at all, owner-only
+    "atomic_write",
     "is_secret_value",
     # what transport plugins validate their sections with
     "Reader",

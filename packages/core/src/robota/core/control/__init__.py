@@ -25,7 +25,7 @@ from ._client import ControlClient
 from ._errors import (
     ControlError,
     HostAlreadyRunning,
-    HostError,
+    HostRefused,
     HostUnreachable,
     NoHostRunning,
     SocketInUse,
@@ -96,7 +96,7 @@ __all__ = [
     # errors
     "ControlError",
     "HostAlreadyRunning",
-    "HostError",
+    "HostRefused",
     "HostUnreachable",
     "NoHostRunning",
     "SocketInUse",

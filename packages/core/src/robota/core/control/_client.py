@@ -6,7 +6,7 @@ costs a socket round trip rather than an event loop's import.
 
 The errors tell the three situations a command reports differently apart: no host at all
 (``NoHostRunning``: the socket is missing or nobody listens, so start one), a host that
-answered no (``HostError``, with the reply's code, message and field), and a host that did
+answered no (``HostRefused``, with the reply's code, message and field), and a host that did
 not answer usably in time (``HostUnreachable``).
 """
 
@@ -19,7 +19,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any
 
-from ._errors import HostError, HostUnreachable, NoHostRunning
+from ._errors import HostRefused, HostUnreachable, NoHostRunning
 from ._lines import LineSplitter, Overlong
 from ._protocol import Failure, Reply, decode_reply, encode_request
 from ._socket_file import socket_address
@@ -69,7 +69,7 @@ class ControlClient:
         *,
         timeout: float | None = None,
     ) -> Any:
-        """Send one request and return its reply's ``result``; raises ``HostError`` when the
+        """Send one request and return its reply's ``result``; raises ``HostRefused`` when the
         host answers with an error."""
         deadline = time.monotonic() + (self.timeout if timeout is None else timeout)
         sock = self._connected()
@@ -90,7 +90,7 @@ class ControlClient:
         if isinstance(reply, Failure):
             if reply.id is None:  # a verdict on the connection (forbidden, busy): it is over
                 self.close()
-            raise HostError(type_name, reply.code, reply.message, reply.field)
+            raise HostRefused(type_name, reply.code, reply.message, reply.field)
         return reply.result
 
     def _connected(self) -> socket.socket:

@@ -2,7 +2,7 @@
 
 ControlError                  anything about reaching or running the local host
 ├── NoHostRunning             no socket, or nobody listens on it: start a host first
-├── HostError                 the host answered, with an error reply (code, message, field)
+├── HostRefused                 the host answered, with an error reply (code, message, field)
 ├── HostUnreachable           the host did not answer in time, or hung up mid-reply
 ├── SocketInUse               a live host already listens on this socket (its pid if known)
 ├── HostAlreadyRunning        the profile's host lock is held (the running host's state)
@@ -22,7 +22,7 @@ if TYPE_CHECKING:
 __all__ = [
     "ControlError",
     "HostAlreadyRunning",
-    "HostError",
+    "HostRefused",
     "HostUnreachable",
     "NoHostRunning",
     "SocketInUse",
@@ -42,7 +42,7 @@ class NoHostRunning(ControlError):
         self.socket_path = socket_path
 
 
-class HostError(ControlError):
+class HostRefused(ControlError):
     """The host answered a request with an error reply."""
 
     def __init__(self, request_type: str, code: str, message: str, field: str | None) -> None:

@@ -55,7 +55,7 @@ class HostLock:
         if self._fd is None:
             raise RuntimeError("the host lock was released; its state cannot be published")
         # Only the host publishes; a status command should not load the config package.
-        from robota.core.config._files import atomic_write  # noqa: PLC0415
+        from robota.core.config import atomic_write  # noqa: PLC0415
 
         atomic_write(self.state_path, state.to_json())
 

@@ -16,6 +16,8 @@ from datetime import UTC, datetime
 from enum import StrEnum
 from pathlib import Path
 
+from ._errors import ControlError
+
 __all__ = [
     "BadHostState",
     "HostPresence",
@@ -36,7 +38,7 @@ _FIELDS: dict[str, type] = {
 }
 
 
-class BadHostState(ValueError):
+class BadHostState(ControlError, ValueError):
     """``host.json`` holds something other than a host's state; the message says what."""
 
 

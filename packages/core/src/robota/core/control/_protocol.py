@@ -31,6 +31,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
+from ._errors import ControlError
 from ._lines import LineSplitter, Overlong
 from ._requests import Refused, RequestRegistry, describe_json
 
@@ -204,7 +205,7 @@ def encode_request(request_id: RequestId, type_name: str, fields: Mapping[str, A
     return _dumps({"id": request_id, "type": type_name, **fields}) + b"\n"
 
 
-class MalformedReply(ValueError):
+class MalformedReply(ControlError, ValueError):
     """A line the client read is not a control reply; the message says why."""
 
 

@@ -32,6 +32,8 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from ._errors import ControlError
+
 __all__ = ["RequestRegistry", "Refused", "describe_json"]
 
 _NAME = re.compile(r"[a-z][a-z0-9_]*(\.[a-z][a-z0-9_]*)*")
@@ -40,7 +42,7 @@ _ENVELOPE = frozenset({"id", "type"})
 Check = Callable[[object], bool]
 
 
-class Refused(Exception):
+class Refused(ControlError):
     """A request that cannot be served: ``code`` is the reply's error code, ``field`` the
     offending field when one is to blame."""
 

@@ -26,6 +26,7 @@ from typing import Any, Generic, TypeVar
 
 import trio
 
+from ._errors import ControlError
 from ._peer import peer_credentials
 from ._protocol import (
     MAX_LINE,
@@ -60,7 +61,7 @@ when a flood of connections reads nothing."""
 _TRANSIENT_ACCEPT = {errno.EMFILE, errno.ENFILE, errno.ENOMEM, errno.ENOBUFS}
 
 
-class HandlerError(Exception):
+class HandlerError(ControlError):
     """Raised by a handler to refuse its request with ``code`` (``not_found``, ...)."""
 
     def __init__(self, code: str, message: str, field: str | None = None) -> None:
