@@ -1,0 +1,282 @@
+"""The long connection on trio: a thin shell that carries out ``LongConnection``'s effects.
+
+One loop owns the machine. It runs the endpoint call (httpx) and the WebSocket handshake
+(trio-websocket) itself, reads each socket in a task of its own and runs each handler in a
+task of its own; all of them report back through one channel, so the machine sees one input
+at a time, and ``tick`` runs at the machine's ``deadline()``::
+
+    client = LongConnectionClient(domain=..., app_id=..., app_secret=..., handler=on_event)
+    async with trio.open_nursery() as nursery:
+        await nursery.start(client.run)      # returns once the link is up
+        ...
+
+``handler(delivery)`` gets each whole event and returns what goes back in the ACK (a card
+callback's toast or card) or ``None``; it should hand off and return at once: the ACK goes out
+at ``ack_within`` whatever it is doing. ``run`` raises ``ConnectionRefused`` when the platform
+refuses for good (bad credentials, a forbidden or over-limit handshake, reconnects exhausted).
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import random
+from collections import deque
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import trio
+
+from ._connection import (
+    ACK_WITHIN,
+    Close,
+    Deliver,
+    Delivery,
+    Dial,
+    Discarded,
+    Discover,
+    Effect,
+    Fatal,
+    LongConnection,
+    Send,
+    State,
+    Up,
+)
+from ._endpoint import ENDPOINT_PATH, Endpoint, endpoint_outcome, handshake_outcome
+from ._errors import ConnectionRefused
+from ._rest import scrub
+
+if TYPE_CHECKING:
+    import httpx
+    import trio_websocket
+
+__all__ = ["EventHandler", "LongConnectionClient"]
+
+EventHandler = Callable[[Delivery], Awaitable[Mapping[str, Any] | None]]
+
+log = logging.getLogger("robota.transports.feishu")
+
+_MAX_MESSAGE = 16 * 1024 * 1024
+
+
+@dataclass(frozen=True, slots=True)
+class _Received:
+    link: int
+    data: bytes = field(repr=False)
+
+
+@dataclass(frozen=True, slots=True)
+class _Lost:
+    link: int
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class _Handled:
+    ack_id: int
+    result: Mapping[str, Any] | None
+    failed: bool
+
+
+_Input = _Received | _Lost | _Handled
+
+
+class LongConnectionClient:
+    def __init__(
+        self,
+        *,
+        domain: str,
+        app_id: str,
+        app_secret: str,
+        handler: EventHandler,
+        ack_within: float = ACK_WITHIN,
+        endpoint_timeout: float = 10.0,
+        handshake_timeout: float = 15.0,
+        close_timeout: float = 2.0,
+        jitter: Callable[[], float] = random.random,
+    ) -> None:
+        self.domain = domain.rstrip("/")
+        self.app_id = app_id
+        self._secret = app_secret
+        self.handler = handler
+        self.endpoint_timeout = endpoint_timeout
+        self.handshake_timeout = handshake_timeout
+        self.close_timeout = close_timeout
+        self.machine = LongConnection(ack_within=ack_within, jitter=jitter)
+        self.connects = 0
+        """How many times the link came up (1 + reconnects)."""
+        self._ws: trio_websocket.WebSocketConnection | None = None
+        self._link = 0
+
+    @property
+    def state(self) -> State:
+        return self.machine.state
+
+    async def run(self, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
+        import httpx  # noqa: PLC0415 (lazy, see the facade)
+
+        async with (
+            httpx.AsyncClient(timeout=self.endpoint_timeout) as http,
+            trio.open_nursery() as nursery,
+        ):
+            reason = await self._loop(http, nursery, task_status)
+            nursery.cancel_scope.cancel()
+        raise ConnectionRefused(f"Feishu long connection stopped: {reason}")
+
+    async def _loop(
+        self, http: httpx.AsyncClient, nursery: trio.Nursery, task_status: trio.TaskStatus[None]
+    ) -> str:
+        """Runs the machine until it is fatal; returns the reason."""
+        send, receive = trio.open_memory_channel[_Input](math.inf)
+        started = False
+        effects: deque[Effect] = deque(self.machine.start())
+        while True:
+            while effects:
+                effect = effects.popleft()
+                if isinstance(effect, Fatal):
+                    await self._close()
+                    log.error("feishu long connection refused", extra={"reason": effect.reason})
+                    return effect.reason
+                if isinstance(effect, Up) and not started:
+                    started = True
+                    task_status.started()
+                effects.extend(await self._carry_out(effect, http, nursery, send))
+            with trio.move_on_at(self.machine.deadline()):
+                item = await receive.receive()
+                effects.extend(await self._feed(item))
+                continue
+            effects.extend(self.machine.tick(trio.current_time()))
+
+    async def _carry_out(
+        self,
+        effect: Effect,
+        http: httpx.AsyncClient,
+        nursery: trio.Nursery,
+        send: trio.MemorySendChannel[_Input],
+    ) -> list[Effect]:
+        machine = self.machine
+        if isinstance(effect, Discover):
+            return await self._discover(http)
+        if isinstance(effect, Dial):
+            return await self._dial(effect.url, nursery, send)
+        if isinstance(effect, Send):
+            if self._ws is None:
+                return []
+            import trio_websocket  # noqa: PLC0415 (lazy, see the facade)
+
+            try:
+                await self._ws.send_message(effect.data)
+            except trio_websocket.ConnectionClosed as error:
+                await self._close()
+                return machine.closed(f"write failed: {error.reason}", trio.current_time())
+            return []
+        if isinstance(effect, Deliver):
+            nursery.start_soon(self._handle, effect.delivery, send.clone())
+            return []
+        if isinstance(effect, Up):
+            self.connects += 1
+            log.info("feishu long connection up", extra={"connects": self.connects})
+            return []
+        if isinstance(effect, Close):
+            log.warning("feishu long connection closed", extra={"reason": effect.reason})
+            await self._close()
+            return []
+        assert isinstance(effect, Discarded), effect
+        log.warning("feishu input dropped", extra={"reason": effect.reason})
+        return []
+
+    async def _feed(self, item: _Input) -> list[Effect]:
+        now = trio.current_time()
+        if isinstance(item, _Handled):
+            return self.machine.handled(item.ack_id, now, result=item.result, failed=item.failed)
+        if item.link != self._link:
+            return []  # from a socket already replaced
+        if isinstance(item, _Received):
+            return self.machine.received(item.data, now)
+        await self._close()
+        return self.machine.closed(item.reason, now)
+
+    async def _discover(self, http: httpx.AsyncClient) -> list[Effect]:
+        import httpx  # noqa: PLC0415 (lazy, see the facade)
+
+        now = trio.current_time
+        try:
+            response = await http.post(
+                self.domain + ENDPOINT_PATH,
+                json={"AppID": self.app_id, "AppSecret": self._secret},
+                headers={"locale": "zh"},
+            )
+        except httpx.HTTPError as error:
+            return self.machine.failed(
+                f"endpoint call failed: {type(error).__name__}", now(), fatal=False
+            )
+        outcome = endpoint_outcome(response.status_code, response.content)
+        if isinstance(outcome, Endpoint):
+            return self.machine.discovered(outcome.url, outcome.client_config, now())
+        reason = scrub(outcome.reason, self._secret)
+        if not outcome.fatal:
+            log.warning("feishu endpoint call failed", extra={"reason": reason})
+        return self.machine.failed(reason, now(), fatal=outcome.fatal)
+
+    async def _dial(
+        self, url: str, nursery: trio.Nursery, send: trio.MemorySendChannel[_Input]
+    ) -> list[Effect]:
+        import trio_websocket  # noqa: PLC0415 (lazy, see the facade)
+
+        now = trio.current_time
+        try:
+            with trio.fail_after(self.handshake_timeout):
+                ws = await trio_websocket.connect_websocket_url(
+                    nursery, url, max_message_size=_MAX_MESSAGE
+                )
+        except trio_websocket.ConnectionRejected as error:
+            headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in error.headers}
+            outcome = handshake_outcome(error.status_code, headers)
+            return self.machine.failed(outcome.reason, now(), fatal=outcome.fatal)
+        except (OSError, trio_websocket.HandshakeError, trio.TooSlowError) as error:
+            reason = f"WebSocket handshake failed: {type(error).__name__}"
+            log.warning("feishu handshake failed", extra={"reason": reason})
+            return self.machine.failed(reason, now(), fatal=False)
+        self._link += 1
+        self._ws = ws
+        nursery.start_soon(self._read, ws, self._link, send.clone())
+        return self.machine.opened(now())
+
+    async def _read(
+        self,
+        ws: trio_websocket.WebSocketConnection,
+        link: int,
+        send: trio.MemorySendChannel[_Input],
+    ) -> None:
+        import trio_websocket  # noqa: PLC0415 (lazy, see the facade)
+
+        async with send:
+            try:
+                while True:
+                    message = await ws.get_message()
+                    if isinstance(message, bytes):  # text messages are not the protocol's
+                        await send.send(_Received(link, message))
+            except trio_websocket.ConnectionClosed as error:
+                reason = error.reason
+                text = f"closed by peer ({reason.code} {reason.reason or ''})" if reason else ""
+                await send.send(_Lost(link, text.strip() or "closed"))
+
+    async def _handle(self, delivery: Delivery, send: trio.MemorySendChannel[_Input]) -> None:
+        async with send:
+            try:
+                result = await self.handler(delivery)
+            except Exception:
+                log.exception(
+                    "feishu event handler failed", extra={"message_id": delivery.message_id}
+                )
+                await send.send(_Handled(delivery.ack_id, None, failed=True))
+            else:
+                await send.send(_Handled(delivery.ack_id, result, failed=False))
+
+    async def _close(self) -> None:
+        ws, self._ws = self._ws, None
+        self._link += 1  # whatever the old socket still reports is stale now
+        if ws is not None:
+            with trio.move_on_after(self.close_timeout):
+                await ws.aclose()
