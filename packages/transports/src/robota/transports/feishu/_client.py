@@ -21,10 +21,12 @@ from __future__ import annotations
 import logging
 import math
 import random
+import ssl
 from collections import deque
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
+from urllib.parse import urlsplit
 
 import trio
 
@@ -58,6 +60,7 @@ EventHandler = Callable[[Delivery], Awaitable[Mapping[str, Any] | None]]
 log = logging.getLogger("robota.transports.feishu")
 
 _MAX_MESSAGE = 16 * 1024 * 1024
+_E = TypeVar("_E", bound=BaseException)
 
 
 @dataclass(frozen=True, slots=True)
@@ -107,6 +110,7 @@ class LongConnectionClient:
         self.connects = 0
         """How many times the link came up (1 + reconnects)."""
         self._ws: trio_websocket.WebSocketConnection | None = None
+        self._stream: trio.abc.Stream | None = None
         self._link = 0
 
     @property
@@ -120,7 +124,12 @@ class LongConnectionClient:
             httpx.AsyncClient(timeout=self.endpoint_timeout) as http,
             trio.open_nursery() as nursery,
         ):
-            reason = await self._loop(http, nursery, task_status)
+            try:
+                reason = await self._loop(http, nursery, task_status)
+            finally:
+                # Also when cancelled: a socket left open outlives the task that read it.
+                with trio.CancelScope(shield=True):
+                    await self._close(graceful=False)
             nursery.cancel_scope.cancel()
         raise ConnectionRefused(f"Feishu long connection stopped: {reason}")
 
@@ -225,42 +234,97 @@ class LongConnectionClient:
         import trio_websocket  # noqa: PLC0415 (lazy, see the facade)
 
         now = trio.current_time
+        parts = urlsplit(url)
+        secure = parts.scheme == "wss"
+        try:
+            port = parts.port or (443 if secure else 80)
+        except ValueError:
+            port = -1
+        if parts.scheme not in ("ws", "wss") or not parts.hostname or port < 0:
+            return self.machine.failed("the endpoint URL is not a ws(s) URL", now(), fatal=False)
+        host = parts.hostname
+        resource = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
+        stream: trio.abc.Stream | None = None
+        link = self._link + 1
+        rejected: trio_websocket.ConnectionRejected | None = None
+        broken: BaseException | None = None
         try:
             with trio.fail_after(self.handshake_timeout):
-                ws = await trio_websocket.connect_websocket_url(
-                    nursery, url, max_message_size=_MAX_MESSAGE
+                if secure:
+                    stream = await trio.open_ssl_over_tcp_stream(
+                        host, port, ssl_context=ssl.create_default_context()
+                    )
+                else:
+                    stream = await trio.open_tcp_stream(host, port)
+                host_header = host if parts.port is None else f"{host}:{port}"
+                ws = await nursery.start(
+                    self._serve_link, stream, host_header, resource, link, send.clone()
                 )
-        except trio_websocket.ConnectionRejected as error:
-            headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in error.headers}
-            outcome = handshake_outcome(error.status_code, headers)
+        except* trio_websocket.ConnectionRejected as group:
+            rejected = _first(group, trio_websocket.ConnectionRejected)
+        except* (OSError, trio_websocket.HandshakeError, trio.TooSlowError) as group:
+            broken = _first(group, BaseException)
+        if rejected is not None or broken is not None:
+            await _close_forcefully(stream)
+        if rejected is not None:
+            headers = {
+                k.decode("latin-1").lower(): v.decode("latin-1") for k, v in rejected.headers
+            }
+            outcome = handshake_outcome(rejected.status_code, headers)
             return self.machine.failed(outcome.reason, now(), fatal=outcome.fatal)
-        except (OSError, trio_websocket.HandshakeError, trio.TooSlowError) as error:
-            reason = f"WebSocket handshake failed: {type(error).__name__}"
+        if broken is not None:
+            reason = f"WebSocket handshake failed: {type(broken).__name__}"
             log.warning("feishu handshake failed", extra={"reason": reason})
             return self.machine.failed(reason, now(), fatal=False)
-        self._link += 1
-        self._ws = ws
-        nursery.start_soon(self._read, ws, self._link, send.clone())
+        self._link = link
+        self._ws, self._stream = ws, stream
         return self.machine.opened(now())
 
-    async def _read(
+    async def _serve_link(
         self,
-        ws: trio_websocket.WebSocketConnection,
+        stream: trio.SocketStream | trio.SSLStream[trio.SocketStream],
+        host: str,
+        resource: str,
         link: int,
         send: trio.MemorySendChannel[_Input],
+        *,
+        task_status: trio.TaskStatus[trio_websocket.WebSocketConnection],
     ) -> None:
+        """One WebSocket: the handshake, then its messages into the machine's channel.
+
+        The library's own reader task runs in a nursery of this link, so what it raises (a
+        refused handshake above all) ends this link, never the client."""
         import trio_websocket  # noqa: PLC0415 (lazy, see the facade)
 
+        reason = "closed"
+        started = lost = False
         async with send:
             try:
-                while True:
-                    message = await ws.get_message()
-                    if isinstance(message, bytes):  # text messages are not the protocol's
-                        await send.send(_Received(link, message))
-            except trio_websocket.ConnectionClosed as error:
-                reason = error.reason
-                text = f"closed by peer ({reason.code} {reason.reason or ''})" if reason else ""
-                await send.send(_Lost(link, text.strip() or "closed"))
+                async with trio.open_nursery() as own:
+                    ws = await trio_websocket.wrap_client_stream(
+                        own, stream, host, resource, max_message_size=_MAX_MESSAGE
+                    )
+                    started = True
+                    task_status.started(ws)
+                    try:
+                        while True:
+                            message = await ws.get_message()
+                            if isinstance(message, bytes):  # text is not the protocol's
+                                await send.send(_Received(link, message))
+                    except trio_websocket.ConnectionClosed as error:
+                        code = error.reason
+                        if code is not None:
+                            reason = f"closed by peer ({code.code} {code.reason or ''})".strip()
+                    # The library's reader finishes the close handshake, and ends once the
+                    # client closes the stream (``_close``), which this report leads to.
+                    lost = True
+                    await send.send(_Lost(link, reason))
+            except* Exception as group:
+                if not started:
+                    raise
+                if not lost:
+                    failure = type(_first(group, Exception)).__name__
+                    await send.send(_Lost(link, f"link failed: {failure}"))
 
     async def _handle(self, delivery: Delivery, send: trio.MemorySendChannel[_Input]) -> None:
         async with send:
@@ -274,9 +338,26 @@ class LongConnectionClient:
             else:
                 await send.send(_Handled(delivery.ack_id, result, failed=False))
 
-    async def _close(self) -> None:
+    async def _close(self, *, graceful: bool = True) -> None:
         ws, self._ws = self._ws, None
+        stream, self._stream = self._stream, None
         self._link += 1  # whatever the old socket still reports is stale now
-        if ws is not None:
+        if ws is not None and graceful:
             with trio.move_on_after(self.close_timeout):
                 await ws.aclose()
+        await _close_forcefully(stream)
+
+
+def _first(group: BaseExceptionGroup[Any], kind: type[_E]) -> _E:
+    """The first leaf exception of ``group`` (nurseries nest groups)."""
+    for error in group.exceptions:
+        if isinstance(error, BaseExceptionGroup):
+            return _first(error, kind)
+        if isinstance(error, kind):
+            return error
+    raise group
+
+
+async def _close_forcefully(stream: trio.abc.Stream | None) -> None:
+    if stream is not None:
+        await trio.aclose_forcefully(stream)
