@@ -205,6 +205,12 @@ class FakePlatform:
         return 404, {}, {"code": 404, "msg": f"no route {request.method} {request.path}"}
 
     async def _serve_http(self, stream: trio.SocketStream) -> None:
+        try:
+            await self._serve_http_requests(stream)
+        except (trio.BrokenResourceError, trio.ClosedResourceError, h11.RemoteProtocolError):
+            pass  # the client went away: a client may always do that
+
+    async def _serve_http_requests(self, stream: trio.SocketStream) -> None:
         conn = h11.Connection(h11.SERVER)
         head: h11.Request | None = None
         body = b""

@@ -73,7 +73,7 @@ def test_invalidating_a_refused_token_keeps_a_newer_one() -> None:
 
 
 def test_the_sixth_patch_of_a_message_within_a_second_waits_for_its_slot() -> None:
-    limiter = PatchLimiter()
+    limiter = PatchLimiter(per=1.0)
     assert [limiter.reserve("om_1", 0.0) for _ in range(5)] == [0.0] * 5
     assert limiter.reserve("om_1", 0.1) == 1.0
     assert limiter.reserve("om_2", 0.1) == 0.1  # another message has its own budget
@@ -85,7 +85,7 @@ def test_the_sixth_patch_of_a_message_within_a_second_waits_for_its_slot() -> No
 def test_no_second_ever_holds_more_than_five_patches_of_one_message(
     calls: list[tuple[str, float]],
 ) -> None:
-    limiter = PatchLimiter()
+    limiter = PatchLimiter(per=1.0)
     now = 0.0
     starts: dict[str, list[float]] = {"a": [], "b": []}
     for key, step in calls:

@@ -123,9 +123,13 @@ class TokenCache:
 
 class PatchLimiter:
     """At most ``rate`` calls per ``per`` seconds for each key (a message id): Feishu allows
-    5 PATCHes per second to one message. ``reserve`` books the earliest allowed start."""
+    5 PATCHes per second to one message. ``reserve`` books the earliest allowed start.
 
-    def __init__(self, rate: int = 5, per: float = 1.0) -> None:
+    The default window is 1.1 s: requests booked exactly a second apart can reach the platform
+    closer together than that (the earlier one delayed on the way), and the platform counts
+    arrivals."""
+
+    def __init__(self, rate: int = 5, per: float = 1.1) -> None:
         self.rate = rate
         self.per = per
         self._starts: dict[str, deque[float]] = {}

@@ -137,6 +137,7 @@ class RestClient:
     async def patch_message(self, message_id: str, content: str) -> None:
         """Replace an interactive message's card (``content``: the card JSON as a string),
         no sooner than this message's PATCH slot (5 per second)."""
+        await self.tenant_token()  # a token fetch must not eat into the booked slot
         at = self.patch_limiter.reserve(message_id, trio.current_time())
         await trio.sleep_until(at)
         await self.call(
