@@ -266,3 +266,25 @@ async def test_reconnects_stop_after_the_servers_reconnect_count(fake: FakePlatf
     with trio.fail_after(WAIT), pytest.raises(ConnectionRefused, match="gave up after 2"):
         await link.run()
     assert len(fake.calls("/callback/ws/endpoint")) == 2
+
+
+async def test_no_log_line_of_the_connection_carries_the_app_secret(
+    fake: FakePlatform, caplog: pytest.LogCaptureFixture
+) -> None:
+    # Unredacted records: the code must not rely on robota.core.logs masking the secret.
+    with caplog.at_level(logging.DEBUG):
+        async with trio.open_nursery() as nursery:
+            await nursery.start(client(fake, Recorder()).run)
+            await fake.push_event({"x": 1})
+            await fake.wait_until(lambda: fake.acks)
+            await fake.drop()
+            await fake.wait_until(lambda: len(fake.connections) == 2 and fake.current.pings)
+            nursery.cancel_scope.cancel()
+        wrong = APP_SECRET + "-wrong"
+        with pytest.raises(ConnectionRefused) as raised:
+            await client(fake, Recorder(), app_secret=wrong).run()
+    assert wrong not in str(raised.value)
+    assert any(r.name.startswith("httpx") for r in caplog.records), "httpx logged nothing"
+    for record in caplog.records:
+        text = record.getMessage() + repr(vars(record))
+        assert APP_SECRET not in text, record
