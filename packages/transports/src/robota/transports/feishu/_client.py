@@ -97,6 +97,7 @@ class LongConnectionClient:
         endpoint_timeout: float = 10.0,
         handshake_timeout: float = 15.0,
         close_timeout: float = 2.0,
+        send_timeout: float = 5.0,
         jitter: Callable[[], float] = random.random,
     ) -> None:
         self.domain = domain.rstrip("/")
@@ -106,6 +107,7 @@ class LongConnectionClient:
         self.endpoint_timeout = endpoint_timeout
         self.handshake_timeout = handshake_timeout
         self.close_timeout = close_timeout
+        self.send_timeout = send_timeout
         self.machine = LongConnection(ack_within=ack_within, jitter=jitter)
         self.connects = 0
         """How many times the link came up (1 + reconnects)."""
@@ -175,10 +177,15 @@ class LongConnectionClient:
             import trio_websocket  # noqa: PLC0415 (lazy, see the facade)
 
             try:
-                await self._ws.send_message(effect.data)
+                # Bounded: a write into a dead link's full buffer would stall the watchdog.
+                with trio.fail_after(self.send_timeout):
+                    await self._ws.send_message(effect.data)
             except trio_websocket.ConnectionClosed as error:
                 await self._close()
                 return machine.closed(f"write failed: {error.reason}", trio.current_time())
+            except trio.TooSlowError:
+                await self._close(graceful=False)
+                return machine.closed("write timed out", trio.current_time())
             return []
         if isinstance(effect, Deliver):
             nursery.start_soon(self._handle, effect.delivery, send.clone())

@@ -105,7 +105,7 @@ class RestClient:
             token = self._tokens.valid(trio.current_time())
             if token is not None:
                 return token
-            answer = await self._call(
+            answer = await self.call(
                 "POST",
                 TOKEN_PATH,
                 json_body={"app_id": self.app_id, "app_secret": self._secret},
@@ -121,18 +121,6 @@ class RestClient:
             return token
 
     # -- calls -----------------------------------------------------------------------------
-
-    async def call(
-        self,
-        method: str,
-        path: str,
-        *,
-        json_body: object = None,
-        params: Mapping[str, str] | None = None,
-        retries: int | None = None,
-    ) -> Mapping[str, Any]:
-        """The whole answer object of an authorized call (``code`` 0), or ``ApiError``."""
-        return await self._call(method, path, json_body=json_body, params=params, retries=retries)
 
     async def patch_message(self, message_id: str, content: str) -> None:
         """Replace an interactive message's card (``content``: the card JSON as a string),
@@ -152,7 +140,7 @@ class RestClient:
             raise ApiError("GET /open-apis/bot/v3/info", status=200, code=0, msg="no bot object")
         return bot
 
-    async def _call(
+    async def call(
         self,
         method: str,
         path: str,
@@ -162,6 +150,8 @@ class RestClient:
         retries: int | None = None,
         authorized: bool = True,
     ) -> Mapping[str, Any]:
+        """The whole answer object of a call (``code`` 0), or ``ApiError``; ``authorized``
+        sends the tenant token (refreshed once if refused)."""
         import httpx  # noqa: PLC0415 (lazy, see the facade)
 
         if self._http is None:
