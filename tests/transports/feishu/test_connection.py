@@ -240,7 +240,7 @@ def test_bad_input_is_discarded_and_the_link_stays_up(data: bytes, reason: str) 
 def test_a_lost_link_reconnects_after_jitter_then_interval_between_failed_attempts() -> None:
     machine = connected(jitter=0.25)
     machine.received(event(), 1.0)  # its ACK cannot go out on a dead link
-    machine.closed("closed by peer", 2.0)
+    machine.closed(2.0)
     assert machine.state == "waiting" and machine.deadline() == 2.0 + 0.25 * 30
     assert machine.tick(9.5) == [Discover()]
     assert machine.failed("endpoint busy", 9.6, fatal=False) == []
@@ -254,7 +254,7 @@ def test_a_lost_link_reconnects_after_jitter_then_interval_between_failed_attemp
 
 def test_reconnect_count_bounds_the_attempts_then_it_is_fatal() -> None:
     machine = connected({**CONFIG, "ReconnectCount": 2, "ReconnectNonce": 0})
-    machine.closed("gone", 1.0)
+    machine.closed(1.0)
     assert machine.tick(1.05) == [Discover()]
     assert machine.failed("busy", 1.1, fatal=False) == []
     assert machine.tick(5.1) == [Discover()]

@@ -149,10 +149,10 @@ class LongConnectionClient:
                     await self._close()
                     log.error("feishu long connection refused", extra={"reason": effect.reason})
                     return effect.reason
+                effects.extend(await self._carry_out(effect, http, nursery, send))
                 if isinstance(effect, Up) and not started:
                     started = True
                     task_status.started()
-                effects.extend(await self._carry_out(effect, http, nursery, send))
             with trio.move_on_at(self.machine.deadline()):
                 item = await receive.receive()
                 effects.extend(await self._feed(item))
@@ -181,11 +181,13 @@ class LongConnectionClient:
                 with trio.fail_after(self.send_timeout):
                     await self._ws.send_message(effect.data)
             except trio_websocket.ConnectionClosed as error:
+                log.warning("feishu long connection lost", extra={"reason": f"{error.reason}"})
                 await self._close()
-                return machine.closed(f"write failed: {error.reason}", trio.current_time())
+                return machine.closed(trio.current_time())
             except trio.TooSlowError:
+                log.warning("feishu long connection lost", extra={"reason": "write timed out"})
                 await self._close(graceful=False)
-                return machine.closed("write timed out", trio.current_time())
+                return machine.closed(trio.current_time())
             return []
         if isinstance(effect, Deliver):
             nursery.start_soon(self._handle, effect.delivery, send.clone())
@@ -210,8 +212,9 @@ class LongConnectionClient:
             return []  # from a socket already replaced
         if isinstance(item, _Received):
             return self.machine.received(item.data, now)
+        log.warning("feishu long connection lost", extra={"reason": item.reason})
         await self._close()
-        return self.machine.closed(item.reason, now)
+        return self.machine.closed(now)
 
     async def _discover(self, http: httpx.AsyncClient) -> list[Effect]:
         import httpx  # noqa: PLC0415 (lazy, see the facade)

@@ -280,14 +280,14 @@ class LongConnection:
         self._wait(now, self.config.reconnect_interval)
         return []
 
-    def closed(self, reason: str, now: float) -> list[Effect]:
+    def closed(self, now: float) -> list[Effect]:
         """The socket ended (the peer closed it, or a read or write failed)."""
         if self.state != "connected":
             return []
         self._drop_link()
         self._attempts = 0
         self._wait(now, self._jitter_wait())
-        return [Discarded(f"connection lost: {reason}")] if reason else []
+        return []
 
     def received(self, data: bytes, now: float) -> list[Effect]:
         if self.state != "connected":
