@@ -54,16 +54,16 @@ def client(fake: FakePlatform, handler: Recorder, **options: Any) -> LongConnect
 async def test_it_connects_pings_at_once_and_applies_the_pongs_config(
     fake: FakePlatform, nursery: trio.Nursery
 ) -> None:
-    fake.pong_config = {"PingInterval": 0.05}  # the endpoint said 60 s
+    fake.pong_config = {"PingInterval": 0.2}  # the endpoint said 60 s
     link = client(fake, Recorder())
     await nursery.start(link.run)
     assert link.state == "connected"
     (endpoint,) = fake.calls("/callback/ws/endpoint")
     assert json.loads(endpoint.body) == {"AppID": APP_ID, "AppSecret": APP_SECRET}
-    # Only the pong's 50 ms interval can bring three pings within the bound.
+    # Only the pong's 0.2 s interval can bring three pings within the bound.
     await fake.wait_until(lambda: len(fake.current.pings) >= 3)
     assert {(p.service, p.header("type")) for p in fake.current.pings} == {(SERVICE_ID, "ping")}
-    assert link.machine.config.ping_interval == 0.05
+    assert link.machine.config.ping_interval == 0.2
     assert link.connects == 1
 
 
