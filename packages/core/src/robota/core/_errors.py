@@ -54,6 +54,10 @@ brackets::
     │   ├── SteerRefusedError          the text did not reach a running turn (driver)
     │   ├── PromptRefused              the prompt was not sent (driver)
     │   └── SessionRefused             the agent cannot open the session as asked (driver)
+    ├── FeishuError                    the Feishu/Lark transport (robota.transports.feishu)
+    │   ├── FrameError                 [ValueError] bytes that are not a pbbp2 frame
+    │   ├── ApiError                   a REST call failed: HTTP status, platform code and msg
+    │   └── ConnectionRefused          the platform refused the long connection for good
     ├── UsageError                     print mode: the command line or its session is wrong
     ├── PreviewError                   [ValueError] a line ``robota cards preview`` cannot draw
     └── EngineStopped                  [RuntimeError] the TUI's engine is not running

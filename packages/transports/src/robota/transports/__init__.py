@@ -3,9 +3,9 @@
 Each subpackage is a ``robota.core.TransportPlugin`` registered under the
 ``robota.transports`` entry point group with the name of its config section
 (``transports.feishu``, ``transports.slack``), and is imported only when config.yaml has that
-section. For now a plugin holds its settings and their validation; the connection to the
-platform comes next. Transports import ``robota.core`` facades only, never a runtime, and
-never each other.
+section. A plugin holds its settings and their validation; Feishu also has its connection to
+the platform (long connection and REST), Slack not yet. Transports import ``robota.core``
+facades only, never a runtime, and never each other.
 """
 
 __all__: list[str] = []

@@ -1,14 +1,75 @@
-"""robota.transports.feishu: Feishu/Lark, the ``transports.feishu`` section of config.yaml."""
+"""robota.transports.feishu: Feishu/Lark, the ``transports.feishu`` section of config.yaml.
 
-from ._settings import THINKING_CARD_LAYOUTS, FeishuSettings, FeishuTransport, ThinkingCardLayout
+What exists so far is the connection to the platform (issue 14, part 1), as pure cores with
+thin trio shells:
+
+* ``_frames``       the pbbp2 frame codec (protobuf wire format by hand), pure
+* ``_connection``   the long connection as a state machine: ping, pong config, ACK with
+  ``biz_rt``, fragments, watchdog, reconnect, fatal refusals; pure
+* ``_endpoint``     what the endpoint call's and the handshake's answers mean; pure
+* ``_policy``       REST decisions: retries, token refresh, the PATCH limiter; pure
+* ``_client``       the long connection on trio-websocket (``LongConnectionClient``)
+* ``_rest``         the REST API on httpx under trio (``RestClient``)
+* ``_settings``     the config section and its validation
+
+Config loading imports this package for the section's validation alone, so httpx and
+trio-websocket (about 0.2 s of imports) are imported by the shells when they first run, never
+here.
+"""
+
+from ._client import EventHandler, LongConnectionClient
+from ._connection import ACK_WITHIN, ClientConfig, Delivery, LongConnection
+from ._endpoint import Endpoint, Refusal, endpoint_outcome, handshake_outcome
+from ._errors import ApiError, ConnectionRefused, FeishuError, FrameError
+from ._frames import METHOD_CONTROL, METHOD_DATA, Frame, Header, decode, encode
+from ._policy import BACKOFF, PatchLimiter, TokenCache, decide
+from ._rest import RestClient
+from ._settings import (
+    DEFAULT_DOMAIN,
+    THINKING_CARD_LAYOUTS,
+    FeishuSettings,
+    FeishuTransport,
+    ThinkingCardLayout,
+)
 
 plugin = FeishuTransport()
 """The entry point (``robota.transports``: ``feishu``)."""
 
 __all__ = [
-    "THINKING_CARD_LAYOUTS",
-    "FeishuSettings",
-    "FeishuTransport",
-    "ThinkingCardLayout",
+    # the plugin and its settings
     "plugin",
+    "FeishuTransport",
+    "FeishuSettings",
+    "DEFAULT_DOMAIN",
+    "THINKING_CARD_LAYOUTS",
+    "ThinkingCardLayout",
+    # the long connection
+    "LongConnectionClient",
+    "EventHandler",
+    "Delivery",
+    "LongConnection",
+    "ClientConfig",
+    "ACK_WITHIN",
+    "Endpoint",
+    "Refusal",
+    "endpoint_outcome",
+    "handshake_outcome",
+    # frames
+    "Frame",
+    "Header",
+    "METHOD_CONTROL",
+    "METHOD_DATA",
+    "encode",
+    "decode",
+    # REST
+    "RestClient",
+    "TokenCache",
+    "PatchLimiter",
+    "BACKOFF",
+    "decide",
+    # errors
+    "FeishuError",
+    "FrameError",
+    "ApiError",
+    "ConnectionRefused",
 ]

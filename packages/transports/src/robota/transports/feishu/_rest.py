@@ -1,0 +1,212 @@
+"""The Open Platform's REST API on httpx, under trio (httpx runs on anyio, which runs on trio).
+
+A thin shell over ``_policy``: every call has a timeout; the tenant token is fetched on first
+use, cached, refreshed before it expires and once when the platform calls it invalid; rate
+limits wait what ``x-ogw-ratelimit-reset`` says; 230020, 5xx and network errors back off; the
+PATCH of one message waits for its slot (5 per second). ``domain`` is the one base URL
+(``https://open.feishu.cn``, Lark's, or a local test server).
+
+The app secret travels only in the token request's body: it is never logged (nothing here logs
+a body) and never in an exception's text (the platform's messages are scrubbed of it too).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+import trio
+
+from ._errors import ApiError
+from ._policy import BACKOFF, Done, PatchLimiter, RefreshToken, Retry, TokenCache, decide
+
+if TYPE_CHECKING:
+    import httpx
+
+__all__ = ["DEFAULT_TIMEOUT", "TOKEN_PATH", "RestClient", "scrub"]
+
+DEFAULT_TIMEOUT = 10.0
+TOKEN_PATH = "/open-apis/auth/v3/tenant_access_token/internal"
+
+log = logging.getLogger("robota.transports.feishu")
+
+
+def scrub(text: str, secret: str) -> str:
+    """``text`` with every occurrence of ``secret`` masked."""
+    return text.replace(secret, "***") if secret else text
+
+
+def _code_and_msg(body: bytes) -> tuple[Mapping[str, Any] | None, int | None, str]:
+    try:
+        parsed = json.loads(body) if body else None
+    except ValueError:
+        return None, None, "the answer is not JSON"
+    if not isinstance(parsed, Mapping):
+        return None, None, "the answer is not a JSON object"
+    code = parsed.get("code")
+    msg = parsed.get("msg")
+    return (
+        parsed,
+        code if isinstance(code, int) and not isinstance(code, bool) else None,
+        msg if isinstance(msg, str) else "",
+    )
+
+
+class RestClient:
+    """One app's REST client; use as ``async with RestClient(...) as rest:``."""
+
+    def __init__(
+        self,
+        *,
+        domain: str,
+        app_id: str,
+        app_secret: str,
+        timeout: float = DEFAULT_TIMEOUT,
+        retries: int = 4,
+        backoff: tuple[float, ...] = BACKOFF,
+        token_margin: float = 600.0,
+        patch_limiter: PatchLimiter | None = None,
+    ) -> None:
+        self.domain = domain.rstrip("/")
+        self.app_id = app_id
+        self._secret = app_secret
+        self.timeout = timeout
+        self.retries = retries
+        self.backoff = backoff
+        self._tokens = TokenCache(token_margin)
+        self._token_lock = trio.Lock()
+        self.patch_limiter = patch_limiter or PatchLimiter()
+        self._http: httpx.AsyncClient | None = None
+
+    async def __aenter__(self) -> RestClient:
+        import httpx  # noqa: PLC0415 (lazy, see the facade)
+
+        self._http = httpx.AsyncClient(base_url=self.domain, timeout=self.timeout)
+        return self
+
+    async def __aexit__(self, *_: object) -> None:
+        await self.aclose()
+
+    async def aclose(self) -> None:
+        if self._http is not None:
+            await self._http.aclose()
+            self._http = None
+
+    # -- the token -------------------------------------------------------------------------
+
+    async def tenant_token(self) -> str:
+        """A valid tenant access token, fetched when the cached one is due for a refresh."""
+        token = self._tokens.valid(trio.current_time())
+        if token is not None:
+            return token
+        async with self._token_lock:  # one fetch for all the callers waiting on it
+            token = self._tokens.valid(trio.current_time())
+            if token is not None:
+                return token
+            answer = await self.call(
+                "POST",
+                TOKEN_PATH,
+                json_body={"app_id": self.app_id, "app_secret": self._secret},
+                authorized=False,
+            )
+            token, expire = answer.get("tenant_access_token"), answer.get("expire")
+            if not isinstance(token, str) or not token or not isinstance(expire, int | float):
+                raise ApiError(
+                    f"POST {TOKEN_PATH}", status=200, code=0, msg="no tenant_access_token"
+                )
+            self._tokens.store(token, float(expire), trio.current_time())
+            log.info("feishu tenant token refreshed", extra={"expire": expire})
+            return token
+
+    # -- calls -----------------------------------------------------------------------------
+
+    async def patch_message(self, message_id: str, content: str) -> None:
+        """Replace an interactive message's card (``content``: the card JSON as a string),
+        no sooner than this message's PATCH slot (5 per second)."""
+        await self.tenant_token()  # a token fetch must not eat into the booked slot
+        at = self.patch_limiter.reserve(message_id, trio.current_time())
+        await trio.sleep_until(at)
+        await self.call(
+            "PATCH", f"/open-apis/im/v1/messages/{message_id}", json_body={"content": content}
+        )
+
+    async def bot_info(self) -> Mapping[str, Any]:
+        """``GET /open-apis/bot/v3/info``'s ``bot`` object (its ``open_id`` above all)."""
+        answer = await self.call("GET", "/open-apis/bot/v3/info")
+        bot = answer.get("bot")
+        if not isinstance(bot, Mapping):
+            raise ApiError("GET /open-apis/bot/v3/info", status=200, code=0, msg="no bot object")
+        return bot
+
+    async def call(
+        self,
+        method: str,
+        path: str,
+        *,
+        json_body: object = None,
+        params: Mapping[str, str] | None = None,
+        retries: int | None = None,
+        authorized: bool = True,
+    ) -> Mapping[str, Any]:
+        """The whole answer object of a call (``code`` 0), or ``ApiError``; ``authorized``
+        sends the tenant token (refreshed once if refused)."""
+        import httpx  # noqa: PLC0415 (lazy, see the facade)
+
+        if self._http is None:
+            raise RuntimeError("RestClient used outside `async with`")
+        name = f"{method} {path}"
+        retried, refreshed = 0, False
+        limit = self.retries if retries is None else retries
+        while True:
+            headers = {}
+            token = ""
+            if authorized:
+                token = await self.tenant_token()
+                headers["Authorization"] = f"Bearer {token}"
+            status: int | None
+            try:
+                response = await self._http.request(
+                    method,
+                    path,
+                    json=json_body,
+                    params=params,
+                    headers=headers,
+                    timeout=self.timeout,
+                )
+            except httpx.HTTPError as error:
+                status, parsed, code, msg = None, None, None, type(error).__name__
+                rate_reset = None
+            else:
+                status = response.status_code
+                parsed, code, msg = _code_and_msg(response.content)
+                rate_reset = response.headers.get("x-ogw-ratelimit-reset")
+            outcome = decide(
+                status,
+                code,
+                rate_reset=rate_reset,
+                retried=retried,
+                retries=limit,
+                refreshed=refreshed or not authorized,
+                backoff=self.backoff,
+            )
+            if isinstance(outcome, Done):
+                assert parsed is not None
+                return parsed
+            if isinstance(outcome, RefreshToken):
+                refreshed = True
+                self._tokens.invalidate(token)
+                log.info(
+                    "feishu token refused, refreshing once", extra={"call": name, "code": code}
+                )
+                continue
+            if isinstance(outcome, Retry):
+                retried += 1
+                log.info(
+                    "feishu call retried",
+                    extra={"call": name, "status": status, "code": code, "after": outcome.after},
+                )
+                await trio.sleep(outcome.after)
+                continue
+            raise ApiError(name, status=status or 0, code=code, msg=scrub(msg, self._secret))

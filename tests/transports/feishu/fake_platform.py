@@ -1,0 +1,323 @@
+"""A fake Feishu Open Platform on loopback that speaks the real wire protocol.
+
+Two listeners on 127.0.0.1: an HTTP server (h11 on trio) for the endpoint call, the tenant
+token and the REST calls, and a trio-websocket server speaking pbbp2 frames. It enforces what
+the platform enforces (credentials, bearer tokens, 5 PATCHes per second per message) and
+records everything a test asserts on. Tests steer it: push an event (whole or in fragments),
+drop or silence the current connection, refuse the next handshake, revoke a token, script the
+next answers of a REST path.
+
+    async with fake_platform() as fake:     # both listeners up
+        ...LongConnectionClient(domain=fake.domain, ...)
+        await fake.wait_until(lambda: fake.acks)
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections import defaultdict, deque
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
+from dataclasses import dataclass, field
+from functools import partial
+from typing import Any
+from urllib.parse import urlsplit
+
+import h11
+import trio
+import trio_websocket
+
+from robota.transports.feishu import METHOD_CONTROL, METHOD_DATA, Frame, Header, decode, encode
+
+APP_ID = "cli_fake_app"
+APP_SECRET = "fake-secret-8d0f1c2b9a"
+SERVICE_ID = 33554678
+WAIT = 10.0
+"""Upper bound of every wait in these tests: reached only when something is broken."""
+
+
+@dataclass
+class Request:
+    method: str
+    path: str
+    query: str
+    headers: dict[str, str]
+    body: bytes
+
+
+@dataclass
+class Connection:
+    number: int
+    ws: trio_websocket.WebSocketConnection
+    pings: list[Frame] = field(default_factory=list)
+    acks: list[Frame] = field(default_factory=list)
+    silent: bool = False
+    closed_by: str | None = None
+    """``client`` or ``server`` once it ended."""
+
+
+Answer = tuple[int, dict[str, str], object]
+"""HTTP status, headers, JSON body (or ``Ellipsis``: never answer)."""
+
+
+class FakePlatform:
+    def __init__(self) -> None:
+        self.client_config: dict[str, Any] = {
+            "PingInterval": 60,
+            "ReconnectCount": -1,
+            "ReconnectInterval": 0.05,
+            "ReconnectNonce": 0,
+        }
+        self.pong_config: dict[str, Any] | None = None
+        """What pongs carry; ``None``: an empty pong."""
+        self.token_expire = 7200
+        self.http_port = 0
+        self.ws_port = 0
+        self.requests: list[Request] = []
+        self.tokens: list[str] = []
+        self.revoked: set[str] = set()
+        self.scripted: dict[tuple[str, str], deque[Answer]] = defaultdict(deque)
+        self.handshake_refusals: deque[tuple[int, dict[str, str]]] = deque()
+        self.connections: list[Connection] = []
+        self.patches: dict[str, list[float]] = defaultdict(list)
+        self._changed = trio.Event()
+        self._seq = 0
+
+    @property
+    def domain(self) -> str:
+        return f"http://127.0.0.1:{self.http_port}"
+
+    # -- observing -------------------------------------------------------------------------
+
+    def calls(self, path: str) -> list[Request]:
+        return [r for r in self.requests if r.path == path]
+
+    @property
+    def current(self) -> Connection:
+        return self.connections[-1]
+
+    @property
+    def acks(self) -> list[Frame]:
+        return [ack for c in self.connections for ack in c.acks]
+
+    def _touch(self) -> None:
+        self._changed.set()
+        self._changed = trio.Event()
+
+    async def wait_until(self, condition: Callable[[], object], timeout: float = WAIT) -> None:
+        with trio.fail_after(timeout):
+            while not condition():
+                await self._changed.wait()
+
+    # -- steering --------------------------------------------------------------------------
+
+    async def push_event(self, payload: object, *, fragments: int = 1, kind: str = "event") -> str:
+        """Send ``payload`` (JSON) as one DATA frame, or split into ``fragments`` frames sent
+        last part first; returns the frame's message_id."""
+        self._seq += 1
+        message_id = f"msg-{self._seq}"
+        data = json.dumps(payload).encode()
+        size = math.ceil(len(data) / fragments)
+        parts = [data[i * size : (i + 1) * size] for i in range(fragments)]
+        for seq in reversed(range(fragments)):
+            frame = Frame(
+                seq_id=self._seq * 100 + seq,
+                log_id=self._seq,
+                service=SERVICE_ID,
+                method=METHOD_DATA,
+                headers=(
+                    Header("type", kind),
+                    Header("message_id", message_id),
+                    Header("sum", str(fragments)),
+                    Header("seq", str(seq)),
+                    Header("trace_id", f"trace-{self._seq}"),
+                ),
+                payload=parts[seq],
+            )
+            await self.current.ws.send_message(encode(frame))
+        return message_id
+
+    async def send_raw(self, data: bytes | str) -> None:
+        await self.current.ws.send_message(data)
+
+    async def drop(self) -> None:
+        """Close the current connection from the server's side."""
+        connection = self.current
+        connection.closed_by = "server"
+        await connection.ws.aclose(code=1001, reason="going away")
+        self._touch()
+
+    # -- HTTP ------------------------------------------------------------------------------
+
+    def _answer(self, request: Request) -> Answer:
+        try:
+            body = json.loads(request.body) if request.body else {}
+        except ValueError:
+            return 400, {}, {"code": 9499, "msg": "bad json"}
+        key = (request.method, request.path)
+        if request.path == "/callback/ws/endpoint":
+            if self.scripted[key]:
+                return self.scripted[key].popleft()
+            if (body.get("AppID"), body.get("AppSecret")) != (APP_ID, APP_SECRET):
+                return 200, {}, {"code": 10014, "msg": "app secret invalid"}
+            number = len(self.calls(request.path))
+            url = f"ws://127.0.0.1:{self.ws_port}/ws?device_id=dev{number}&service_id={SERVICE_ID}"
+            return (
+                200,
+                {},
+                {
+                    "code": 0,
+                    "msg": "ok",
+                    "data": {"URL": url, "ClientConfig": self.client_config},
+                },
+            )
+        if request.path == "/open-apis/auth/v3/tenant_access_token/internal":
+            if (body.get("app_id"), body.get("app_secret")) != (APP_ID, APP_SECRET):
+                return 200, {}, {"code": 10014, "msg": "app secret invalid"}
+            token = f"t-fake{len(self.tokens) + 1:04d}"
+            self.tokens.append(token)
+            return (
+                200,
+                {},
+                {
+                    "code": 0,
+                    "msg": "ok",
+                    "tenant_access_token": token,
+                    "expire": self.token_expire,
+                },
+            )
+        auth = request.headers.get("authorization", "")
+        token = auth.removeprefix("Bearer ")
+        if not auth.startswith("Bearer ") or token not in self.tokens or token in self.revoked:
+            return 400, {}, {"code": 99991663, "msg": "Invalid access token for authorization."}
+        if self.scripted[key]:
+            return self.scripted[key].popleft()
+        if key == ("GET", "/open-apis/bot/v3/info"):
+            return 200, {}, {"code": 0, "msg": "ok", "bot": {"open_id": "ou_fakebot"}}
+        if request.method == "PATCH" and request.path.startswith("/open-apis/im/v1/messages/"):
+            now = trio.current_time()
+            recent = [t for t in self.patches[request.path] if t > now - 1.0]
+            if len(recent) >= 5:
+                return 400, {}, {"code": 230020, "msg": "message update frequency limit"}
+            self.patches[request.path].append(now)
+            return 200, {}, {"code": 0, "msg": "success", "data": {}}
+        return 404, {}, {"code": 404, "msg": f"no route {request.method} {request.path}"}
+
+    async def _serve_http(self, stream: trio.SocketStream) -> None:
+        try:
+            await self._serve_http_requests(stream)
+        except (trio.BrokenResourceError, trio.ClosedResourceError, h11.RemoteProtocolError):
+            pass  # the client went away: a client may always do that
+
+    async def _serve_http_requests(self, stream: trio.SocketStream) -> None:
+        conn = h11.Connection(h11.SERVER)
+        head: h11.Request | None = None
+        body = b""
+        while True:
+            event = conn.next_event()
+            if event is h11.NEED_DATA:
+                data = await stream.receive_some(65536)
+                conn.receive_data(data)
+                if not data and conn.their_state is not h11.DONE:
+                    return
+                continue
+            if isinstance(event, h11.Request):
+                head, body = event, b""
+            elif isinstance(event, h11.Data):
+                body += event.data
+            elif isinstance(event, h11.EndOfMessage):
+                assert head is not None
+                target = urlsplit(head.target.decode())
+                request = Request(
+                    head.method.decode(),
+                    target.path,
+                    target.query,
+                    {k.decode().lower(): v.decode() for k, v in head.headers},
+                    body,
+                )
+                self.requests.append(request)
+                self._touch()
+                status, headers, answer = self._answer(request)
+                if answer is Ellipsis:
+                    await trio.sleep_forever()
+                content = json.dumps(answer).encode()
+                await stream.send_all(
+                    conn.send(
+                        h11.Response(
+                            status_code=status,
+                            headers=[
+                                ("content-type", "application/json"),
+                                ("content-length", str(len(content))),
+                                *headers.items(),
+                            ],
+                        )
+                    )
+                    or b""
+                )
+                await stream.send_all(conn.send(h11.Data(data=content)) or b"")
+                await stream.send_all(conn.send(h11.EndOfMessage()) or b"")
+                if conn.our_state is h11.MUST_CLOSE:
+                    return
+                conn.start_next_cycle()
+            elif isinstance(event, h11.ConnectionClosed):
+                return
+
+    # -- the long connection ---------------------------------------------------------------
+
+    async def _serve_ws(self, request: trio_websocket.WebSocketRequest) -> None:
+        if self.handshake_refusals:
+            status, headers = self.handshake_refusals.popleft()
+            await request.reject(
+                status, extra_headers=[(k.encode(), v.encode()) for k, v in headers.items()]
+            )
+            self._touch()
+            return
+        ws = await request.accept()
+        connection = Connection(len(self.connections) + 1, ws)
+        self.connections.append(connection)
+        self._touch()
+        try:
+            while True:
+                message = await ws.get_message()
+                if not isinstance(message, bytes):
+                    continue
+                frame = decode(message)
+                if frame.method == METHOD_CONTROL and frame.header("type") == "ping":
+                    connection.pings.append(frame)
+                    if not connection.silent:
+                        payload = (
+                            json.dumps(self.pong_config).encode() if self.pong_config else None
+                        )
+                        pong = Frame(
+                            service=SERVICE_ID,
+                            method=METHOD_CONTROL,
+                            headers=(Header("type", "pong"),),
+                            payload=payload,
+                        )
+                        await ws.send_message(encode(pong))
+                elif frame.method == METHOD_DATA:
+                    connection.acks.append(frame)
+                self._touch()
+        except trio_websocket.ConnectionClosed:
+            if connection.closed_by is None:
+                connection.closed_by = "client"
+            self._touch()
+
+
+@asynccontextmanager
+async def fake_platform() -> AsyncIterator[FakePlatform]:
+    fake = FakePlatform()
+    async with trio.open_nursery() as nursery:
+        listeners = await nursery.start(
+            partial(trio.serve_tcp, fake._serve_http, 0, host="127.0.0.1")
+        )
+        fake.http_port = listeners[0].socket.getsockname()[1]
+        server = await nursery.start(
+            trio_websocket.serve_websocket, fake._serve_ws, "127.0.0.1", 0, None
+        )
+        fake.ws_port = server.port
+        try:
+            yield fake
+        finally:
+            nursery.cancel_scope.cancel()

@@ -1,0 +1,181 @@
+"""The REST client against the fake platform: token, refresh, retries, timeouts, PATCH slots."""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import AsyncIterator
+from typing import Any
+
+import pytest
+import trio
+
+from robota.transports.feishu import ApiError, RestClient
+
+from .fake_platform import APP_ID, APP_SECRET, FakePlatform, fake_platform
+
+TOKEN = "/open-apis/auth/v3/tenant_access_token/internal"
+BOT = "/open-apis/bot/v3/info"
+FAST = (0.01, 0.02, 0.03, 0.04, 0.05)
+
+
+@pytest.fixture
+async def fake() -> AsyncIterator[FakePlatform]:
+    async with fake_platform() as platform:
+        yield platform
+
+
+def rest(fake: FakePlatform, **options: Any) -> RestClient:
+    return RestClient(
+        domain=fake.domain,
+        app_id=APP_ID,
+        app_secret=options.pop("app_secret", APP_SECRET),
+        backoff=options.pop("backoff", FAST),
+        **options,
+    )
+
+
+async def test_the_token_is_fetched_once_and_sent_as_a_bearer(fake: FakePlatform) -> None:
+    async with rest(fake) as client:
+        bots = [await client.bot_info() for _ in range(3)]
+    assert bots == [{"open_id": "ou_fakebot"}] * 3
+    (token_call,) = fake.calls(TOKEN)
+    assert json.loads(token_call.body) == {"app_id": APP_ID, "app_secret": APP_SECRET}
+    assert {r.headers["authorization"] for r in fake.calls(BOT)} == {"Bearer t-fake0001"}
+
+
+async def test_concurrent_first_calls_share_one_token_fetch(fake: FakePlatform) -> None:
+    async with rest(fake) as client, trio.open_nursery() as nursery:
+        for _ in range(5):
+            nursery.start_soon(client.bot_info)
+    assert len(fake.calls(TOKEN)) == 1 and len(fake.calls(BOT)) == 5
+
+
+async def test_a_refused_token_is_refreshed_once_and_the_call_retried(fake: FakePlatform) -> None:
+    async with rest(fake) as client:
+        await client.bot_info()
+        fake.revoked.add("t-fake0001")  # the platform answers 99991663 from now on
+        assert await client.bot_info() == {"open_id": "ou_fakebot"}
+    assert fake.tokens == ["t-fake0001", "t-fake0002"]
+    assert [r.headers["authorization"] for r in fake.calls(BOT)] == [
+        "Bearer t-fake0001",
+        "Bearer t-fake0001",
+        "Bearer t-fake0002",
+    ]
+
+
+async def test_a_token_refused_again_after_its_refresh_fails_without_a_loop(
+    fake: FakePlatform,
+) -> None:
+    async with rest(fake) as client:
+        fake.scripted["GET", BOT].extend([(400, {}, {"code": 99991664, "msg": "expired"})] * 5)
+        with pytest.raises(ApiError) as raised:
+            await client.bot_info()
+    assert raised.value.code == 99991664 and raised.value.status == 400
+    assert len(fake.calls(BOT)) == 2 and len(fake.tokens) == 2
+
+
+async def test_the_token_is_refreshed_before_it_expires(fake: FakePlatform) -> None:
+    fake.token_expire = 1  # refreshed at half its life, 0.5 s
+    async with rest(fake) as client:
+        await client.bot_info()
+        await trio.sleep(0.5)
+        await client.bot_info()
+    assert fake.tokens == ["t-fake0001", "t-fake0002"]
+    assert len(fake.calls(BOT)) == 2  # no refused call was needed
+
+
+async def test_a_rate_limit_waits_the_reset_header_then_succeeds(fake: FakePlatform) -> None:
+    fake.scripted["GET", BOT].extend(
+        [
+            (429, {"x-ogw-ratelimit-reset": "0.2"}, {"code": 99991400, "msg": "too fast"}),
+            (400, {"x-ogw-ratelimit-reset": "0"}, {"code": 99991400, "msg": "too fast"}),
+        ]
+    )
+    async with rest(fake) as client:
+        started = trio.current_time()
+        await client.bot_info()
+        waited = trio.current_time() - started
+    assert len(fake.calls(BOT)) == 3
+    assert waited >= 0.2  # it honoured the header (FAST backoff alone would be 0.03)
+
+
+async def test_frequency_limits_and_server_errors_back_off_then_succeed(
+    fake: FakePlatform,
+) -> None:
+    fake.scripted["GET", BOT].extend(
+        [
+            (400, {}, {"code": 230020, "msg": "frequency limit"}),
+            (502, {}, {"code": 0, "msg": "bad gateway"}),
+            (500, {}, "not json at all"),
+        ]
+    )
+    async with rest(fake) as client:
+        assert await client.bot_info() == {"open_id": "ou_fakebot"}
+    assert len(fake.calls(BOT)) == 4
+
+
+async def test_retries_are_bounded_and_the_error_names_the_call(fake: FakePlatform) -> None:
+    fake.scripted["GET", BOT].extend([(503, {}, {"code": 1, "msg": "unavailable"})] * 10)
+    async with rest(fake, retries=2) as client:
+        with pytest.raises(ApiError, match=r"GET /open-apis/bot/v3/info: HTTP 503, code 1"):
+            await client.bot_info()
+    assert len(fake.calls(BOT)) == 3
+
+
+async def test_a_request_error_is_not_retried(fake: FakePlatform) -> None:
+    fake.scripted["POST", "/open-apis/im/v1/messages"].append(
+        (400, {}, {"code": 230001, "msg": "invalid message content"})
+    )
+    async with rest(fake) as client:
+        with pytest.raises(ApiError) as raised:
+            await client.call("POST", "/open-apis/im/v1/messages", json_body={"receive_id": "x"})
+    assert (raised.value.status, raised.value.code) == (400, 230001)
+    assert len(fake.calls("/open-apis/im/v1/messages")) == 1
+
+
+async def test_every_call_has_a_timeout(fake: FakePlatform) -> None:
+    fake.scripted["GET", BOT].extend([(200, {}, ...)] * 3)  # never answered
+    async with rest(fake, timeout=0.2, retries=1) as client:
+        with trio.fail_after(5), pytest.raises(ApiError, match="ReadTimeout"):
+            await client.bot_info()
+    assert len(fake.calls(BOT)) == 2
+
+
+async def test_bad_credentials_fail_with_the_platforms_message_and_no_secret(
+    fake: FakePlatform,
+) -> None:
+    async with rest(fake, app_secret="not-the-secret-4242") as client:
+        with pytest.raises(ApiError, match="app secret invalid") as raised:
+            await client.bot_info()
+    assert "not-the-secret-4242" not in str(raised.value)
+    assert fake.calls(BOT) == []
+
+
+async def test_patches_of_one_message_keep_within_five_per_second(fake: FakePlatform) -> None:
+    path = "/open-apis/im/v1/messages/om_card"
+    async with rest(fake, retries=0) as client, trio.open_nursery() as nursery:
+        for n in range(7):
+            nursery.start_soon(client.patch_message, "om_card", json.dumps({"n": n}))
+        nursery.start_soon(client.patch_message, "om_other", "{}")
+    # The fake answers 230020 to a sixth PATCH within a second; with no retries allowed,
+    # any such answer would have failed the nursery.
+    assert len(fake.calls(path)) == 7
+    assert len(fake.calls("/open-apis/im/v1/messages/om_other")) == 1
+
+
+async def test_no_log_line_carries_the_app_secret(
+    fake: FakePlatform, caplog: pytest.LogCaptureFixture
+) -> None:
+    fake.revoked.add("t-fake0001")
+    fake.scripted["GET", BOT].append((429, {"x-ogw-ratelimit-reset": "0"}, {"code": 99991400}))
+    with caplog.at_level(logging.DEBUG):
+        async with rest(fake) as client:
+            await client.bot_info()
+        async with rest(fake, app_secret=APP_SECRET + "-wrong") as client:
+            with pytest.raises(ApiError):
+                await client.bot_info()
+    assert caplog.records, "the calls logged nothing at all"
+    for record in caplog.records:
+        text = record.getMessage() + repr(vars(record))
+        assert APP_SECRET not in text, record

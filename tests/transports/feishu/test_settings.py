@@ -1,0 +1,90 @@
+"""``transports.feishu.domain``: the one base URL of REST and the endpoint call."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from robota.core import ConfigError
+from robota.core.config import parse_config, resolve_profile
+from robota.transports.feishu import DEFAULT_DOMAIN, FeishuSettings
+
+HOME = Path("/profiles/p")
+CONFIG = """\
+agents:
+  mine:
+    kind: acp
+    command: my-agent
+defaults:
+  agent: mine
+transports:
+  feishu:
+    appId: cli_a
+    appSecret: ${FEISHU_APP_SECRET}
+    userOpenId: ou_owner
+"""
+
+
+def feishu(extra: str = "") -> FeishuSettings:
+    config = parse_config(
+        CONFIG + extra,
+        file=HOME / "config.yaml",
+        environ={"FEISHU_APP_SECRET": "s3cret-value"},
+        profile=resolve_profile({"ROBOTA_HOME": str(HOME)}),
+        start_dir=Path("/work"),
+    )
+    settings = config.transports.feishu
+    assert isinstance(settings, FeishuSettings)
+    return settings
+
+
+def test_the_domain_defaults_to_feishu() -> None:
+    assert feishu().domain == DEFAULT_DOMAIN == "https://open.feishu.cn"
+
+
+@pytest.mark.parametrize(
+    ("value", "domain"),
+    [
+        ("https://open.larksuite.com", "https://open.larksuite.com"),
+        ("https://open.feishu.cn/", "https://open.feishu.cn"),
+        ("http://127.0.0.1:8123", "http://127.0.0.1:8123"),
+        ("http://localhost:9000/", "http://localhost:9000"),
+    ],
+)
+def test_a_domain_is_accepted(value: str, domain: str) -> None:
+    assert feishu(f"    domain: {value}\n").domain == domain
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        "http://open.feishu.cn",  # the secret would travel in clear text
+        "open.feishu.cn",
+        "ftp://open.feishu.cn",
+        "https://open.feishu.cn/open-apis",
+        "https://open.feishu.cn?x=1",
+        "http://127.0.0.1:port",
+        "https://",
+    ],
+)
+def test_a_bad_domain_names_the_key_what_was_found_and_what_is_expected(value: str) -> None:
+    with pytest.raises(ConfigError) as raised:
+        feishu(f"    domain: '{value}'\n")
+    error = raised.value
+    assert error.key == "transports.feishu.domain"
+    assert error.found == repr(value)
+    assert "https://open.feishu.cn" in error.expected and "loopback" in error.expected
+    assert error.file == str(HOME / "config.yaml")
+
+
+def test_the_app_secret_joins_the_secrets_log_lines_are_masked_with() -> None:
+    config = parse_config(
+        CONFIG,
+        file=HOME / "config.yaml",
+        environ={"FEISHU_APP_SECRET": "s3cret-value"},
+        profile=resolve_profile({"ROBOTA_HOME": str(HOME)}),
+        start_dir=Path("/work"),
+    )
+    assert "s3cret-value" in config.secrets
+    assert "s3cret-value" not in repr(config.transports.feishu)
