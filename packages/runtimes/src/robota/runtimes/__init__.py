@@ -15,6 +15,7 @@ Layering, bottom up:
 9. ``_agent_jobs``, ``_session_table``, ``_agent_process``, ``_agent``   an agent as a supervised
    subtree: the session table (on the loop, behind a mailbox) and the process (a trio service),
    started on first use
+   ``_prestart``  an agent process spawned before the trio loop runs, adopted on first use
 10. ``_plugins``   the ``app-server`` and ``acp`` runtime plugins (entry points)
 
 This package imports ``robota.core`` and nothing else of robota.

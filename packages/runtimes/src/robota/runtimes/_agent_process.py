@@ -64,6 +64,7 @@ from ._drivers import (
     SteerRefusedError,
 )
 from ._jsonrpc import Connection, ConnectionLost, RpcError, RpcTimeout
+from ._prestart import Prestarted
 from ._process import AgentProcess, ShutdownTimings
 
 __all__ = ["AgentExited", "AgentProcessService", "JobLine", "ProcessSettings"]
@@ -125,6 +126,8 @@ class ProcessSettings:
     timings: ShutdownTimings = field(default_factory=ShutdownTimings)
     environ: Mapping[str, str] | None = None
     """The environment to scrub and pass on; ``None`` is this process's own."""
+    prestarted: Prestarted | None = None
+    """A process spawned ahead of the service (``_prestart``): its first start adopts it."""
 
 
 class AgentProcessService:
@@ -182,7 +185,7 @@ class AgentProcessService:
         settings = self._settings
         launch = settings.launch
         try:
-            process = await AgentProcess.launch(
+            process = self._adopted() or await AgentProcess.launch(
                 launch, environ=settings.environ, timings=settings.timings
             )
         except OSError as error:
@@ -225,6 +228,14 @@ class AgentProcessService:
                 self._queues.clear()
                 self._report(ProcessDown(self._generation, why))
         return reason
+
+    def _adopted(self) -> AgentProcess | None:
+        """The prestarted process, the first time a process is wanted and only if it was
+        started from this very launch; ``None``: spawn one."""
+        prestarted = self._settings.prestarted
+        if prestarted is None or prestarted.launch != self._settings.launch:
+            return None
+        return prestarted.adopt(self._settings.timings)
 
     async def _handshake(
         self,

@@ -2,7 +2,8 @@
 
 Each offers ``probe``: start the agent with its scrubbed environment, shake hands, optionally
 open and close a session, stop it, and report versions, timings and capabilities. ``robota
-doctor`` and ``robota agents check`` use it; driving turns uses the same clients.
+doctor`` and ``robota agents check`` use it; driving turns uses the same clients. ``prestart``
+spawns an agent's process before its host exists, for the host to adopt (``_prestart``).
 """
 
 from __future__ import annotations
@@ -13,12 +14,13 @@ from typing import Any
 
 import trio
 
-from robota.core import AgentHost, AgentLaunch, Backoff, ProbeReport
+from robota.core import AgentHost, AgentLaunch, Backoff, PrestartedAgent, ProbeReport
 
 from ._acp import AcpClient
 from ._agent import agent_host
 from ._app_server import AppServerClient
 from ._jsonrpc import Connection, ConnectionLost, RpcError, RpcTimeout
+from ._prestart import Prestarted, prestart
 from ._process import AgentProcess
 
 __all__ = ["AcpRuntime", "AppServerRuntime", "acp", "app_server"]
@@ -150,15 +152,24 @@ class _Runtime:
     ) -> ProbeReport:
         return await _Probe(launch, acp=self.acp).run(timeout=timeout, session=session)
 
+    def prestart(self, launch: AgentLaunch) -> PrestartedAgent | None:
+        return prestart(launch)
+
     def host(
         self,
         launch: AgentLaunch,
         *,
         backoff: Backoff | None = None,
         handshake_timeout: float = 60.0,
+        prestarted: PrestartedAgent | None = None,
     ) -> AgentHost:
         return agent_host(
-            launch, acp=self.acp, backoff=backoff, handshake_timeout=handshake_timeout
+            launch,
+            acp=self.acp,
+            backoff=backoff,
+            handshake_timeout=handshake_timeout,
+            # Only this package's own kind can be adopted; any other is its owner's to close.
+            prestarted=prestarted if isinstance(prestarted, Prestarted) else None,
         )
 
 

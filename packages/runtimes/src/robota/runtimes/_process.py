@@ -34,7 +34,13 @@ from robota.core import AgentLaunch
 
 from ._reaper import REAPER, live_members
 
-__all__ = ["AgentProcess", "ShutdownTimings", "agent_environment", "is_reserved_name"]
+__all__ = [
+    "AgentProcess",
+    "ShutdownTimings",
+    "agent_environment",
+    "is_reserved_name",
+    "launch_command",
+]
 
 logger = logging.getLogger("robota.runtimes.process")
 
@@ -76,6 +82,21 @@ def agent_environment(
         }
     )
     return env
+
+
+def launch_command(
+    launch: AgentLaunch, environ: Mapping[str, str] | None = None
+) -> tuple[list[str], dict[str, str]]:
+    """The argv and environment a configured agent starts with (``environ`` default: this
+    process's environment): one answer for every way an agent is spawned."""
+    env = agent_environment(
+        os.environ if environ is None else environ,
+        launch.env,
+        agent_name=launch.name,
+        home=launch.home,
+        config_path=launch.config_path,
+    )
+    return [launch.command, *launch.args], env
 
 
 @dataclass(frozen=True, slots=True)
@@ -135,20 +156,8 @@ class AgentProcess:
     ) -> AgentProcess:
         """Start a configured agent: its command, its cwd, and ``environ`` (default: this
         process's environment) scrubbed and completed by ``agent_environment``."""
-        env = agent_environment(
-            os.environ if environ is None else environ,
-            launch.env,
-            agent_name=launch.name,
-            home=launch.home,
-            config_path=launch.config_path,
-        )
-        return await cls.start(
-            launch.name,
-            [launch.command, *launch.args],
-            env=env,
-            cwd=launch.cwd,
-            timings=timings,
-        )
+        command, env = launch_command(launch, environ)
+        return await cls.start(launch.name, command, env=env, cwd=launch.cwd, timings=timings)
 
     @property
     def pid(self) -> int:

@@ -1,0 +1,70 @@
+"""Print mode's agent, started as soon as the configuration is known.
+
+A one-shot ``robota -p`` would otherwise import print mode and the engine and build the engine
+(about 150 ms) before its agent's process is even spawned, and only then would the agent's own
+start begin. So right after the profile's configuration loads, the agent print mode will use
+(``--agent``, else the profile's default) is spawned through its runtime plugin's ``prestart``
+(which needs nothing the configuration did not already import), the rest of robota loads
+meanwhile, and ``open_engine`` hands the process to that agent's host, whose process service
+adopts it on the first job instead of spawning one.
+
+With ``-c``/``-r`` the task may belong to another agent: then no job ever reaches the
+prestarted agent's host, the process is never adopted, the task's own agent is spawned as
+usual, and ``close`` ends the unused one when the run is over. The caller runs ``close`` in a
+``finally``, so nothing outlives a run that failed after the spawn (a usage error, an exception,
+Ctrl-C); the runtime's reaper covers a robota killed outright.
+
+Anything that stops the prestart (no configuration, an invalid one, an unknown agent, a missing
+runtime plugin, a command that cannot start) just leaves it out: the normal path then meets
+the same problem and reports it as it always has.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from robota.core import PrestartedAgent
+    from robota.core.config import Config, Profile
+
+__all__ = ["Prestart", "prestart_agent"]
+
+
+@dataclass(frozen=True, slots=True)
+class Prestart:
+    """The configuration as loaded for the prestart, and the agent started from it."""
+
+    config: Config
+    profile: Profile
+    agent: PrestartedAgent | None
+
+    def close(self) -> None:
+        """End the prestarted agent unless its host adopted it."""
+        if self.agent is not None:
+            self.agent.close()
+
+
+def prestart_agent(agent: str | None) -> Prestart | None:
+    """Load the profile's configuration and spawn ``agent`` (default: the profile's default
+    agent); ``None`` when the configuration cannot be loaded."""
+    from robota.core import ConfigError, PluginError, runtime_plugins  # noqa: PLC0415
+    from robota.core.config import load_config, resolve_profile  # noqa: PLC0415
+
+    from ._launch import agent_launch  # noqa: PLC0415
+
+    try:
+        profile = resolve_profile()
+        config = load_config(profile)
+    except (OSError, ConfigError):
+        return None
+    configured = config.agents.get(agent or config.defaults.agent)
+    if configured is None:
+        return Prestart(config, profile, None)
+    try:
+        plugin = runtime_plugins().get(configured.kind)
+    except PluginError:
+        plugin = None
+    if plugin is None:
+        return Prestart(config, profile, None)
+    return Prestart(config, profile, plugin.prestart(agent_launch(configured, config, profile)))

@@ -1,0 +1,142 @@
+"""An agent process spawned before robota's trio loop runs, for its process service to adopt.
+
+A one-shot ``robota -p`` spends about 250 ms importing and building its engine before the
+agent's process service spawns the agent on the first job, and only then does the agent's own
+start (a Node or Rust program loading) begin. ``prestart`` spawns the very process the service
+would spawn (``launch_command``: the argv and the scrubbed environment; the launch's cwd; a
+session of its own; watched by the reaper from the first moment) with nothing but
+``subprocess`` as soon as the configuration is known, so the agent starts while robota loads.
+The service's first incarnation ``adopt``s it instead of spawning (``ProcessSettings``).
+
+Ownership: until a service adopts it, the process belongs to whoever called ``prestart``, who
+calls ``close`` once the engine stopped or never ran. ``close`` ends a process nobody adopted
+(SIGTERM to its group, then SIGKILL: it never received a request, so there is nothing to save),
+so a run that fails between the spawn and the first job (a configuration error, ``-r`` naming a
+task of another agent, Ctrl-C, any exception) leaves nothing behind; after an adoption it does
+nothing. A robota that dies without running ``close`` (SIGKILL) is covered by the reaper, which
+watches the group from the spawn on.
+
+The pipes are created here (``os.pipe``, close-on-exec) rather than by ``Popen``, so the
+service gets plain descriptors to wrap in trio streams, as ``trio.lowlevel.open_process``
+would have made them.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import threading
+import time
+from collections.abc import Mapping
+
+import trio
+
+from robota.core import AgentLaunch
+
+from ._process import AgentProcess, ShutdownTimings, launch_command, logger
+from ._reaper import REAPER, live_members
+
+__all__ = ["Prestarted", "prestart"]
+
+
+def prestart(launch: AgentLaunch, *, environ: Mapping[str, str] | None = None) -> Prestarted | None:
+    """Spawn the agent ``launch`` names; ``None`` when it cannot start (the service spawns it
+    again later and reports the error where a turn sees it)."""
+    command, env = launch_command(launch, environ)
+    child_in, stdin = os.pipe()
+    stdout, child_out = os.pipe()
+    stderr, child_err = os.pipe()
+    try:
+        popen = subprocess.Popen(
+            command,
+            stdin=child_in,
+            stdout=child_out,
+            stderr=child_err,
+            env=env,
+            cwd=str(launch.cwd) if launch.cwd is not None else None,
+            start_new_session=True,
+        )
+    except OSError:
+        for fd in (stdin, stdout, stderr):
+            os.close(fd)
+        return None
+    finally:
+        for fd in (child_in, child_out, child_err):
+            os.close(fd)
+    REAPER.watch(popen.pid)
+    return Prestarted(launch, popen, (stdin, stdout, stderr))
+
+
+class Prestarted:
+    """A prestarted agent process (``robota.core.PrestartedAgent``); see the module docstring.
+
+    ``adopt`` (the process service, on the trio thread) and ``close`` (its owner, after the
+    engine stopped) may race only in a failing run; a lock makes exactly one of them win."""
+
+    def __init__(
+        self,
+        launch: AgentLaunch,
+        popen: subprocess.Popen[bytes],
+        pipes: tuple[int, int, int],
+        *,
+        grace: float = 2.0,
+    ) -> None:
+        self._launch = launch
+        self._popen: subprocess.Popen[bytes] | None = popen
+        self._pipes = pipes
+        self._grace = grace
+        self._lock = threading.Lock()
+        self.pid = popen.pid
+
+    @property
+    def launch(self) -> AgentLaunch:
+        return self._launch
+
+    def _take(self) -> subprocess.Popen[bytes] | None:
+        with self._lock:
+            popen, self._popen = self._popen, None
+            return popen
+
+    def adopt(self, timings: ShutdownTimings) -> AgentProcess | None:
+        """The process as an ``AgentProcess`` the first time; ``None`` once adopted or closed."""
+        popen = self._take()
+        if popen is None:
+            return None
+        stdin, stdout, stderr = (trio.lowlevel.FdStream(fd) for fd in self._pipes)
+        # What trio.lowlevel.open_process returns for a Popen it made (trio's Process has no
+        # public constructor): pidfd-based waiting, returncode kept up to date.
+        process = trio.Process._create(popen, stdin, stdout, stderr)
+        logger.info(
+            "agent %s adopted (pid %d, started ahead of the engine)",
+            self._launch.name,
+            popen.pid,
+            extra={"agent": self._launch.name, "pid": popen.pid},
+        )
+        return AgentProcess(self._launch.name, process, timings)
+
+    def close(self) -> None:
+        """End the process unless it was adopted: SIGTERM its group, SIGKILL what stays."""
+        popen = self._take()
+        if popen is None:
+            return
+        for fd in self._pipes:
+            os.close(fd)
+        _signal_group(popen.pid, signal.SIGTERM)
+        try:
+            popen.wait(self._grace)
+        except subprocess.TimeoutExpired:
+            _signal_group(popen.pid, signal.SIGKILL)
+            popen.wait()
+        deadline = time.monotonic() + self._grace
+        while live_members(popen.pid) > 0 and time.monotonic() < deadline:
+            time.sleep(0.02)
+        _signal_group(popen.pid, signal.SIGKILL)  # what ignored SIGTERM (nothing, usually)
+        REAPER.forget(popen.pid)
+
+
+def _signal_group(pgid: int, signum: signal.Signals) -> None:
+    try:
+        os.killpg(pgid, signum)
+    except (ProcessLookupError, PermissionError):
+        pass  # the group is empty already
