@@ -111,9 +111,10 @@ def run_conversation(ctx: click.Context, options: dict[str, Any]) -> None:
         raise click.UsageError("print mode needs -r ID|NAME (there is no picker without a TUI)")
     from ._prestart import prestart_agent  # noqa: PLC0415
 
-    # Before print mode and the engine load: the agent starts while they do.
-    prestart = prestart_agent(options["agent"])
+    prestart = None
     try:
+        # Before print mode and the engine load: the agent starts while they do.
+        prestart = prestart_agent(options["agent"])
         sys.exit(_run_print(options, prompt, prestart))
     finally:
         if prestart is not None:

@@ -67,4 +67,10 @@ def prestart_agent(agent: str | None) -> Prestart | None:
         plugin = None
     if plugin is None:
         return Prestart(config, profile, None)
-    return Prestart(config, profile, plugin.prestart(agent_launch(configured, config, profile)))
+    prestarted = plugin.prestart(agent_launch(configured, config, profile))
+    try:
+        return Prestart(config, profile, prestarted)
+    except BaseException:  # Ctrl-C before the caller holds it: nobody else could close it
+        if prestarted is not None:
+            prestarted.close()
+        raise

@@ -64,8 +64,13 @@ def prestart(launch: AgentLaunch, *, environ: Mapping[str, str] | None = None) -
     finally:
         for fd in (child_in, child_out, child_err):
             os.close(fd)
-    REAPER.watch(popen.pid)
-    return Prestarted(launch, popen, (stdin, stdout, stderr))
+    prestarted = Prestarted(launch, popen, (stdin, stdout, stderr))
+    try:
+        REAPER.watch(popen.pid)
+    except BaseException:  # Ctrl-C right after the spawn: the caller never gets to close it
+        prestarted.close()
+        raise
+    return prestarted
 
 
 class Prestarted:
