@@ -14,7 +14,7 @@ import os
 import signal
 import subprocess
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -143,16 +143,26 @@ class WaitingRun:
             os.kill(self.reaper, signal.SIGCONT)
 
 
+StartWaiting = Callable[..., WaitingRun]
+
+
 @pytest.fixture
-def waiting(robota: Robota) -> Iterator[list[WaitingRun]]:
+def start_waiting(robota: Robota) -> Iterator[StartWaiting]:
+    """Start a ``WaitingRun``; each is released (robota killed, the reaper continued) after
+    the test."""
     runs: list[WaitingRun] = []
-    yield runs
+
+    def start(*args: str) -> WaitingRun:
+        runs.append(WaitingRun(robota, *args))
+        return runs[-1]
+
+    yield start
     for run in runs:
         run.release()
 
 
 def test_another_agents_task_ends_the_prestarted_one_unused(
-    robota: Robota, model: FakeModel, waiting: list[WaitingRun]
+    robota: Robota, model: FakeModel, start_waiting: StartWaiting
 ) -> None:
     configure(robota, model)
     first = robota.run("-p", "first", "--agent", "codex-acp", "--output-format", "json")
@@ -161,8 +171,7 @@ def test_another_agents_task_ends_the_prestarted_one_unused(
     assert [name for _, name in spawned(robota)] == ["codex-acp"]
     (robota.root / SPAWN_LOG).unlink()
 
-    run = WaitingRun(robota, "-r", task, "--output-format", "json")
-    waiting.append(run)
+    run = start_waiting("-r", task, "--output-format", "json")
     assert run.agent == "codex", "the default agent is prestarted"
     again = run.finish("again")
     assert again.returncode == 0, again.stderr
@@ -194,7 +203,7 @@ BLOCKED_STORE = {"storage": {"sqlitePath": "./blocked/robota.sqlite"}}
 def test_a_run_that_fails_after_the_prestart_ends_its_agent(  # noqa: PLR0917 (the table)
     robota: Robota,
     model: FakeModel,
-    waiting: list[WaitingRun],
+    start_waiting: StartWaiting,
     args: list[str],
     changes: dict[str, object],
     stdin: str,
@@ -203,8 +212,7 @@ def test_a_run_that_fails_after_the_prestart_ends_its_agent(  # noqa: PLR0917 (t
     code, says = outcome
     configure(robota, model, **changes)
     (robota.home / "blocked").write_text("a file where the store's directory should be\n")
-    run = WaitingRun(robota, *args)
-    waiting.append(run)
+    run = start_waiting(*args)
     failed = run.finish(stdin)
     assert failed.returncode == code, failed.stderr
     assert says in failed.stderr
@@ -213,11 +221,10 @@ def test_a_run_that_fails_after_the_prestart_ends_its_agent(  # noqa: PLR0917 (t
 
 
 def test_ctrl_c_before_the_engine_ends_the_prestarted_agent(
-    robota: Robota, model: FakeModel, waiting: list[WaitingRun]
+    robota: Robota, model: FakeModel, start_waiting: StartWaiting
 ) -> None:
     configure(robota, model)
-    run = WaitingRun(robota)
-    waiting.append(run)
+    run = start_waiting()
     run.process.send_signal(signal.SIGINT)
     interrupted = run.finish("")
     assert interrupted.returncode != 0
@@ -226,11 +233,10 @@ def test_ctrl_c_before_the_engine_ends_the_prestarted_agent(
 
 
 def test_sigkill_before_the_engine_leaves_the_agent_to_the_reaper(
-    robota: Robota, model: FakeModel, waiting: list[WaitingRun]
+    robota: Robota, model: FakeModel, start_waiting: StartWaiting
 ) -> None:
     configure(robota, model)
-    run = WaitingRun(robota)
-    waiting.append(run)
+    run = start_waiting()
     run.process.kill()
     run.finish("")
     assert alive(run.pid), "nothing but the reaper can end it, and the reaper is stopped"

@@ -16,6 +16,9 @@ A fifth: the session table failed on a message (``fail``); the process goes the 
 the turns it ran fail visibly instead of waiting on state nobody trusts.
 
 The service reports to the table by calling it (``report``): both live on the trio thread.
+
+A process spawned ahead of the service (``ProcessSettings.prestarted``, see ``_prestart``) is
+adopted instead of spawning one at the first job of the first incarnation.
 """
 
 from __future__ import annotations
@@ -231,11 +234,14 @@ class AgentProcessService:
 
     def _adopted(self) -> AgentProcess | None:
         """The prestarted process, the first time a process is wanted and only if it was
-        started from this very launch; ``None``: spawn one."""
-        prestarted = self._settings.prestarted
-        if prestarted is None or prestarted.launch != self._settings.launch:
+        started from this very launch and environment; ``None``: spawn one."""
+        settings = self._settings
+        prestarted = settings.prestarted
+        if prestarted is None or settings.environ is not None:
+            return None  # a prestart scrubs this process's own environment, nothing else
+        if prestarted.launch != settings.launch:
             return None
-        return prestarted.adopt(self._settings.timings)
+        return prestarted.adopt(settings.timings)
 
     async def _handshake(
         self,
