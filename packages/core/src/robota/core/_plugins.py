@@ -114,9 +114,9 @@ class RuntimePlugin(Protocol):
 
     def prestart(self, launch: AgentLaunch) -> PrestartedAgent | None:
         """Spawn the agent's process now, the very process ``host`` would spawn on its first
-        job, without a trio loop and importing no more than loading the configuration did:
-        a one-shot run's agent starts while the rest of robota loads. ``None`` when it cannot
-        start (``host`` then spawns it and reports why)."""
+        job, without a trio loop and with the standard library alone: a one-shot run's agent
+        starts while the rest of robota loads. ``None`` when it cannot start (``host`` then
+        spawns it and reports why)."""
         ...
 
     def host(
