@@ -1,23 +1,154 @@
 """The runtime plugins robota ships: ``app-server`` and ``acp``, registered as entry points.
 
 Each offers ``probe``: start the agent with its scrubbed environment, shake hands, optionally
-open and close a session, stop it, and report versions, timings and capabilities (``_probe``).
-``robota doctor`` and ``robota agents check`` use it; driving turns uses the same clients.
-``prestart`` spawns an agent's process before its host exists, for the host to adopt
-(``_prestart``).
+open and close a session, stop it, and report versions, timings and capabilities. ``robota
+doctor`` and ``robota agents check`` use it; driving turns uses the same clients. ``prestart``
+spawns an agent's process before its host exists, for the host to adopt (``_prestart``).
 
-Loading a plugin (its entry point) must stay cheap: ``prestart`` runs before the rest of robota
-has loaded, so this module imports the protocol clients and the agent host only where they are
-used (``probe``, ``host``).
+Loading a plugin (its entry point) must stay cheap: ``prestart`` runs it before the rest of
+robota has loaded, so the protocol clients and the agent host are imported where they are used.
 """
 
 from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import trio
 
 from robota.core import AgentHost, AgentLaunch, Backoff, PrestartedAgent, ProbeReport
 
 from ._prestart import Prestarted, prestart
 
+if TYPE_CHECKING:
+    from ._acp import AcpClient
+    from ._app_server import AppServerClient
+
 __all__ = ["AcpRuntime", "AppServerRuntime", "acp", "app_server"]
+
+
+def _ignore(_session: str, _event: object) -> None:
+    """Probes run no turns; any event is noise."""
+
+
+class _Probe:
+    """One probe run: the steps, their timings, and the report."""
+
+    def __init__(self, launch: AgentLaunch, *, acp: bool) -> None:
+        self.launch = launch
+        self.acp = acp
+        self.began = time.perf_counter()
+        self.timings: dict[str, float] = {}
+        self.capabilities: dict[str, Any] = {}
+
+    def report(self, ok: bool, detail: str, version: str | None = None) -> ProbeReport:
+        return ProbeReport(
+            self.launch.name,
+            self.launch.kind,
+            ok,
+            detail,
+            version,
+            time.perf_counter() - self.began,
+            dict(self.timings),
+            dict(self.capabilities),
+        )
+
+    async def run(self, *, timeout: float, session: bool) -> ProbeReport:
+        # Here, not at the top: see the module docstring.
+        from ._acp import AcpClient  # noqa: PLC0415
+        from ._app_server import AppServerClient  # noqa: PLC0415
+        from ._jsonrpc import Connection, ConnectionLost, RpcError, RpcTimeout  # noqa: PLC0415
+        from ._process import AgentProcess  # noqa: PLC0415
+
+        launch = self.launch
+        try:
+            agent = await AgentProcess.launch(launch)
+        except OSError as error:
+            return self.report(False, f"cannot start {launch.command!r}: {error.strerror or error}")
+        assert agent.process.stdin is not None and agent.process.stdout is not None
+        connection = Connection(
+            agent.process.stdin, agent.process.stdout, name=launch.name, jsonrpc_field=self.acp
+        )
+        client: AcpClient | AppServerClient = (
+            AcpClient(connection, _ignore, fs=False, terminal=False)
+            if self.acp
+            else AppServerClient(connection, _ignore)
+        )
+        outcome = self.report(False, "the probe was cancelled")
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(agent.drain_stderr)
+            await nursery.start(connection.run)
+            try:
+                with trio.fail_after(timeout):
+                    version = await self._steps(client, nursery, session=session)
+                outcome = self.report(True, "session ok" if session else "handshake ok", version)
+            except trio.TooSlowError:
+                outcome = self.report(False, f"no answer within {timeout:g} s")
+            except RpcTimeout as error:
+                outcome = self.report(False, str(error))
+            except RpcError as error:
+                outcome = self.report(
+                    False, f"{error.method} failed: {error.code}: {error.message}"
+                )
+            except ConnectionLost:
+                with trio.move_on_after(1.0):
+                    await agent.process.wait()
+                code = agent.process.returncode
+                outcome = self.report(False, f"the agent exited early (exit code {code})")
+            finally:
+                stopping = time.perf_counter()
+                await agent.shutdown()
+                self.timings["stop"] = time.perf_counter() - stopping
+                client.close("probe finished")
+                nursery.cancel_scope.cancel()
+        return ProbeReport(**{**_fields(outcome), "timings": dict(self.timings)})
+
+    async def _steps(
+        self, client: AcpClient | AppServerClient, nursery: trio.Nursery, *, session: bool
+    ) -> str | None:
+        from ._acp import AcpClient  # noqa: PLC0415 (see the module docstring)
+
+        step = time.perf_counter()
+        version = await client.initialize(nursery)
+        self.timings["initialize"] = time.perf_counter() - step
+        cwd = Path(self.launch.cwd or Path.cwd())
+        if isinstance(client, AcpClient):
+            prompt = client.capabilities.get("promptCapabilities") or {}
+            sessions = client.capabilities.get("sessionCapabilities") or {}
+            self.capabilities.update(
+                steer=False,
+                load=client.can_load,
+                images=bool(prompt.get("image")),
+                audio=bool(prompt.get("audio")),
+                sessions=sorted(sessions) if isinstance(sessions, dict) else [],
+                auth=[m.get("id") for m in client.auth_methods],
+            )
+            if session:
+                step = time.perf_counter()
+                opened = await client.new_session(cwd, permission_mode="default")
+                self.capabilities["modes"] = list(opened.modes)
+                if isinstance(sessions, dict) and "close" in sessions:
+                    await client.close_session(opened.id)
+                self.timings["session"] = time.perf_counter() - step
+        else:
+            self.capabilities.update(
+                steer=True,
+                load=True,
+                images=True,
+                fork=True,
+                interrupt=True,
+                modes=["default", "acceptEdits", "bypassPermissions", "plan"],
+            )
+            if session:
+                step = time.perf_counter()
+                await client.start_thread(cwd=str(cwd), permission_mode=None, ephemeral=True)
+                self.timings["session"] = time.perf_counter() - step
+        return version
+
+
+def _fields(report: ProbeReport) -> dict[str, Any]:
+    return {name: getattr(report, name) for name in report.__dataclass_fields__}
 
 
 class _Runtime:
@@ -29,9 +160,7 @@ class _Runtime:
     async def probe(
         self, launch: AgentLaunch, *, timeout: float, session: bool = False
     ) -> ProbeReport:
-        from ._probe import probe  # noqa: PLC0415 (see the module docstring)
-
-        return await probe(launch, acp=self.acp, timeout=timeout, session=session)
+        return await _Probe(launch, acp=self.acp).run(timeout=timeout, session=session)
 
     def prestart(self, launch: AgentLaunch) -> PrestartedAgent | None:
         return prestart(launch)
