@@ -13,6 +13,7 @@ import json
 import os
 import signal
 import subprocess
+import sys
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -24,6 +25,7 @@ from ._robota import ROBOTA, Robota
 from .test_doctor import processes_with_home_under, write_real_agents_config
 
 SPAWN_LOG = "spawned.log"
+WIRE_TAP = Path(__file__).resolve().parents[2] / "tools" / "wire_tap.py"
 WRAPPER = '#!/bin/sh\necho "$$ $ROBOTA_AGENT_NAME" >> {log}\nexec "$@"\n'
 
 
@@ -33,14 +35,18 @@ def model() -> Iterator[FakeModel]:
         yield fake
 
 
-def configure(robota: Robota, model: FakeModel, **changes: object) -> None:
-    """codex (the default) and codex-acp, each behind the spawn-logging wrapper."""
+def configure(
+    robota: Robota, model: FakeModel, *, tap: Path | None = None, **changes: object
+) -> None:
+    """codex (the default) and codex-acp, each behind the spawn-logging wrapper (and, with
+    ``tap``, the wire tap, which logs every JSON-RPC line there)."""
     config = write_real_agents_config(robota, ["codex", "codex-acp"], model.url, model_catalog=True)
     wrapper = robota.root / "spawn-logger"
     wrapper.write_text(WRAPPER.format(log=robota.root / SPAWN_LOG))
     wrapper.chmod(0o755)
+    tapped = [sys.executable, "-I", "-S", str(WIRE_TAP), str(tap), "--"] if tap else []
     for agent in config["agents"].values():
-        agent["args"] = [agent["command"], *agent["args"]]
+        agent["args"] = [*tapped, agent["command"], *agent["args"]]
         agent["command"] = str(wrapper)
     config.update(changes)
     (robota.home / "config.yaml").write_text(json.dumps(config, indent=2))
@@ -72,15 +78,38 @@ def assert_nothing_left(robota: Robota) -> None:
     assert processes_with_home_under(robota.root / "agents") == []
 
 
-def test_the_prestarted_agent_is_the_one_that_answers(robota: Robota, model: FakeModel) -> None:
-    configure(robota, model)
-    done = robota.run("-p", "hello there")
+@pytest.mark.parametrize("agent", ["codex", "codex-acp"])
+def test_the_prestarted_agent_is_the_one_that_answers(
+    robota: Robota, model: FakeModel, agent: str
+) -> None:
+    tap = robota.root / "wire.jsonl"
+    configure(robota, model, tap=tap)
+    done = robota.run("-p", "hello there", "--agent", agent)
     assert done.returncode == 0, done.stderr
     assert done.stdout == "ECHO: hello there\n"
     ((pid, name),) = spawned(robota)  # one agent process for the whole run
-    assert name == "codex"
-    assert f"agent codex adopted (pid {pid}," in robota_log(robota)
+    assert name == agent
+    assert f"agent {agent} adopted (pid {pid}," in robota_log(robota)
+    assert_one_handshake(tap)
     assert_nothing_left(robota)
+
+
+def wire_requests(tap: Path) -> list[tuple[int, str]]:
+    """The requests robota wrote to its agent, as the wire tap saw them: (id, method)."""
+    entries = [json.loads(line) for line in tap.read_text().splitlines()] if tap.exists() else []
+    return [
+        (e["id"], e["method"])
+        for e in entries
+        if e.get("dir") == ">" and {"id", "method"} <= set(e)
+    ]
+
+
+def assert_one_handshake(tap: Path) -> None:
+    """``initialize`` went out once, as id 0, and robota's requests go on from id 1."""
+    requests = wire_requests(tap)
+    assert requests[0] == (0, "initialize")
+    assert [method for _, method in requests].count("initialize") == 1
+    assert [request_id for request_id, _ in requests] == list(range(len(requests)))
 
 
 def children_of(pid: int) -> dict[int, bytes]:
@@ -246,3 +275,20 @@ def test_sigkill_before_the_engine_leaves_the_agent_to_the_reaper(
         time.sleep(0.05)
     assert not alive(run.pid), "the reaper ended the agent robota could not"
     assert_nothing_left(robota)
+
+
+@pytest.mark.parametrize("agent", ["codex", "codex-acp"])
+def test_initialize_is_written_at_the_spawn_before_the_engine_exists(
+    robota: Robota, model: FakeModel, start_waiting: StartWaiting, agent: str
+) -> None:
+    tap = robota.root / "wire.jsonl"
+    configure(robota, model, tap=tap)
+    run = start_waiting("--agent", agent)
+    deadline = time.monotonic() + 30  # bounds the wait for the agent to read its stdin
+    while not wire_requests(tap) and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert wire_requests(tap) == [(0, "initialize")], "written while robota waits on stdin"
+    done = run.finish("hello there")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == "ECHO: hello there\n"
+    assert_one_handshake(tap)

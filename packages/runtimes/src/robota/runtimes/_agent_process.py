@@ -67,7 +67,7 @@ from ._drivers import (
     SteerRefusedError,
 )
 from ._jsonrpc import Connection, ConnectionLost, RpcError, RpcTimeout
-from ._prestart import Prestarted
+from ._prestart import Adopted, Prestarted
 from ._process import AgentProcess, ShutdownTimings
 
 __all__ = ["AgentExited", "AgentProcessService", "JobLine", "ProcessSettings"]
@@ -187,9 +187,14 @@ class AgentProcessService:
         """Run one process until it ends; the reason it ended, or ``None`` when stopped."""
         settings = self._settings
         launch = settings.launch
+        adopted = self._adopted()
         try:
-            process = self._adopted() or await AgentProcess.launch(
-                launch, environ=settings.environ, timings=settings.timings
+            process = (
+                adopted.process
+                if adopted
+                else await AgentProcess.launch(
+                    launch, environ=settings.environ, timings=settings.timings
+                )
             )
         except OSError as error:
             failure = f"cannot start agent {launch.name} ({launch.command}): "
@@ -204,6 +209,7 @@ class AgentProcessService:
             name=f"agent {launch.name}",
             jsonrpc_field=settings.jsonrpc_field,
             corrupt_after=GARBAGE_RUN,
+            written=adopted.written if adopted else (),
         )
         driver = settings.driver_factory(connection, self._on_event)
         self._driver = driver
@@ -232,7 +238,7 @@ class AgentProcessService:
                 self._report(ProcessDown(self._generation, why))
         return reason
 
-    def _adopted(self) -> AgentProcess | None:
+    def _adopted(self) -> Adopted | None:
         """The prestarted process, the first time a process is wanted and only if it was
         started from this very launch and environment; ``None``: spawn one."""
         settings = self._settings

@@ -19,7 +19,8 @@ import trio
 
 from robota.core import AgentHost, AgentLaunch, Backoff, PrestartedAgent, ProbeReport
 
-from ._prestart import Prestarted, prestart
+from ._handshake import acp_initialize_params, app_server_initialize_params
+from ._prestart import FirstRequest, Prestarted, prestart
 
 if TYPE_CHECKING:
     from ._acp import AcpClient
@@ -163,7 +164,13 @@ class _Runtime:
         return await _Probe(launch, acp=self.acp).run(timeout=timeout, session=session)
 
     def prestart(self, launch: AgentLaunch) -> PrestartedAgent | None:
-        return prestart(launch)
+        # The handshake's first request as the process service's driver makes it.
+        params = (
+            acp_initialize_params(fs=True, terminal=True)
+            if self.acp
+            else app_server_initialize_params()
+        )
+        return prestart(launch, FirstRequest("initialize", params, jsonrpc_field=self.acp))
 
     def host(
         self,

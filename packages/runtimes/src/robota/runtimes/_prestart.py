@@ -8,6 +8,11 @@ session of its own; watched by the reaper from the first moment) with nothing bu
 ``subprocess`` as soon as the configuration is known, so the agent starts while robota loads.
 The service's first incarnation ``adopt``s it instead of spawning (``ProcessSettings``).
 
+The protocol's first request (``initialize``) is written at the spawn, so the agent's handshake
+overlaps robota's loading too: Codex answers it within tens of milliseconds of starting, long
+before the engine could have asked. The adopting ``Connection`` takes it over (``written``): same
+framing (``request_line``), id 0, the client's ``initialize`` awaits that answer.
+
 Ownership: until a service adopts it, the process belongs to whoever called ``prestart``, who
 calls ``close`` once the engine stopped or never ran. ``close`` ends a process nobody adopted
 (SIGTERM to its group, then SIGKILL: it never received a request, so there is nothing to save),
@@ -29,20 +34,41 @@ import subprocess
 import threading
 import time
 from collections.abc import Mapping
+from typing import Any, NamedTuple
 
 import trio
 
 from robota.core import AgentLaunch
 
+from ._jsonrpc import request_line
 from ._process import AgentProcess, ShutdownTimings, launch_command, logger
 from ._reaper import REAPER, live_members
 
-__all__ = ["Prestarted", "prestart"]
+__all__ = ["Adopted", "FirstRequest", "Prestarted", "prestart"]
 
 
-def prestart(launch: AgentLaunch, *, environ: Mapping[str, str] | None = None) -> Prestarted | None:
-    """Spawn the agent ``launch`` names; ``None`` when it cannot start (the service spawns it
-    again later and reports the error where a turn sees it)."""
+class FirstRequest(NamedTuple):
+    """The request written at the spawn, as the protocol's client will make it."""
+
+    method: str
+    params: Any
+    jsonrpc_field: bool
+
+
+class Adopted(NamedTuple):
+    process: AgentProcess
+    written: tuple[tuple[str, Any], ...]
+    """The requests already written to it, for its ``Connection`` (ids from 0)."""
+
+
+def prestart(
+    launch: AgentLaunch,
+    first: FirstRequest | None = None,
+    *,
+    environ: Mapping[str, str] | None = None,
+) -> Prestarted | None:
+    """Spawn the agent ``launch`` names and write it ``first``; ``None`` when it cannot start
+    (the service spawns it again later and reports the error where a turn sees it)."""
     command, env = launch_command(launch, environ)
     child_in, stdin = os.pipe()
     stdout, child_out = os.pipe()
@@ -67,6 +93,8 @@ def prestart(launch: AgentLaunch, *, environ: Mapping[str, str] | None = None) -
     prestarted = Prestarted(launch, popen, (stdin, stdout, stderr))
     try:
         REAPER.watch(popen.pid)
+        if first is not None:
+            prestarted.write(first)
     except BaseException:  # Ctrl-C right after the spawn: the caller never gets to close it
         prestarted.close()
         raise
@@ -92,6 +120,7 @@ class Prestarted:
         self._pipes = pipes
         self._grace = grace
         self._lock = threading.Lock()
+        self._written: tuple[tuple[str, Any], ...] = ()
         self.pid = popen.pid
 
     @property
@@ -103,8 +132,19 @@ class Prestarted:
             popen, self._popen = self._popen, None
             return popen
 
-    def adopt(self, timings: ShutdownTimings) -> AgentProcess | None:
-        """The process as an ``AgentProcess`` the first time; ``None`` once adopted or closed."""
+    def write(self, first: FirstRequest) -> None:
+        """Write the first request (an empty pipe takes it whole, without blocking); an agent
+        that already died gets nothing, and its exit is found once it is adopted."""
+        line = request_line(0, first.method, first.params, jsonrpc_field=first.jsonrpc_field)
+        try:
+            os.write(self._pipes[0], line)
+        except OSError:
+            return
+        self._written = ((first.method, first.params),)
+
+    def adopt(self, timings: ShutdownTimings) -> Adopted | None:
+        """The process and what was written to it, the first time; ``None`` once adopted or
+        closed."""
         popen = self._take()
         if popen is None:
             return None
@@ -118,7 +158,7 @@ class Prestarted:
             popen.pid,
             extra={"agent": self._launch.name, "pid": popen.pid},
         )
-        return AgentProcess(self._launch.name, process, timings)
+        return Adopted(AgentProcess(self._launch.name, process, timings), self._written)
 
     def close(self) -> None:
         """End the process unless it was adopted: SIGTERM its group, SIGKILL what stays."""
