@@ -4,15 +4,16 @@ A one-shot ``robota -p`` would otherwise import print mode and the engine and bu
 before its agent's process is even spawned, and only then would the agent's own start begin. So
 right after the profile's configuration loads, the agent print mode will use (``--agent``, else
 the profile's default) is spawned through its runtime plugin's ``prestart`` (plain
-``subprocess``), the rest of robota (print mode, the engine, the store: about 50 ms) loads
-meanwhile, and ``open_engine`` hands the process to that agent's host, whose process service
-adopts it on the first job instead of spawning one.
+``subprocess``; the protocol's ``initialize`` written at once), the rest of robota (print mode,
+the engine, the store, the protocol clients: about 80 ms) loads meanwhile, and ``open_engine``
+hands the process to that agent's host, whose process service adopts it on the first job
+instead of spawning one.
 
-What still comes before the spawn, measured on the 2-core machine: the interpreter, then click
-and ``robota.cli`` (about 35 ms), the configuration (about 30 ms, but the config package lives
-inside ``robota.core``, whose facade imports trio and pykka first: about 80 ms), then the
-runtime plugin, whose entry point imports the runtime's whole facade (about 40 ms, all needed
-later anyway). About 200 ms in all: what to cut next, by making those facades lighter.
+What still comes before the spawn, measured on the 2-core machine: the interpreter, click and
+``robota.cli`` (about 35 ms), then the configuration (about 30 ms, but the config package lives
+inside ``robota.core``, whose facade imports trio and pykka first: about 80 ms); the runtime
+plugin's lazy facade adds 3 ms. About 190 ms from exec to spawn: what to cut next, by making
+``robota.core``'s facade lighter.
 
 With ``-c``/``-r`` the task may belong to another agent: then no job ever reaches the
 prestarted agent's host, the process is never adopted, the task's own agent is spawned as
