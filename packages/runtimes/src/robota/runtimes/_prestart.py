@@ -9,9 +9,9 @@ session of its own; watched by the reaper from the first moment) with nothing bu
 The service's first incarnation ``adopt``s it instead of spawning (``ProcessSettings``).
 
 The protocol's first request (``initialize``) is written at the spawn, so the agent's handshake
-overlaps robota's loading too: Codex answers it within tens of milliseconds of starting, long
-before the engine could have asked. The adopting ``Connection`` takes it over (``written``): same
-framing (``request_line``), id 0, the client's ``initialize`` awaits that answer.
+overlaps robota's loading too (measured: Codex's run 25 ms shorter; an ACP agent on Node answers
+after its own start either way). The adopting ``Connection`` takes it over (``written``): same
+framing (``request_line``), id 0, and the client's ``initialize`` awaits that answer.
 
 Ownership: until a service adopts it, the process belongs to whoever called ``prestart``, who
 calls ``close`` once the engine stopped or never ran. ``close`` ends a process nobody adopted
