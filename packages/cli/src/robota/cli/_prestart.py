@@ -11,9 +11,9 @@ instead of spawning one.
 
 What still comes before the spawn, measured on the 2-core machine: the interpreter, click and
 ``robota.cli`` (about 35 ms), then the configuration (about 30 ms, but the config package lives
-inside ``robota.core``, whose facade imports trio and pykka first: about 80 ms); the runtime
-plugin's lazy facade adds 3 ms. About 190 ms from exec to spawn: what to cut next, by making
-``robota.core``'s facade lighter.
+inside ``robota.core``, whose facade imports trio and pykka first: about 80 ms); finding and
+loading the runtime plugin (a lazy facade) adds under 10 ms. About 190 ms from exec to spawn:
+what to cut next, by making ``robota.core``'s facade lighter.
 
 With ``-c``/``-r`` the task may belong to another agent: then no job ever reaches the
 prestarted agent's host, the process is never adopted, the task's own agent is spawned as
