@@ -37,6 +37,10 @@ def test_all_equals_the_public_names(name: str) -> None:
     exported = getattr(module, "__all__", None)
     assert exported is not None, f"{name} has no __all__"
     assert len(exported) == len(set(exported)), f"{name}.__all__ has duplicates"
+    for attr in exported:
+        # Reached as an importer reaches it: a lazy facade (PEP 562 ``__getattr__``) binds a
+        # name on first use, and one it cannot find raises AttributeError here.
+        getattr(module, attr)
     public = {
         attr
         for attr, value in vars(module).items()

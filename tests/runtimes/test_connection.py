@@ -11,6 +11,7 @@ import trio
 import trio.testing
 
 from robota.runtimes import Connection, ConnectionLost, RpcError, RpcTimeout
+from robota.runtimes._jsonrpc import request_line
 
 
 class Peer:
@@ -188,3 +189,46 @@ async def test_a_request_larger_than_the_pipe_is_written_whole() -> None:
         nursery.cancel_scope.cancel()
     await reader.aclose()
     assert json.loads(received) == {"id": 0, "method": "big", "params": {"text": text}}
+
+
+async def test_a_request_written_before_the_connection_is_answered_through_it() -> None:
+    """An agent's ``initialize`` written at its spawn (``_prestart``): the connection takes it
+    over with its id, the client's identical request awaits that answer and writes nothing,
+    and the next request gets the next id."""
+    params = {"protocolVersion": 1, "clientInfo": {"name": "robota"}}
+    ours, theirs = trio.testing.memory_stream_pair()
+    connection = Connection(
+        ours, ours, name="agent", jsonrpc_field=True, written=[("initialize", params)]
+    )
+    peer = Peer(theirs)
+    async with trio.open_nursery() as nursery:
+        await nursery.start(connection.run)
+        # What the prestart wrote, framed the same way: the peer answers it.
+        assert request_line(0, "initialize", params, jsonrpc_field=True) == (
+            b'{"jsonrpc":"2.0","id":0,"method":"initialize","params":'
+            b'{"protocolVersion":1,"clientInfo":{"name":"robota"}}}\n'
+        )
+        await peer.send(b'{"jsonrpc":"2.0","id":0,"result":{"agentInfo":{"version":"1.0"}}}\n')
+        result = await connection.request("initialize", params, timeout=5)
+        assert result == {"agentInfo": {"version": "1.0"}}
+
+        async def ask() -> None:
+            await connection.request("session/new", {}, timeout=5)
+
+        nursery.start_soon(ask)
+        following = await peer.line()
+        assert (following["id"], following["method"]) == (1, "session/new")
+        assert peer.buffer == b"", "initialize was not written a second time"
+        nursery.cancel_scope.cancel()
+
+
+async def test_a_written_request_is_never_sent_again_with_other_params() -> None:
+    ours, _theirs = trio.testing.memory_stream_pair()
+    connection = Connection(
+        ours, ours, name="agent", jsonrpc_field=False, written=[("initialize", {"a": 1})]
+    )
+    async with trio.open_nursery() as nursery:
+        await nursery.start(connection.run)
+        with pytest.raises(ValueError, match="initialize was written before the connection"):
+            await connection.send_request("initialize", {"a": 2})
+        nursery.cancel_scope.cancel()

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 import click
 
 if TYPE_CHECKING:
+    from robota.core import PrestartedAgent
     from robota.core.config import Config, Profile
     from robota.core.engine import Engine
 
@@ -41,8 +42,10 @@ def open_engine(
     *,
     human_approves: bool,
     recover: Callable[[str], bool] | None = None,
+    prestarted: PrestartedAgent | None = None,
 ) -> Engine:
-    """An engine for the profile's agents and store, logging to the profile's log file."""
+    """An engine for the profile's agents and store, logging to the profile's log file; the
+    host of ``prestarted``'s agent adopts that process (see ``_prestart``)."""
     from robota.core import runtime_plugins  # noqa: PLC0415
     from robota.core.engine import Engine, EngineAgent, TaskDefaults  # noqa: PLC0415
     from robota.core.logs import configure_logging  # noqa: PLC0415
@@ -57,7 +60,9 @@ def open_engine(
         if plugin is None:
             click.echo(f"robota: no runtime plugin for agent kind {agent.kind!r}", err=True)
             sys.exit(2)
-        host = plugin.host(agent_launch(agent, config, profile))
+        launch = agent_launch(agent, config, profile)
+        adopt = prestarted if prestarted is not None and prestarted.launch == launch else None
+        host = plugin.host(launch, prestarted=adopt)
         agents.append(EngineAgent(agent.kind, host, plugin.capabilities))
     defaults = TaskDefaults(
         agent=config.defaults.agent,

@@ -10,9 +10,12 @@ from __future__ import annotations
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
+
+if TYPE_CHECKING:
+    from ._prestart import Prestart
 
 __all__ = ["conversation_options", "run_conversation"]
 
@@ -106,6 +109,19 @@ def run_conversation(ctx: click.Context, options: dict[str, Any]) -> None:
         sys.exit(run_tui(**_tui_arguments(options)))
     if options["resume"] == "":
         raise click.UsageError("print mode needs -r ID|NAME (there is no picker without a TUI)")
+    from ._prestart import prestart_agent  # noqa: PLC0415
+
+    prestart = None
+    try:
+        # Before print mode and the engine load: the agent starts while they do.
+        prestart = prestart_agent(options["agent"])
+        sys.exit(_run_print(options, prompt, prestart))
+    finally:
+        if prestart is not None:
+            prestart.close()
+
+
+def _run_print(options: dict[str, Any], prompt: str, prestart: Prestart | None) -> int:
     from ._print import PrintOptions, run_print  # noqa: PLC0415
 
     print_options = PrintOptions(
@@ -122,7 +138,7 @@ def run_conversation(ctx: click.Context, options: dict[str, Any]) -> None:
         resume=options["resume"],
         fork=options["fork_session"],
     )
-    sys.exit(run_print(print_options))
+    return run_print(print_options, prestart)
 
 
 def _tui_arguments(options: dict[str, Any]) -> dict[str, Any]:

@@ -57,6 +57,8 @@ if TYPE_CHECKING:
     from robota.core.agents import PermissionMode
     from robota.core.engine import Engine
     from robota.core.presentation import TerminalRenderer, TurnView
+
+    from ._prestart import Prestart
 __all__ = ["OutputFormat", "PrintOptions", "PrintRun", "parse_input_line"]
 
 logger = logging.getLogger("robota.cli.print")
@@ -515,8 +517,10 @@ def read_prompt(prompt: str | None, stdin: TextIO) -> str:
     return text
 
 
-def run_print(options: PrintOptions) -> int:
-    """Build the engine for the profile, run one print-mode session, return the exit code."""
+def run_print(options: PrintOptions, prestart: Prestart | None = None) -> int:
+    """Build the engine for the profile, run one print-mode session, return the exit code.
+    ``prestart``: the configuration already loaded and the agent spawned from it, which the
+    engine adopts (the caller closes it afterwards; see ``_prestart``)."""
     from robota.core import Terminated, run_main  # noqa: PLC0415
 
     from . import _gc  # noqa: PLC0415
@@ -529,8 +533,9 @@ def run_print(options: PrintOptions) -> int:
             sys.stderr.write(f"robota: {error}\n")
             return 2
         options = replace(options, prompt=prompt)
-    config, profile = load_profile()
-    engine = open_engine(config, profile, human_approves=False)
+    config, profile = load_profile() if prestart is None else (prestart.config, prestart.profile)
+    agent = prestart.agent if prestart is not None else None
+    engine = open_engine(config, profile, human_approves=False, prestarted=agent)
     _gc.settle()
     run = PrintRun(
         engine,

@@ -30,6 +30,7 @@ __all__ = [
     "AgentHost",
     "AgentLaunch",
     "PluginError",
+    "PrestartedAgent",
     "ProbeReport",
     "RuntimePlugin",
     "TransportPlugin",
@@ -96,6 +97,26 @@ class AgentHost:
     service: Service
 
 
+class PrestartedAgent(Protocol):
+    """An agent process a runtime plugin started before its host exists (``prestart``).
+
+    Whoever called ``prestart`` owns it until a host adopts it, and calls ``close`` once the
+    engine stopped, or never ran: a process no host adopted ends then. After an adoption
+    ``close`` does nothing; the host's process service ends the process as it ends any."""
+
+    @property
+    def launch(self) -> AgentLaunch:
+        """What the process was started from; a host adopts it only for the same launch."""
+        ...
+
+    @property
+    def pid(self) -> int: ...
+
+    def close(self) -> None:
+        """End the process unless a host adopted it; idempotent."""
+        ...
+
+
 @runtime_checkable
 class RuntimePlugin(Protocol):
     """An agent protocol adapter, registered under the ``robota.runtimes`` entry point group
@@ -112,14 +133,24 @@ class RuntimePlugin(Protocol):
         and close a session, and stop it. ``timeout`` bounds the whole probe."""
         ...
 
+    def prestart(self, launch: AgentLaunch) -> PrestartedAgent | None:
+        """Spawn the agent's process now, the very process ``host`` would spawn on its first
+        job, without a trio loop and with the standard library alone: a one-shot run's agent
+        starts while the rest of robota loads. ``None`` when it cannot start (``host`` then
+        spawns it and reports why)."""
+        ...
+
     def host(
         self,
         launch: AgentLaunch,
         *,
         backoff: Backoff | None = None,
         handshake_timeout: float = 60.0,
+        prestarted: PrestartedAgent | None = None,
     ) -> AgentHost:
-        """The agent as a supervised actor with its process (see ``AgentHost``)."""
+        """The agent as a supervised actor with its process (see ``AgentHost``); its process
+        service adopts ``prestarted`` (from this plugin's ``prestart``) on its first job
+        instead of spawning one."""
         ...
 
 

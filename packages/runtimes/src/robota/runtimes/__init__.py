@@ -16,34 +16,44 @@ Layering, bottom up:
 9. ``_agent_jobs``, ``_session_table``, ``_agent_process``, ``_agent``   an agent as a supervised
    subtree: the session table (on the loop, behind a mailbox) and the process (a trio service),
    started on first use
+   ``_prestart``  an agent process spawned before the trio loop runs, adopted on first use
 10. ``_plugins``   the ``app-server`` and ``acp`` runtime plugins (entry points)
 
 This package imports ``robota.core`` and nothing else of robota.
+
+The facade is lazy (PEP 562): importing it loads only the plugins (``_plugins``, what the entry
+points name), and each other name loads its module on first use. Loading a plugin must stay
+cheap because ``prestart`` runs it before the rest of robota has loaded (``_prestart``).
 """
 
-from ._acp import AcpClient, AcpSession, ImagesUnsupported, SessionBusy, SteerUnsupported
-from ._agent import agent_host
-from ._agent_process import AgentExited
-from ._app_server import AppServerClient, SteerRejected, ThreadInfo
-from ._framing import LineDecoder, Malformed, Notification, Request, Response, encode
-from ._handshake import acp_version, app_server_version
-from ._jsonrpc import (
-    Connection,
-    ConnectionLost,
-    MethodNotFound,
-    RequestRefused,
-    RpcError,
-    RpcTimeout,
-)
+import importlib
+import typing
+
 from ._plugins import AcpRuntime, AppServerRuntime, acp, app_server
-from ._process import (
-    AgentProcess,
-    ShutdownTimings,
-    agent_environment,
-    is_reserved_name,
-    scrubbed_names,
-)
-from ._stderr_tail import StderrTail, agent_secrets, clean_line, with_last_words
+
+if typing.TYPE_CHECKING:
+    from ._acp import AcpClient, AcpSession, ImagesUnsupported, SessionBusy, SteerUnsupported
+    from ._agent import agent_host
+    from ._agent_process import AgentExited
+    from ._app_server import AppServerClient, SteerRejected, ThreadInfo
+    from ._framing import LineDecoder, Malformed, Notification, Request, Response, encode
+    from ._handshake import acp_version, app_server_version
+    from ._jsonrpc import (
+        Connection,
+        ConnectionLost,
+        MethodNotFound,
+        RequestRefused,
+        RpcError,
+        RpcTimeout,
+    )
+    from ._process import (
+        AgentProcess,
+        ShutdownTimings,
+        agent_environment,
+        is_reserved_name,
+        scrubbed_names,
+    )
+    from ._stderr_tail import StderrTail, agent_secrets, clean_line, with_last_words
 
 __all__ = [
     # framing
@@ -90,3 +100,49 @@ __all__ = [
     "app_server",
     "app_server_version",
 ]
+
+_HOMES = {
+    "AcpClient": "._acp",
+    "AcpSession": "._acp",
+    "ImagesUnsupported": "._acp",
+    "SessionBusy": "._acp",
+    "SteerUnsupported": "._acp",
+    "agent_host": "._agent",
+    "AgentExited": "._agent_process",
+    "AppServerClient": "._app_server",
+    "SteerRejected": "._app_server",
+    "ThreadInfo": "._app_server",
+    "LineDecoder": "._framing",
+    "Malformed": "._framing",
+    "Notification": "._framing",
+    "Request": "._framing",
+    "Response": "._framing",
+    "encode": "._framing",
+    "acp_version": "._handshake",
+    "app_server_version": "._handshake",
+    "Connection": "._jsonrpc",
+    "ConnectionLost": "._jsonrpc",
+    "MethodNotFound": "._jsonrpc",
+    "RequestRefused": "._jsonrpc",
+    "RpcError": "._jsonrpc",
+    "RpcTimeout": "._jsonrpc",
+    "AgentProcess": "._process",
+    "ShutdownTimings": "._process",
+    "agent_environment": "._process",
+    "is_reserved_name": "._process",
+    "scrubbed_names": "._process",
+    "StderrTail": "._stderr_tail",
+    "agent_secrets": "._stderr_tail",
+    "clean_line": "._stderr_tail",
+    "with_last_words": "._stderr_tail",
+}
+"""Where each lazily loaded name lives (the same as the imports for type checkers above)."""
+
+
+def __getattr__(name: str) -> object:
+    home = _HOMES.get(name)
+    if home is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(home, __name__), name)
+    globals()[name] = value  # once loaded, an ordinary attribute
+    return value

@@ -26,6 +26,7 @@ from robota.core import (
 
 from ._agent_process import AgentProcessService, JobLine, ProcessSettings
 from ._drivers import AcpDriver, AppServerDriver
+from ._prestart import Prestarted
 from ._process import ShutdownTimings
 from ._session_table import SessionTable
 
@@ -40,8 +41,10 @@ def agent_host(
     handshake_timeout: float = 60.0,
     timings: ShutdownTimings | None = None,
     environ: Mapping[str, str] | None = None,
+    prestarted: Prestarted | None = None,
 ) -> AgentHost:
-    """The agent named by ``launch`` as an ``AgentHost`` (see ``robota.core.AgentHost``)."""
+    """The agent named by ``launch`` as an ``AgentHost`` (see ``robota.core.AgentHost``);
+    its first process is ``prestarted`` when given (see ``_prestart``)."""
     timings = timings or ShutdownTimings()
     settings = ProcessSettings(
         launch,
@@ -50,6 +53,7 @@ def agent_host(
         handshake_timeout=handshake_timeout,
         timings=timings,
         environ=environ,
+        prestarted=prestarted,
     )
     jobs = JobLine()
     generations = count(1)

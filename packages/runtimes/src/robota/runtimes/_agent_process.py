@@ -18,6 +18,9 @@ message (``fail``); the process goes the same way, so the turns it ran fail visi
 waiting on state nobody trusts.
 
 The service reports to the table by calling it (``report``): both live on the trio thread.
+
+A process spawned ahead of the service (``ProcessSettings.prestarted``, see ``_prestart``) is
+adopted instead of spawning one at the first job of the first incarnation.
 """
 
 from __future__ import annotations
@@ -66,6 +69,7 @@ from ._drivers import (
     SteerRefusedError,
 )
 from ._jsonrpc import Connection, ConnectionLost, RpcError, RpcTimeout
+from ._prestart import Adopted, Prestarted
 from ._process import AgentProcess, ShutdownTimings
 from ._stderr_tail import with_last_words
 
@@ -128,6 +132,8 @@ class ProcessSettings:
     timings: ShutdownTimings = field(default_factory=ShutdownTimings)
     environ: Mapping[str, str] | None = None
     """The environment to scrub and pass on; ``None`` is this process's own."""
+    prestarted: Prestarted | None = None
+    """A process spawned ahead of the service (``_prestart``): its first start adopts it."""
 
 
 class AgentProcessService:
@@ -184,9 +190,14 @@ class AgentProcessService:
         """Run one process until it ends; the reason it ended, or ``None`` when stopped."""
         settings = self._settings
         launch = settings.launch
+        adopted = self._adopted()
         try:
-            process = await AgentProcess.launch(
-                launch, environ=settings.environ, timings=settings.timings
+            process = (
+                adopted.process
+                if adopted
+                else await AgentProcess.launch(
+                    launch, environ=settings.environ, timings=settings.timings
+                )
             )
         except OSError as error:
             failure = f"cannot start agent {launch.name} ({launch.command}): "
@@ -201,6 +212,7 @@ class AgentProcessService:
             name=f"agent {launch.name}",
             jsonrpc_field=settings.jsonrpc_field,
             corrupt_after=GARBAGE_RUN,
+            written=adopted.written if adopted else (),
         )
         driver = settings.driver_factory(connection, self._on_event)
         self._driver = driver
@@ -228,6 +240,17 @@ class AgentProcessService:
                 self._queues.clear()
                 self._report(ProcessDown(self._generation, why))
         return reason
+
+    def _adopted(self) -> Adopted | None:
+        """The prestarted process, the first time a process is wanted and only if it was
+        started from this very launch and environment; ``None``: spawn one."""
+        settings = self._settings
+        prestarted = settings.prestarted
+        if prestarted is None or settings.environ is not None:
+            return None  # a prestart scrubs this process's own environment, nothing else
+        if prestarted.launch != settings.launch:
+            return None
+        return prestarted.adopt(settings.timings)
 
     async def _handshake(
         self,

@@ -13,6 +13,12 @@ pending request fails as if the stream had ended. The agent's supervisor restart
 Requests time out per call (``timeout=None`` waits forever, which ``thread/fork`` needs: a
 retry after a timeout could create a second branch). When the stream ends, every pending request
 fails with ``ConnectionLost``.
+
+A connection may take over requests written before it existed (``written``: an agent's
+``initialize``, written at its spawn so the agent answers while robota still loads, see
+``_prestart``). They hold the first ids, framed by the same ``request_line``; the client's first
+request of the same method then awaits that response instead of writing the request again, and
+one with other params is refused (``ValueError``) rather than sent twice.
 """
 
 from __future__ import annotations
@@ -20,7 +26,7 @@ from __future__ import annotations
 import logging
 import math
 import os
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
 import trio
@@ -45,6 +51,7 @@ __all__ = [
     "RequestRefused",
     "RpcError",
     "RpcTimeout",
+    "request_line",
 ]
 
 logger = logging.getLogger("robota.runtimes.jsonrpc")
@@ -87,6 +94,20 @@ class RequestRefused(AgentError):
         super().__init__(message)
 
 
+def request_line(request_id: int, method: str, params: Any, *, jsonrpc_field: bool) -> bytes:
+    """A request as a connection writes it: the one framing of every request."""
+    message: dict[str, Any] = {"id": request_id, "method": method}
+    if params is not None:
+        message["params"] = params
+    return _line(message, jsonrpc_field=jsonrpc_field)
+
+
+def _line(message: dict[str, Any], *, jsonrpc_field: bool) -> bytes:
+    if jsonrpc_field:
+        message = {"jsonrpc": "2.0", **message}
+    return encode(message)
+
+
 async def _no_requests(method: str, params: Any) -> Any:  # noqa: ARG001 (handler signature)
     raise MethodNotFound
 
@@ -107,6 +128,10 @@ class PendingRequest:
         self._id = request_id
         self._receive = receive
         self.method = method
+
+    @property
+    def request_id(self) -> int:
+        return self._id
 
     async def result(self, *, timeout: float | None) -> Any:
         name, method = self._connection.name, self.method
@@ -151,6 +176,7 @@ class Connection:
         on_request: RequestHandler = _no_requests,
         max_line: int = DEFAULT_MAX_LINE,
         corrupt_after: int | None = None,
+        written: Sequence[tuple[str, Any]] = (),
     ) -> None:
         self.name = name
         self._send_stream = send
@@ -171,6 +197,10 @@ class Connection:
         self.malformed = 0
         self.corruption: str | None = None
         """Why a strict connection stopped reading, or ``None``."""
+        self._written: dict[str, tuple[bytes, PendingRequest]] = {}
+        for method, params in written:  # ids 0, 1, ... as they were written
+            line = request_line(self._next_id, method, params, jsonrpc_field=jsonrpc_field)
+            self._written[method] = (line, self._expect(method))
 
     async def run(self, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
         """Read until the stream ends; then fail whatever is still pending."""
@@ -202,19 +232,33 @@ class Connection:
         its write. The handle must be awaited (``result``) or ``abandon``-ed."""
         if self._closed:
             raise ConnectionLost(f"{self.name}: connection closed before {method}")
+        if method in self._written:
+            return self._take_written(method, params)
+        pending = self._expect(method)
+        line = request_line(pending.request_id, method, params, jsonrpc_field=self._jsonrpc_field)
+        try:
+            await self._write(line)
+        except BaseException:
+            pending.abandon()
+            raise
+        return pending
+
+    def _expect(self, method: str) -> PendingRequest:
+        """The next id, and the handle its response will complete."""
         request_id = self._next_id
         self._next_id += 1
         send, receive = trio.open_memory_channel[Response](1)
         self._pending[request_id] = send
-        message: dict[str, Any] = {"id": request_id, "method": method}
-        if params is not None:
-            message["params"] = params
-        pending = PendingRequest(self, request_id, method, receive)
-        try:
-            await self._write(message)
-        except BaseException:
+        return PendingRequest(self, request_id, method, receive)
+
+    def _take_written(self, method: str, params: Any) -> PendingRequest:
+        line, pending = self._written.pop(method)
+        ours = request_line(pending.request_id, method, params, jsonrpc_field=self._jsonrpc_field)
+        if ours != line:
             pending.abandon()
-            raise
+            raise ValueError(
+                f"{self.name}: {method} was written before the connection with other params"
+            )
         return pending
 
     async def notify(self, method: str, params: Any = None) -> None:
@@ -225,10 +269,12 @@ class Connection:
 
     # -- internals -----------------------------------------------------------------------------
 
-    async def _write(self, message: dict[str, Any]) -> None:
-        if self._jsonrpc_field:
-            message = {"jsonrpc": "2.0", **message}
-        data = encode(message)
+    async def _write(self, message: dict[str, Any] | bytes) -> None:
+        """Write a message, or a line already framed (``request_line``)."""
+        if isinstance(message, bytes):
+            data = message
+        else:
+            data = _line(message, jsonrpc_field=self._jsonrpc_field)
         try:
             self._send_lock.acquire_nowait()
         except trio.WouldBlock:

@@ -3,24 +3,36 @@
 Each offers ``probe``: start the agent with its scrubbed environment, shake hands, optionally
 open and close a session, stop it, and report versions, timings, capabilities and the last lines
 of the agent's stderr (secrets masked). ``robota doctor`` and ``robota agents check`` use it;
-driving turns uses the same clients.
+driving turns uses the same clients. ``prestart`` spawns an agent's process before its host
+exists, for the host to adopt (``_prestart``).
+
+Loading a plugin (its entry point) must stay cheap: ``prestart`` runs it before the rest of
+robota has loaded, so the protocol clients and the agent host are imported where they are used.
 """
 
 from __future__ import annotations
 
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import trio
 
-from robota.core import AgentCapabilities, AgentHost, AgentLaunch, Backoff, ProbeReport
+from robota.core import (
+    AgentCapabilities,
+    AgentHost,
+    AgentLaunch,
+    Backoff,
+    PrestartedAgent,
+    ProbeReport,
+)
 
-from ._acp import AcpClient
-from ._agent import agent_host
-from ._app_server import AppServerClient
-from ._jsonrpc import Connection, ConnectionLost, RpcError, RpcTimeout
-from ._process import AgentProcess
+from ._handshake import acp_initialize_params, app_server_initialize_params
+from ._prestart import FirstRequest, Prestarted, prestart
+
+if TYPE_CHECKING:
+    from ._acp import AcpClient
+    from ._app_server import AppServerClient
 
 __all__ = ["AcpRuntime", "AppServerRuntime", "acp", "app_server"]
 
@@ -52,6 +64,12 @@ class _Probe:
         )
 
     async def run(self, *, timeout: float, session: bool) -> ProbeReport:
+        # Here, not at the top: see the module docstring.
+        from ._acp import AcpClient  # noqa: PLC0415
+        from ._app_server import AppServerClient  # noqa: PLC0415
+        from ._jsonrpc import Connection, ConnectionLost, RpcError, RpcTimeout  # noqa: PLC0415
+        from ._process import AgentProcess  # noqa: PLC0415
+
         launch = self.launch
         try:
             agent = await AgentProcess.launch(launch)
@@ -102,6 +120,8 @@ class _Probe:
     async def _steps(
         self, client: AcpClient | AppServerClient, nursery: trio.Nursery, *, session: bool
     ) -> str | None:
+        from ._acp import AcpClient  # noqa: PLC0415 (see the module docstring)
+
         step = time.perf_counter()
         version = await client.initialize(nursery)
         self.timings["initialize"] = time.perf_counter() - step
@@ -156,15 +176,32 @@ class _Runtime:
     ) -> ProbeReport:
         return await _Probe(launch, acp=self.acp).run(timeout=timeout, session=session)
 
+    def prestart(self, launch: AgentLaunch) -> PrestartedAgent | None:
+        # The handshake's first request as the process service's driver makes it.
+        params = (
+            acp_initialize_params(fs=True, terminal=True)
+            if self.acp
+            else app_server_initialize_params()
+        )
+        return prestart(launch, FirstRequest("initialize", params, jsonrpc_field=self.acp))
+
     def host(
         self,
         launch: AgentLaunch,
         *,
         backoff: Backoff | None = None,
         handshake_timeout: float = 60.0,
+        prestarted: PrestartedAgent | None = None,
     ) -> AgentHost:
+        from ._agent import agent_host  # noqa: PLC0415 (see the module docstring)
+
         return agent_host(
-            launch, acp=self.acp, backoff=backoff, handshake_timeout=handshake_timeout
+            launch,
+            acp=self.acp,
+            backoff=backoff,
+            handshake_timeout=handshake_timeout,
+            # Only this package's own kind can be adopted; any other is its owner's to close.
+            prestarted=prestarted if isinstance(prestarted, Prestarted) else None,
         )
 
 

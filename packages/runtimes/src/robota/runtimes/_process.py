@@ -42,6 +42,8 @@ __all__ = [
     "ShutdownTimings",
     "agent_environment",
     "is_reserved_name",
+    "Spawn",
+    "launch_command",
     "scrubbed_names",
 ]
 
@@ -93,6 +95,32 @@ def agent_environment(
         }
     )
     return env
+
+
+@dataclass(frozen=True, slots=True)
+class Spawn:
+    """How a configured agent is spawned, whichever way it is (here, or ahead of the engine)."""
+
+    command: list[str]
+    env: dict[str, str]
+    secrets: tuple[str, ...]
+    """What the tail of its stderr masks: the values robota scrubbed from its environment and
+    the profile's secrets."""
+
+
+def launch_command(launch: AgentLaunch, environ: Mapping[str, str] | None = None) -> Spawn:
+    """The argv, environment and masked secrets a configured agent starts with (``environ``
+    default: this process's environment): one answer for every way an agent is spawned."""
+    inherited = os.environ if environ is None else environ
+    env = agent_environment(
+        inherited,
+        launch.env,
+        agent_name=launch.name,
+        home=launch.home,
+        config_path=launch.config_path,
+    )
+    secrets = tuple(agent_secrets(inherited, scrubbed_names(inherited), launch.secrets))
+    return Spawn([launch.command, *launch.args], env, secrets)
 
 
 @dataclass(frozen=True, slots=True)
@@ -158,21 +186,14 @@ class AgentProcess:
     ) -> AgentProcess:
         """Start a configured agent: its command, its cwd, and ``environ`` (default: this
         process's environment) scrubbed and completed by ``agent_environment``."""
-        inherited = os.environ if environ is None else environ
-        env = agent_environment(
-            inherited,
-            launch.env,
-            agent_name=launch.name,
-            home=launch.home,
-            config_path=launch.config_path,
-        )
+        spawn = launch_command(launch, environ)
         return await cls.start(
             launch.name,
-            [launch.command, *launch.args],
-            env=env,
+            spawn.command,
+            env=spawn.env,
             cwd=launch.cwd,
             timings=timings,
-            secrets=agent_secrets(inherited, scrubbed_names(inherited), launch.secrets),
+            secrets=spawn.secrets,
         )
 
     @property

@@ -1,0 +1,83 @@
+"""Print mode's agent, started as soon as the configuration is known.
+
+A one-shot ``robota -p`` would otherwise import print mode and the engine and build the engine
+before its agent's process is even spawned, and only then would the agent's own start begin. So
+right after the profile's configuration loads, the agent print mode will use (``--agent``, else
+the profile's default) is spawned through its runtime plugin's ``prestart`` (plain
+``subprocess``; the protocol's ``initialize`` written at once), the rest of robota (print mode,
+the engine, the store, the protocol clients: about 80 ms) loads meanwhile, and ``open_engine``
+hands the process to that agent's host, whose process service adopts it on the first job
+instead of spawning one.
+
+What still comes before the spawn, measured on the 2-core machine: the interpreter, click and
+``robota.cli`` (about 35 ms), then the configuration (about 30 ms, but the config package lives
+inside ``robota.core``, whose facade imports trio and pykka first: about 80 ms); finding and
+loading the runtime plugin (a lazy facade) adds under 10 ms. About 190 ms from exec to spawn:
+what to cut next, by making ``robota.core``'s facade lighter.
+
+With ``-c``/``-r`` the task may belong to another agent: then no job ever reaches the
+prestarted agent's host, the process is never adopted, the task's own agent is spawned as
+usual, and ``close`` ends the unused one when the run is over. The caller runs ``close`` in a
+``finally``, so nothing outlives a run that failed after the spawn (a usage error, an exception,
+Ctrl-C); the runtime's reaper covers a robota killed outright.
+
+Anything that stops the prestart (no configuration, an invalid one, an unknown agent, a missing
+runtime plugin, a command that cannot start) just leaves it out: the normal path then meets
+the same problem and reports it as it always has.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from robota.core import PrestartedAgent
+    from robota.core.config import Config, Profile
+
+__all__ = ["Prestart", "prestart_agent"]
+
+
+@dataclass(frozen=True, slots=True)
+class Prestart:
+    """The configuration as loaded for the prestart, and the agent started from it."""
+
+    config: Config
+    profile: Profile
+    agent: PrestartedAgent | None
+
+    def close(self) -> None:
+        """End the prestarted agent unless its host adopted it."""
+        if self.agent is not None:
+            self.agent.close()
+
+
+def prestart_agent(agent: str | None) -> Prestart | None:
+    """Load the profile's configuration and spawn ``agent`` (default: the profile's default
+    agent); ``None`` when the configuration cannot be loaded."""
+    from robota.core import ConfigError, PluginError, runtime_plugins  # noqa: PLC0415
+    from robota.core.config import load_config, resolve_profile  # noqa: PLC0415
+
+    from ._launch import agent_launch  # noqa: PLC0415
+
+    try:
+        profile = resolve_profile()
+        config = load_config(profile)
+    except (OSError, ConfigError):
+        return None
+    configured = config.agents.get(agent or config.defaults.agent)
+    if configured is None:
+        return Prestart(config, profile, None)
+    try:
+        plugin = runtime_plugins().get(configured.kind)
+    except PluginError:
+        plugin = None
+    if plugin is None:
+        return Prestart(config, profile, None)
+    prestarted = plugin.prestart(agent_launch(configured, config, profile))
+    try:
+        return Prestart(config, profile, prestarted)
+    except BaseException:  # Ctrl-C before the caller holds it: nobody else could close it
+        if prestarted is not None:
+            prestarted.close()
+        raise
