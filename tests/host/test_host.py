@@ -207,6 +207,34 @@ async def test_a_task_made_elsewhere_is_bound_to_the_hosts_own_route(
     assert processes_with_home_under(short_root / "agents") == []
 
 
+async def test_two_waiters_on_one_task_both_hear_its_turns(
+    short_root: Path, model: FakeModel
+) -> None:
+    _, profile = sandboxed(short_root, model, "codex-acp")
+    async with running_host(profile) as (socket, stopped):
+        task_id = (await ask(socket, "task.new", {}))["task"]["id"]
+        results: dict[str, Any] = {}
+
+        async def send(text: str) -> None:
+            fields = {"task": task_id, "text": text, "wait": True}
+            results[text] = await ask(socket, "task.send", fields)
+
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(send, "SLOW first")
+            while (await ask(socket, "server.status"))["turns_running"] == 0:
+                await trio.sleep(0.05)
+            nursery.start_soon(send, "second")
+        # The second prompt came while the first turn ran: the route went idle only after
+        # the turn it queued, and each waiter heard both turns through its own tap.
+        first, second = results["SLOW first"], results["second"]
+        assert [t["final"] for t in second["turns"]][-1] == "ECHO: second"
+        assert [t["turn_id"] for t in first["turns"]] == [t["turn_id"] for t in second["turns"]]
+        assert len(first["turns"]) == 2 and first["turns"][0]["final"].startswith("slow-00")
+        await ask(socket, "server.stop")
+        await stopped.wait()
+    assert processes_with_home_under(short_root / "agents") == []
+
+
 @pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT])
 def test_run_host_stops_cleanly_on_a_signal(
     short_root: Path, model: FakeModel, signum: signal.Signals
