@@ -59,6 +59,9 @@ class TaskSettings:
     permission_mode: PermissionMode | None = None
     title: str | None = None
     developer_instructions: str | None = None
+    nodir: bool = False
+    """No project: the task works in today's folder of the profile's workspace (what
+    ``/new --nodir`` does); ``cwd`` is then ignored."""
 
 
 # -- front end to route ----------------------------------------------------------------------

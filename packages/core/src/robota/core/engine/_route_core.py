@@ -59,7 +59,7 @@ from ._route_effects import (
 )
 from ._route_history import reset_failed, reset_opened, sessions_listed
 from ._route_state import IdsAndClocks, Restored, RouteData, Turn
-from ._route_tasks import fork_task, use_task
+from ._route_tasks import fork_task, projectless_cwd, use_task
 from ._route_turns import (
     begin,
     enqueue,
@@ -170,6 +170,8 @@ class RouteCore:
                     request = DecideApproval(route.task.id, approval_id, decision)
                     route.emit(Tell(route.task.agent, request))
             case NewTask(settings=settings, announce=announce):
+                if settings.nodir:
+                    settings = replace(settings, cwd=projectless_cwd(route), nodir=False)
                 route.new_task(settings, announce=announce)
             case UseTask(task_id=task_id):
                 use_task(route, task_id)

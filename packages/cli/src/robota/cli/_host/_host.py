@@ -1,0 +1,186 @@
+"""The host: ``robota server run``, one process whose root is a supervision tree.
+
+    host (one_for_one)
+    ├── engine       store, agents, routes (``robota.core.engine.Engine``, built as print mode
+    │                and the TUI build theirs: ``_engine_host.open_engine``)
+    ├── taps         the host's subscriptions to routes (``RouteTaps``)
+    ├── control      the local control endpoint (``robota.core.control.ControlServer``)
+    └── transports   a supervisor of the chat transports (``transport_specs``; none yet)
+
+Children start in that order and stop in reverse: the endpoint is up only once the engine
+recovered what the last run left, and on a stop the transports and the endpoint go first, then
+the engine, whose routes persist their state while agents and the store still run; agents end
+with their whole process groups (the runtimes' process service). A turn still running is left
+'running' in the store: the next host's recovery continues it (docs/architecture.md,
+invariant 3).
+
+Headless: nobody sits at the host to approve, so the engine decides approvals by the
+unattended policy (``human_approves=False``, as print mode does).
+
+Why here and not in ``robota.core``: the host is composed from the CLI's own pieces (the
+profile's configuration, ``open_engine``, the agent launches); nothing in it knows a platform.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from collections.abc import Sequence
+from contextlib import closing
+from typing import TYPE_CHECKING
+
+import trio
+
+from robota.core import ChildSpec, Supervisor, robota_version
+from robota.core.control import ControlServer, Endpoint, HostLock, HostState
+from robota.core.frontend import FrontEndPort
+from robota.core.store import open_reader
+
+from .._engine_host import open_engine
+from ._desk import TaskDesk
+from ._reads import count_routes
+from ._requests import HostStatus, StopHost, TaskNew, TaskSend, TaskStop
+from ._routing import CLI_KIND, serves
+from ._taps import RouteTaps
+
+if TYPE_CHECKING:
+    from robota.core.config import Config, Profile
+
+__all__ = ["Host", "transport_specs"]
+
+logger = logging.getLogger("robota.cli.host")
+
+STOP_REPLY_GRACE = 1.0
+"""Seconds a stop waits for control connections to finish (the stop request's own reply among
+them) before the endpoint closes under them."""
+
+
+def transport_specs(config: Config) -> list[ChildSpec]:
+    """The children of the ``transports`` supervisor: where the host will start one child per
+    enabled ``transports.<name>`` section from its ``robota.transports`` entry-point plugin.
+    None yet: the plugins cannot be started by a host so far (``TransportPlugin`` only
+    validates its section)."""
+    del config
+    return []
+
+
+class _Serving:
+    """The control server as a supervised service."""
+
+    def __init__(self, server: ControlServer) -> None:
+        self.server = server
+
+    async def run(self, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
+        await self.server.serve(task_status=task_status)
+
+
+class Host:
+    """See the module docstring. ``run`` until ``stop`` (or a signal, see ``run_host``)."""
+
+    def __init__(self, config: Config, profile: Profile, lock: HostLock) -> None:
+        self.config = config
+        self.profile = profile
+        self.lock = lock
+        self.kinds = frozenset({CLI_KIND, *config.transports.chat})
+        """The route kinds this host serves, recovers and drives tasks through."""
+        self.engine = open_engine(
+            config, profile, human_approves=False, recover=lambda key: serves(self.kinds, key)
+        )
+        self.taps = RouteTaps(FrontEndPort(self.engine))
+        self.accepting = True
+        self.ready = False
+        self.state = HostState.of_this_process(
+            version=robota_version(), profile=profile.home, socket=profile.control_socket
+        )
+        desk = TaskDesk(self.engine, self.taps, self.kinds, lambda: self.accepting)
+        self.server = ControlServer(
+            profile.control_socket,
+            [
+                Endpoint(HostStatus, self._status),
+                Endpoint(StopHost, self._stop_request),
+                Endpoint(TaskSend, desk.send),
+                Endpoint(TaskNew, desk.new),
+                Endpoint(TaskStop, desk.stop),
+            ],
+        )
+        transports = Supervisor("transports", transport_specs(config))
+        self.supervisor = Supervisor(
+            "host",
+            [
+                ChildSpec("engine", lambda: self.engine, shutdown=45.0, start_timeout=60.0),
+                ChildSpec("taps", lambda: self.taps),
+                ChildSpec("control", lambda: _Serving(self.server)),
+                ChildSpec("transports", lambda: transports, shutdown=20.0),
+            ],
+        )
+        self._stop = trio.Event()
+
+    async def run(self) -> None:
+        """Start the tree, publish the host's state, serve until ``stop``, then stop the tree."""
+        async with trio.open_nursery() as nursery:
+            await nursery.start(self.supervisor.run)
+            self.lock.publish(self.state)
+            self.ready = not transport_specs(self.config)
+            logger.info("host %d ready on %s", os.getpid(), self.profile.control_socket)
+            await self._stop.wait()
+            self.accepting = False
+            logger.info("host %d stopping", os.getpid())
+            with trio.move_on_after(STOP_REPLY_GRACE):
+                while self.server.connections:
+                    await trio.sleep(0.01)
+            self.supervisor.stop()
+
+    def stop(self) -> None:
+        """Stop cleanly (trio thread): no new turns are accepted from now on."""
+        self.accepting = False
+        self._stop.set()
+
+    # -- control requests ------------------------------------------------------------------------
+
+    async def _stop_request(self, _request: StopHost) -> dict[str, object]:
+        self.stop()
+        return {"stopping": True, "pid": os.getpid()}
+
+    async def _status(self, _request: HostStatus) -> dict[str, object]:
+        def known_routes() -> int:
+            with closing(open_reader(self.engine.db_path)) as db:
+                return count_routes(db)
+
+        return status_json(
+            self.state,
+            running=True,
+            ready=self.ready,
+            agents=[
+                {"name": name, "pid": None, "version": self.taps.agent_versions.get(name)}
+                for name in self.engine.agent_names
+            ],
+            known_routes=await trio.to_thread.run_sync(known_routes),
+            active_routes=self.engine.directory.active,
+            turns_running=len(self.engine.context.running.snapshot()),
+        )
+
+
+def status_json(
+    state: HostState | None,
+    *,
+    running: bool,
+    ready: bool,
+    agents: Sequence[dict[str, object]],
+    known_routes: int,
+    active_routes: int,
+    turns_running: int,
+    profile: str | None = None,
+) -> dict[str, object]:
+    """``server status --json``: the same fields whether or not a host runs."""
+    return {
+        "running": running,
+        "ready": ready,
+        "pid": state.pid if state is not None else None,
+        "version": state.version if state is not None else None,
+        "profile": state.profile if state is not None else profile,
+        "started_at": state.started_at if state is not None else None,
+        "transports": [],
+        "agents": list(agents),
+        "routes": {"known": known_routes, "active": active_routes},
+        "turns_running": turns_running,
+    }

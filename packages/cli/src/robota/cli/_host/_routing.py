@@ -1,0 +1,50 @@
+"""Which route of the host a task is driven through, as pure functions.
+
+A route key is ``KIND:REST``. The host serves the ``cli`` kind (tasks made by ``robota task
+new``) and one kind per configured chat transport (its plugin name); ``print`` and ``tui``
+routes belong to the terminal process that made them and are never adopted, neither by
+``task send`` nor by recovery (that process may still run, and recovers its own turns).
+
+A task is driven through the route it is current on, newest binding first, when the host
+serves that route's kind: its answers then go where that route's answers go (a chat). A task
+current on no served route gets the host's own ``cli:<task id>`` route, which must first be
+bound to it (``UseTask``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Sequence
+from dataclasses import dataclass
+
+__all__ = ["CLI_KIND", "TaskRoute", "cli_route", "route_for_task", "route_kind", "serves"]
+
+CLI_KIND = "cli"
+
+
+def route_kind(route_key: str) -> str:
+    """``feishu:oc_1:t_2`` -> ``feishu``; a key without a colon is its own kind."""
+    return route_key.split(":", 1)[0]
+
+
+def serves(kinds: Collection[str], route_key: str) -> bool:
+    return route_kind(route_key) in kinds
+
+
+def cli_route(name: str) -> str:
+    return f"{CLI_KIND}:{name}"
+
+
+@dataclass(frozen=True, slots=True)
+class TaskRoute:
+    route_key: str
+    bind: bool
+    """The route is not yet on the task: tell it ``UseTask`` first."""
+
+
+def route_for_task(task_id: str, current_on: Sequence[str], kinds: Collection[str]) -> TaskRoute:
+    """The route to drive ``task_id`` through; ``current_on`` lists the routes the task is
+    current on, most recently bound first."""
+    for route_key in current_on:
+        if serves(kinds, route_key):
+            return TaskRoute(route_key, bind=False)
+    return TaskRoute(cli_route(task_id), bind=True)

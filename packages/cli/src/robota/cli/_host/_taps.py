@@ -1,0 +1,102 @@
+"""The host's side of the front-end port: one subscription per route, heard by many requests.
+
+A route speaks to one front end (``FrontEndPort.subscribe`` ends the link that held the key
+before), but in the host several requests may follow one route at once: two ``task send
+--wait`` on the same task, a ``task stop`` beside them. So the host holds one ``RouteLink``
+per route key while anyone listens, reads it on the trio loop and copies every notice to each
+``tap`` open on that key. A tap is open before the request tells the route anything, so it
+misses nothing the route says in answer.
+
+It also counts the ``UserInput`` the host sent each route in this run: the route counts the
+same inputs (``RouteIdle.inputs``), so a request that sent the n-th input knows the route has
+answered it once an idle notice says ``inputs >= n``.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass, field
+
+import trio
+
+from robota.core.engine import FrontEndRequest, RouteNotice, TaskOpened, UserInput
+from robota.core.frontend import FrontEndPort, RouteLink
+
+__all__ = ["RouteTaps"]
+
+
+@dataclass(slots=True)
+class _Followed:
+    link: RouteLink
+    taps: list[trio.MemorySendChannel[RouteNotice]] = field(default_factory=list)
+
+
+class RouteTaps:
+    """See the module docstring. Trio thread only."""
+
+    def __init__(self, port: FrontEndPort) -> None:
+        self.port = port
+        self._nursery: trio.Nursery | None = None
+        self._followed: dict[str, _Followed] = {}
+        self._inputs: Counter[str] = Counter()
+        self.agent_versions: dict[str, str] = {}
+        """Each agent's protocol-reported version, from the sessions the host saw open."""
+
+    async def run(self, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
+        """Where the links are read: a service of the host's tree. Ending it ends every link."""
+        try:
+            async with trio.open_nursery() as nursery:
+                self._nursery = nursery
+                task_status.started()
+                await trio.sleep_forever()
+        finally:
+            self._nursery = None
+            for followed in list(self._followed.values()):
+                followed.link.close()
+            self._followed.clear()
+
+    @asynccontextmanager
+    async def tap(self, route_key: str) -> AsyncIterator[trio.MemoryReceiveChannel[RouteNotice]]:
+        """Every notice ``route_key`` says while the block runs (until the host stops)."""
+        if self._nursery is None:
+            raise RuntimeError("the host's route taps are not running")
+        send, receive = trio.open_memory_channel[RouteNotice](math.inf)
+        followed = self._followed.get(route_key)
+        if followed is None:
+            followed = _Followed(self.port.subscribe(route_key))
+            self._followed[route_key] = followed
+            self._nursery.start_soon(self._pump, route_key, followed)
+        followed.taps.append(send)
+        try:
+            yield receive
+        finally:
+            followed.taps.remove(send)
+            send.close()
+            if not followed.taps and self._followed.get(route_key) is followed:
+                # The pump ends with the link; a new tap subscribes afresh.
+                del self._followed[route_key]
+                followed.link.close()
+
+    def tell(self, route_key: str, request: FrontEndRequest) -> int:
+        """Tell the route ``request``; the number of ``UserInput`` sent to it so far."""
+        if isinstance(request, UserInput):
+            self._inputs[route_key] += 1
+        self.port.tell(route_key, request)
+        return self._inputs[route_key]
+
+    async def _pump(self, route_key: str, followed: _Followed) -> None:
+        async for batch in followed.link:
+            for notice in batch:
+                if isinstance(notice, TaskOpened) and notice.agent_version:
+                    self.agent_versions[notice.agent] = notice.agent_version
+                for send in list(followed.taps):
+                    send.send_nowait(notice)
+        for send in list(followed.taps):
+            send.close()  # the link ended: whoever listens hears the end
+        if self._followed.get(route_key) is followed:
+            # The link was ended from the engine's side (overflow, replaced): the next tap
+            # must subscribe again.
+            del self._followed[route_key]

@@ -1,0 +1,296 @@
+"""The host in-process: its supervision tree with a real ACP agent against the fake model,
+driven through its control endpoint by the blocking client, as ``robota task`` drives it."""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager
+from functools import partial
+from pathlib import Path
+from typing import Any
+
+import pytest
+import trio
+
+from robota.cli._host import Host
+from robota.core.config import Profile, load_config, resolve_profile
+from robota.core.control import ControlClient, HostError, acquire_host_lock, probe_host
+from robota.core.logs import PrivateRotatingFileHandler
+
+from ..cli._robota import Robota
+from ..cli.test_doctor import (
+    TEMPLATE_NAMES,
+    processes_with_home_under,
+    write_real_agents_config,
+)
+from ..support.model_server import FakeModel
+
+HOST_PROCESS = Path(__file__).with_name("host_process.py")
+BOUND = 120.0
+"""Seconds the whole host test may take: agent start-up included."""
+
+
+@pytest.fixture
+def model() -> Iterator[FakeModel]:
+    with FakeModel() as fake:
+        yield fake
+
+
+@pytest.fixture(autouse=True)
+def root_logging() -> Iterator[None]:
+    """The host's engine sends the root logger to the profile's log file: undo it after."""
+    root = logging.getLogger()
+    level = root.level
+    yield
+    for handler in list(root.handlers):
+        if isinstance(handler, PrivateRotatingFileHandler):
+            root.removeHandler(handler)
+            handler.close()
+    root.setLevel(level)
+
+
+@pytest.fixture
+def short_root() -> Iterator[Path]:
+    """A sandbox with a short path: the profile's control socket lives under it, and a Unix
+    socket address holds about 100 bytes."""
+    path = Path(tempfile.mkdtemp(prefix="robota-host-", dir="/tmp"))
+    yield path
+    shutil.rmtree(path, ignore_errors=True)
+
+
+def sandboxed(root: Path, model: FakeModel, agent: str) -> tuple[Robota, Profile]:
+    """The ``robota`` sandbox (as tests/cli makes it) and its profile, with one real agent."""
+    (root / "bin").mkdir()
+    (root / "user").mkdir()
+    robota = Robota(
+        root,
+        {
+            "HOME": str(root / "user"),
+            "PATH": str(root / "bin"),
+            "ROBOTA_HOME": str(root / "home"),
+            "LC_ALL": "C.UTF-8",
+        },
+    )
+    write_real_agents_config(robota, [agent], model.url, model_catalog=agent.startswith("codex"))
+    return robota, resolve_profile({"ROBOTA_HOME": str(robota.home)})
+
+
+def call(socket: Path, type_name: str, fields: dict[str, Any] | None = None) -> Any:
+    with ControlClient(socket, timeout=BOUND) as client:
+        return client.call(type_name, fields)
+
+
+@asynccontextmanager
+async def running_host(profile: Profile) -> AsyncIterator[tuple[Path, trio.Event]]:
+    """A host of ``profile`` running in this trio run, ready; the event is set once its
+    ``run`` returned. The block must stop it."""
+    config = load_config(profile, environ={})
+    with acquire_host_lock(profile.host_lock, profile.host_state_file) as lock:
+        host = Host(config, profile, lock)
+        with trio.fail_after(BOUND):
+            async with trio.open_nursery() as nursery:
+                stopped = trio.Event()
+
+                async def run() -> None:
+                    await host.run()
+                    stopped.set()
+
+                nursery.start_soon(run)
+                while not host.ready:
+                    await trio.sleep(0.01)
+                yield profile.control_socket, stopped
+
+
+async def ask(socket: Path, type_name: str, fields: dict[str, Any] | None = None) -> Any:
+    return await trio.to_thread.run_sync(partial(call, socket, type_name, fields))
+
+
+@pytest.mark.parametrize("agent", ["codex-acp", "claude-agent-acp"])
+async def test_the_host_serves_status_new_send_and_stop(
+    short_root: Path, model: FakeModel, agent: str
+) -> None:
+    _, profile = sandboxed(short_root, model, agent)
+    async with running_host(profile) as (socket, stopped):
+        status = await ask(socket, "server.status")
+        assert (status["running"], status["ready"]) == (True, True)
+        assert status["pid"] == os.getpid()
+        assert status["routes"] == {"known": 0, "active": 0}
+
+        created = await ask(socket, "task.new", {"title": "from the host test"})
+        task_id = created["task"]["id"]
+        assert task_id and created["task"]["title"] == "from the host test"
+        assert created["route"].startswith("cli:")
+
+        sent = await ask(socket, "task.send", {"task": task_id, "text": "hello host", "wait": True})
+        assert sent["task"]["id"] == task_id
+        assert [t["final"] for t in sent["turns"]] == ["ECHO: hello host"]
+        assert sent["turns"][0]["status"] == "completed"
+
+        again = await ask(socket, "task.send", {"task": task_id, "text": "HISTORY", "wait": True})
+        assert [t["final"] for t in again["turns"]] == ["HISTORY: hello host | HISTORY"]
+
+        slow = await ask(socket, "task.send", {"task": task_id, "text": "SLOW stop me"})
+        assert "turns" not in slow, "without wait the reply comes once the route was told"
+        while (await ask(socket, "server.status"))["turns_running"] == 0:
+            await trio.sleep(0.05)
+        interrupted = await ask(socket, "task.stop", {"task": task_id})
+        assert (interrupted["route"], interrupted["stopped"]) == (created["route"], True)
+        while (await ask(socket, "server.status"))["turns_running"] != 0:
+            await trio.sleep(0.05)
+
+        idle = await ask(socket, "task.stop", {"task": task_id})
+        assert (idle["route"], idle["stopped"]) == (created["route"], False)
+        assert [r["text"] for r in idle["replies"]] == ["no turn is running"]
+
+        with pytest.raises(HostError) as unknown:
+            await ask(socket, "task.send", {"task": "no-such-task", "text": "hi"})
+        assert unknown.value.code == "not_found"
+        with pytest.raises(HostError) as empty:
+            await ask(socket, "task.send", {"task": task_id, "text": "  "})
+        assert (empty.value.code, empty.value.field) == ("bad_request", "text")
+        with pytest.raises(HostError) as relative:
+            await ask(socket, "task.new", {"cwd": "some/dir"})
+        assert (relative.value.code, relative.value.field) == ("bad_request", "cwd")
+
+        status = await ask(socket, "server.status")
+        assert status["routes"]["known"] == 1
+        assert status["agents"][0]["name"] == agent_name(agent)
+
+        stopping = await ask(socket, "server.stop")
+        assert stopping["stopping"] is True
+        await stopped.wait()
+    assert processes_with_home_under(short_root / "agents") == []
+
+
+@pytest.mark.parametrize("agent", ["codex-acp"])
+async def test_a_task_made_elsewhere_is_bound_to_the_hosts_own_route(
+    short_root: Path, model: FakeModel, agent: str
+) -> None:
+    robota, profile = sandboxed(short_root, model, agent)
+    printed = await trio.to_thread.run_sync(
+        partial(robota.run, "-p", "made by print mode", "--output-format", "json")
+    )
+    assert printed.returncode == 0, printed.stderr
+    task_id = json.loads(printed.stdout)["session_id"]
+
+    async with running_host(profile) as (socket, stopped):
+        sent = await ask(socket, "task.send", {"task": task_id, "text": "HISTORY", "wait": True})
+        assert sent["route"] == f"cli:{task_id}", "a print route is never adopted"
+        assert [t["final"] for t in sent["turns"]] == ["HISTORY: made by print mode | HISTORY"]
+
+        again = await ask(socket, "task.send", {"task": task_id, "text": "once more", "wait": True})
+        assert again["route"] == f"cli:{task_id}"
+        assert [t["final"] for t in again["turns"]] == ["ECHO: once more"]
+
+        await ask(socket, "server.stop")
+        await stopped.wait()
+    assert processes_with_home_under(short_root / "agents") == []
+
+    # The next host finds the task current on its cli route and drives it through it.
+    async with running_host(profile) as (socket, stopped):
+        later = await ask(socket, "task.send", {"task": task_id, "text": "HISTORY", "wait": True})
+        assert later["route"] == f"cli:{task_id}"
+        assert [t["final"] for t in later["turns"]] == [
+            "HISTORY: made by print mode | HISTORY | once more | HISTORY"
+        ]
+        await ask(socket, "server.stop")
+        await stopped.wait()
+    assert processes_with_home_under(short_root / "agents") == []
+
+
+async def test_two_waiters_on_one_task_both_hear_its_turns(
+    short_root: Path, model: FakeModel
+) -> None:
+    _, profile = sandboxed(short_root, model, "codex-acp")
+    async with running_host(profile) as (socket, stopped):
+        task_id = (await ask(socket, "task.new", {}))["task"]["id"]
+        results: dict[str, Any] = {}
+
+        async def send(text: str) -> None:
+            fields = {"task": task_id, "text": text, "wait": True}
+            results[text] = await ask(socket, "task.send", fields)
+
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(send, "SLOW first")
+            while (await ask(socket, "server.status"))["turns_running"] == 0:
+                await trio.sleep(0.05)
+            nursery.start_soon(send, "second")
+        # The second prompt came while the first turn ran: the route went idle only after
+        # the turn it queued, and each waiter heard both turns through its own tap.
+        first, second = results["SLOW first"], results["second"]
+        assert [t["final"] for t in second["turns"]][-1] == "ECHO: second"
+        assert [t["turn_id"] for t in first["turns"]] == [t["turn_id"] for t in second["turns"]]
+        assert len(first["turns"]) == 2 and first["turns"][0]["final"].startswith("slow-00")
+        await ask(socket, "server.stop")
+        await stopped.wait()
+    assert processes_with_home_under(short_root / "agents") == []
+
+
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT])
+def test_run_host_stops_cleanly_on_a_signal(
+    short_root: Path, model: FakeModel, signum: signal.Signals
+) -> None:
+    robota, profile = sandboxed(short_root, model, "codex-acp")
+    env = robota.environment(None, ())
+    with subprocess.Popen(
+        [sys.executable, str(HOST_PROCESS)],
+        env=env,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    ) as host:
+        try:
+            with ControlClient(profile.control_socket, timeout=BOUND) as client:
+                status = wait_for_status(client, host)
+                assert (status["running"], status["pid"]) == (True, host.pid)
+                created = client.call("task.new", {})
+                sent = client.call(
+                    "task.send", {"task": created["task"]["id"], "text": "hi", "wait": True}
+                )
+                assert [t["final"] for t in sent["turns"]] == ["ECHO: hi"]
+
+            second = subprocess.run(
+                [sys.executable, str(HOST_PROCESS)],
+                env=env,
+                stdin=subprocess.DEVNULL,
+                capture_output=True,
+                text=True,
+                timeout=BOUND,
+                check=False,
+            )
+            assert second.returncode == 0, second.stderr
+            assert second.stdout.startswith(f"already running: pid {host.pid}")
+
+            host.send_signal(signum)
+            _, err = host.communicate(timeout=BOUND)
+        finally:
+            if host.poll() is None:
+                host.kill()
+    assert host.returncode == 0, err
+    assert not probe_host(profile.host_lock, profile.host_state_file).running
+    assert processes_with_home_under(short_root / "agents") == []
+
+
+def wait_for_status(client: ControlClient, host: subprocess.Popen[str]) -> Any:
+    """The host's first status, once its endpoint is up (bounded by the client's timeout)."""
+    deadline = time.monotonic() + client.timeout
+    while True:
+        assert host.poll() is None, host.communicate()
+        if client.socket_path.is_socket():
+            return client.call("server.status")
+        assert time.monotonic() < deadline, "the host never came up"
+        time.sleep(0.05)
+
+
+def agent_name(agent: str) -> str:
+    return TEMPLATE_NAMES.get(agent, agent)

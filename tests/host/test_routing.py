@@ -1,0 +1,69 @@
+"""Which route the host drives a task through, and what kind a route key is: tables."""
+
+from __future__ import annotations
+
+import pytest
+
+from robota.cli._host import CLI_KIND, TaskRoute, cli_route, route_for_task, route_kind, serves
+
+KINDS = frozenset({CLI_KIND, "feishu"})
+
+
+@pytest.mark.parametrize(
+    ("route_key", "kind"),
+    [
+        ("cli:abc", "cli"),
+        ("feishu:oc_1:t_2", "feishu"),
+        ("tui:1234:5", "tui"),
+        ("print", "print"),
+        ("", ""),
+        (":rest", ""),
+    ],
+)
+def test_route_kind_is_what_comes_before_the_first_colon(route_key: str, kind: str) -> None:
+    assert route_kind(route_key) == kind
+
+
+@pytest.mark.parametrize(
+    ("route_key", "served"),
+    [
+        ("cli:abc", True),
+        ("feishu:oc_1:t_2", True),
+        ("tui:1234:5", False),
+        ("print:1", False),
+        ("clix:abc", False),
+        ("feishu", True),
+    ],
+)
+def test_serves_only_the_hosts_kinds(route_key: str, served: bool) -> None:
+    assert serves(KINDS, route_key) is served
+
+
+@pytest.mark.parametrize(
+    ("current_on", "expected"),
+    [
+        # on no route: the host's own cli route, to be bound first
+        ([], TaskRoute("cli:t1", bind=True)),
+        # on a terminal's route only: never adopted
+        (["tui:99:1"], TaskRoute("cli:t1", bind=True)),
+        (["print:7", "tui:99:1"], TaskRoute("cli:t1", bind=True)),
+        # on a served route: driven through it, no bind
+        (["cli:t1"], TaskRoute("cli:t1", bind=False)),
+        (["cli:other"], TaskRoute("cli:other", bind=False)),
+        (["feishu:oc_1:t_2"], TaskRoute("feishu:oc_1:t_2", bind=False)),
+        # the newest served binding wins, unserved ones are skipped
+        (["tui:99:1", "feishu:oc_1:t_2", "cli:t1"], TaskRoute("feishu:oc_1:t_2", bind=False)),
+        (["cli:t1", "feishu:oc_1:t_2"], TaskRoute("cli:t1", bind=False)),
+    ],
+)
+def test_route_for_task(current_on: list[str], expected: TaskRoute) -> None:
+    assert route_for_task("t1", current_on, KINDS) == expected
+
+
+def test_a_host_serving_only_cli_does_not_adopt_a_chat_route() -> None:
+    assert route_for_task("t1", ["feishu:oc_1"], {CLI_KIND}) == TaskRoute("cli:t1", bind=True)
+
+
+def test_cli_route_names_a_cli_kind_key() -> None:
+    assert cli_route("t1") == "cli:t1"
+    assert route_kind(cli_route("t1")) == CLI_KIND
