@@ -23,7 +23,7 @@ import trio
 
 from robota.cli._host import Host
 from robota.core.config import Profile, load_config, resolve_profile
-from robota.core.control import ControlClient, HostError, acquire_host_lock, probe_host
+from robota.core.control import ControlClient, HostRefused, acquire_host_lock, probe_host
 from robota.core.logs import PrivateRotatingFileHandler
 
 from ..cli._robota import Robota
@@ -151,13 +151,13 @@ async def test_the_host_serves_status_new_send_and_stop(
         assert (idle["route"], idle["stopped"]) == (created["route"], False)
         assert [r["text"] for r in idle["replies"]] == ["no turn is running"]
 
-        with pytest.raises(HostError) as unknown:
+        with pytest.raises(HostRefused) as unknown:
             await ask(socket, "task.send", {"task": "no-such-task", "text": "hi"})
         assert unknown.value.code == "not_found"
-        with pytest.raises(HostError) as empty:
+        with pytest.raises(HostRefused) as empty:
             await ask(socket, "task.send", {"task": task_id, "text": "  "})
         assert (empty.value.code, empty.value.field) == ("bad_request", "text")
-        with pytest.raises(HostError) as relative:
+        with pytest.raises(HostRefused) as relative:
             await ask(socket, "task.new", {"cwd": "some/dir"})
         assert (relative.value.code, relative.value.field) == ("bad_request", "cwd")
 
