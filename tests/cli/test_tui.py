@@ -26,6 +26,7 @@ import trio
 from textual.pilot import Pilot
 from textual.widgets import Markdown, Static
 
+from robota.cli._tui import _widgets as tui_widgets
 from robota.cli._tui._app import RobotaApp, Start
 from robota.cli._tui._complete import History, complete
 from robota.cli._tui._engine_thread import EngineThread
@@ -417,7 +418,14 @@ def test_a_pending_approval_shows_once_and_its_keys_have_one_name() -> None:
     drive(scenario)
 
 
-def test_keys_typed_just_before_an_approval_appears_do_not_answer_it() -> None:
+def test_keys_typed_just_before_an_approval_appears_do_not_answer_it(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # The guard's clock moves only when the test says: keystrokes in quick succession, which a
+    # loaded machine cannot replay in real time.
+    now = [100.0]
+    monkeypatch.setattr(tui_widgets, "guard_clock", lambda: now[0])
+
     async def scenario(pilot: Pilot[None], app: RobotaApp, fake: FakeEngine) -> None:
         fake.turn("a1", TextDelta("m1", "thinking"))
         await until(pilot, lambda: "thinking" in card_text(app), "the turn runs")
@@ -429,7 +437,7 @@ def test_keys_typed_just_before_an_approval_appears_do_not_answer_it() -> None:
         await pilot.press("d")  # ...whose next letter lands on the choice
         await pilot.pause(0.1)
         assert fake.requests(AnswerApproval) == []
-        await pilot.pause(0.5)
+        now[0] += 0.5
         await pilot.press("d")
         await until(pilot, lambda: fake.requests(AnswerApproval), "a deliberate key answers")
         assert fake.requests(AnswerApproval) == [AnswerApproval("ap-2", "decline")]

@@ -54,7 +54,7 @@ from robota.core.presentation import STATE_LABELS, UserSteer, format_elapsed
 
 from ._complete import command_names
 from ._engine_thread import EngineStopped
-from ._widgets import TYPING_GUARD, ApprovalBar, LiveTurn, PromptInput, TaskPicker, TurnCard
+from ._widgets import ApprovalBar, LiveTurn, PromptInput, TaskPicker, TurnCard
 
 if TYPE_CHECKING:
     from textual.app import ComposeResult
@@ -471,9 +471,8 @@ class RobotaApp(App[None]):
         was_shown = bar.approval is not None
         prompt = self.prompt
         # Only a line being typed needs the guard; the Enter that sent a prompt does not.
-        typing = bool(prompt.value) and time.monotonic() - prompt.last_typed < TYPING_GUARD
-        armed_at = time.monotonic() + (TYPING_GUARD if typing else 0.0)
-        bar.show_approval(waiting[0] if waiting else None, len(waiting) - 1, armed_at=armed_at)
+        guarded = prompt.typing()
+        bar.show_approval(waiting[0] if waiting else None, len(waiting) - 1, guarded=guarded)
         if waiting and not was_shown:
             bar.focus()
         elif not waiting and was_shown and bar.has_focus:

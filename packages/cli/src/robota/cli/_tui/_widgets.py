@@ -63,6 +63,13 @@ TYPING_GUARD = 0.4
 keys: a person typing a steer must not answer it with the letter that happened to come next."""
 
 
+def guard_clock() -> float:
+    """The clock of the typing guard, looked up at each use so a test can hold it still: the
+    guard is about keystrokes in quick succession, which a loaded machine cannot replay in real
+    time."""
+    return time.monotonic()
+
+
 class PromptInput(Input):
     """The one-line prompt: Tab completes slash commands, Up and Down walk the history."""
 
@@ -90,7 +97,11 @@ class PromptInput(Input):
         self.last_typed = 0.0
 
     def on_key(self) -> None:
-        self.last_typed = time.monotonic()
+        self.last_typed = guard_clock()
+
+    def typing(self) -> bool:
+        """A line is being typed: its last keystroke is within ``TYPING_GUARD``."""
+        return bool(self.value) and guard_clock() - self.last_typed < TYPING_GUARD
 
     def action_complete(self) -> None:
         done = complete(self.value, self.cursor_position, self._names)
@@ -140,15 +151,16 @@ class ApprovalBar(Static, can_focus=True):
         self.approval: Approval | None = None
         self.armed_at = 0.0
 
-    def show_approval(self, approval: Approval | None, waiting: int, *, armed_at: float) -> None:
-        """Show ``approval`` (``None`` hides the bar); ``waiting`` more are behind it."""
+    def show_approval(self, approval: Approval | None, waiting: int, *, guarded: bool) -> None:
+        """Show ``approval`` (``None`` hides the bar); ``waiting`` more are behind it. A newly
+        shown one that is ``guarded`` ignores keys for ``TYPING_GUARD``."""
         if approval is None:
             self.approval = None
             self.remove_class("-shown")
             self.update("")
             return
         if self.approval is None or self.approval.approval_id != approval.approval_id:
-            self.armed_at = armed_at
+            self.armed_at = guard_clock() + (TYPING_GUARD if guarded else 0.0)
         self.approval = approval
         self.add_class("-shown")
         text = Text()
@@ -173,7 +185,7 @@ class ApprovalBar(Static, can_focus=True):
         if approval is None or decision not in approval.decisions:
             self.app.bell()
             return
-        if time.monotonic() < self.armed_at:
+        if guard_clock() < self.armed_at:
             return  # typed ahead into a choice that was not on the screen yet
         self.post_message(self.Answered(approval.approval_id, decision))
 
