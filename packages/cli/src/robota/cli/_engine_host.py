@@ -7,7 +7,7 @@ it does with the engine, never how the engine is put together.
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING
 
 import click
@@ -43,9 +43,11 @@ def open_engine(
     human_approves: bool,
     recover: Callable[[str], bool] | None = None,
     prestarted: PrestartedAgent | None = None,
+    agent_env: Mapping[str, str] | None = None,
 ) -> Engine:
     """An engine for the profile's agents and store, logging to the profile's log file; the
-    host of ``prestarted``'s agent adopts that process (see ``_prestart``)."""
+    host of ``prestarted``'s agent adopts that process (see ``_prestart``); every agent also
+    gets ``agent_env`` (non-secret)."""
     from robota.core import runtime_plugins  # noqa: PLC0415
     from robota.core.engine import Engine, EngineAgent, TaskDefaults  # noqa: PLC0415
     from robota.core.logs import configure_logging  # noqa: PLC0415
@@ -60,7 +62,7 @@ def open_engine(
         if plugin is None:
             click.echo(f"robota: no runtime plugin for agent kind {agent.kind!r}", err=True)
             sys.exit(2)
-        launch = agent_launch(agent, config, profile)
+        launch = agent_launch(agent, config, profile, agent_env)
         adopt = prestarted if prestarted is not None and prestarted.launch == launch else None
         host = plugin.host(launch, prestarted=adopt)
         agents.append(EngineAgent(agent.kind, host, plugin.capabilities))

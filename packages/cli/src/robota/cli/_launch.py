@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -12,9 +13,15 @@ if TYPE_CHECKING:
 __all__ = ["agent_launch"]
 
 
-def agent_launch(agent: AgentConfig, config: Config, profile: Profile) -> AgentLaunch:
+def agent_launch(
+    agent: AgentConfig,
+    config: Config,
+    profile: Profile,
+    extra_env: Mapping[str, str] | None = None,
+) -> AgentLaunch:
     """The launch of ``agent``; its ``secrets`` (masked where the agent's stderr is shown) are
-    the configuration's and the secret-named variables the agent gets, inherited or its own."""
+    the configuration's and the secret-named variables the agent gets, inherited or its own.
+    ``extra_env`` (the host's transports' non-secret ids) comes under the agent's own ``env``."""
     from robota.core import AgentLaunch  # noqa: PLC0415 (keeps --help fast)
     from robota.core.config import is_secret_value  # noqa: PLC0415
 
@@ -26,7 +33,7 @@ def agent_launch(agent: AgentConfig, config: Config, profile: Profile) -> AgentL
         kind=agent.kind,
         command=agent.command,
         args=agent.args,
-        env=agent.env,
+        env={**(extra_env or {}), **agent.env},
         home=profile.home,
         config_path=config.file,
         cwd=cwd if cwd.is_dir() else None,

@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     # Type-only: the reader is how a transport plugin reports a bad section (see below).
     from ._supervisor import Backoff, Service
     from .config import Reader
+    from .frontend import TransportContext
 
 __all__ = [
     "AgentHost",
@@ -33,6 +34,7 @@ __all__ = [
     "PrestartedAgent",
     "ProbeReport",
     "RuntimePlugin",
+    "ServedTransport",
     "TransportPlugin",
     "runtime_kinds",
     "runtime_plugins",
@@ -204,6 +206,25 @@ class TransportPlugin(Protocol):
 
     def validate(self, reader: Reader, section: object) -> object:
         """``transports.<name>`` -> this transport's settings, or a ``ConfigError``."""
+        ...
+
+
+@runtime_checkable
+class ServedTransport(TransportPlugin, Protocol):
+    """A transport plugin the host can run: every chat transport robota ships is one; a
+    plugin that only validates its section is reported ``failed`` by the host, not started.
+
+    ``agent_env`` is asked before any agent starts: the non-secret variables (ids, never a
+    credential) every agent the host drives should see, e.g. ``ROBOTA_LARK_APP_ID``.
+    ``service`` is the transport's supervised child of the host's ``transports`` supervisor
+    (restarted with backoff when it crashes; built anew from the same context each time)."""
+
+    def agent_env(self, settings: object) -> dict[str, str]:
+        """Variables for the agents' environment; names start with ``ROBOTA_``."""
+        ...
+
+    def service(self, context: TransportContext) -> Service:
+        """The transport as a service of the host's tree (see ``TransportContext``)."""
         ...
 
 

@@ -5,7 +5,8 @@
     │                and the TUI build theirs: ``_engine_host.open_engine``)
     ├── taps         the host's subscriptions to routes (``RouteTaps``)
     ├── control      the local control endpoint (``robota.core.control.ControlServer``)
-    └── transports   a supervisor of the chat transports (``transport_specs``; none yet)
+    └── transports   a supervisor of the chat transports, one child per enabled section
+                     (``_transports.HostTransports``)
 
 Children start in that order and stop in reverse: the endpoint is up only once the engine
 recovered what the last run left, and on a stop the transports and the endpoint go first, then
@@ -42,26 +43,18 @@ from ._reads import count_routes
 from ._requests import HostStatus, StopHost, TaskNew, TaskSend, TaskStop
 from ._routing import CLI_KIND, serves
 from ._taps import RouteTaps
+from ._transports import HostTransports, transports_agent_env
 
 if TYPE_CHECKING:
     from robota.core.config import Config, Profile
 
-__all__ = ["Host", "transport_specs"]
+__all__ = ["Host", "status_json"]
 
 logger = logging.getLogger("robota.cli.host")
 
 STOP_REPLY_GRACE = 1.0
 """Seconds a stop waits for control connections to finish (the stop request's own reply among
 them) before the endpoint closes under them."""
-
-
-def transport_specs(config: Config) -> list[ChildSpec]:
-    """The children of the ``transports`` supervisor: where the host will start one child per
-    enabled ``transports.<name>`` section from its ``robota.transports`` entry-point plugin.
-    None yet: the plugins cannot be started by a host so far (``TransportPlugin`` only
-    validates its section)."""
-    del config
-    return []
 
 
 class _Serving:
@@ -84,11 +77,16 @@ class Host:
         self.kinds = frozenset({CLI_KIND, *config.transports.chat})
         """The route kinds this host serves, recovers and drives tasks through."""
         self.engine = open_engine(
-            config, profile, human_approves=False, recover=lambda key: serves(self.kinds, key)
+            config,
+            profile,
+            human_approves=False,
+            recover=lambda key: serves(self.kinds, key),
+            agent_env=transports_agent_env(config),
         )
         self.taps = RouteTaps(FrontEndPort(self.engine))
         self.accepting = True
-        self.ready = False
+        self.serving = False
+        """The tree is up and the host's state published."""
         self.state = HostState.of_this_process(
             version=robota_version(), profile=profile.home, socket=profile.control_socket
         )
@@ -103,7 +101,10 @@ class Host:
                 Endpoint(TaskStop, desk.stop),
             ],
         )
-        transports = Supervisor("transports", transport_specs(config))
+        self.transports = HostTransports(
+            config, profile, port=self.taps.port, store=self.engine.store
+        )
+        transports = Supervisor("transports", self.transports.specs)
         self.supervisor = Supervisor(
             "host",
             [
@@ -120,7 +121,7 @@ class Host:
         async with trio.open_nursery() as nursery:
             await nursery.start(self.supervisor.run)
             self.lock.publish(self.state)
-            self.ready = not transport_specs(self.config)
+            self.serving = True
             logger.info("host %d ready on %s", os.getpid(), self.profile.control_socket)
             await self._stop.wait()
             self.accepting = False
@@ -129,6 +130,11 @@ class Host:
                 while self.server.connections:
                     await trio.sleep(0.01)
             self.supervisor.stop()
+
+    @property
+    def ready(self) -> bool:
+        """Serving, and every enabled chat transport holds a real connection."""
+        return self.serving and self.transports.ready
 
     def stop(self) -> None:
         """Stop cleanly (trio thread): no new turns are accepted from now on."""
@@ -150,6 +156,7 @@ class Host:
             self.state,
             running=True,
             ready=self.ready,
+            transports=self.transports.as_json(),
             agents=[
                 {"name": name, "pid": None, "version": self.taps.agent_versions.get(name)}
                 for name in self.engine.agent_names
@@ -165,6 +172,7 @@ def status_json(
     *,
     running: bool,
     ready: bool,
+    transports: Sequence[dict[str, object]] = (),
     agents: Sequence[dict[str, object]],
     known_routes: int,
     active_routes: int,
@@ -179,7 +187,7 @@ def status_json(
         "version": state.version if state is not None else None,
         "profile": state.profile if state is not None else profile,
         "started_at": state.started_at if state is not None else None,
-        "transports": [],
+        "transports": list(transports),
         "agents": list(agents),
         "routes": {"known": known_routes, "active": active_routes},
         "turns_running": turns_running,

@@ -22,12 +22,14 @@ engine (it knows the engine only as a ``RouteHub``: connect, disconnect, tell), 
 nothing else of the engine's wiring, and the engine's internals change without front ends
 noticing.
 
-Layering, bottom up: ``_backpressure`` (pure), ``_resolve`` (pure), ``_port``.
+Layering, bottom up: ``_backpressure`` (pure), ``_resolve`` (pure), ``_port``, ``_transport``
+(what the host hands a chat transport it starts: the port, the store, a status callback).
 """
 
 from ._backpressure import CAPACITY, COALESCE_AFTER, merge_notices
 from ._port import FrontEndPort, LinkEnded, Overflowed, RouteHub, RouteLink
 from ._resolve import AmbiguousTask, TaskNotFound, TaskNotResolved, resolve_task
+from ._transport import HostActions, TransportContext, TransportState, TransportStatus
 
 __all__ = [
     # the port
@@ -40,6 +42,11 @@ __all__ = [
     "CAPACITY",
     "COALESCE_AFTER",
     "merge_notices",
+    # what a chat transport is handed by the host, and reports
+    "TransportContext",
+    "TransportStatus",
+    "TransportState",
+    "HostActions",
     # naming a task
     "resolve_task",
     "TaskNotResolved",

@@ -1,0 +1,158 @@
+"""The host's chat transports: one supervised child per enabled ``transports.<name>`` section.
+
+The host knows no platform. For every chat section config.yaml has (``Transports.chat``; a
+section whose settings say ``enabled: false`` is skipped) it loads the ``robota.transports``
+plugin of that name and, when the plugin is a ``ServedTransport``, runs its service under the
+``transports`` supervisor with a ``TransportContext``. Each transport reports its connection
+through the context; the host is ready once every enabled transport is ``connected`` (at once
+when none is enabled). A plugin that cannot be served, or fails to load, is reported
+``failed`` with the reason and not started: the host still serves its other front ends.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import time
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING
+
+from robota.core import (
+    ChildSpec,
+    PluginError,
+    ServedTransport,
+    Service,
+    transport_plugin,
+)
+from robota.core.frontend import TransportContext, TransportStatus
+
+if TYPE_CHECKING:
+    from robota.core.config import Config, Profile
+    from robota.core.frontend import FrontEndPort, HostActions
+    from robota.core.store import StoreClient
+
+__all__ = ["HostTransports", "enabled_transports", "host_locale", "transports_agent_env"]
+
+logger = logging.getLogger("robota.cli.host")
+
+
+def host_locale(environ: Mapping[str, str] | None = None) -> str:
+    """``zh`` for a Chinese locale (``LC_ALL``, ``LC_MESSAGES``, ``LANG``, first set wins),
+    else ``en``: the language of the notes a transport writes in chats."""
+    env = os.environ if environ is None else environ
+    for name in ("LC_ALL", "LC_MESSAGES", "LANG"):
+        value = env.get(name)
+        if value:
+            return "zh" if value.lower().startswith("zh") else "en"
+    return "en"
+
+
+def _enabled(settings: object) -> bool:
+    return getattr(settings, "enabled", True) is not False
+
+
+def enabled_transports(config: Config) -> dict[str, object]:
+    """The settings of every enabled chat transport, by name, in file order."""
+    return {name: s for name, s in config.transports.chat.items() if _enabled(s)}
+
+
+def transports_agent_env(config: Config) -> dict[str, str]:
+    """What the enabled transports want every agent to see (non-secret ids only)."""
+    env: dict[str, str] = {}
+    for name, settings in enabled_transports(config).items():
+        try:
+            plugin = transport_plugin(name)
+        except (KeyError, PluginError):
+            continue  # reported by HostTransports
+        if isinstance(plugin, ServedTransport):
+            env.update(
+                {k: v for k, v in plugin.agent_env(settings).items() if k.startswith("ROBOTA_")}
+            )
+    return env
+
+
+class HostTransports:
+    """The ``transports`` supervisor's children and what each reported. Trio thread, except
+    ``report`` callbacks, which only replace a dict entry."""
+
+    def __init__(
+        self,
+        config: Config,
+        profile: Profile,
+        *,
+        port: FrontEndPort,
+        store: StoreClient,
+        host: HostActions | None = None,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        self.status: dict[str, TransportStatus] = {}
+        self.specs: list[ChildSpec] = []
+        started_at = clock()
+        for name, settings in enabled_transports(config).items():
+            try:
+                plugin = transport_plugin(name)
+            except KeyError:
+                self.status[name] = TransportStatus("failed", f"no transport plugin {name!r}")
+                continue
+            except PluginError as error:
+                self.status[name] = TransportStatus("failed", str(error))
+                continue
+            if not isinstance(plugin, ServedTransport):
+                self.status[name] = TransportStatus(
+                    "failed", f"the installed {name!r} plugin cannot be served by a host yet"
+                )
+                continue
+            self.status[name] = TransportStatus("connecting")
+            context = TransportContext(
+                name=name,
+                settings=settings,
+                port=port,
+                store=store,
+                db_path=config.storage.sqlite_path,
+                config=config,
+                profile=profile,
+                report=self._reporter(name),
+                started_at=started_at,
+                locale=host_locale(),
+                host=host,
+            )
+            self.specs.append(
+                ChildSpec(f"transport:{name}", _service_factory(plugin, context), shutdown=15.0)
+            )
+
+    @property
+    def ready(self) -> bool:
+        """Every enabled transport holds a real connection (none enabled: ready)."""
+        return all(s.state == "connected" for s in self.status.values())
+
+    def as_json(self) -> list[dict[str, object]]:
+        listed: list[dict[str, object]] = []
+        for name, status in self.status.items():
+            entry: dict[str, object] = {"name": name, "state": status.state}
+            if status.state == "failed":
+                entry["detail"] = status.detail or "failed"
+            listed.append(entry)
+        return listed
+
+    def _reporter(self, name: str) -> Callable[[TransportStatus], None]:
+        def report(status: TransportStatus) -> None:
+            previous = self.status.get(name)
+            self.status[name] = status
+            if previous != status:
+                logger.info(
+                    "transport %s: %s%s",
+                    name,
+                    status.state,
+                    f" ({status.detail})" if status.detail else "",
+                )
+
+        return report
+
+
+def _service_factory(plugin: ServedTransport, context: TransportContext) -> Callable[[], Service]:
+    def build() -> Service:
+        # Built anew on each restart: a crashed transport starts from a clean connection.
+        context.report(TransportStatus("connecting"))
+        return plugin.service(context)
+
+    return build

@@ -1,0 +1,83 @@
+"""What the host hands a chat transport it starts, and what the transport reports back.
+
+A chat transport (a ``robota.transports`` plugin) is a front end like the TUI: it reaches its
+routes through the ``FrontEndPort`` and nothing else of the engine. The host builds one
+``TransportContext`` per enabled ``transports.<name>`` section and asks the plugin for the
+transport's supervised service (``TransportPlugin.service``); the service reports its
+connection through ``context.report`` (what ``robota server status`` shows and what the
+host's readiness waits for) and asks for host-level actions through ``context.host``.
+
+Why a context object and not constructor arguments: the host's offer grows (restart, group
+creation), and a frozen dataclass with defaults lets a third-party plugin built against an
+older robota keep working.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Literal, Protocol
+
+from ..store import StoreClient
+from ._port import FrontEndPort
+
+if TYPE_CHECKING:
+    from ..config import Config, Profile
+
+__all__ = [
+    "HostActions",
+    "TransportContext",
+    "TransportState",
+    "TransportStatus",
+]
+
+TransportState = Literal["connecting", "connected", "failed"]
+
+
+@dataclass(frozen=True, slots=True)
+class TransportStatus:
+    """One transport's connection as ``robota server status`` shows it.
+
+    ``connected`` means a real connection: the platform's connection is up *and* an outbound
+    call succeeded (the host is ready once every enabled transport says so). ``failed`` is
+    final for this run (refused credentials): ``detail`` says why, never quoting a secret."""
+
+    state: TransportState
+    detail: str | None = None
+
+
+class HostActions(Protocol):
+    """What a transport may ask of the host beyond its routes (a chat's ``/restart``)."""
+
+    def request_restart(self, route_key: str, *, force: bool) -> str:
+        """Schedule the host's safe restart (``force``: skip the waits) and enroll ``route_key``
+        (it hears the restart's notes); the schedule's id."""
+        ...
+
+    def cancel_restart(self, schedule_id: str) -> bool:
+        """Cancel the pending restart if it is ``schedule_id``; whether one was cancelled."""
+        ...
+
+
+@dataclass(frozen=True, slots=True)
+class TransportContext:
+    """See the module docstring. Everything here is safe to use from the trio loop; ``port``
+    and ``report`` from any thread."""
+
+    name: str
+    """The plugin's name, the kind of its route keys (``feishu:oc_1``)."""
+    settings: object
+    """What the plugin's ``validate`` made of its ``transports.<name>`` section."""
+    port: FrontEndPort
+    store: StoreClient
+    db_path: Path
+    config: Config
+    profile: Profile
+    report: Callable[[TransportStatus], None]
+    started_at: float
+    """The host's start (``time.time()``): messages older than it are stale candidates."""
+    locale: str = "en"
+    """The profile's locale (``zh*`` -> Chinese notes, else English)."""
+    host: HostActions | None = None
+    """The host's actions; ``None`` where nothing can restart (a test without a host)."""
