@@ -72,7 +72,9 @@ class ValidatesOnly:
 def config(tmp_path: Path) -> Config:
     home = tmp_path / "home"
     home.mkdir()
-    (home / "config.yaml").write_text("agents:\n  a:\n    kind: acp\n    command: /bin/true\ndefaults:\n  agent: a\n")
+    (home / "config.yaml").write_text(
+        "agents:\n  a:\n    kind: acp\n    command: /bin/true\ndefaults:\n  agent: a\n"
+    )
     return load_config(resolve_profile({"ROBOTA_HOME": str(home)}), environ={})
 
 
