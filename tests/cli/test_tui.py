@@ -69,6 +69,8 @@ from robota.core.events import (
 from robota.core.frontend import FrontEndPort
 from robota.core.store import Task, TurnAttempt
 
+from ..support.records import make_task
+
 ROUTE = "console:test"
 CWD = Path("/work/project")
 
@@ -147,21 +149,11 @@ class FakeEngine:
 
 def task(task_id: str, *, cwd: Path = CWD, title: str | None = None, age: float = 0) -> Task:
     now = time.time() - age
-    return Task(
-        id=task_id,
-        agent="codex",
+    return make_task(
+        task_id,
         cwd=str(cwd),
-        runtime_kind="app-server",
         remote_id=f"thread-{task_id}",
         title=title,
-        model=None,
-        effort=None,
-        permission_mode=None,
-        provider=None,
-        forked_from=None,
-        fork_turn_id=None,
-        developer_instructions=None,
-        last_turn_id=None,
         last_turn_status="completed",
         created_at=now,
         updated_at=now,
