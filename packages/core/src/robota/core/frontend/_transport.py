@@ -59,6 +59,11 @@ class HostActions(Protocol):
         """Cancel the pending restart if it is ``schedule_id``; whether one was cancelled."""
         ...
 
+    def note_inbound(self, route_key: str) -> None:
+        """A person's message reached ``route_key`` (slash commands too): a pending safe restart
+        waits another quiet window. Cheap; call it for every inbound message."""
+        ...
+
 
 @dataclass(frozen=True, slots=True)
 class TransportContext:
