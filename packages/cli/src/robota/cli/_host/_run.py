@@ -100,9 +100,17 @@ def run_host(*, on_running: Callable[[HostState | None, str], None]) -> int:
     return EXIT_STOPPED
 
 
+def _leaves(error: BaseException) -> list[BaseException]:
+    """The errors inside trio's exception groups (the nurseries wrap what a child raised)."""
+    if isinstance(error, BaseExceptionGroup):
+        return [leaf for inner in error.exceptions for leaf in _leaves(inner)]
+    return [error]
+
+
 def _crashed(config: Config, profile: Profile, failed: Exception, uptime: float) -> int:
     logger.error("host: the supervision tree failed", exc_info=failed)
-    reason = f"the supervision tree failed: {type(failed).__name__}: {failed}"
+    causes = "; ".join(f"{type(e).__name__}: {e}" for e in _leaves(failed))
+    reason = f"the supervision tree failed: {causes}"
     try:
         report = write_crash_report(
             config, profile, reason=reason, uptime=uptime, version=robota_version()
@@ -110,7 +118,7 @@ def _crashed(config: Config, profile: Profile, failed: Exception, uptime: float)
     except OSError as error:
         logger.error("host: cannot write the crash report: %s", error)  # noqa: TRY400
         report = None
-    print(f"robota: the host failed: {failed}", file=sys.stderr)
+    print(f"robota: the host failed: {causes}", file=sys.stderr)
     if report is not None:
         print(f"robota: crash report: {report}", file=sys.stderr)
     return EXIT_CRASHED
