@@ -8,10 +8,13 @@ import os
 import shutil
 import signal
 import socket
+import sqlite3
 import subprocess
 import tempfile
+import threading
 import time
 from collections.abc import Iterator
+from contextlib import closing
 from pathlib import Path
 from typing import Any
 
@@ -253,4 +256,112 @@ def test_garbage_oversized_and_another_uid_leave_the_host_serving(
 
     code, stopped = server_json(robota, "stop")
     assert (code, stopped["stopped"]) == (0, True)
+    assert processes_with_home_under(robota.root) == []
+
+
+def wait_for(predicate: Any, what: str) -> Any:
+    """Poll ``predicate`` until it returns something truthy (bounded by ``BOUND``)."""
+    deadline = time.monotonic() + BOUND
+    while not (value := predicate()):
+        assert time.monotonic() < deadline, what
+        time.sleep(0.1)
+    return value
+
+
+def serving_pid(profile: Profile) -> int | None:
+    presence = probe_host(profile.host_lock, profile.host_state_file)
+    return presence.state.pid if presence.state is not None else None
+
+
+def test_a_safe_restart_waits_for_the_slow_turn_and_a_new_host_serves(
+    sandbox: tuple[Robota, Profile],
+) -> None:
+    robota, profile = sandbox
+    code, started = server_json(robota, "start")
+    assert code == 0, started
+    old = started["pid"]
+    created = call(profile, "task.new", {})
+    task, route = created["task"]["id"], created["route"]
+
+    answers: dict[str, Any] = {}
+
+    def slow() -> None:
+        answers["slow"] = call(profile, "task.send", {"task": task, "text": "SLOW", "wait": True})
+
+    waiter = threading.Thread(target=slow)
+    waiter.start()
+    try:
+        wait_for(lambda: call(profile, "server.status")["turns_running"], "the turn never ran")
+        code, scheduled = server_json(robota, "restart", "--reason", "test", "--task", task)
+        assert code == 0, scheduled
+        assert (scheduled["scheduled"], scheduled["force"]) == (True, False)
+        assert scheduled["routes"] == [route]
+        assert scheduled["pid"] == old
+    finally:
+        waiter.join(timeout=BOUND)
+    # The turn ran to its end on the old host, and its final reached the waiter.
+    (turn,) = answers["slow"]["turns"]
+    assert turn["status"] == "completed" and turn["final"].startswith("slow-00")
+
+    new = wait_for(lambda: (p := serving_pid(profile)) != old and p, "no new host came")
+    wait_for(lambda: process_gone(old), "the old host did not exit")
+    code, status = server_json(robota, "status")
+    assert (status["running"], status["ready"], status["pid"]) == (True, True, new)
+    assert not (profile.data_dir / "restart.json").exists(), "the new host took the handoff"
+    assert not (profile.data_dir / "last-crash.json").exists(), "a restart is no crash"
+
+    again = call(profile, "task.send", {"task": task, "text": "HISTORY", "wait": True})
+    assert [t["final"] for t in again["turns"]] == ["HISTORY: SLOW | HISTORY"]
+    with closing(sqlite3.connect(profile.data_dir / "robota.sqlite")) as db:
+        (deliveries,) = db.execute(
+            "SELECT COUNT(*) FROM final_deliveries WHERE turn_id = ?", (turn["turn_id"],)
+        ).fetchone()
+    assert deliveries == 1, "the slow turn's final was delivered once, not again by recovery"
+
+    log = (profile.log_dir / "robota.log").read_text()
+    assert f"host {new} replaced host {old}" in log
+    code, stopped = server_json(robota, "stop")
+    assert (code, stopped["pid"]) == (0, new)
+    assert processes_with_home_under(robota.root) == []
+
+
+def test_a_forced_restart_of_server_run_exits_75_and_cancel_names_its_schedule(
+    sandbox: tuple[Robota, Profile],
+) -> None:
+    robota, profile = sandbox
+    with subprocess.Popen(
+        [str(ROBOTA), "server", "run"],
+        env=robota.environment(None, ()),
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    ) as host:
+        try:
+            wait_for(lambda: serving_pid(profile) == host.pid, "the host never came up")
+            code, scheduled = server_json(robota, "restart")
+            assert (code, scheduled["force"]) == (0, False)
+            stale_id = scheduled["schedule_id"]
+            code, cancelled = server_json(robota, "restart", "--cancel")
+            assert (code, cancelled) == (0, {"cancelled": True, "schedule_id": stale_id})
+            code, newer = server_json(robota, "restart")
+            assert newer["schedule_id"] != stale_id
+            assert call(profile, "server.restart.cancel", {"schedule_id": stale_id}) == {
+                "cancelled": False,
+                "schedule_id": stale_id,
+            }, "an old schedule's id cancels nothing newer"
+
+            code, forced = server_json(robota, "restart", "--force")
+            assert code == 0, forced
+            assert forced["replaced"] is True and forced["status"]["ready"] is True
+            new = forced["status"]["pid"]
+            assert new != host.pid
+            _, err = host.communicate(timeout=BOUND)
+        finally:
+            if host.poll() is None:
+                host.kill()
+    assert host.returncode == 75, err
+    assert serving_pid(profile) == new
+    code, stopped = server_json(robota, "stop")
+    assert (code, stopped["pid"]) == (0, new)
     assert processes_with_home_under(robota.root) == []
