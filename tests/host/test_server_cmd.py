@@ -3,6 +3,7 @@ a detached host with a real ACP agent against the fake model, and nothing left b
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
@@ -259,9 +260,9 @@ def test_garbage_oversized_and_another_uid_leave_the_host_serving(
     assert processes_with_home_under(robota.root) == []
 
 
-def wait_for(predicate: Any, what: str) -> Any:
-    """Poll ``predicate`` until it returns something truthy (bounded by ``BOUND``)."""
-    deadline = time.monotonic() + BOUND
+def wait_for(predicate: Any, what: str, bound: float = BOUND) -> Any:
+    """Poll ``predicate`` until it returns something truthy (bounded by ``bound``)."""
+    deadline = time.monotonic() + bound
     while not (value := predicate()):
         assert time.monotonic() < deadline, what
         time.sleep(0.1)
@@ -364,4 +365,64 @@ def test_a_forced_restart_of_server_run_exits_75_and_cancel_names_its_schedule(
     assert serving_pid(profile) == new
     code, stopped = server_json(robota, "stop")
     assert (code, stopped["pid"]) == (0, new)
+    assert processes_with_home_under(robota.root) == []
+
+
+def assert_none_left(root: Path) -> None:
+    """No process of the sandbox remains (within ``BOUND``); the leftovers' command lines."""
+    deadline = time.monotonic() + BOUND
+    while (left := processes_with_home_under(root)) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    commands = []
+    for pid in left:
+        with contextlib.suppress(OSError):
+            commands.append((pid, Path(f"/proc/{pid}/cmdline").read_bytes()[:300]))
+    assert left == [], commands
+
+
+def attempts_of(profile: Profile, task: str) -> list[tuple[str, str, bool]]:
+    """The task's attempts, oldest first: (status, prompt's first word, final delivered)."""
+    with closing(sqlite3.connect(profile.data_dir / "robota.sqlite")) as db:
+        rows = db.execute(
+            "SELECT a.status, a.prompt, d.final_delivered_at IS NOT NULL FROM turn_attempts a "
+            "LEFT JOIN final_deliveries d ON d.turn_id = a.id "
+            "WHERE a.task_id = ? ORDER BY a.created_at, a.rowid",
+            (task,),
+        ).fetchall()
+    return [(status, (prompt.split() or [""])[0], bool(done)) for status, prompt, done in rows]
+
+
+def test_sigkill_mid_turn_then_start_recovers_the_turn_with_one_final(
+    sandbox: tuple[Robota, Profile],
+) -> None:
+    robota, profile = sandbox
+    code, started = server_json(robota, "start")
+    assert code == 0, started
+    task = call(profile, "task.new", {})["task"]["id"]
+    call(profile, "task.send", {"task": task, "text": "SLOW cut short"})
+    wait_for(lambda: call(profile, "server.status")["turns_running"], "the turn never ran")
+
+    os.kill(started["pid"], signal.SIGKILL)
+    wait_for(lambda: process_gone(started["pid"]), "the host did not die")
+    # The reaper ends the agents of a host however it died (invariant 10).
+    assert_none_left(robota.root)
+    ((status, prompt, delivered),) = attempts_of(profile, task)
+    assert (status in {"accepted", "running"}, prompt, delivered) == (True, "SLOW", False)
+
+    code, again = server_json(robota, "start")
+    assert (code, again["started"]) == (0, True), again
+    wait_for(
+        lambda: any(delivered for *_, delivered in attempts_of(profile, task)),
+        "the recovered turn never delivered its final",
+    )
+    wait_for(lambda: call(profile, "server.status")["turns_running"] == 0, "still running")
+    # The cut-short attempt ended interrupted, its final claimed so that it never comes; one
+    # continuation (its prompt is robota's own) completed and delivered the one final.
+    assert attempts_of(profile, task) == [
+        ("interrupted", "SLOW", True),
+        ("completed", "[robota", True),
+    ]
+
+    code, stopped = server_json(robota, "stop")
+    assert (code, stopped["stopped"]) == (0, True)
     assert processes_with_home_under(robota.root) == []

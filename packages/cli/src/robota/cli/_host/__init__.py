@@ -25,7 +25,13 @@ from ._requests import (
     TaskStop,
 )
 from ._restart import QUIET, Go, Idle, RestartCore, Schedule, Wait
-from ._restarter import Enrollment, HostRestarts, read_enrollment
+from ._restarter import (
+    Enrollment,
+    HostRestarts,
+    read_enrollment,
+    restart_notes,
+    restarted_notes,
+)
 from ._routing import CLI_KIND, TaskRoute, cli_route, route_for_task, route_kind, serves
 from ._run import EXIT_CRASHED, EXIT_REPLACED, EXIT_STOPPED, STOP_SIGNALS, run_host
 from ._spawn import (
@@ -73,6 +79,8 @@ __all__ = [
     "Enrollment",
     "HostRestarts",
     "read_enrollment",
+    "restart_notes",
+    "restarted_notes",
     "status_json",
     "HostTransports",
     "enabled_transports",

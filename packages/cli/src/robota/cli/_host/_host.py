@@ -54,7 +54,7 @@ from ._requests import (
     TaskStop,
 )
 from ._restart import Schedule
-from ._restarter import Enrollment, HostRestarts
+from ._restarter import Enrollment, HostRestarts, restarted_notes
 from ._routing import CLI_KIND, serves
 from ._taps import RouteTaps
 from ._transports import HostTransports, transports_agent_env
@@ -116,6 +116,7 @@ class Host:
             # transports' card deliveries are not counted yet.
             finals_pending=lambda: 0,
             go=self._replace,
+            notify=lambda note: self.transports.note(note),  # noqa: PLW0108 (built below)
         )
         self.server = ControlServer(
             profile.control_socket,
@@ -201,6 +202,8 @@ class Host:
                 self.previous.schedule_id,
                 len(self.previous.routes),
             )
+            for note in restarted_notes(self.previous):
+                self.transports.note(note)
 
     # -- control requests ------------------------------------------------------------------------
 

@@ -6,6 +6,10 @@ atomically, owner-only), not a store table: it is a one-shot handoff between two
 one profile (the old host writes it just before it stops, the new one reads and removes it
 once ready), nothing ever queries it, and a schema migration would tie a transient note to the
 store's versioned schema. Nothing of it is passed in argv.
+
+Each enrolled route hears the restart's news (``robota.core.frontend.RestartNote``, through
+``notify``): ``scheduled`` when it joins, ``cancelled`` or ``restarting`` for every route
+enrolled then, and ``restarted`` from the new host once it is ready (``restarted_notes``).
 """
 
 from __future__ import annotations
@@ -22,9 +26,18 @@ from pathlib import Path
 
 import trio
 
+from robota.core.frontend import RestartNote, RestartPhase
+
 from ._restart import Go, RestartCore, Schedule, Wait
 
-__all__ = ["ENROLLMENT_FILE", "Enrollment", "HostRestarts", "read_enrollment"]
+__all__ = [
+    "ENROLLMENT_FILE",
+    "Enrollment",
+    "HostRestarts",
+    "read_enrollment",
+    "restart_notes",
+    "restarted_notes",
+]
 
 logger = logging.getLogger("robota.cli.host")
 
@@ -41,6 +54,26 @@ class Enrollment:
     reason: str | None
     routes: dict[str, str | None]
     previous_pid: int
+
+
+def restart_notes(
+    schedule: Schedule, phase: RestartPhase, routes: list[str] | None = None
+) -> list[RestartNote]:
+    """The notes of ``phase`` for ``routes`` (default: every enrolled route), each with the
+    reason that route gave."""
+    keys = list(schedule.routes) if routes is None else routes
+    return [
+        RestartNote(key, schedule.id, phase, schedule.routes.get(key), schedule.force)
+        for key in keys
+    ]
+
+
+def restarted_notes(enrollment: Enrollment) -> list[RestartNote]:
+    """What the new host tells the routes the previous one enrolled."""
+    return [
+        RestartNote(key, enrollment.schedule_id, "restarted", reason)
+        for key, reason in enrollment.routes.items()
+    ]
 
 
 def _encode(schedule: Schedule) -> bytes:
@@ -86,6 +119,7 @@ class HostRestarts:
         turns_running: Callable[[], int],
         finals_pending: Callable[[], int],
         go: Callable[[Schedule], None],
+        notify: Callable[[RestartNote], object] = lambda _note: None,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         counter = itertools.count(1)
@@ -96,11 +130,17 @@ class HostRestarts:
         self._turns_running = turns_running
         self._finals_pending = finals_pending
         self._go = go
+        self._notify = notify
         self._clock = clock
         self._changed = trio.Event()
 
     def request(self, route: str | None, *, force: bool, reason: str | None) -> Schedule:
+        joined = route is not None and (
+            self.core.pending is None or route not in self.core.pending.routes
+        )
         schedule = self.core.request(route=route, force=force, reason=reason, now=self._clock())
+        if joined and route is not None and not self.core.going:
+            self._tell(restart_notes(schedule, "scheduled", [route]))
         logger.info(
             "restart %s scheduled%s (%d routes enrolled)",
             schedule.id,
@@ -115,9 +155,14 @@ class HostRestarts:
         pending = self.core.pending
         wanted = schedule_id if schedule_id is not None else (pending.id if pending else None)
         cancelled = wanted is not None and self.core.cancel(wanted)
-        if cancelled:
+        if cancelled and pending is not None:
             logger.info("restart %s cancelled", wanted)
+            self._tell(restart_notes(pending, "cancelled"))
         return cancelled, wanted
+
+    def _tell(self, notes: list[RestartNote]) -> None:
+        for note in notes:
+            self._notify(note)
 
     def inbound(self) -> None:
         self.core.inbound(self._clock())
@@ -137,6 +182,7 @@ class HostRestarts:
                 finals_pending=self._finals_pending(),
             )
             if isinstance(decision, Go):
+                self._tell(restart_notes(decision.schedule, "restarting"))
                 self._handoff(decision.schedule)
                 self._go(decision.schedule)
                 return
