@@ -53,7 +53,8 @@ class TransportStatus:
 
 
 class HostActions(Protocol):
-    """What a transport may ask of the host beyond its routes (a chat's ``/restart``)."""
+    """What a transport may ask of the host beyond its routes (a chat's ``/restart``). Call
+    these on the trio thread, where the transports' services run."""
 
     def request_restart(self, route_key: str, *, force: bool) -> str:
         """Schedule the host's safe restart (``force``: skip the waits) and enroll ``route_key``
