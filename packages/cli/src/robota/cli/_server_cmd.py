@@ -154,13 +154,16 @@ def stop_command(as_json: bool) -> None:
         else:
             click.echo("no host runs for this profile")
         return
+    refused = ""
     try:
         with ControlClient(profile.control_socket, timeout=10.0) as client:
             client.call("server.stop")
     except ControlError as error:
-        _stop_failed(as_json, state.pid, f"the host did not take the stop request: {error}")
+        # It may be stopping already (a signal, a restart): its process going away decides.
+        refused = f"; it did not take the stop request ({error})"
     if not wait_gone(state.pid, STOP_TIMEOUT):
-        _stop_failed(as_json, state.pid, f"the host is still running after {STOP_TIMEOUT:.0f} s")
+        still = f"the host is still running after {STOP_TIMEOUT:.0f} s{refused}"
+        _stop_failed(as_json, state.pid, still)
     if as_json:
         _echo_json({"stopped": True, "running": False, "pid": state.pid})
     else:
