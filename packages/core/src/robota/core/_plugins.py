@@ -11,7 +11,7 @@ the CLI, the composition root, starts or probes its agents).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
@@ -97,6 +97,8 @@ class AgentHost:
     name: str
     address: Mailbox
     service: Service
+    pid: Callable[[], int | None] = field(default=lambda: None)
+    """The pid of the agent's process while one runs, else ``None`` (``server status``)."""
 
 
 class PrestartedAgent(Protocol):

@@ -84,4 +84,8 @@ def agent_host(
         ],
         backoff=backoff,
     )
-    return AgentHost(launch.name, mailbox, supervisor)
+
+    def pid() -> int | None:
+        return current.pid if current is not None else None
+
+    return AgentHost(launch.name, mailbox, supervisor, pid)

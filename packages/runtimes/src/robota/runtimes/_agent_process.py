@@ -154,6 +154,7 @@ class AgentProcessService:
         self._failure: Exception | None = None
         self._generation = 0
         self._driver: SessionDriver | None = None
+        self._pid: int | None = None
         self._bound: dict[str, str] = {}
         self._keys: dict[str, str] = {}
         self._queues: dict[str, deque[Job]] = {}
@@ -163,6 +164,11 @@ class AgentProcessService:
     @property
     def name(self) -> str:
         return self._settings.launch.name
+
+    @property
+    def pid(self) -> int | None:
+        """The agent process's pid while this incarnation runs one."""
+        return self._pid
 
     async def run(self, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
         reason = None
@@ -216,6 +222,7 @@ class AgentProcessService:
         )
         driver = settings.driver_factory(connection, self._on_event)
         self._driver = driver
+        self._pid = process.pid
         ended: list[str] = []
         try:
             async with trio.open_nursery() as nursery:
@@ -230,6 +237,7 @@ class AgentProcessService:
             reason = ended[0] if ended else None
             with trio.CancelScope(shield=True):
                 await process.shutdown()
+                self._pid = None
                 why = reason or (
                     self._failed() if self._failure else f"agent {launch.name} was stopped"
                 )

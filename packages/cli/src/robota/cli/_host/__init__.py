@@ -4,29 +4,92 @@ the local control endpoint and, later, the chat transports; ``robota task`` talk
 Layering, bottom up: ``_requests`` (the control requests), ``_routing`` (pure: which route a
 task is driven through), ``_reads`` (the store reads ``task list`` and the host share),
 ``_taps`` (the host's subscriptions to routes), ``_transports`` (the chat transports'
-children and their status), ``_desk`` (the ``task.*`` requests), ``_host``
-(the tree), ``_run`` (``server run``: lock, signals, exit code). The CLI's ``server`` and
+children and their status), ``_desk`` (the ``task.*`` requests), ``_spawn`` (a detached host
+and its readiness: ``server start`` and a restart), ``_crash`` (crash reports), ``_restart``
+(pure: the safe restart's decisions) and ``_restarter`` (its shell and the handoff of enrolled
+routes), ``_host`` (the tree), ``_run`` (``server run``: lock, signals, exit code, replacing
+itself). The CLI's ``server`` and
 ``task`` commands import this package only inside their bodies: it loads the engine.
 """
 
+from ._crash import crash_report, write_crash_report
 from ._host import Host, status_json
 from ._reads import TaskRow, count_routes, routes_of, task_rows
-from ._requests import HostStatus, StopHost, TaskNew, TaskSend, TaskStop
+from ._requests import (
+    CancelRestart,
+    HostStatus,
+    RestartHost,
+    StopHost,
+    TaskNew,
+    TaskSend,
+    TaskStop,
+)
+from ._restart import QUIET, Go, Idle, RestartCore, Schedule, Wait
+from ._restarter import (
+    Enrollment,
+    HostRestarts,
+    read_enrollment,
+    restart_notes,
+    restarted_notes,
+)
 from ._routing import CLI_KIND, TaskRoute, cli_route, route_for_task, route_kind, serves
-from ._run import STOP_SIGNALS, run_host
+from ._run import EXIT_CRASHED, EXIT_REPLACED, EXIT_STOPPED, STOP_SIGNALS, run_host
+from ._spawn import (
+    READY_TIMEOUT,
+    STOP_TIMEOUT,
+    StartOutcome,
+    host_logs,
+    process_gone,
+    rotate_log,
+    running_state,
+    spawn_host,
+    tail,
+    wait_gone,
+    wait_ready,
+)
 from ._transports import HostTransports, enabled_transports, host_locale, transports_agent_env
 
 __all__ = [
     "Host",
     "run_host",
     "STOP_SIGNALS",
+    "EXIT_CRASHED",
+    "EXIT_REPLACED",
+    "EXIT_STOPPED",
+    # start, stop, restart, crashes
+    "READY_TIMEOUT",
+    "STOP_TIMEOUT",
+    "StartOutcome",
+    "host_logs",
+    "process_gone",
+    "rotate_log",
+    "running_state",
+    "spawn_host",
+    "tail",
+    "wait_gone",
+    "wait_ready",
+    "crash_report",
+    "write_crash_report",
+    "QUIET",
+    "Go",
+    "Idle",
+    "RestartCore",
+    "Schedule",
+    "Wait",
+    "Enrollment",
+    "HostRestarts",
+    "read_enrollment",
+    "restart_notes",
+    "restarted_notes",
     "status_json",
     "HostTransports",
     "enabled_transports",
     "host_locale",
     "transports_agent_env",
     # requests
+    "CancelRestart",
     "HostStatus",
+    "RestartHost",
     "StopHost",
     "TaskNew",
     "TaskSend",

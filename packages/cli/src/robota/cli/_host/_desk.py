@@ -156,6 +156,10 @@ class TaskDesk:
         if not self._accepting():
             raise HandlerError("stopping", "the host is stopping; it accepts no new turns")
 
+    async def route_of(self, task_id: str) -> str:
+        """The route key ``task_id`` is driven through (``not_found`` when there is no task)."""
+        return (await self._task_route(task_id))[1].route_key
+
     async def _task_route(self, task_id: str) -> tuple[Task, TaskRoute]:
         def read() -> tuple[Task | None, list[str]]:
             with closing(open_reader(self.engine.db_path)) as db:

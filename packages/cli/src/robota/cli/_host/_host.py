@@ -8,6 +8,10 @@
     └── transports   a supervisor of the chat transports, one child per enabled section
                      (``_transports.HostTransports``)
 
+Beside the tree, once it is up, the safe restart's watcher (``_restarter.HostRestarts``): the
+host is the transports' ``HostActions`` (a chat's ``/restart``) and serves ``server.restart``;
+when a restart goes, the host stops as on ``server stop`` and ``run_host`` replaces it.
+
 Children start in that order and stop in reverse: the endpoint is up only once the engine
 recovered what the last run left, and on a stop the transports and the endpoint go first, then
 the engine, whose routes persist their state while agents and the store still run; agents end
@@ -33,14 +37,24 @@ from typing import TYPE_CHECKING
 import trio
 
 from robota.core import ChildSpec, Supervisor, robota_version
-from robota.core.control import ControlServer, Endpoint, HostLock, HostState
+from robota.core.control import ControlServer, Endpoint, HandlerError, HostLock, HostState
 from robota.core.frontend import FrontEndPort
 from robota.core.store import open_reader
 
 from .._engine_host import open_engine
 from ._desk import TaskDesk
 from ._reads import count_routes
-from ._requests import HostStatus, StopHost, TaskNew, TaskSend, TaskStop
+from ._requests import (
+    CancelRestart,
+    HostStatus,
+    RestartHost,
+    StopHost,
+    TaskNew,
+    TaskSend,
+    TaskStop,
+)
+from ._restart import Schedule
+from ._restarter import Enrollment, HostRestarts, restarted_notes
 from ._routing import CLI_KIND, serves
 from ._taps import RouteTaps
 from ._transports import HostTransports, transports_agent_env
@@ -90,19 +104,34 @@ class Host:
         self.state = HostState.of_this_process(
             version=robota_version(), profile=profile.home, socket=profile.control_socket
         )
-        desk = TaskDesk(self.engine, self.taps, self.kinds, lambda: self.accepting)
+        self.desk = desk = TaskDesk(self.engine, self.taps, self.kinds, lambda: self.accepting)
+        self.replacement: Schedule | None = None
+        """The restart that stopped this host: ``run_host`` starts the next one."""
+        self.previous: Enrollment | None = None
+        """What the host this one replaced left (its restart's enrolled routes)."""
+        self.restarts = HostRestarts(
+            profile.data_dir,
+            turns_running=lambda: len(self.engine.context.running.snapshot()),
+            # A cli route's final is delivered in the same step that ends its turn; chat
+            # transports' card deliveries are not counted yet.
+            finals_pending=lambda: 0,
+            go=self._replace,
+            notify=lambda note: self.transports.note(note),  # noqa: PLW0108 (built below)
+        )
         self.server = ControlServer(
             profile.control_socket,
             [
                 Endpoint(HostStatus, self._status),
                 Endpoint(StopHost, self._stop_request),
-                Endpoint(TaskSend, desk.send),
+                Endpoint(RestartHost, self._restart_request),
+                Endpoint(CancelRestart, self._cancel_request),
+                Endpoint(TaskSend, self._send_request),
                 Endpoint(TaskNew, desk.new),
                 Endpoint(TaskStop, desk.stop),
             ],
         )
         self.transports = HostTransports(
-            config, profile, port=self.taps.port, store=self.engine.store
+            config, profile, port=self.taps.port, store=self.engine.store, host=self
         )
         transports = Supervisor("transports", self.transports.specs)
         self.supervisor = Supervisor(
@@ -123,7 +152,11 @@ class Host:
             self.lock.publish(self.state)
             self.serving = True
             logger.info("host %d ready on %s", os.getpid(), self.profile.control_socket)
-            await self._stop.wait()
+            async with trio.open_nursery() as beside:
+                beside.start_soon(self._after_ready)
+                beside.start_soon(self.restarts.watch)
+                await self._stop.wait()
+                beside.cancel_scope.cancel()
             self.accepting = False
             logger.info("host %d stopping", os.getpid())
             with trio.move_on_after(STOP_REPLY_GRACE):
@@ -141,7 +174,58 @@ class Host:
         self.accepting = False
         self._stop.set()
 
+    # -- the safe restart (HostActions, for the transports) --------------------------------------
+
+    def request_restart(self, route_key: str, *, force: bool) -> str:
+        return self.restarts.request(route_key, force=force, reason=None).id
+
+    def cancel_restart(self, schedule_id: str) -> bool:
+        return self.restarts.cancel(schedule_id)[0]
+
+    def note_inbound(self, route_key: str) -> None:  # noqa: ARG002 (any route resets it)
+        self.restarts.inbound()
+
+    def _replace(self, schedule: Schedule) -> None:
+        self.replacement = schedule
+        self.stop()
+
+    async def _after_ready(self) -> None:
+        """Once ready: take what a replaced host left (its enrolled routes)."""
+        while not self.ready:
+            await trio.sleep(0.05)
+        self.previous = await trio.to_thread.run_sync(self.restarts.take_enrollment)
+        if self.previous is not None:
+            logger.info(
+                "host %d replaced host %d (restart %s, %d routes enrolled)",
+                os.getpid(),
+                self.previous.previous_pid,
+                self.previous.schedule_id,
+                len(self.previous.routes),
+            )
+            for note in restarted_notes(self.previous):
+                self.transports.note(note)
+
     # -- control requests ------------------------------------------------------------------------
+
+    async def _send_request(self, request: TaskSend) -> dict[str, object]:
+        self.restarts.inbound()  # a prompt through the host is an inbound message
+        return await self.desk.send(request)
+
+    async def _restart_request(self, request: RestartHost) -> dict[str, object]:
+        if not self.accepting:
+            raise HandlerError("stopping", "the host is stopping")
+        route = await self.desk.route_of(request.task) if request.task is not None else None
+        schedule = self.restarts.request(route, force=request.force, reason=request.reason)
+        return {
+            "schedule_id": schedule.id,
+            "force": schedule.force,
+            "routes": list(schedule.routes),
+            "pid": os.getpid(),
+        }
+
+    async def _cancel_request(self, request: CancelRestart) -> dict[str, object]:
+        cancelled, schedule_id = self.restarts.cancel(request.schedule_id)
+        return {"cancelled": cancelled, "schedule_id": schedule_id}
 
     async def _stop_request(self, _request: StopHost) -> dict[str, object]:
         self.stop()
@@ -158,7 +242,11 @@ class Host:
             ready=self.ready,
             transports=self.transports.as_json(),
             agents=[
-                {"name": name, "pid": None, "version": self.taps.agent_versions.get(name)}
+                {
+                    "name": name,
+                    "pid": self.engine.agent_pid(name),
+                    "version": self.taps.agent_versions.get(name),
+                }
                 for name in self.engine.agent_names
             ],
             known_routes=await trio.to_thread.run_sync(known_routes),

@@ -10,7 +10,15 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import ClassVar
 
-__all__ = ["HostStatus", "StopHost", "TaskNew", "TaskSend", "TaskStop"]
+__all__ = [
+    "CancelRestart",
+    "HostStatus",
+    "RestartHost",
+    "StopHost",
+    "TaskNew",
+    "TaskSend",
+    "TaskStop",
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -25,6 +33,24 @@ class StopHost:
     """Stop cleanly: no new turns, routes persist, running turns are left to recovery."""
 
     TYPE: ClassVar[str] = "server.stop"
+
+
+@dataclass(frozen=True, slots=True)
+class RestartHost:
+    """Schedule the safe restart (``force``: at once); ``task`` enrolls that task's route."""
+
+    TYPE: ClassVar[str] = "server.restart"
+    force: bool = False
+    reason: str | None = None
+    task: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class CancelRestart:
+    """Cancel the pending restart: the one named, or (no id) whichever is pending."""
+
+    TYPE: ClassVar[str] = "server.restart.cancel"
+    schedule_id: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -7,6 +7,9 @@ plugin of that name and, when the plugin is a ``ServedTransport``, runs its serv
 through the context; the host is ready once every enabled transport is ``connected`` (at once
 when none is enabled). A plugin that cannot be served, or fails to load, is reported
 ``failed`` with the reason and not started: the host still serves its other front ends.
+
+A transport's service that implements ``RestartNotes`` is told the safe restart's news for the
+routes of its kind (``note``); other routes' notes (a ``cli`` route has no chat) are dropped.
 """
 
 from __future__ import annotations
@@ -24,7 +27,9 @@ from robota.core import (
     Service,
     transport_plugin,
 )
-from robota.core.frontend import TransportContext, TransportStatus
+from robota.core.frontend import RestartNote, RestartNotes, TransportContext, TransportStatus
+
+from ._routing import route_kind
 
 if TYPE_CHECKING:
     from robota.core.config import Config, Profile
@@ -87,6 +92,8 @@ class HostTransports:
     ) -> None:
         self.status: dict[str, TransportStatus] = {}
         self.specs: list[ChildSpec] = []
+        self.services: dict[str, object] = {}
+        """Each transport's current incarnation, by name (for ``note``)."""
         started_at = clock()
         for name, settings in enabled_transports(config).items():
             try:
@@ -117,13 +124,34 @@ class HostTransports:
                 host=host,
             )
             self.specs.append(
-                ChildSpec(f"transport:{name}", _service_factory(plugin, context), shutdown=15.0)
+                ChildSpec(
+                    f"transport:{name}",
+                    _service_factory(plugin, context, self.services),
+                    shutdown=15.0,
+                )
             )
 
     @property
     def ready(self) -> bool:
         """Every enabled transport holds a real connection (none enabled: ready)."""
         return all(s.state == "connected" for s in self.status.values())
+
+    def note(self, note: RestartNote) -> bool:
+        """Hand ``note`` to the transport of its route's kind; whether one took it."""
+        service = self.services.get(route_kind(note.route_key))
+        if not isinstance(service, RestartNotes):
+            logger.debug(
+                "restart %s: no transport shows notes on %s", note.schedule_id, note.route_key
+            )
+            return False
+        try:
+            service.restart_note(note)
+        except Exception:
+            logger.exception(
+                "restart %s: the %s note to %s failed", note.schedule_id, note.phase, note.route_key
+            )
+            return False
+        return True
 
     def as_json(self) -> list[dict[str, object]]:
         listed: list[dict[str, object]] = []
@@ -149,10 +177,13 @@ class HostTransports:
         return report
 
 
-def _service_factory(plugin: ServedTransport, context: TransportContext) -> Callable[[], Service]:
+def _service_factory(
+    plugin: ServedTransport, context: TransportContext, services: dict[str, object]
+) -> Callable[[], Service]:
     def build() -> Service:
         # Built anew on each restart: a crashed transport starts from a clean connection.
         context.report(TransportStatus("connecting"))
-        return plugin.service(context)
+        services[context.name] = service = plugin.service(context)
+        return service
 
     return build

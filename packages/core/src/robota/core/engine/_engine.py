@@ -88,6 +88,7 @@ class Engine:
         self._recover = recover
         self._heartbeat_interval = heartbeat_interval
         self.outputs = Outputs()
+        self._agents = {a.host.name: a for a in agents}
         children = [ChildSpec("store", lambda: StoreWriter(db_path), shutdown=10.0)]
         children += [
             ChildSpec(f"agent:{a.host.name}", _constant(a.host.service), shutdown=15.0)
@@ -120,6 +121,11 @@ class Engine:
     @property
     def agent_names(self) -> list[str]:
         return list(self.context.agents)
+
+    def agent_pid(self, name: str) -> int | None:
+        """The pid of agent ``name``'s process while one runs (``None``: not started)."""
+        agent = self._agents.get(name)
+        return agent.host.pid() if agent is not None else None
 
     @property
     def defaults(self) -> TaskDefaults:

@@ -29,7 +29,15 @@ Layering, bottom up: ``_backpressure`` (pure), ``_resolve`` (pure), ``_port``, `
 from ._backpressure import CAPACITY, COALESCE_AFTER, merge_notices
 from ._port import FrontEndPort, LinkEnded, Overflowed, RouteHub, RouteLink
 from ._resolve import AmbiguousTask, TaskNotFound, TaskNotResolved, resolve_task
-from ._transport import HostActions, TransportContext, TransportState, TransportStatus
+from ._transport import (
+    HostActions,
+    RestartNote,
+    RestartNotes,
+    RestartPhase,
+    TransportContext,
+    TransportState,
+    TransportStatus,
+)
 
 __all__ = [
     # the port
@@ -47,6 +55,9 @@ __all__ = [
     "TransportStatus",
     "TransportState",
     "HostActions",
+    "RestartNote",
+    "RestartNotes",
+    "RestartPhase",
     # naming a task
     "resolve_task",
     "TaskNotResolved",

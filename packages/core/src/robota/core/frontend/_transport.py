@@ -5,7 +5,9 @@ routes through the ``FrontEndPort`` and nothing else of the engine. The host bui
 ``TransportContext`` per enabled ``transports.<name>`` section and asks the plugin for the
 transport's supervised service (``TransportPlugin.service``); the service reports its
 connection through ``context.report`` (what ``robota server status`` shows and what the
-host's readiness waits for) and asks for host-level actions through ``context.host``.
+host's readiness waits for) and asks for host-level actions through ``context.host``. A
+service that also implements ``RestartNotes`` is told about a safe restart its conversations
+asked for (``RestartNote``): the host knows no platform, so the transport shows the note.
 
 Why a context object and not constructor arguments: the host's offer grows (restart, group
 creation), and a frozen dataclass with defaults lets a third-party plugin built against an
@@ -17,7 +19,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Literal, Protocol
+from typing import TYPE_CHECKING, Literal, Protocol, runtime_checkable
 
 from ..store import StoreClient
 from ._port import FrontEndPort
@@ -27,6 +29,9 @@ if TYPE_CHECKING:
 
 __all__ = [
     "HostActions",
+    "RestartNote",
+    "RestartNotes",
+    "RestartPhase",
     "TransportContext",
     "TransportState",
     "TransportStatus",
@@ -48,7 +53,8 @@ class TransportStatus:
 
 
 class HostActions(Protocol):
-    """What a transport may ask of the host beyond its routes (a chat's ``/restart``)."""
+    """What a transport may ask of the host beyond its routes (a chat's ``/restart``). Call
+    these on the trio thread, where the transports' services run."""
 
     def request_restart(self, route_key: str, *, force: bool) -> str:
         """Schedule the host's safe restart (``force``: skip the waits) and enroll ``route_key``
@@ -57,6 +63,41 @@ class HostActions(Protocol):
 
     def cancel_restart(self, schedule_id: str) -> bool:
         """Cancel the pending restart if it is ``schedule_id``; whether one was cancelled."""
+        ...
+
+    def note_inbound(self, route_key: str) -> None:
+        """A person's message reached ``route_key`` (slash commands too): a pending safe restart
+        waits another quiet window. Cheap; call it for every inbound message."""
+        ...
+
+
+RestartPhase = Literal["scheduled", "cancelled", "restarting", "restarted"]
+
+
+@dataclass(frozen=True, slots=True)
+class RestartNote:
+    """A safe restart's news for one conversation that asked for it (it is *enrolled*).
+
+    ``scheduled``: the restart waits (for running turns, their finals, a quiet window); offer
+    a cancel action naming ``schedule_id`` (``HostActions.cancel_restart``) where the platform
+    has actions. ``cancelled``: it will not happen (remove the action). ``restarting``: the
+    host is being replaced now (irreversible). ``restarted``: told by the new host once it is
+    ready. ``reason`` is the one this conversation gave, if any."""
+
+    route_key: str
+    schedule_id: str
+    phase: RestartPhase
+    reason: str | None = None
+    forced: bool = False
+
+
+@runtime_checkable
+class RestartNotes(Protocol):
+    """Implemented by a transport's service that shows restart notes in its conversations."""
+
+    def restart_note(self, note: RestartNote) -> None:
+        """Show ``note`` in ``note.route_key``'s conversation. Called on the trio thread: it
+        must not block (queue the platform call); an error is logged and dropped."""
         ...
 
 

@@ -1,0 +1,196 @@
+"""Starting a detached host and waiting until it is ready: ``robota server start``, and the
+host replacing itself on a restart (the same code path, so a restart starts exactly what a
+``start`` would).
+
+The host runs as ``robota server run`` in a session of its own (no terminal can signal it),
+stdin from /dev/null, stdout and stderr appended to the profile's ``logs/host.stdout.log`` and
+``logs/host.stderr.log`` (owner-only). Those two files are written by the process's own file
+descriptors, which no logging handler sees, so they are rotated here, before each start, at
+the same 10 MiB x 3 as the JSON log.
+
+Stdlib and ``robota.core.control`` only: the starting command never loads the engine.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal
+
+from robota.core.control import (
+    ControlClient,
+    ControlError,
+    HostState,
+    probe_host,
+)
+
+if TYPE_CHECKING:
+    from robota.core.config import Profile
+
+__all__ = [
+    "READY_TIMEOUT",
+    "STOP_TIMEOUT",
+    "StartOutcome",
+    "host_argv",
+    "host_logs",
+    "process_gone",
+    "rotate_log",
+    "running_state",
+    "spawn_host",
+    "tail",
+    "wait_gone",
+    "wait_ready",
+]
+
+READY_TIMEOUT = 45.0
+"""Seconds ``start`` waits for the new host to be ready."""
+STOP_TIMEOUT = 30.0
+"""Seconds ``stop`` waits for the host's process to be gone."""
+LOG_MAX_BYTES = 10 * 1024 * 1024
+LOG_BACKUPS = 3
+_POLL = 0.1
+
+
+def host_logs(profile: Profile) -> tuple[Path, Path]:
+    """The detached host's stdout and stderr files."""
+    return profile.log_dir / "host.stdout.log", profile.log_dir / "host.stderr.log"
+
+
+def host_argv() -> list[str]:
+    """``robota server run`` with this interpreter (a PATH lookup could find another robota)."""
+    return [sys.executable, "-c", "from robota.cli import main; main(['server', 'run'])"]
+
+
+def rotate_log(path: Path, *, max_bytes: int = LOG_MAX_BYTES, backups: int = LOG_BACKUPS) -> None:
+    """``path`` -> ``path.1`` -> ... -> ``path.N`` once it reached ``max_bytes``."""
+    try:
+        if path.stat().st_size < max_bytes:
+            return
+    except FileNotFoundError:
+        return
+    for index in range(backups - 1, 0, -1):
+        older = path.with_name(f"{path.name}.{index}")
+        if older.exists():
+            older.replace(path.with_name(f"{path.name}.{index + 1}"))
+    path.replace(path.with_name(f"{path.name}.1"))
+
+
+def _open_log(path: Path) -> int:
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+    os.fchmod(fd, 0o600)
+    return fd
+
+
+def spawn_host(profile: Profile, environ: dict[str, str] | None = None) -> subprocess.Popen[bytes]:
+    """Start ``robota server run`` detached for ``profile`` (whose ``ROBOTA_HOME`` and
+    ``ROBOTA_CONFIG`` are already in the environment); the process, not yet ready."""
+    profile.log_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
+    out_path, err_path = host_logs(profile)
+    for path in (out_path, err_path):
+        rotate_log(path)
+    out, err = _open_log(out_path), _open_log(err_path)
+    try:
+        return subprocess.Popen(
+            host_argv(),
+            stdin=subprocess.DEVNULL,
+            stdout=out,
+            stderr=err,
+            start_new_session=True,
+            close_fds=True,
+            env=environ,
+        )
+    finally:
+        os.close(out)
+        os.close(err)
+
+
+@dataclass(frozen=True, slots=True)
+class StartOutcome:
+    """How a start ended: ``ready`` (``status`` is the new host's), ``other`` (another host
+    of the profile runs: it is ``status``), ``exited`` (the new process ended: ``code``),
+    ``timeout`` (not ready in time; ``status`` is its last, when it answered)."""
+
+    kind: Literal["ready", "other", "exited", "timeout"]
+    status: dict[str, Any] | None = None
+    code: int | None = None
+
+
+def _status(profile: Profile) -> dict[str, Any] | None:
+    try:
+        with ControlClient(profile.control_socket, timeout=5.0) as client:
+            result = client.call("server.status")
+    except ControlError:
+        return None
+    return result if isinstance(result, dict) else None
+
+
+def wait_ready(
+    profile: Profile, process: subprocess.Popen[bytes], timeout: float = READY_TIMEOUT
+) -> StartOutcome:
+    """Wait until ``process`` serves ``profile`` and is ready, or whatever happened instead."""
+    deadline = time.monotonic() + timeout
+    last: dict[str, Any] | None = None
+    while True:
+        code = process.poll()
+        presence = probe_host(profile.host_lock, profile.host_state_file)
+        if presence.running and presence.state is not None:
+            status = _status(profile)
+            if status is not None:
+                last = status
+                if presence.state.pid != process.pid:
+                    return StartOutcome("other", status)
+                if status.get("ready") is True:
+                    return StartOutcome("ready", status)
+        if code is not None and not presence.running:
+            return StartOutcome("exited", code=code)
+        if time.monotonic() >= deadline:
+            return StartOutcome("timeout", last)
+        time.sleep(_POLL)
+
+
+def process_gone(pid: int) -> bool:
+    """No such process, or only its zombie (a detached host's parent may never reap it)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    except PermissionError:
+        return False
+    with contextlib.suppress(OSError, IndexError):
+        stat = Path(f"/proc/{pid}/stat").read_text()
+        return stat.rsplit(") ", 1)[1][:1] == "Z"
+    return False
+
+
+def wait_gone(pid: int, timeout: float = STOP_TIMEOUT) -> bool:
+    """Whether ``pid`` was gone within ``timeout`` seconds."""
+    deadline = time.monotonic() + timeout
+    while not process_gone(pid):
+        if time.monotonic() >= deadline:
+            return False
+        time.sleep(_POLL)
+    return True
+
+
+def tail(path: Path, lines: int = 20, *, max_bytes: int = 64 * 1024) -> list[str]:
+    """The last ``lines`` lines of ``path`` (reading at most its last ``max_bytes``)."""
+    try:
+        with path.open("rb") as file:
+            file.seek(0, os.SEEK_END)
+            size = file.tell()
+            file.seek(max(0, size - max_bytes))
+            data = file.read()
+    except OSError:
+        return []
+    return data.decode("utf-8", "replace").splitlines()[-lines:]
+
+
+def running_state(profile: Profile) -> HostState | None:
+    """The running host's state, or ``None``."""
+    presence = probe_host(profile.host_lock, profile.host_state_file)
+    return presence.state if presence.running else None
