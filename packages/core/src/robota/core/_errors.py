@@ -39,6 +39,7 @@ brackets::
     ├── TaskNotResolved                a front end's task reference (``-r``) names no one task
     │   ├── TaskNotFound               no task has that id, id prefix or title
     │   └── AmbiguousTask              several tasks match it
+    ├── GroupRefused                   a transport would not make a group chat (``GroupMaker``)
     ├── AgentError                     an agent, its process or its protocol (robota.runtimes)
     │   ├── AgentExited                the agent process ended; the supervisor restarts it
     │   ├── RpcError                   the agent answered a JSON-RPC request with an error

@@ -39,8 +39,20 @@ from robota.core.store import open_reader
 
 from .._engine_host import open_engine
 from ._desk import TaskDesk
+from ._groups import GroupDesk
 from ._reads import count_routes
-from ._requests import HostStatus, StopHost, TaskNew, TaskSend, TaskStop
+from ._requests import (
+    HostStatus,
+    StopHost,
+    TaskFork,
+    TaskForkGroup,
+    TaskNew,
+    TaskNewGroup,
+    TaskQueue,
+    TaskRename,
+    TaskSend,
+    TaskStop,
+)
 from ._routing import CLI_KIND, serves
 from ._taps import RouteTaps
 from ._transports import HostTransports, transports_agent_env
@@ -90,7 +102,11 @@ class Host:
         self.state = HostState.of_this_process(
             version=robota_version(), profile=profile.home, socket=profile.control_socket
         )
+        self.transports = HostTransports(
+            config, profile, port=self.taps.port, store=self.engine.store
+        )
         desk = TaskDesk(self.engine, self.taps, self.kinds, lambda: self.accepting)
+        groups = GroupDesk(desk, lambda: self.transports.makers)
         self.server = ControlServer(
             profile.control_socket,
             [
@@ -99,10 +115,12 @@ class Host:
                 Endpoint(TaskSend, desk.send),
                 Endpoint(TaskNew, desk.new),
                 Endpoint(TaskStop, desk.stop),
+                Endpoint(TaskFork, desk.fork),
+                Endpoint(TaskQueue, desk.queue),
+                Endpoint(TaskRename, desk.rename),
+                Endpoint(TaskNewGroup, groups.new_group),
+                Endpoint(TaskForkGroup, groups.fork_group),
             ],
-        )
-        self.transports = HostTransports(
-            config, profile, port=self.taps.port, store=self.engine.store
         )
         transports = Supervisor("transports", self.transports.specs)
         self.supervisor = Supervisor(

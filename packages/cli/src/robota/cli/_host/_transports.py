@@ -7,6 +7,9 @@ plugin of that name and, when the plugin is a ``ServedTransport``, runs its serv
 through the context; the host is ready once every enabled transport is ``connected`` (at once
 when none is enabled). A plugin that cannot be served, or fails to load, is reported
 ``failed`` with the reason and not started: the host still serves its other front ends.
+
+A transport that can create group chats offers it through its context (``offer_groups``);
+``makers`` holds the offers, by transport name, for ``task newgroup | forkgroup``.
 """
 
 from __future__ import annotations
@@ -24,7 +27,7 @@ from robota.core import (
     Service,
     transport_plugin,
 )
-from robota.core.frontend import TransportContext, TransportStatus
+from robota.core.frontend import GroupMaker, TransportContext, TransportStatus
 
 if TYPE_CHECKING:
     from robota.core.config import Config, Profile
@@ -87,6 +90,8 @@ class HostTransports:
     ) -> None:
         self.status: dict[str, TransportStatus] = {}
         self.specs: list[ChildSpec] = []
+        self.makers: dict[str, GroupMaker] = {}
+        """The transports offering group creation now (``offer_groups``), by name."""
         started_at = clock()
         for name, settings in enabled_transports(config).items():
             try:
@@ -115,6 +120,7 @@ class HostTransports:
                 started_at=started_at,
                 locale=host_locale(),
                 host=host,
+                groups=self._offer_groups,
             )
             self.specs.append(
                 ChildSpec(f"transport:{name}", _service_factory(plugin, context), shutdown=15.0)
@@ -133,6 +139,13 @@ class HostTransports:
                 entry["detail"] = status.detail or "failed"
             listed.append(entry)
         return listed
+
+    def _offer_groups(self, name: str, maker: GroupMaker | None) -> None:
+        if maker is None:
+            self.makers.pop(name, None)
+        else:
+            self.makers[name] = maker
+        logger.info("transport %s: %s group creation", name, "offers" if maker else "withdrew")
 
     def _reporter(self, name: str) -> Callable[[TransportStatus], None]:
         def report(status: TransportStatus) -> None:
@@ -153,6 +166,7 @@ def _service_factory(plugin: ServedTransport, context: TransportContext) -> Call
     def build() -> Service:
         # Built anew on each restart: a crashed transport starts from a clean connection.
         context.report(TransportStatus("connecting"))
+        context.offer_groups(None)  # an offer made by the crashed incarnation is void
         return plugin.service(context)
 
     return build
