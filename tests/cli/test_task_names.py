@@ -11,28 +11,7 @@ from robota.cli._task_names import NoTaskGiven, TaskLookup, pick_task
 from robota.core.frontend import AmbiguousTask, TaskNotFound, TaskNotResolved
 from robota.core.store import Task
 
-
-def make_task(task_id: str, *, title: str | None = None, remote_id: str | None = None) -> Task:
-    return Task(
-        id=task_id,
-        agent="codex",
-        cwd="/w",
-        runtime_kind="acp",
-        title=title,
-        remote_id=remote_id,
-        model=None,
-        effort=None,
-        permission_mode=None,
-        provider=None,
-        forked_from=None,
-        fork_turn_id=None,
-        developer_instructions=None,
-        last_turn_id=None,
-        last_turn_status=None,
-        created_at=0.0,
-        updated_at=0.0,
-    )
-
+from ..support.tasks import make_task
 
 # Newest first, as ``task list`` numbers them.
 TASKS = [

@@ -288,7 +288,7 @@ def send_command(
         _echo_json(result)
     if not wait:
         if not as_json:
-            click.echo(f"sent to task {task_id} on route {result['route']}")
+            _say_outcome(task_id, result)
         return
     failed = _replies(result) if not as_json else False
     turns = result.get("turns") or []
@@ -302,6 +302,23 @@ def send_command(
             why = f": {last['error']}" if last.get("error") else ""
             click.echo(f"robota: turn {last['status']}{why}", err=True)
     sys.exit(0 if last["status"] == "completed" else 1)
+
+
+def _say_outcome(task_id: str, result: dict[str, Any]) -> None:
+    outcome = result.get("outcome") or {}
+    kind = outcome.get("kind")
+    if kind == "replied":
+        reply = outcome["reply"]
+        click.echo(reply["text"], err=reply["level"] == "error")
+        if reply["level"] == "error":
+            sys.exit(1)
+        return
+    said = {
+        "started": "started a turn",
+        "queued": f"queued as {outcome.get('prompt_id')} ({outcome.get('ahead')} ahead)",
+        "steered": "steered the running turn",
+    }.get(str(kind), "sent")
+    click.echo(f"task {task_id}: {said} (route {result['route']})")
 
 
 @task_group.command("stop")

@@ -25,6 +25,8 @@ from robota.core.control import HandlerError
 from robota.core.engine import (
     Engine,
     ForkTask,
+    InputQueued,
+    InputSteered,
     Interrupt,
     NewTask,
     RouteIdle,
@@ -32,6 +34,7 @@ from robota.core.engine import (
     RouteReply,
     TaskOpened,
     TaskSettings,
+    TurnBegan,
     TurnFinished,
     UserInput,
     UseTask,
@@ -117,7 +120,9 @@ class TaskDesk:
                 await self._bind(key, task.id, notices)
             sent = self.taps.tell(key, UserInput(request.text))
             result: dict[str, object] = {"task": task_json(task), "route": key}
-            if request.wait:
+            if not request.wait:
+                result["outcome"] = await self._outcome(request.text, notices)
+            else:
                 with trio.move_on_after(wait):
                     result.update(await self._answers(key, sent, notices))
                 if "turns" not in result:
@@ -292,6 +297,24 @@ class TaskDesk:
                     raise HandlerError("refused", notice.text)
             raise HandlerError("stopping", "the host stopped before the task opened")
         raise HandlerError("timeout", f"task {task_id} did not open within {OPEN_TIMEOUT:g} s")
+
+    async def _outcome(
+        self, text: str, notices: trio.MemoryReceiveChannel[RouteNotice]
+    ) -> dict[str, object]:
+        """What the route made of ``text``, once that is committed: a turn ``started``, the
+        prompt ``queued`` (its queue number), ``steered`` into the running turn, or a reply
+        (a command's, or a refusal). ``unknown`` if the route said nothing in time."""
+        with trio.move_on_after(REPLY_TIMEOUT):
+            async for notice in notices:
+                if isinstance(notice, TurnBegan) and notice.prompt == text:
+                    return {"kind": "started", "turn_id": notice.attempt_id}
+                if isinstance(notice, InputQueued) and notice.text == text:
+                    return {"kind": "queued", "prompt_id": notice.prompt_id, "ahead": notice.ahead}
+                if isinstance(notice, InputSteered) and notice.text == text:
+                    return {"kind": "steered", "turn_id": notice.attempt_id}
+                if isinstance(notice, RouteReply):
+                    return {"kind": "replied", "reply": _reply_json(notice)}
+        return {"kind": "unknown"}
 
     async def _answers(
         self, key: str, sent: int, notices: trio.MemoryReceiveChannel[RouteNotice]

@@ -108,8 +108,9 @@ def _state(task: Task, running: set[str]) -> str:
 def task_number(db: Database, task_id: str) -> int | None:
     """The task's number in ``task list`` (newest first over all tasks), ``None`` if unknown."""
     row = db.execute(
-        "SELECT COUNT(*) FROM tasks, (SELECT updated_at AS u, rowid AS r FROM tasks WHERE id = ?) "
-        "WHERE updated_at > u OR (updated_at = u AND rowid >= r)",
+        "SELECT COUNT(*) FROM tasks AS t, "
+        "(SELECT updated_at AS u, rowid AS r FROM tasks WHERE id = ?) AS me "
+        "WHERE t.updated_at > me.u OR (t.updated_at = me.u AND t.rowid >= me.r)",
         (task_id,),
     ).fetchone()
     count = int(row[0]) if row is not None else 0

@@ -46,8 +46,10 @@ class StopHost:
 
 @dataclass(frozen=True, slots=True)
 class TaskSend:
-    """A prompt to the task's route as if its owner had typed it; with ``wait``, the reply
-    comes once the route is idle again and carries the turns that ended meanwhile."""
+    """A prompt to the task's route as if its owner had typed it. Without ``wait`` the reply
+    says what the route made of it (``outcome``: started, queued, steered, replied); with
+    ``wait`` it comes once the route is idle again and carries the turns that ended meanwhile
+    and the task as they left it."""
 
     TYPE: ClassVar[str] = "task.send"
     task: str
