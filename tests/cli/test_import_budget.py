@@ -38,7 +38,9 @@ def run_cli(argv: list[str]) -> set[str]:
     )
 
 
-@pytest.mark.parametrize("argv", [["--help"], ["-p", "--help"], ["cards", "--help"]])
+@pytest.mark.parametrize(
+    "argv", [["--help"], ["-p", "--help"], ["cards", "--help"], ["task", "--help"]]
+)
 def test_help_imports_no_runtime(argv: list[str]) -> None:
     modules = run_cli(argv)
     assert "click" in modules

@@ -7,27 +7,11 @@ import pytest
 from robota.core.frontend import AmbiguousTask, TaskNotFound, resolve_task
 from robota.core.store import Task
 
+from ..support.tasks import make_task
+
 
 def task(task_id: str, title: str | None = None) -> Task:
-    return Task(
-        id=task_id,
-        agent="codex",
-        cwd="/w",
-        runtime_kind="app-server",
-        remote_id=None,
-        title=title,
-        model=None,
-        effort=None,
-        permission_mode=None,
-        provider=None,
-        forked_from=None,
-        fork_turn_id=None,
-        developer_instructions=None,
-        last_turn_id=None,
-        last_turn_status=None,
-        created_at=0.0,
-        updated_at=0.0,
-    )
+    return make_task(task_id, title=title)
 
 
 TASKS = [

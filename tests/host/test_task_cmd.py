@@ -150,6 +150,12 @@ def queue_and_stop(robota: Robota, task_id: str) -> None:
     assert (stopped.returncode, stopped.stdout) == (0, f"task {task_id}: stopped\n")
     assert task_json(robota, "status", task_id)["state"] == "interrupted"
 
+    # --wait is bounded on its own: past --timeout the turn goes on, and the command says so.
+    waited = task(robota, "send", task_id, "SLOW", "--wait", "--timeout", "1")
+    assert waited.returncode == 1 and "no end within 1 s; the turn goes on" in waited.stderr
+    assert task_json(robota, "status", task_id)["state"] == "running"
+    assert task(robota, "stop", task_id).stdout == f"task {task_id}: stopped\n"
+
 
 def rename_and_fork(robota: Robota, task_id: str) -> str:
     renamed = task(robota, "rename", "1", "the renamed one")

@@ -50,6 +50,28 @@ _TASK_OPTION = click.option(
 _JSON_OPTION = click.option("--json", "as_json", is_flag=True, help="Print JSON on stdout.")
 
 
+def _dir_options(command: Any) -> Any:
+    """``--dir PATH | --nodir``: where a new task works."""
+    command = click.option(
+        "--nodir", is_flag=True, help="No project: today's folder of the workspace."
+    )(command)
+    return click.option(
+        "--dir",
+        "directory",
+        type=click.Path(exists=True, file_okay=False, path_type=Path),
+        help="The new task's working directory.",
+    )(command)
+
+
+def _directory_fields(directory: Path | None, nodir: bool) -> dict[str, object]:
+    if directory is not None and nodir:
+        _fail("--dir and --nodir exclude each other")
+    fields: dict[str, object] = {"nodir": nodir}
+    if directory is not None:
+        fields["cwd"] = str(directory.resolve())
+    return fields
+
+
 def _fail(message: str, code: int = 2) -> NoReturn:
     click.echo(f"robota: {message}", err=True)
     sys.exit(code)
@@ -338,13 +360,7 @@ def stop_command(task: str | None, task_option: str | None, as_json: bool) -> No
 
 @task_group.command("new")
 @click.option("--agent", help="The configured agent to use (default: the profile's).")
-@click.option(
-    "--dir",
-    "directory",
-    type=click.Path(exists=True, file_okay=False, path_type=Path),
-    help="The task's working directory.",
-)
-@click.option("--nodir", is_flag=True, help="No project: today's folder of the workspace.")
+@_dir_options
 @click.option("--title", help="The task's title.")
 @click.option("--route", help="A route of the host to make it current on (default: its own).")
 @_JSON_OPTION
@@ -358,11 +374,7 @@ def new_command(
     as_json: bool,
 ) -> None:
     """A new task on a `cli` route of its own (or on --route)."""
-    if directory is not None and nodir:
-        _fail("--dir and --nodir exclude each other")
-    fields: dict[str, object] = {"agent": agent, "title": title, "nodir": nodir, "route": route}
-    if directory is not None:
-        fields["cwd"] = str(directory.resolve())
+    fields = {"agent": agent, "title": title, "route": route, **_directory_fields(directory, nodir)}
     result = _call("new", "task.new", fields, CALL_TIMEOUT)
     if as_json:
         _echo_json(result)
@@ -438,13 +450,7 @@ def _print_group(result: dict[str, Any]) -> None:
 @_TASK_OPTION
 @click.option("--title", help="The group's name and the task's title.")
 @click.option("--agent", help="Another configured agent (keeps the source's directory).")
-@click.option(
-    "--dir",
-    "directory",
-    type=click.Path(exists=True, file_okay=False, path_type=Path),
-    help="The new task's working directory.",
-)
-@click.option("--nodir", is_flag=True, help="No project: today's folder of the workspace.")
+@_dir_options
 @click.option("--transport", help="The chat transport to use when several can make groups.")
 @_JSON_OPTION
 def newgroup_command(
@@ -462,19 +468,10 @@ def newgroup_command(
 
     Needs a chat transport that can create group chats; the profile's owner is invited.
     """
-    if directory is not None and nodir:
-        _fail("--dir and --nodir exclude each other")
+    where = _directory_fields(directory, nodir)
     wanted = _one_task(task, task_option)
     source = _task_id(wanted) if wanted is not None or _inside_agent() else None
-    fields: dict[str, object] = {
-        "task": source,
-        "title": title,
-        "agent": agent,
-        "nodir": nodir,
-        "transport": transport,
-    }
-    if directory is not None:
-        fields["cwd"] = str(directory.resolve())
+    fields = {"task": source, "title": title, "agent": agent, "transport": transport, **where}
     result = _call("newgroup", "task.newgroup", fields, CALL_TIMEOUT)
     if as_json:
         _echo_json(result)
