@@ -180,6 +180,7 @@ def without_a_host(robota: Robota, task_id: str, fork_id: str) -> None:
     assert status["last_turn"]["prompt"] == "SLOW"
     listed = task_json(robota, "list")
     assert [(r["number"], r["id"]) for r in listed] == [(1, fork_id), (2, task_id)]
+    assert task_json(robota, "list", "--all") == listed
     # Inside an agent robota started, TASK may be omitted.
     by_id = task_json(robota, "status", env={"ROBOTA_TASK_ID": fork_id})
     assert by_id["id"] == fork_id

@@ -32,6 +32,8 @@ if TYPE_CHECKING:
     from robota.core.config import Profile
     from robota.core.store import Database, Task
 
+    from ._task_names import TaskLookup
+
 __all__ = ["task_group"]
 
 LIST_LIMIT = 20
@@ -98,7 +100,7 @@ def _reader(path: Path) -> Database | None:
         _fail(str(error), 1)
 
 
-def _lookup(db: Database) -> Any:
+def _lookup(db: Database) -> TaskLookup:
     from robota.core.store import find_task, tasks  # noqa: PLC0415
     from robota.core.store import task as load_task  # noqa: PLC0415
 

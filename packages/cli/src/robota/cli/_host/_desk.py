@@ -179,6 +179,9 @@ class TaskDesk:
         return {"task": task_json(task), "route": route.route_key, "replies": replies}
 
     async def rename(self, request: TaskRename) -> dict[str, object]:
+        """The route's ``/rename`` on the task's route; a task current on none of the host's
+        routes is bound to its ``cli`` route first, as ``send`` binds it (which opens its agent
+        session: ``/rename`` acts on a route's current task)."""
         self.refuse_when_stopping()
         title = " ".join(request.title.split())
         if not title:
