@@ -39,7 +39,8 @@ def run_cli(argv: list[str]) -> set[str]:
 
 
 @pytest.mark.parametrize(
-    "argv", [["--help"], ["-p", "--help"], ["cards", "--help"], ["server", "--help"]]
+    "argv",
+    [["--help"], ["-p", "--help"], ["cards", "--help"], ["server", "--help"], ["task", "--help"]],
 )
 def test_help_imports_no_runtime(argv: list[str]) -> None:
     modules = run_cli(argv)

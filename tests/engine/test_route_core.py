@@ -240,7 +240,8 @@ def route(
 
 
 def spec(**changes: Any) -> SessionSpec:
-    return replace(SessionSpec(cwd=CWD, resume_id="thread-0"), **changes)
+    """The current task's (``t0``) session, with ``changes``."""
+    return replace(SessionSpec(cwd=CWD, resume_id="thread-0", task_id="t0"), **changes)
 
 
 def reply(text: str, *, error: bool = False) -> Notify:
@@ -308,7 +309,7 @@ def test_a_prompt_with_no_task_creates_one_records_the_attempt_and_sends_after_t
     assert effects == [
         Write(created),
         Write(BindRouteTask(KEY, "t1")),
-        OpenAgentSession("codex", "t1", spec(resume_id=None)),
+        OpenAgentSession("codex", "t1", spec(resume_id=None, task_id="t1")),
         Write(insert, effects[3].ack, then=dispatch("t1", "a1", "hello")),  # type: ignore[union-attr]
     ]
     write = effects[3]
@@ -726,7 +727,7 @@ def test_switch_to_a_task_and_to_an_agent_thread_robota_adopts() -> None:
     assert effects[:3] == [
         Tell("codex", CloseSession("t0")),
         Write(BindRouteTask(KEY, "t9")),
-        OpenAgentSession("codex", "t9", spec(resume_id="thread-9")),
+        OpenAgentSession("codex", "t9", spec(resume_id="thread-9", task_id="t9")),
     ]
     assert replies(effects) == ["switched to task t9"]
     core.handle(UserInput("/sessions"))
@@ -749,7 +750,9 @@ def test_turns_reset_forks_the_thread_and_finishes_when_the_fork_opened() -> Non
     assert effects == [
         Tell("codex", CloseSession("t0")),
         OpenAgentSession(
-            "codex", "t0", spec(resume_id=None, fork_from="thread-0", fork_turn_id="turn-aaa1")
+            "codex",
+            "t0",
+            spec(resume_id=None, fork_from="thread-0", fork_turn_id="turn-aaa1"),
         ),
     ]  # no idle: the reset waits for its fork
     opened = core.handle(SessionOpened("t0", "thread-fork", resumed=True))
@@ -806,7 +809,7 @@ def test_fork_makes_a_new_task_from_the_latest_completed_turn() -> None:
         "try B",
     )
     assert of(effects, OpenAgentSession)[0].spec == spec(
-        resume_id=None, fork_from="thread-0", fork_turn_id="turn-aaa1"
+        resume_id=None, fork_from="thread-0", fork_turn_id="turn-aaa1", task_id="t1"
     )
 
 

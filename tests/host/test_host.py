@@ -4,15 +4,12 @@ driven through its control endpoint by the blocking client, as ``robota task`` d
 from __future__ import annotations
 
 import json
-import logging
 import os
-import shutil
 import signal
 import subprocess
 import sys
-import tempfile
 import time
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from functools import partial
 from pathlib import Path
@@ -24,7 +21,6 @@ import trio
 from robota.cli._host import Host
 from robota.core.config import Profile, load_config, resolve_profile
 from robota.core.control import ControlClient, HostRefused, acquire_host_lock, probe_host
-from robota.core.logs import PrivateRotatingFileHandler
 
 from ..cli._robota import Robota
 from ..cli.test_doctor import (
@@ -37,34 +33,6 @@ from ..support.model_server import FakeModel
 HOST_PROCESS = Path(__file__).with_name("host_process.py")
 BOUND = 120.0
 """Seconds the whole host test may take: agent start-up included."""
-
-
-@pytest.fixture
-def model() -> Iterator[FakeModel]:
-    with FakeModel() as fake:
-        yield fake
-
-
-@pytest.fixture(autouse=True)
-def root_logging() -> Iterator[None]:
-    """The host's engine sends the root logger to the profile's log file: undo it after."""
-    root = logging.getLogger()
-    level = root.level
-    yield
-    for handler in list(root.handlers):
-        if isinstance(handler, PrivateRotatingFileHandler):
-            root.removeHandler(handler)
-            handler.close()
-    root.setLevel(level)
-
-
-@pytest.fixture
-def short_root() -> Iterator[Path]:
-    """A sandbox with a short path: the profile's control socket lives under it, and a Unix
-    socket address holds about 100 bytes."""
-    path = Path(tempfile.mkdtemp(prefix="robota-host-", dir="/tmp"))
-    yield path
-    shutil.rmtree(path, ignore_errors=True)
 
 
 def sandboxed(root: Path, model: FakeModel, agent: str) -> tuple[Robota, Profile]:
@@ -90,12 +58,16 @@ def call(socket: Path, type_name: str, fields: dict[str, Any] | None = None) -> 
 
 
 @asynccontextmanager
-async def running_host(profile: Profile) -> AsyncIterator[tuple[Path, trio.Event]]:
-    """A host of ``profile`` running in this trio run, ready; the event is set once its
-    ``run`` returned. The block must stop it."""
+async def running_host(
+    profile: Profile, prepare: Callable[[Host], None] | None = None
+) -> AsyncIterator[tuple[Path, trio.Event]]:
+    """A host of ``profile`` running in this trio run, ready (``prepare`` sees it before it
+    runs); the event is set once its ``run`` returned. The block must stop it."""
     config = load_config(profile, environ={})
     with acquire_host_lock(profile.host_lock, profile.host_state_file) as lock:
         host = Host(config, profile, lock)
+        if prepare is not None:
+            prepare(host)
         with trio.fail_after(BOUND):
             async with trio.open_nursery() as nursery:
                 stopped = trio.Event()

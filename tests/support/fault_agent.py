@@ -11,6 +11,9 @@ for robota's ACP client: ``initialize``, ``session/new``, ``session/load``, ``se
 * ``HANG``      no answer until ``session/cancel``
 * ``ASK``       asks ``session/request_permission`` (allow once / reject once) and answers with
   the option kind it got back
+* ``TERMINAL <command>``  runs the command in a terminal of the client's (``terminal/create``,
+  ``terminal/wait_for_exit``, ``terminal/output``, ``terminal/release``) and answers
+  ``terminal: <its output>``
 * ``HISTORY``   answers with every prompt this session received (survives ``session/load``
   through a state file, as a real agent's saved session would)
 * anything else: one chunk ``echo: <prompt>`` and ``end_turn``
@@ -67,6 +70,8 @@ class Agent:
         self.state = Path(os.environ.get("FAULT_AGENT_STATE", "."))
         self.waiting: dict[str, Any] = {}  # session id -> request id of a HANG prompt
         self.asking: dict[Any, tuple[str, Any]] = {}  # our request id -> (session, prompt id)
+        # our request id -> (step, session, prompt id, terminal id)
+        self.terminals: dict[Any, tuple[str, str, Any, str]] = {}
 
     def history(self, session_id: str) -> list[str]:
         path = self.state / f"{session_id}.json"
@@ -85,7 +90,9 @@ class Agent:
         method = message.get("method")
         params = message.get("params") or {}
         request_id = message.get("id")
-        if method is None and request_id in self.asking:
+        if method is None and request_id in self.terminals:
+            self.terminal_step(request_id, message)
+        elif method is None and request_id in self.asking:
             session_id, prompt_id = self.asking.pop(request_id)
             outcome = (message.get("result") or {}).get("outcome") or {}
             options = {"yes": "allow_once", "no": "reject_once"}
@@ -117,6 +124,30 @@ class Agent:
                 send({"id": waiting, "result": {"stopReason": "cancelled"}})
         elif request_id is not None:
             send({"id": request_id, "error": {"code": -32601, "message": f"no {method}"}})
+
+    def terminal_step(self, request_id: Any, message: dict[str, Any]) -> None:
+        """The client answered one of a TERMINAL prompt's requests: ask the next."""
+        step, session_id, prompt_id, terminal_id = self.terminals.pop(request_id)
+        result = message.get("result") or {}
+        if "error" in message:
+            chunk(session_id, f"terminal refused: {message['error'].get('message')}")
+            send({"id": prompt_id, "result": {"stopReason": "end_turn"}})
+            return
+        after = {"create": "terminal/wait_for_exit", "wait": "terminal/output"}
+        if step == "create":
+            terminal_id = str(result.get("terminalId"))
+        if step == "output":
+            chunk(session_id, f"terminal: {result.get('output', '')}")
+            next_step, method = "release", "terminal/release"
+        elif step == "release":
+            send({"id": prompt_id, "result": {"stopReason": "end_turn"}})
+            return
+        else:
+            next_step, method = {"create": "wait", "wait": "output"}[step], after[step]
+        ask_id = f"{next_step}-{prompt_id}"
+        self.terminals[ask_id] = (next_step, session_id, prompt_id, terminal_id)
+        params = {"sessionId": session_id, "terminalId": terminal_id}
+        send({"id": ask_id, "method": method, "params": params})
 
     def prompt(self, request_id: Any, params: dict[str, Any]) -> None:
         session_id = str(params.get("sessionId"))
@@ -158,6 +189,12 @@ class Agent:
             ]
             params = {"sessionId": session_id, "toolCall": tool, "options": options}
             send({"id": ask_id, "method": "session/request_permission", "params": params})
+            return
+        elif text.startswith("TERMINAL "):
+            ask_id = f"create-{request_id}"
+            self.terminals[ask_id] = ("create", session_id, request_id, "")
+            params = {"sessionId": session_id, "command": text.removeprefix("TERMINAL ")}
+            send({"id": ask_id, "method": "terminal/create", "params": params})
             return
         elif text.startswith("HISTORY"):
             chunk(session_id, "history: " + " | ".join(self.history(session_id)))

@@ -92,6 +92,7 @@ from ._doctor_cmd import doctor_command  # noqa: E402
 from ._init_cmd import init_command  # noqa: E402
 from ._server_cmd import server_group  # noqa: E402
 from ._store_cmd import store_command  # noqa: E402
+from ._task_cmd import task_group  # noqa: E402
 
 cli.add_command(init_command)
 cli.add_command(doctor_command)
@@ -99,6 +100,7 @@ cli.add_command(agents_group)
 cli.add_command(cards_group)
 cli.add_command(store_command)
 cli.add_command(server_group)
+cli.add_command(task_group)
 
 if __name__ == "__main__":  # pragma: no cover
     main(sys.argv[1:])

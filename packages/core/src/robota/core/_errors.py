@@ -38,7 +38,9 @@ brackets::
     ├── Overflowed                     a front end fell too far behind its route (the reason)
     ├── TaskNotResolved                a front end's task reference (``-r``) names no one task
     │   ├── TaskNotFound               no task has that id, id prefix or title
-    │   └── AmbiguousTask              several tasks match it
+    │   ├── AmbiguousTask              several tasks match it
+    │   └── NoTaskGiven                ``robota task``: TASK omitted, no agent's task in the env
+    ├── GroupRefused                   a transport would not make a group chat (``GroupMaker``)
     ├── AgentError                     an agent, its process or its protocol (robota.runtimes)
     │   ├── AgentExited                the agent process ended; the supervisor restarts it
     │   ├── RpcError                   the agent answered a JSON-RPC request with an error

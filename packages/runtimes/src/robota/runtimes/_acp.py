@@ -80,6 +80,8 @@ class AcpSession:
     current_mode: str | None = None
     config_options: tuple[dict[str, Any], ...] = ()
     unrestricted_files: bool = False
+    terminal_env: dict[str, str] = field(default_factory=dict)
+    """Added to the environment of the terminals this session asks for (``ROBOTA_TASK_ID``)."""
     tracker: SessionTracker = field(init=False)
 
     def __post_init__(self) -> None:
@@ -341,7 +343,7 @@ class AcpClient:
             return None
         if self._terminal:
             if method == "terminal/create":
-                return await terminals.create(params, files)
+                return await terminals.create(params, files, session.terminal_env)
             if method == "terminal/output":
                 return terminals.output(params)
             if method == "terminal/wait_for_exit":

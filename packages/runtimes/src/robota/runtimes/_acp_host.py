@@ -10,6 +10,9 @@ Terminals. ``terminal/create`` runs the command line through ``/bin/sh -c`` in t
 directory (or the ``cwd`` asked for, under the same confinement), in its own process group, and
 keeps at most ``outputByteLimit`` bytes of output, dropping from the beginning at a character
 boundary. ``release`` kills what still runs; every terminal is killed when the session host closes.
+A terminal's environment is an agent's (``_process``: robota's secrets and settings scrubbed,
+its non-secret context kept), plus what the session adds (``ROBOTA_TASK_ID``: the task it runs
+for) and the variables the request asks for, reserved names refused.
 """
 
 from __future__ import annotations
@@ -25,8 +28,9 @@ from typing import Any
 import trio
 
 from ._jsonrpc import RequestRefused
+from ._process import INJECTED_NAMES, is_reserved_name
 
-__all__ = ["FileAccess", "HostError", "Terminals"]
+__all__ = ["FileAccess", "HostError", "Terminals", "terminal_environment"]
 
 DEFAULT_OUTPUT_LIMIT = 1024 * 1024
 
@@ -104,6 +108,21 @@ class _Terminal:
         return {"exitCode": code, "signal": None}
 
 
+def terminal_environment(
+    inherited: Mapping[str, str], session_env: Mapping[str, str], requested: Any
+) -> dict[str, str]:
+    """A terminal's environment: see the module docstring."""
+    env = {
+        k: v for k, v in inherited.items() if not is_reserved_name(k) or k.upper() in INJECTED_NAMES
+    }
+    for entry in requested if isinstance(requested, list) else ():
+        name = entry.get("name") if isinstance(entry, dict) else None
+        if isinstance(name, str) and not is_reserved_name(name):
+            env[name] = str(entry.get("value", ""))
+    env.update(session_env)
+    return env
+
+
 class Terminals:
     """The terminals of one ACP connection, keyed by the ids robota hands out."""
 
@@ -112,7 +131,12 @@ class Terminals:
         self._terminals: dict[str, _Terminal] = {}
         self._next = 0
 
-    async def create(self, params: Mapping[str, Any], files: FileAccess) -> dict[str, Any]:
+    async def create(
+        self,
+        params: Mapping[str, Any],
+        files: FileAccess,
+        session_env: Mapping[str, str] | None = None,
+    ) -> dict[str, Any]:
         command = params.get("command")
         if not isinstance(command, str) or not command:
             raise HostError(-32602, "command must be a non-empty string")
@@ -120,10 +144,7 @@ class Terminals:
         if not isinstance(args, list) or not all(isinstance(a, str) for a in args):
             raise HostError(-32602, "args must be a list of strings")
         cwd = files.resolve(params["cwd"]) if params.get("cwd") else files.root
-        env = dict(os.environ)
-        for entry in params.get("env") or ():
-            if isinstance(entry, dict) and isinstance(entry.get("name"), str):
-                env[entry["name"]] = str(entry.get("value", ""))
+        env = terminal_environment(os.environ, session_env or {}, params.get("env") or ())
         limit = params.get("outputByteLimit")
         limit = limit if isinstance(limit, int) and limit > 0 else DEFAULT_OUTPUT_LIMIT
         argv = [command, *args] if args else ["/bin/sh", "-c", command]

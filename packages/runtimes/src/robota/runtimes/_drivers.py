@@ -22,7 +22,7 @@ from robota.core import AgentError
 from robota.core.agents import AgentSessionInfo, SessionSpec
 from robota.core.events import ApprovalDecision, RuntimeEvent
 
-from ._acp import AcpClient, ImagesUnsupported, SessionBusy
+from ._acp import AcpClient, AcpSession, ImagesUnsupported, SessionBusy
 from ._app_server import AppServerClient, SteerRejected
 from ._approvals import DecidedBy
 from ._jsonrpc import Connection, RpcError
@@ -197,6 +197,13 @@ class AcpDriver:
         return self.version
 
     async def open(self, spec: SessionSpec, resume_id: str | None) -> tuple[str, bool]:
+        session, resumed = await self._open(spec, resume_id)
+        if spec.task_id is not None:
+            # Terminals are robota's own processes, run for one session: they can say whose.
+            session.terminal_env["ROBOTA_TASK_ID"] = spec.task_id
+        return session.id, resumed
+
+    async def _open(self, spec: SessionSpec, resume_id: str | None) -> tuple[AcpSession, bool]:
         if resume_id is not None and self.client.can_load:
             try:
                 loaded = await self.client.load_session(
@@ -206,7 +213,7 @@ class AcpDriver:
                 logger.warning("acp: cannot load session %s: %s", resume_id, error)
             else:
                 if loaded is not None:
-                    return loaded.id, True
+                    return loaded, True
         elif spec.fork_from is not None:
             if not self.client.can_fork:
                 raise SessionRefused(
@@ -215,9 +222,9 @@ class AcpDriver:
             forked = await self.client.fork_session(
                 spec.fork_from, spec.cwd, permission_mode=spec.permission_mode
             )
-            return forked.id, True
+            return forked, True
         session = await self.client.new_session(spec.cwd, permission_mode=spec.permission_mode)
-        return session.id, False
+        return session, False
 
     async def start_turn(
         self,

@@ -40,6 +40,7 @@ from ._stderr_tail import StderrTail, agent_secrets
 __all__ = [
     "AgentProcess",
     "ShutdownTimings",
+    "INJECTED_NAMES",
     "agent_environment",
     "is_reserved_name",
     "Spawn",
@@ -50,7 +51,8 @@ __all__ = [
 logger = logging.getLogger("robota.runtimes.process")
 
 _RESERVED = re.compile(r"^(FEISHU_|SLACK_|ROBOTA_)", re.IGNORECASE)
-_INJECTED = ("ROBOTA", "ROBOTA_HOME", "ROBOTA_CONFIG", "ROBOTA_AGENT_NAME")
+INJECTED_NAMES = ("ROBOTA", "ROBOTA_HOME", "ROBOTA_CONFIG", "ROBOTA_AGENT_NAME")
+"""robota's non-secret context an agent sees (set anew for each agent)."""
 _PENDING_LIMIT = 64 * 1024
 """Bytes of stderr without a newline kept before they count as a line: bounded memory."""
 
@@ -63,7 +65,7 @@ def is_reserved_name(name: str) -> bool:
 def scrubbed_names(inherited: Mapping[str, str]) -> list[str]:
     """The inherited variables ``agent_environment`` keeps from the agent (those it sets again
     itself, robota's non-secret context, aside)."""
-    return [k for k in inherited if is_reserved_name(k) and k.upper() not in _INJECTED]
+    return [k for k in inherited if is_reserved_name(k) and k.upper() not in INJECTED_NAMES]
 
 
 def agent_environment(

@@ -4,23 +4,39 @@ the local control endpoint and, later, the chat transports; ``robota task`` talk
 Layering, bottom up: ``_requests`` (the control requests), ``_routing`` (pure: which route a
 task is driven through), ``_reads`` (the store reads ``task list`` and the host share),
 ``_taps`` (the host's subscriptions to routes), ``_transports`` (the chat transports'
-children and their status), ``_desk`` (the ``task.*`` requests), ``_spawn`` (a detached host
-and its readiness: ``server start`` and a restart), ``_crash`` (crash reports), ``_restart``
-(pure: the safe restart's decisions) and ``_restarter`` (its shell and the handoff of enrolled
-routes), ``_host`` (the tree), ``_run`` (``server run``: lock, signals, exit code, replacing
-itself). The CLI's ``server`` and
+children, their status and their group offers), ``_desk`` (the ``task.*`` requests),
+``_groups`` (``task.newgroup | forkgroup`` through a transport's ``GroupMaker``), ``_spawn``
+(a detached host and its readiness: ``server start`` and a restart), ``_crash`` (crash
+reports), ``_restart`` (pure: the safe restart's decisions) and ``_restarter`` (its shell and
+the handoff of enrolled routes), ``_host`` (the tree), ``_run`` (``server run``: lock,
+signals, exit code, replacing itself). The CLI's ``server`` and
 ``task`` commands import this package only inside their bodies: it loads the engine.
 """
 
 from ._crash import crash_report, write_crash_report
 from ._host import Host, status_json
-from ._reads import TaskRow, count_routes, routes_of, task_rows
+from ._reads import (
+    TaskRow,
+    count_routes,
+    routes_of,
+    task_number,
+    task_rows,
+    task_status,
+    tasks_with_remote_id,
+)
 from ._requests import (
+    SEND_WAIT,
+    SEND_WAIT_MAX,
     CancelRestart,
     HostStatus,
     RestartHost,
     StopHost,
+    TaskFork,
+    TaskForkGroup,
     TaskNew,
+    TaskNewGroup,
+    TaskQueue,
+    TaskRename,
     TaskSend,
     TaskStop,
 )
@@ -94,6 +110,13 @@ __all__ = [
     "TaskNew",
     "TaskSend",
     "TaskStop",
+    "TaskFork",
+    "TaskQueue",
+    "TaskRename",
+    "TaskNewGroup",
+    "TaskForkGroup",
+    "SEND_WAIT",
+    "SEND_WAIT_MAX",
     # routes
     "CLI_KIND",
     "TaskRoute",
@@ -106,4 +129,7 @@ __all__ = [
     "count_routes",
     "routes_of",
     "task_rows",
+    "tasks_with_remote_id",
+    "task_number",
+    "task_status",
 ]

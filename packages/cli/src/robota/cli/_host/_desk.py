@@ -1,9 +1,12 @@
-"""The host's ``task.*`` requests: what ``robota task send | new | stop`` ask of the engine.
+"""The host's ``task.*`` requests: what ``robota task send | new | stop | fork | queue |
+rename`` ask of the engine.
 
 Every request goes through the engine's own rules: a prompt is a ``UserInput`` to the task's
 route (``_routing`` picks it), which steers, queues or starts a turn as a person's typing
-would; a new task is a ``NewTask`` on a ``cli`` route of its own; a stop is an ``Interrupt``.
-The desk only follows the route (``RouteTaps``) to report what came of it.
+would; a new task is a ``NewTask`` on a ``cli`` route of its own (or the route asked for); a
+fork is a ``ForkTask`` on a new ``cli`` route; a stop is an ``Interrupt``; the queue and a
+rename are the route's own ``/queue`` and ``/rename`` commands, typed on the task's route. The
+desk only follows the route (``RouteTaps``) to report what came of it.
 
 While the host stops, ``accepting`` is false and every request here is refused with
 ``stopping``: no new turn starts in a host that is going away.
@@ -21,6 +24,9 @@ import trio
 from robota.core.control import HandlerError
 from robota.core.engine import (
     Engine,
+    ForkTask,
+    InputQueued,
+    InputSteered,
     Interrupt,
     NewTask,
     RouteIdle,
@@ -28,6 +34,7 @@ from robota.core.engine import (
     RouteReply,
     TaskOpened,
     TaskSettings,
+    TurnBegan,
     TurnFinished,
     UserInput,
     UseTask,
@@ -36,8 +43,17 @@ from robota.core.store import Task, Together, open_reader, route_binding
 from robota.core.store import task as load_task
 
 from ._reads import routes_of
-from ._requests import TaskNew, TaskSend, TaskStop
-from ._routing import TaskRoute, cli_route, route_for_task
+from ._requests import (
+    SEND_WAIT,
+    SEND_WAIT_MAX,
+    TaskFork,
+    TaskNew,
+    TaskQueue,
+    TaskRename,
+    TaskSend,
+    TaskStop,
+)
+from ._routing import TaskRoute, cli_route, route_for_task, serves
 from ._taps import RouteTaps
 
 __all__ = ["TaskDesk", "task_json"]
@@ -55,6 +71,7 @@ def task_json(task: Task) -> dict[str, object]:
         "agent": task.agent,
         "cwd": task.cwd,
         "last_turn_status": task.last_turn_status,
+        "forked_from": task.forked_from,
     }
 
 
@@ -88,9 +105,14 @@ class TaskDesk:
     # -- requests --------------------------------------------------------------------------------
 
     async def send(self, request: TaskSend) -> dict[str, object]:
-        self._refuse_when_stopping()
+        self.refuse_when_stopping()
         if not request.text.strip():
             raise HandlerError("bad_request", "task.send: 'text' is empty", "text")
+        wait = SEND_WAIT if request.timeout is None else request.timeout
+        if not 0 < wait <= SEND_WAIT_MAX:
+            raise HandlerError(
+                "bad_request", f"task.send: 'timeout' must be in (0, {SEND_WAIT_MAX:g}]", "timeout"
+            )
         task, route = await self._task_route(request.task)
         key = route.route_key
         async with self.taps.tap(key) as notices:
@@ -98,12 +120,23 @@ class TaskDesk:
                 await self._bind(key, task.id, notices)
             sent = self.taps.tell(key, UserInput(request.text))
             result: dict[str, object] = {"task": task_json(task), "route": key}
-            if request.wait:
-                result.update(await self._answers(key, sent, notices))
+            if not request.wait:
+                result["outcome"] = await self._outcome(request.text, notices)
+            else:
+                with trio.move_on_after(wait):
+                    result.update(await self._answers(key, sent, notices))
+                if "turns" not in result:
+                    raise HandlerError(
+                        "timeout",
+                        f"task {task.id}: no end within {wait:g} s; the turn goes on and its "
+                        "answer goes where the route's answers go",
+                    )
+                # What the turns made of the task (its last turn's status), not what it was.
+                result["task"] = task_json(await self.read_task(task.id))
         return result
 
     async def new(self, request: TaskNew) -> dict[str, object]:
-        self._refuse_when_stopping()
+        self.refuse_when_stopping()
         if request.cwd is not None and request.nodir:
             raise HandlerError("bad_request", "task.new: 'cwd' and 'nodir' exclude each other")
         cwd = Path(request.cwd) if request.cwd is not None else None
@@ -112,24 +145,83 @@ class TaskDesk:
         settings = TaskSettings(agent=request.agent, cwd=cwd, title=request.title)
         if request.nodir:
             settings = TaskSettings(agent=request.agent, title=request.title, nodir=True)
+        key = request.route if request.route is not None else cli_route(secrets.token_hex(6))
+        if not serves(self.kinds, key):
+            served = ", ".join(sorted(self.kinds))
+            raise HandlerError(
+                "bad_request",
+                f"task.new: route {key!r} is not of a kind this host serves ({served})",
+                "route",
+            )
+        task = await self.open_on(key, NewTask(settings))
+        return {"task": task_json(task), "route": key}
+
+    async def fork(self, request: TaskFork) -> dict[str, object]:
+        self.refuse_when_stopping()
+        source = await self.read_task(request.task)
         key = cli_route(secrets.token_hex(6))
+        task = await self.open_on(key, ForkTask(source.id, request.title))
+        return {"task": task_json(task), "route": key, "source": task_json(source)}
+
+    async def queue(self, request: TaskQueue) -> dict[str, object]:
+        command = "/queue" if request.cancel is None else f"/queue cancel {request.cancel}"
+        task, route = await self._task_route(request.task)
+        if route.bind:
+            # Queues belong to routes: a task current on none of this host's has none here,
+            # and binding it (opening its agent session) would not change that.
+            if request.cancel is not None:
+                raise HandlerError(
+                    "not_found", f"task {task.id} has no queue on this host", "cancel"
+                )
+            empty = {"level": "info", "text": "the queue is empty"}
+            return {"task": task_json(task), "route": None, "replies": [empty]}
+        replies = await self._command(route.route_key, command)
+        return {"task": task_json(task), "route": route.route_key, "replies": replies}
+
+    async def rename(self, request: TaskRename) -> dict[str, object]:
+        """The route's ``/rename`` on the task's route; a task current on none of the host's
+        routes is bound to its ``cli`` route first, as ``send`` binds it (which opens its agent
+        session: ``/rename`` acts on a route's current task)."""
+        self.refuse_when_stopping()
+        title = " ".join(request.title.split())
+        if not title:
+            raise HandlerError("bad_request", "task.rename: 'title' is empty", "title")
+        task, route = await self._task_route(request.task)
+        key = route.route_key
+        if route.bind:
+            async with self.taps.tap(key) as notices:
+                await self._bind(key, task.id, notices)
+        replies = await self._command(key, f"/rename {title}")
+        await self.engine.store.write(Together(()), timeout=REPLY_TIMEOUT)
+        return {"task": task_json(await self.read_task(task.id)), "route": key, "replies": replies}
+
+    # -- shared with the group requests ------------------------------------------------------------
+
+    async def open_on(self, key: str, request: NewTask | ForkTask) -> Task:
+        """Tell route ``key`` to make a task current (``NewTask`` or ``ForkTask``) and wait
+        until it did; the task as the store has it. Refused with the route's own reason."""
         async with self.taps.tap(key) as notices:
-            self.taps.tell(key, NewTask(settings))
-            with trio.move_on_after(REPLY_TIMEOUT) as waited:
+            self.taps.tell(key, request)
+            timeout = REPLY_TIMEOUT if isinstance(request, NewTask) else OPEN_TIMEOUT
+            with trio.move_on_after(timeout) as waited:
                 async for notice in notices:
-                    if isinstance(notice, RouteReply):
-                        if notice.level == "error":
-                            raise HandlerError("refused", notice.text)
-                        break
+                    if isinstance(notice, RouteReply) and notice.level == "error":
+                        raise HandlerError("refused", notice.text)
+                    if isinstance(request, NewTask):
+                        if isinstance(notice, RouteReply):
+                            break  # announced: written, and no session to wait for
+                    elif isinstance(notice, TaskOpened) and notice.forked_from == request.task_id:
+                        break  # the fork's session opened at its agent
             if waited.cancelled_caught:
-                raise HandlerError("timeout", f"route {key} did not answer NewTask in time")
+                name = type(request).__name__
+                raise HandlerError("timeout", f"route {key} did not answer {name} in time")
         # The route wrote the task before it replied, through the client every route shares:
         # once a write queued after it commits, the task is there to read.
         await self.engine.store.write(Together(()), timeout=REPLY_TIMEOUT)
         task = await trio.to_thread.run_sync(self._bound_task, key)
         if task is None:
             raise HandlerError("internal", f"route {key} replied but holds no task")
-        return {"task": task_json(task), "route": key}
+        return task
 
     async def stop(self, request: TaskStop) -> dict[str, object]:
         task, route = await self._task_route(request.task)
@@ -152,13 +244,34 @@ class TaskDesk:
 
     # -- steps -----------------------------------------------------------------------------------
 
-    def _refuse_when_stopping(self) -> None:
+    def refuse_when_stopping(self) -> None:
         if not self._accepting():
             raise HandlerError("stopping", "the host is stopping; it accepts no new turns")
 
     async def route_of(self, task_id: str) -> str:
         """The route key ``task_id`` is driven through (``not_found`` when there is no task)."""
         return (await self._task_route(task_id))[1].route_key
+
+    async def read_task(self, task_id: str) -> Task:
+        def read() -> Task | None:
+            with closing(open_reader(self.engine.db_path)) as db:
+                return load_task(db, task_id)
+
+        task = await trio.to_thread.run_sync(read)
+        if task is None:
+            raise HandlerError("not_found", f"no task {task_id!r}", "task")
+        return task
+
+    async def _command(self, key: str, line: str) -> list[dict[str, str]]:
+        """Type the command ``line`` on route ``key``; the route's reply to it."""
+        async with self.taps.tap(key) as notices:
+            self.taps.tell(key, UserInput(line))
+            with trio.move_on_after(REPLY_TIMEOUT):
+                async for notice in notices:
+                    if isinstance(notice, RouteReply):
+                        return [_reply_json(notice)]
+        name = line.split(maxsplit=1)[0]
+        raise HandlerError("timeout", f"route {key} did not answer {name} in time")
 
     async def _task_route(self, task_id: str) -> tuple[Task, TaskRoute]:
         def read() -> tuple[Task | None, list[str]]:
@@ -191,6 +304,24 @@ class TaskDesk:
                     raise HandlerError("refused", notice.text)
             raise HandlerError("stopping", "the host stopped before the task opened")
         raise HandlerError("timeout", f"task {task_id} did not open within {OPEN_TIMEOUT:g} s")
+
+    async def _outcome(
+        self, text: str, notices: trio.MemoryReceiveChannel[RouteNotice]
+    ) -> dict[str, object]:
+        """What the route made of ``text``, once that is committed: a turn ``started``, the
+        prompt ``queued`` (its queue number), ``steered`` into the running turn, or a reply
+        (a command's, or a refusal). ``unknown`` if the route said nothing in time."""
+        with trio.move_on_after(REPLY_TIMEOUT):
+            async for notice in notices:
+                if isinstance(notice, TurnBegan) and notice.prompt == text:
+                    return {"kind": "started", "turn_id": notice.attempt_id}
+                if isinstance(notice, InputQueued) and notice.text == text:
+                    return {"kind": "queued", "prompt_id": notice.prompt_id, "ahead": notice.ahead}
+                if isinstance(notice, InputSteered) and notice.text == text:
+                    return {"kind": "steered", "turn_id": notice.attempt_id}
+                if isinstance(notice, RouteReply):
+                    return {"kind": "replied", "reply": _reply_json(notice)}
+        return {"kind": "unknown"}
 
     async def _answers(
         self, key: str, sent: int, notices: trio.MemoryReceiveChannel[RouteNotice]

@@ -43,13 +43,19 @@ from robota.core.store import open_reader
 
 from .._engine_host import open_engine
 from ._desk import TaskDesk
+from ._groups import GroupDesk
 from ._reads import count_routes
 from ._requests import (
     CancelRestart,
     HostStatus,
     RestartHost,
     StopHost,
+    TaskFork,
+    TaskForkGroup,
     TaskNew,
+    TaskNewGroup,
+    TaskQueue,
+    TaskRename,
     TaskSend,
     TaskStop,
 )
@@ -118,6 +124,10 @@ class Host:
             go=self._replace,
             notify=lambda note: self.transports.note(note),  # noqa: PLW0108 (built below)
         )
+        self.transports = HostTransports(
+            config, profile, port=self.taps.port, store=self.engine.store, host=self
+        )
+        groups = GroupDesk(desk, lambda: self.transports.makers)
         self.server = ControlServer(
             profile.control_socket,
             [
@@ -128,10 +138,12 @@ class Host:
                 Endpoint(TaskSend, self._send_request),
                 Endpoint(TaskNew, desk.new),
                 Endpoint(TaskStop, desk.stop),
+                Endpoint(TaskFork, desk.fork),
+                Endpoint(TaskQueue, desk.queue),
+                Endpoint(TaskRename, desk.rename),
+                Endpoint(TaskNewGroup, groups.new_group),
+                Endpoint(TaskForkGroup, groups.fork_group),
             ],
-        )
-        self.transports = HostTransports(
-            config, profile, port=self.taps.port, store=self.engine.store, host=self
         )
         transports = Supervisor("transports", self.transports.specs)
         self.supervisor = Supervisor(

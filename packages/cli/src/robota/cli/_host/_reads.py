@@ -10,11 +10,26 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from robota.core.store import Database, Task, active_turn_attempts, tasks
+from robota.core.store import (
+    Database,
+    Task,
+    active_turn_attempts,
+    pending_prompts,
+    task_turn_attempts,
+    tasks,
+)
 
 from ._routing import route_kind
 
-__all__ = ["TaskRow", "count_routes", "routes_of", "task_rows"]
+__all__ = [
+    "TaskRow",
+    "count_routes",
+    "routes_of",
+    "task_number",
+    "task_rows",
+    "task_status",
+    "tasks_with_remote_id",
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,6 +74,15 @@ def routes_of(db: Database, task_id: str) -> list[str]:
     return [str(row["route_key"]) for row in rows]
 
 
+def tasks_with_remote_id(db: Database, remote_id: str) -> list[Task]:
+    """The tasks bound to the agent session ``remote_id`` (of any agent), newest first."""
+    rows = db.query(
+        "SELECT * FROM tasks WHERE remote_id = ? ORDER BY updated_at DESC, rowid DESC LIMIT 10",
+        (remote_id,),
+    )
+    return [Task.from_row(row) for row in rows]
+
+
 def count_routes(db: Database) -> int:
     """Routes the store knows (each has been bound to a task)."""
     row = db.execute("SELECT COUNT(*) FROM routes").fetchone()
@@ -66,12 +90,60 @@ def count_routes(db: Database) -> int:
 
 
 def task_rows(db: Database, *, limit: int) -> list[TaskRow]:
-    """The ``limit`` most recently active tasks, newest first, numbered from 1."""
+    """The ``limit`` most recently active tasks (all with a negative ``limit``), newest first,
+    numbered from 1: a task's number is its place among all tasks, as TASK names it."""
     listed: Sequence[Task] = tasks(db, limit=limit)
     running = {a.task_id for a in active_turn_attempts(db)}
     rows = []
     for number, task in enumerate(listed, start=1):
-        state = "running" if task.id in running else (task.last_turn_status or "new")
         current = routes_of(db, task.id)
-        rows.append(TaskRow(number, task, state, current[0] if current else None))
+        rows.append(TaskRow(number, task, _state(task, running), current[0] if current else None))
     return rows
+
+
+def _state(task: Task, running: set[str]) -> str:
+    return "running" if task.id in running else (task.last_turn_status or "new")
+
+
+def task_number(db: Database, task_id: str) -> int | None:
+    """The task's number in ``task list`` (newest first over all tasks), ``None`` if unknown."""
+    row = db.execute(
+        "SELECT COUNT(*) FROM tasks AS t, "
+        "(SELECT updated_at AS u, rowid AS r FROM tasks WHERE id = ?) AS me "
+        "WHERE t.updated_at > me.u OR (t.updated_at = me.u AND t.rowid >= me.r)",
+        (task_id,),
+    ).fetchone()
+    count = int(row[0]) if row is not None else 0
+    return count or None
+
+
+def task_status(db: Database, task: Task) -> dict[str, object]:
+    """``task status --json``: the task's ``task list`` fields, the routes it is current on,
+    what waits in their queues, and its latest turn."""
+    current = routes_of(db, task.id)
+    running = {a.task_id for a in active_turn_attempts(db)}
+    row = TaskRow(
+        task_number(db, task.id) or 0, task, _state(task, running), current[0] if current else None
+    )
+    latest = task_turn_attempts(db, task.id, limit=1)
+    turn = latest[0] if latest else None
+    return {
+        **row.to_json(),
+        "routes": current,
+        "queued": {key: len(pending_prompts(db, key)) for key in current},
+        "remote_id": task.remote_id,
+        "model": task.model,
+        "permission_mode": task.permission_mode,
+        "forked_from": task.forked_from,
+        "last_turn": None
+        if turn is None
+        else {
+            "id": turn.id,
+            "status": turn.status,
+            "prompt": turn.prompt,
+            "final": turn.final_text,
+            "error": turn.error,
+            "created_at": turn.created_at,
+            "finished_at": turn.finished_at,
+        },
+    }

@@ -14,11 +14,22 @@ __all__ = [
     "CancelRestart",
     "HostStatus",
     "RestartHost",
+    "SEND_WAIT",
+    "SEND_WAIT_MAX",
     "StopHost",
+    "TaskFork",
+    "TaskForkGroup",
     "TaskNew",
+    "TaskNewGroup",
+    "TaskQueue",
+    "TaskRename",
     "TaskSend",
     "TaskStop",
 ]
+
+SEND_WAIT = 1800.0
+"""Seconds ``task.send`` with ``wait`` waits for its turns by default."""
+SEND_WAIT_MAX = 86400.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,24 +66,31 @@ class CancelRestart:
 
 @dataclass(frozen=True, slots=True)
 class TaskSend:
-    """A prompt to the task's route as if its owner had typed it; with ``wait``, the reply
-    comes once the route is idle again and carries the turns that ended meanwhile."""
+    """A prompt to the task's route as if its owner had typed it. Without ``wait`` the reply
+    says what the route made of it (``outcome``: started, queued, steered, replied); with
+    ``wait`` it comes once the route is idle again and carries the turns that ended meanwhile
+    and the task as they left it."""
 
     TYPE: ClassVar[str] = "task.send"
     task: str
     text: str
     wait: bool = False
+    timeout: float | None = None
+    """Seconds to wait (``SEND_WAIT`` by default, at most ``SEND_WAIT_MAX``); past them the
+    reply is a ``timeout`` error and the turn goes on, its answer where the route's go."""
 
 
 @dataclass(frozen=True, slots=True)
 class TaskNew:
-    """A new task on a ``cli`` route of its own."""
+    """A new task on a ``cli`` route of its own, or on ``route`` (one the host serves: a
+    chat's), where it becomes the current task."""
 
     TYPE: ClassVar[str] = "task.new"
     agent: str | None = None
     cwd: str | None = None
     nodir: bool = False
     title: str | None = None
+    route: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -81,3 +99,59 @@ class TaskStop:
 
     TYPE: ClassVar[str] = "task.stop"
     task: str
+
+
+@dataclass(frozen=True, slots=True)
+class TaskFork:
+    """A new task from ``task``'s latest completed turn (the engine's ``ForkTask``), on a
+    ``cli`` route of its own; a turn running on the source goes on."""
+
+    TYPE: ClassVar[str] = "task.fork"
+    task: str
+    title: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class TaskQueue:
+    """The prompts queued on the task's route (the route's ``/queue``), or with ``cancel``
+    the one of that number removed (``/queue cancel N``)."""
+
+    TYPE: ClassVar[str] = "task.queue"
+    task: str
+    cancel: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class TaskRename:
+    """A new title for the task (the route's ``/rename``)."""
+
+    TYPE: ClassVar[str] = "task.rename"
+    task: str
+    title: str
+
+
+@dataclass(frozen=True, slots=True)
+class TaskNewGroup:
+    """A new group chat, made by a transport that offers groups (``GroupMaker``), with a new
+    task as its current one: ``task``'s agent and directory unless ``agent``/``cwd``/``nodir``
+    say otherwise; none of them and no ``task``: the profile's defaults. ``transport`` picks
+    the transport when several offer groups."""
+
+    TYPE: ClassVar[str] = "task.newgroup"
+    task: str | None = None
+    title: str | None = None
+    agent: str | None = None
+    cwd: str | None = None
+    nodir: bool = False
+    transport: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class TaskForkGroup:
+    """A new group chat whose current task is a fork of ``task`` (its latest completed turn),
+    made as ``TaskNewGroup`` makes its group."""
+
+    TYPE: ClassVar[str] = "task.forkgroup"
+    task: str
+    title: str | None = None
+    transport: str | None = None

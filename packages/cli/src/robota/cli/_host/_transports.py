@@ -10,6 +10,8 @@ when none is enabled). A plugin that cannot be served, or fails to load, is repo
 
 A transport's service that implements ``RestartNotes`` is told the safe restart's news for the
 routes of its kind (``note``); other routes' notes (a ``cli`` route has no chat) are dropped.
+A transport that can create group chats offers it through its context (``offer_groups``);
+``makers`` holds the offers, by transport name, for ``task newgroup | forkgroup``.
 """
 
 from __future__ import annotations
@@ -27,7 +29,13 @@ from robota.core import (
     Service,
     transport_plugin,
 )
-from robota.core.frontend import RestartNote, RestartNotes, TransportContext, TransportStatus
+from robota.core.frontend import (
+    GroupMaker,
+    RestartNote,
+    RestartNotes,
+    TransportContext,
+    TransportStatus,
+)
 
 from ._routing import route_kind
 
@@ -94,6 +102,8 @@ class HostTransports:
         self.specs: list[ChildSpec] = []
         self.services: dict[str, object] = {}
         """Each transport's current incarnation, by name (for ``note``)."""
+        self.makers: dict[str, GroupMaker] = {}
+        """The transports offering group creation now (``offer_groups``), by name."""
         started_at = clock()
         for name, settings in enabled_transports(config).items():
             try:
@@ -122,6 +132,7 @@ class HostTransports:
                 started_at=started_at,
                 locale=host_locale(),
                 host=host,
+                groups=self._offer_groups,
             )
             self.specs.append(
                 ChildSpec(
@@ -162,6 +173,13 @@ class HostTransports:
             listed.append(entry)
         return listed
 
+    def _offer_groups(self, name: str, maker: GroupMaker | None) -> None:
+        if maker is None:
+            self.makers.pop(name, None)
+        else:
+            self.makers[name] = maker
+        logger.info("transport %s: %s group creation", name, "offers" if maker else "withdrew")
+
     def _reporter(self, name: str) -> Callable[[TransportStatus], None]:
         def report(status: TransportStatus) -> None:
             previous = self.status.get(name)
@@ -183,6 +201,7 @@ def _service_factory(
     def build() -> Service:
         # Built anew on each restart: a crashed transport starts from a clean connection.
         context.report(TransportStatus("connecting"))
+        context.offer_groups(None)  # an offer made by the crashed incarnation is void
         services[context.name] = service = plugin.service(context)
         return service
 

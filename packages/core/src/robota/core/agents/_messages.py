@@ -94,6 +94,11 @@ class SessionSpec:
     ``fork_turn_id`` where the agent can fork at a turn) and the source stays as it was. Used
     only when there is no ``resume_id``: a fork that was opened once is resumed afterwards."""
     fork_turn_id: str | None = None
+    task_id: str | None = None
+    """robota's id of the task the session belongs to: what robota runs for the session
+    itself (an ACP agent's terminals) sees it as ``ROBOTA_TASK_ID``, so ``robota task`` run
+    there finds its own task. The agent *process* cannot carry it: one process serves the
+    sessions of many tasks."""
 
 
 # -- requests ------------------------------------------------------------------------------

@@ -321,6 +321,7 @@ class RouteData:
                 fork_from = self.session_of_turn(source, task.fork_turn_id)
         return SessionSpec(
             cwd=Path(task.cwd),
+            task_id=task.id,
             permission_mode=mode,
             model=task.model,
             effort=task.effort,

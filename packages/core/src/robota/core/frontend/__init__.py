@@ -23,13 +23,17 @@ nothing else of the engine's wiring, and the engine's internals change without f
 noticing.
 
 Layering, bottom up: ``_backpressure`` (pure), ``_resolve`` (pure), ``_port``, ``_transport``
-(what the host hands a chat transport it starts: the port, the store, a status callback).
+(what the host hands a chat transport it starts: the port, the store, a status callback;
+what a transport offers back: group creation).
 """
 
 from ._backpressure import CAPACITY, COALESCE_AFTER, merge_notices
 from ._port import FrontEndPort, LinkEnded, Overflowed, RouteHub, RouteLink
 from ._resolve import AmbiguousTask, TaskNotFound, TaskNotResolved, resolve_task
 from ._transport import (
+    GroupChat,
+    GroupMaker,
+    GroupRefused,
     HostActions,
     RestartNote,
     RestartNotes,
@@ -58,6 +62,9 @@ __all__ = [
     "RestartNote",
     "RestartNotes",
     "RestartPhase",
+    "GroupMaker",
+    "GroupChat",
+    "GroupRefused",
     # naming a task
     "resolve_task",
     "TaskNotResolved",

@@ -7,7 +7,10 @@ transport's supervised service (``TransportPlugin.service``); the service report
 connection through ``context.report`` (what ``robota server status`` shows and what the
 host's readiness waits for) and asks for host-level actions through ``context.host``. A
 service that also implements ``RestartNotes`` is told about a safe restart its conversations
-asked for (``RestartNote``): the host knows no platform, so the transport shows the note.
+asked for (``RestartNote``): the host knows no platform, so the transport shows the note. A
+transport that can create group chats offers that to the host once connected
+(``context.offer_groups(maker)``, a ``GroupMaker``): ``robota task newgroup | forkgroup`` go
+through it.
 
 Why a context object and not constructor arguments: the host's offer grows (restart, group
 creation), and a frozen dataclass with defaults lets a third-party plugin built against an
@@ -21,6 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal, Protocol, runtime_checkable
 
+from .._errors import RobotaError
 from ..store import StoreClient
 from ._port import FrontEndPort
 
@@ -28,6 +32,9 @@ if TYPE_CHECKING:
     from ..config import Config, Profile
 
 __all__ = [
+    "GroupChat",
+    "GroupMaker",
+    "GroupRefused",
     "HostActions",
     "RestartNote",
     "RestartNotes",
@@ -102,6 +109,40 @@ class RestartNotes(Protocol):
 
 
 @dataclass(frozen=True, slots=True)
+class GroupChat:
+    """A group chat a ``GroupMaker`` made."""
+
+    route_key: str
+    """The route of the group's main timeline, of the transport's kind (``feishu:oc_1``)."""
+    chat_id: str
+    """The platform's id of the chat, as ``task newgroup --json`` shows it."""
+    title: str
+
+
+class GroupRefused(RobotaError):
+    """The platform would not make the group; the message says why (never a secret)."""
+
+
+class GroupMaker(Protocol):
+    """What a transport that can create group chats offers the host (``offer_groups``).
+
+    The host drives it, on its trio loop, in two steps around the engine's own messages:
+
+    1. ``new_group(title)``: create the chat with the profile's owner in it (a CLI request
+       has no chat user: the transport invites the owner its settings name) and return it,
+       *without* subscribing to its route yet; raise ``GroupRefused`` to refuse;
+    2. the host tells the group's route ``NewTask`` or ``ForkTask`` through the port and
+       follows it until the task opened, then lets go of the route;
+    3. ``group_opened(group, task_id)``: from now on the route is the transport's; subscribe
+       to it and greet the group (the task's settings are in the store).
+    """
+
+    async def new_group(self, title: str) -> GroupChat: ...
+
+    async def group_opened(self, group: GroupChat, task_id: str) -> None: ...
+
+
+@dataclass(frozen=True, slots=True)
 class TransportContext:
     """See the module docstring. Everything here is safe to use from the trio loop; ``port``
     and ``report`` from any thread."""
@@ -122,3 +163,11 @@ class TransportContext:
     """The profile's locale (``zh*`` -> Chinese notes, else English)."""
     host: HostActions | None = None
     """The host's actions; ``None`` where nothing can restart (a test without a host)."""
+    groups: Callable[[str, GroupMaker | None], None] | None = None
+    """Where ``offer_groups`` goes (the host's group registry); ``None`` without a host."""
+
+    def offer_groups(self, maker: GroupMaker | None) -> None:
+        """Offer the host group creation through ``maker`` (trio loop), or withdraw the offer
+        with ``None`` (the connection is lost). Without a host, nothing happens."""
+        if self.groups is not None:
+            self.groups(self.name, maker)
