@@ -10,6 +10,8 @@ Layering, bottom up (a module imports only from the layers below it):
 6. ``_routes``        the route directory with passivation
    ``_capabilities``, ``_plugins``, ``_main``   what agents can do; what runtime and
    transport plugins offer, found by entry point; a trio run as a process's main
+   ``_commands``      the engine's slash commands and their resolver (pure, no imports), low
+   enough for ``config`` and ``policy`` to check team intents against
 7. ``store``, ``config``, ``logs``     the SQLite store, configuration and paths, structured logs
    ``events``, ``agents``   the runtime-neutral turn events, and the messages routes and agents
    exchange
