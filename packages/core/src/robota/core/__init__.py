@@ -17,6 +17,9 @@ Layering, bottom up (a module imports only from the layers below it):
    exchange
    ``presentation``   the turn view, its renderers (terminal, Feishu, Slack) and the card update
    throttle; pure (no I/O, no clock), importing only ``events``
+   ``policy``         team groups' decisions: permissions, intents, the switch and
+   acknowledgement detectors, confirmations, the dispatch scheduler, localised replies; pure,
+   importing only ``config`` and ``_commands`` (nothing above ``store``/``config``)
 8. ``testing``        public helpers for tests of code built on the kernel
 9. ``frontend``       the one port front ends reach the engine's routes through (above
    ``engine``, which it knows only as a ``RouteHub``: connect, disconnect, tell)
