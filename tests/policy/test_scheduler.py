@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 from robota.core.policy import (
     Complete,
     Ended,
+    Pending,
     Queued,
     Rejected,
     Request,
@@ -20,9 +21,13 @@ from robota.core.policy import (
     Submit,
     Sweep,
     Withdrawn,
+    confirmations_from_json,
+    confirmations_to_json,
     conflict,
     conflict_reason,
     queued_reply,
+    scheduler_from_json,
+    scheduler_to_json,
     tags_conflict,
 )
 
@@ -241,3 +246,21 @@ def test_many_requests_at_once(
     assert sorted(started) == sorted(accepted) and len(started) == len(set(started))
     for ids in order.values():
         assert [i for i in started if i in ids] == ids
+
+
+def test_the_registry_round_trips_through_its_json() -> None:
+    scheduler = Scheduler(slots=1, queue_limit=5)
+    run(scheduler, Submit(req("a", "u1", "write:/p"), 1.5), Submit(req("b", "u2", "port:80"), 2))
+    text = scheduler_to_json(scheduler.state)
+    assert scheduler_from_json(text) == scheduler.state
+    assert scheduler_from_json("{}") == SchedulerState()
+    pending = (Pending("t", "ou_a", "drop_db", "users 名单", 3.0),)
+    assert confirmations_from_json(confirmations_to_json(pending)) == pending
+
+
+@pytest.mark.parametrize(
+    "text", ['{"v": 2, "running": [], "queue": []}', '{"v": 1, "running": [{}], "queue": []}', "[]"]
+)
+def test_a_registry_in_another_format_is_refused(text: str) -> None:
+    with pytest.raises(ValueError, match="team registry"):
+        scheduler_from_json(text)

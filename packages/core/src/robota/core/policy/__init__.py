@@ -13,6 +13,7 @@ in), each concept in its own module and tested with tables:
 * ``_confirm``      pending confirmations of ``admin-confirm`` intents (15 minutes);
 * ``_tags``         resource tags and their conflicts;
 * ``_scheduler``    the dispatch scheduler: slots, conflicts, per-sender order, the queue;
+* ``_records``      the scheduler's state and the confirmations as the store keeps them (JSON);
 * ``_replies``      the fixed, localised replies, and a team's transport defaults;
 * ``_text``         folding chat text (case, ASCII and CJK punctuation) for the detectors.
 
@@ -61,6 +62,12 @@ from ._permissions import (
     heuristic_level,
     level_of,
     role_of,
+)
+from ._records import (
+    confirmations_from_json,
+    confirmations_to_json,
+    scheduler_from_json,
+    scheduler_to_json,
 )
 from ._replies import (
     REPLIES,
@@ -153,6 +160,11 @@ __all__ = [
     "conflict",
     "conflict_reason",
     "tags_conflict",
+    # the store's JSON of a team's registry
+    "confirmations_from_json",
+    "confirmations_to_json",
+    "scheduler_from_json",
+    "scheduler_to_json",
     # replies
     "REPLIES",
     "ack_reply",
