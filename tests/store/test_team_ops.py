@@ -10,6 +10,7 @@ from robota.core.store import (
     SaveTeamState,
     SetTeamPaused,
     TeamAuditEvent,
+    latest_team_audit,
     open_reader,
     team_audit,
     team_row,
@@ -77,5 +78,7 @@ def test_audit_is_per_team_in_order_and_pages(store, reader) -> None:
     assert events[0] == TeamAuditEvent(ids[0], "web", "ou_a", "deploy", "admin", "reject", 1.0)
     assert [e.id for e in team_audit(reader, "web", after_id=ids[0])] == [ids[2]]
     assert [e.id for e in team_audit(reader, "web", limit=1)] == [ids[0]]
+    assert [e.id for e in latest_team_audit(reader, "web", limit=1)] == [ids[2]]
+    assert [e.id for e in latest_team_audit(reader, "web", limit=5)] == [ids[0], ids[2]]
     columns = [row[1] for row in reader.execute("PRAGMA table_info(team_audit)")]
     assert columns == ["id", "team", "sender", "intent", "level", "decision", "created_at"]

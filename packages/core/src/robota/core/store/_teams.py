@@ -26,6 +26,7 @@ __all__ = [
     "SetTeamPaused",
     "TeamAuditEvent",
     "TeamRow",
+    "latest_team_audit",
     "team_audit",
     "team_row",
     "team_rows",
@@ -196,5 +197,15 @@ def team_audit(
     rows = db.query(
         "SELECT * FROM team_audit WHERE team = ? AND id > ? ORDER BY id LIMIT ?",
         (team, after_id, limit),
+    )
+    return [TeamAuditEvent(**row) for row in rows]
+
+
+def latest_team_audit(db: Database, team: str, *, limit: int = 100) -> list[TeamAuditEvent]:
+    """``team``'s newest ``limit`` decisions, oldest of them first."""
+    rows = db.query(
+        "SELECT * FROM (SELECT * FROM team_audit WHERE team = ? ORDER BY id DESC LIMIT ?)"
+        " ORDER BY id",
+        (team, limit),
     )
     return [TeamAuditEvent(**row) for row in rows]
