@@ -20,6 +20,8 @@ Layering, bottom up (a module imports only from the layers below it):
    ``policy``         team groups' decisions: permissions, intents, the switch and
    acknowledgement detectors, confirmations, the dispatch scheduler, localised replies; pure,
    importing only ``config`` and ``_commands`` (nothing above ``store``/``config``)
+   ``teams``          the team actor: one team's scheduler and confirmations, persisted before
+   their effects are delivered (above ``policy`` and ``store``)
 8. ``testing``        public helpers for tests of code built on the kernel
 9. ``frontend``       the one port front ends reach the engine's routes through (above
    ``engine``, which it knows only as a ``RouteHub``: connect, disconnect, tell)

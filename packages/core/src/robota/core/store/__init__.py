@@ -121,6 +121,7 @@ from ._tasks import (
 from ._teams import (
     AppendTeamAudit,
     CountHeldTeamMessage,
+    LoadTeamRow,
     SaveTeamState,
     SetTeamPaused,
     TeamAuditEvent,
@@ -225,6 +226,7 @@ __all__ = [
     # teams
     "AppendTeamAudit",
     "CountHeldTeamMessage",
+    "LoadTeamRow",
     "SaveTeamState",
     "SetTeamPaused",
     "TeamAuditEvent",

@@ -22,6 +22,7 @@ from ._database import Database
 __all__ = [
     "AppendTeamAudit",
     "CountHeldTeamMessage",
+    "LoadTeamRow",
     "SaveTeamState",
     "SetTeamPaused",
     "TeamAuditEvent",
@@ -209,3 +210,14 @@ def latest_team_audit(db: Database, team: str, *, limit: int = 100) -> list[Team
         (team, limit),
     )
     return [TeamAuditEvent(**row) for row in rows]
+
+
+@dataclass(frozen=True, slots=True)
+class LoadTeamRow:
+    """Read a team's row through the writer: after every write queued before it, so a new
+    incarnation of a team actor restores what its predecessor last committed."""
+
+    name: str
+
+    def apply(self, db: Database, /) -> TeamRow | None:
+        return team_row(db, self.name)
