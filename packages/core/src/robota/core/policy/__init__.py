@@ -10,6 +10,7 @@ in), each concept in its own module and tested with tables:
 * ``_acks``         whether a message is a short acknowledgement ("ok", "继续", "thanks");
 * ``_intents``      what a message is (plain text, a built-in, a project intent, an engine
   command, an unknown key), an intent's prompt, a request's tags and permission mode;
+* ``_inbound``      what one message leads to: all of the above in their order, one outcome;
 * ``_confirm``      pending confirmations of ``admin-confirm`` intents (15 minutes);
 * ``_tags``         resource tags and their conflicts;
 * ``_scheduler``    the dispatch scheduler: slots, conflicts, per-sender order, the queue;
@@ -33,6 +34,17 @@ from ._confirm import (
     Expired,
     Pending,
     is_confirmation,
+)
+from ._inbound import (
+    Answer,
+    Command,
+    Confirm,
+    FollowUp,
+    Ignore,
+    Inbound,
+    Report,
+    Run,
+    inbound,
 )
 from ._intents import (
     Ask,
@@ -132,6 +144,16 @@ __all__ = [
     "ACK_MAX_LENGTH",
     "AckKind",
     "detect_ack",
+    # one message, all of the above
+    "Answer",
+    "Command",
+    "Confirm",
+    "FollowUp",
+    "Ignore",
+    "Inbound",
+    "Report",
+    "Run",
+    "inbound",
     # confirmations
     "CONFIRM_SECONDS",
     "CONFIRM_WORDS",
