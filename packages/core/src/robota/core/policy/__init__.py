@@ -16,6 +16,8 @@ in), each concept in its own module and tested with tables:
 * ``_scheduler``    the dispatch scheduler: slots, conflicts, per-sender order, the queue;
 * ``_records``      the scheduler's state and the confirmations as the store keeps them (JSON);
 * ``_replies``      the fixed, localised replies, and a team's transport defaults;
+* ``_notes``        online/offline notes, ``/status`` and ``/queue``, a team task's developer
+  instructions (the group-reply rules);
 * ``_text``         folding chat text (case, ASCII and CJK punctuation) for the detectors.
 
 It imports only ``robota.core.config`` (the team section and its vocabulary) and
@@ -59,6 +61,14 @@ from ._intents import (
     permission_mode_for,
     render_prompt,
     request_tags,
+)
+from ._notes import (
+    context_bar,
+    offline_note,
+    online_note,
+    queue_text,
+    status_text,
+    team_instructions,
 )
 from ._permissions import (
     COMMAND_INTENT_PREFIX,
@@ -196,4 +206,11 @@ __all__ = [
     "reply",
     "team_locale",
     "team_time_zone",
+    # notes, /status, /queue, a team task's instructions
+    "context_bar",
+    "offline_note",
+    "online_note",
+    "queue_text",
+    "status_text",
+    "team_instructions",
 ]
