@@ -17,8 +17,10 @@ from robota.core.policy import (
     FollowUp,
     Ignore,
     Inbound,
+    Pending,
     Report,
     Run,
+    confirmed,
     inbound,
 )
 
@@ -208,3 +210,24 @@ def test_replies_follow_the_team_locale_and_help_lists_the_actions() -> None:
         en(), sender=MEMBER, text="!deploy", chat="c", in_thread=False, owner=None, prefix="!"
     )
     assert isinstance(slack, Answer) and slack.check.intent == "deploy"
+
+
+def test_a_confirmed_intent_runs_after_its_permission_is_checked_again() -> None:
+    pending = Pending("t1", ADMIN, "drop_db", "users", 1.0)
+    run = confirmed(en(), pending, chat="oc_group", owner=OWNER)
+    assert run == Run(
+        _check("allow", "admin", "admin-confirm", "drop_db"),
+        "drop the table users",
+        ("write:/srv/web",),
+        None,
+    )
+    demoted = replace(en(), admins=frozenset(), members=None)
+    refused = confirmed(demoted, pending, chat="oc_group", owner=OWNER)
+    assert refused == Answer(
+        _check("reject", "member", "admin-confirm", "drop_db"),
+        "This operation requires administrator authorization.",
+    )
+    gone = replace(en(), intents={})
+    assert isinstance(confirmed(gone, pending, chat="c", owner=OWNER), Answer)
+    outsider = replace(en(), admins=frozenset(), members=frozenset())
+    assert confirmed(outsider, pending, chat="c", owner=OWNER) == Ignore()

@@ -46,6 +46,7 @@ from ._inbound import (
     Inbound,
     Report,
     Run,
+    confirmed,
     inbound,
 )
 from ._intents import (
@@ -163,6 +164,7 @@ __all__ = [
     "Inbound",
     "Report",
     "Run",
+    "confirmed",
     "inbound",
     # confirmations
     "CONFIRM_SECONDS",

@@ -18,6 +18,10 @@ The order, for a sender who is heard (``role_of``; anyone else is ``Ignore``d):
    * plain text outside a thread, or a project intent anywhere: ``Run``, a new request with
      its prompt, tags and permission mode, for the scheduler.
 
+``confirmed`` turns a confirmed ``Pending`` into its ``Run``, checking the permission again
+(roles are never cached: an admin removed from the list in the meantime is refused; an intent
+removed from the config is answered as unknown).
+
 A pending confirmation is answered before this runs (``Confirmations.answer``: the same
 sender's next message in that thread); only a message it does not consume comes here.
 Pure: the team's config and the message in, one outcome out.
@@ -25,10 +29,11 @@ Pure: the team's config and the message in, one outcome out.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from ..config import PermissionMode, TeamConfig
 from ._acks import detect_ack
+from ._confirm import Pending
 from ._intents import (
     Ask,
     Builtin,
@@ -54,6 +59,7 @@ __all__ = [
     "Inbound",
     "Report",
     "Run",
+    "confirmed",
     "inbound",
 ]
 
@@ -154,3 +160,28 @@ def inbound(
         assert isinstance(parsed, Ask)
         prompt = parsed.text
     return Run(check, prompt, request_tags(parsed, role, team), permission_mode_for(role, team))
+
+
+def confirmed(
+    team: TeamConfig, pending: Pending, *, chat: str, owner: str | None
+) -> Ignore | Answer | Run:
+    """The request a confirmed ``pending`` runs, its decision made again (now ``allow``)."""
+    again = check_intent(pending.sender, pending.intent, team, owner)
+    if again is None:
+        return Ignore()
+    locale = team_locale(team)
+    intent = team.intents.get(pending.intent)
+    if intent is None:
+        return Answer(again, reply(locale, "unknown_intent"))
+    refusal = decision_reply(locale, again) if again.decision != "confirm-needed" else None
+    if refusal is not None:
+        return Answer(again, refusal)
+    prompt = render_prompt(
+        intent, args=pending.args, project=str(team.project), chat=chat, sender=pending.sender
+    )
+    return Run(
+        replace(again, decision="allow"),
+        prompt,
+        request_tags(ProjectIntent(intent, pending.args), again.role, team),
+        permission_mode_for(again.role, team),
+    )
