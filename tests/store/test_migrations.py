@@ -226,6 +226,31 @@ SAMPLE_ROWS: dict[int, dict[str, list[dict[str, object]]]] = {
             }
         ],
     },
+    5: {
+        "teams": [
+            {
+                "name": "web",
+                "paused": 1,
+                "paused_at": 10.0,
+                "held_count": 2,
+                "version": 3,
+                "scheduler_json": '{"running": [], "queue": []}',
+                "confirmations_json": "[]",
+                "updated_at": 10.5,
+            }
+        ],
+        "team_audit": [
+            {
+                "id": 1,
+                "team": "web",
+                "sender": "ou_a",
+                "intent": "deploy",
+                "level": "admin",
+                "decision": "reject",
+                "created_at": 11.0,
+            }
+        ],
+    },
 }
 
 

@@ -44,3 +44,11 @@ def test_warm_turns(tmp_path: Path) -> None:
     assert "robota 1 (session/prompt), raw 1 (session/prompt)" in out
     assert len(re.findall(r"robota's exit once its stdin closed: code 0 ", out)) == 2, out
     assert len(re.findall(r"robota RSS: \d+\.\d MB idle after start", out)) == 2, out
+
+
+def test_teams(tmp_path: Path) -> None:
+    out = run_bench("teams.py", tmp_path)
+    assert "30 senders x 3 requests at once, 3 slots, 3 rounds" in out, out
+    decision = r"^scheduler decision \(pure\) +p50 +[\d.]+ us +p99 +[\d.]+ us .*n=540$"
+    assert re.search(decision, out, re.M), out
+    assert re.search(r"^admission \(tell -> committed reply\) p50 .* n=270$", out, re.M), out

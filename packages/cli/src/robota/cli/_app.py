@@ -93,6 +93,7 @@ from ._init_cmd import init_command  # noqa: E402
 from ._server_cmd import server_group  # noqa: E402
 from ._store_cmd import store_command  # noqa: E402
 from ._task_cmd import task_group  # noqa: E402
+from ._team_cmd import team_group  # noqa: E402
 
 cli.add_command(init_command)
 cli.add_command(doctor_command)
@@ -101,6 +102,7 @@ cli.add_command(cards_group)
 cli.add_command(store_command)
 cli.add_command(server_group)
 cli.add_command(task_group)
+cli.add_command(team_group)
 
 if __name__ == "__main__":  # pragma: no cover
     main(sys.argv[1:])

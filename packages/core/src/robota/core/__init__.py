@@ -10,11 +10,18 @@ Layering, bottom up (a module imports only from the layers below it):
 6. ``_routes``        the route directory with passivation
    ``_capabilities``, ``_plugins``, ``_main``   what agents can do; what runtime and
    transport plugins offer, found by entry point; a trio run as a process's main
+   ``_commands``      the engine's slash commands and their resolver (pure, no imports), low
+   enough for ``config`` and ``policy`` to check team intents against
 7. ``store``, ``config``, ``logs``     the SQLite store, configuration and paths, structured logs
    ``events``, ``agents``   the runtime-neutral turn events, and the messages routes and agents
    exchange
    ``presentation``   the turn view, its renderers (terminal, Feishu, Slack) and the card update
    throttle; pure (no I/O, no clock), importing only ``events``
+   ``policy``         team groups' decisions: permissions, intents, the switch and
+   acknowledgement detectors, confirmations, the dispatch scheduler, localised replies; pure,
+   importing only ``config`` and ``_commands`` (nothing above ``store``/``config``)
+   ``teams``          the team actor: one team's scheduler and confirmations, persisted before
+   their effects are delivered (above ``policy`` and ``store``)
 8. ``testing``        public helpers for tests of code built on the kernel
 9. ``frontend``       the one port front ends reach the engine's routes through (above
    ``engine``, which it knows only as a ``RouteHub``: connect, disconnect, tell)

@@ -7,7 +7,9 @@ directory; otherwise platformdirs decides. ``ROBOTA_CONFIG`` points at another c
 Loading is .env first (the environment wins), then config.yaml with ``${NAME}`` expanded, then
 validation into frozen dataclasses. Every problem is a ``robota.core.ConfigError`` naming the file,
 the key path, what was found and what was expected, and never quoting a secret. A chat
-transport's section is validated by its plugin, with the same ``Reader``.
+transport's section is validated by its plugin, with the same ``Reader``. ``teams.<name>``
+(``_teams``) holds what ``robota.core.policy`` needs to run a team group; its vocabulary (built-in
+intents, switch commands, tag kinds, placeholders) is defined here, below the policy.
 
 Parsing, validation and merging are pure functions of text; the loaders and ``init_profile`` are
 the thin I/O around them.
@@ -26,16 +28,28 @@ from ._model import (
     Config,
     ConsoleSettings,
     Defaults,
+    IntentConfig,
+    IntentLevel,
+    Locale,
     LoggingConfig,
     LogLevel,
     PermissionMode,
     StorageConfig,
+    TeamConfig,
     Transports,
     WsSettings,
 )
 from ._paths import Profile, profile_environment, resolve_profile
 from ._reader import Reader
 from ._secrets import is_secret_value, looks_secret
+from ._teams import (
+    BUILTIN_INTENTS,
+    PLACEHOLDER,
+    PLACEHOLDERS,
+    SWITCH_COMMANDS,
+    TAG_KINDS,
+    reserved_intent_keys,
+)
 
 __all__ = [
     # profiles
@@ -54,6 +68,17 @@ __all__ = [
     "StorageConfig",
     "Transports",
     "WsSettings",
+    # teams: a group chat as the front door of one project
+    "BUILTIN_INTENTS",
+    "IntentConfig",
+    "IntentLevel",
+    "Locale",
+    "PLACEHOLDER",
+    "PLACEHOLDERS",
+    "SWITCH_COMMANDS",
+    "TAG_KINDS",
+    "TeamConfig",
+    "reserved_intent_keys",
     # loading
     "load_config",
     "load_dotenv",

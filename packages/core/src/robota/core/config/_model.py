@@ -30,6 +30,12 @@ __all__ = [
     "LoggingConfig",
     "PermissionMode",
     "StorageConfig",
+    "INTENT_LEVELS",
+    "LOCALES",
+    "IntentConfig",
+    "IntentLevel",
+    "Locale",
+    "TeamConfig",
     "Transports",
     "WsSettings",
 ]
@@ -50,6 +56,14 @@ LogLevel = Literal["debug", "info", "warning", "error"]
 LOG_LEVELS: tuple[LogLevel, ...] = ("debug", "info", "warning", "error")
 
 _EMPTY: Mapping[str, str] = MappingProxyType({})
+
+Locale = Literal["zh-CN", "en-US"]
+LOCALES: tuple[Locale, ...] = ("zh-CN", "en-US")
+
+
+IntentLevel = Literal["public", "admin", "admin-confirm"]
+"""Who may run a project intent: everyone, admins, or admins after a confirmation."""
+INTENT_LEVELS: tuple[IntentLevel, ...] = ("public", "admin", "admin-confirm")
 
 
 @dataclass(frozen=True, slots=True)
@@ -124,6 +138,56 @@ class Transports:
 
 
 @dataclass(frozen=True, slots=True)
+class IntentConfig:
+    """One of a team project's named actions (``/<key> args`` in the group)."""
+
+    key: str
+    description: str
+    prompt: str
+    """May use ``{args}``, ``{project}``, ``{chat}``, ``{sender}``; ``{{`` is a literal brace."""
+    tags: tuple[str, ...] = ()
+    """Resource tags for the team's scheduler; ``read:``/``write:`` paths are absolute."""
+
+
+_NO_INTENTS: Mapping[str, IntentConfig] = MappingProxyType({})
+_NO_LEVELS: Mapping[str, IntentLevel] = MappingProxyType({})
+
+
+@dataclass(frozen=True, slots=True)
+class TeamConfig:
+    """``teams.<name>``: one group chat as the front door of one project."""
+
+    name: str
+    transport: str
+    """The chat transport plugin the group is on (it has a ``transports.<name>`` section)."""
+    chat: str
+    """The group's chat id on ``transport``."""
+    project: Path
+    """The working directory of every task of the team (absolute)."""
+    admins: frozenset[str] = frozenset()
+    """Sender ids; the transport's owner is an admin as well, whatever this says."""
+    members: frozenset[str] | None = None
+    """``None`` is ``members: all``; otherwise only these senders (and admins) are heard."""
+    locale: Locale | None = None
+    """``None``: the transport's default (``robota.core.policy.team_locale``)."""
+    slots: int = 3
+    queue_limit: int = 10
+    max_turn_minutes: int = 30
+    member_permission_mode: PermissionMode = "plan"
+    intents: Mapping[str, IntentConfig] = field(default_factory=lambda: _NO_INTENTS)
+    """In file order."""
+    intent_permissions: Mapping[str, IntentLevel] = field(default_factory=lambda: _NO_LEVELS)
+    respond_to_all_messages: bool = False
+    """``False``: only messages that mention the bot are requests."""
+    time_zone: str | None = None
+    """For human-facing times in the group (an IANA name); ``None``: the transport's default
+    (``robota.core.policy.team_time_zone``)."""
+
+
+_NO_TEAMS: Mapping[str, TeamConfig] = MappingProxyType({})
+
+
+@dataclass(frozen=True, slots=True)
 class StorageConfig:
     sqlite_path: Path
 
@@ -145,6 +209,8 @@ class Config:
     transports: Transports
     storage: StorageConfig
     logging: LoggingConfig
+    teams: Mapping[str, TeamConfig] = field(default_factory=lambda: _NO_TEAMS)
+    """``teams.<name>``, in file order."""
     secrets: frozenset[str] = field(default=frozenset(), repr=False)
     """Every value that must never reach a log line: .env values and secret-named fields."""
 

@@ -42,13 +42,14 @@ from ._model import (
 from ._paths import Profile
 from ._reader import Reader, describe, one_of
 from ._secrets import is_secret_value, looks_secret
+from ._teams import validate_teams
 
 __all__ = ["AGENT_NAME", "SECTIONS", "validate_config"]
 
 AGENT_NAME = re.compile(r"[a-z0-9][a-z0-9_-]*\Z")
 _ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 _TEMPLATE_KIND = re.compile(r"^\s*kind:\s*(\S+)\s*$", re.MULTILINE)
-SECTIONS = ("agents", "defaults", "transports", "storage", "logging")
+SECTIONS = ("agents", "defaults", "transports", "storage", "logging", "teams")
 _AGENT_KEYS = ("kind", "command", "args", "env", "title")
 _OWN_TRANSPORTS = ("console", "ws")
 """robota's own front ends; every other ``transports`` key names a transport plugin."""
@@ -254,6 +255,7 @@ def validate_config(
     agents = _agents(reader, top["agents"])
     defaults = _defaults(reader, top.get("defaults"), agents, start_dir)
     transports = _transports(reader, top.get("transports"))
+    teams = validate_teams(reader, top.get("teams"), transports.chat)
     base = file.parent
     storage = reader.section(top.get("storage"), "storage", ("sqlitePath",))
     logging = reader.section(top.get("logging"), "logging", ("level", "path"))
@@ -274,5 +276,6 @@ def validate_config(
             ),
             path=reader.path(logging.get("path"), "logging.path", base, profile.default_log_path),
         ),
+        teams=MappingProxyType(teams),
         secrets=frozenset(reader.secrets) | extra_secrets,
     )

@@ -7,7 +7,8 @@ rules a route follows.
 
 Layering, bottom up (a module imports only from the layers below it):
 
-1. ``_commands``, ``_messages``   the slash-command resolver; what front ends and routes say
+1. ``_messages``                  what front ends and routes say (the slash-command resolver
+   is core's ``_commands``, below ``config``, which checks team intents against it)
 2. ``_policy``                    what a line of input becomes (pure)
 3. ``_context``                   what the routes of one engine share
 4. ``_route_effects``             what the route core asks of its shell, and the read port
@@ -23,7 +24,7 @@ Layering, bottom up (a module imports only from the layers below it):
 12. ``_engine``                   the supervision tree as a Service
 """
 
-from ._commands import COMMANDS, CommandSpec, Invocation, NotACommand, Rejected, resolve
+from .._commands import COMMANDS, CommandSpec, Invocation, NotACommand, Rejected, resolve
 from ._context import AgentEntry, EngineContext, Outputs, TaskDefaults
 from ._engine import Engine, EngineAgent
 from ._messages import (

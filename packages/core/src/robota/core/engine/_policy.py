@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ._commands import COMMANDS, CommandSpec, Invocation, NotACommand, Rejected, resolve
+from .._commands import COMMANDS, CommandSpec, Invocation, NotACommand, Rejected, resolve
 
 __all__ = [
     "Decision",

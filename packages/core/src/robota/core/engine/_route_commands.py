@@ -13,9 +13,9 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from .._commands import COMMANDS, Invocation
 from ..agents import PERMISSION_MODES
 from ..store import CancelPrompt, UpdateTask
-from ._commands import COMMANDS, Invocation
 from ._messages import TaskSettings
 from ._route_history import sessions, switch, turns
 from ._route_state import RouteData

@@ -248,11 +248,44 @@ _V4_TURN_LINEAGE = _statements(
     "ALTER TABLE tasks ADD COLUMN head_attempt_id TEXT",
 )
 
+_V5_TEAMS = _statements(
+    # One row per configured team: whether the operator paused it, how many messages arrived
+    # while paused, and its scheduler and pending confirmations as the team actor last saved
+    # them (JSON from robota.core.policy; ``version`` only grows, so a late save from a dead
+    # incarnation cannot roll a newer one back).
+    """
+    CREATE TABLE teams (
+        name TEXT PRIMARY KEY,
+        paused INTEGER NOT NULL DEFAULT 0,
+        paused_at REAL,
+        held_count INTEGER NOT NULL DEFAULT 0,
+        version INTEGER NOT NULL DEFAULT 0,
+        scheduler_json TEXT NOT NULL DEFAULT '{}',
+        confirmations_json TEXT NOT NULL DEFAULT '[]',
+        updated_at REAL NOT NULL
+    )
+    """,
+    # Every permission decision in a team group; never the message's content.
+    """
+    CREATE TABLE team_audit (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
+        team TEXT NOT NULL,
+        sender TEXT NOT NULL,
+        intent TEXT NOT NULL,
+        level TEXT NOT NULL,
+        decision TEXT NOT NULL,
+        created_at REAL NOT NULL
+    )
+    """,
+    "CREATE INDEX team_audit_by_team ON team_audit (team, id)",
+)
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "conversation state", _V1_CONVERSATIONS),
     Migration(2, "presentation and audit", _V2_PRESENTATION_AND_AUDIT),
     Migration(3, "task lineage and turn outcomes", _V3_TASK_LINEAGE_AND_OUTCOMES),
     Migration(4, "turn lineage", _V4_TURN_LINEAGE),
+    Migration(5, "teams", _V5_TEAMS),
 )
 """Every migration this code knows, oldest first; the last one's version is the schema's."""
 

@@ -1,0 +1,223 @@
+"""Team groups' state: the registry row of each team and the audit of its decisions.
+
+``teams`` holds one row per team, created on first write: ``paused`` (the operator's switch,
+``robota team pause|resume``), ``held_count`` (messages claimed while paused: on resume the group
+is told how many, and they are not replayed), and the team actor's last saved scheduler and
+pending confirmations as JSON text (encoded by ``robota.core.policy``, which this layer does not
+import). ``version`` only grows: ``SaveTeamState`` refuses an older one, so a save from an
+incarnation that died late never rolls back its successor's registry.
+
+``team_audit`` records every permission decision: sender, intent, level, decision and time, and
+never what the message said.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from typing import Any
+
+from ._database import Database
+
+__all__ = [
+    "AppendTeamAudit",
+    "CountHeldTeamMessage",
+    "LoadTeamRow",
+    "SaveTeamState",
+    "SetTeamPaused",
+    "TeamAuditEvent",
+    "TeamRow",
+    "latest_team_audit",
+    "team_audit",
+    "team_row",
+    "team_rows",
+]
+
+
+def _now(at: float | None) -> float:
+    return time.time() if at is None else at
+
+
+def _ensure(db: Database, name: str, at: float) -> None:
+    db.execute(
+        "INSERT INTO teams (name, updated_at) VALUES (?, ?) ON CONFLICT (name) DO NOTHING",
+        (name, at),
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class TeamRow:
+    name: str
+    paused: bool
+    paused_at: float | None
+    held_count: int
+    version: int
+    scheduler_json: str
+    confirmations_json: str
+    updated_at: float
+
+    @classmethod
+    def from_row(cls, row: dict[str, Any]) -> TeamRow:
+        return cls(
+            name=str(row["name"]),
+            paused=bool(row["paused"]),
+            paused_at=None if row["paused_at"] is None else float(row["paused_at"]),
+            held_count=int(row["held_count"]),
+            version=int(row["version"]),
+            scheduler_json=str(row["scheduler_json"]),
+            confirmations_json=str(row["confirmations_json"]),
+            updated_at=float(row["updated_at"]),
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class TeamAuditEvent:
+    id: int
+    team: str
+    sender: str
+    intent: str
+    level: str
+    decision: str
+    created_at: float
+
+
+@dataclass(frozen=True, slots=True)
+class SaveTeamState:
+    """Store a team's scheduler and confirmations; ``False`` when a newer version is stored."""
+
+    name: str
+    version: int
+    scheduler_json: str
+    confirmations_json: str
+    at: float | None = None
+
+    def apply(self, db: Database, /) -> bool:
+        at = _now(self.at)
+        _ensure(db, self.name, at)
+        cursor = db.execute(
+            "UPDATE teams SET version = :version, scheduler_json = :scheduler,"
+            " confirmations_json = :confirmations, updated_at = :at"
+            " WHERE name = :name AND version <= :version",
+            {
+                "version": self.version,
+                "scheduler": self.scheduler_json,
+                "confirmations": self.confirmations_json,
+                "at": at,
+                "name": self.name,
+            },
+        )
+        return cursor.rowcount == 1
+
+
+@dataclass(frozen=True, slots=True)
+class SetTeamPaused:
+    """Pause or resume a team; returns how many messages were held while it was paused.
+
+    Resuming clears the count (the group is told it once); pausing a paused team keeps the
+    original ``paused_at``, and both are idempotent.
+    """
+
+    name: str
+    paused: bool
+    at: float | None = None
+
+    def apply(self, db: Database, /) -> int:
+        at = _now(self.at)
+        _ensure(db, self.name, at)
+        row = db.execute("SELECT paused, held_count FROM teams WHERE name = ?", (self.name,))
+        was_paused, held = row.fetchone()
+        if self.paused and not was_paused:
+            db.execute(
+                "UPDATE teams SET paused = 1, paused_at = ?, held_count = 0, updated_at = ?"
+                " WHERE name = ?",
+                (at, at, self.name),
+            )
+            return 0
+        if not self.paused and was_paused:
+            db.execute(
+                "UPDATE teams SET paused = 0, paused_at = NULL, held_count = 0, updated_at = ?"
+                " WHERE name = ?",
+                (at, self.name),
+            )
+        return int(held)
+
+
+@dataclass(frozen=True, slots=True)
+class CountHeldTeamMessage:
+    """One more message arrived while the team is paused; returns the new count."""
+
+    name: str
+    at: float | None = None
+
+    def apply(self, db: Database, /) -> int:
+        at = _now(self.at)
+        _ensure(db, self.name, at)
+        db.execute(
+            "UPDATE teams SET held_count = held_count + 1, updated_at = ? WHERE name = ?",
+            (at, self.name),
+        )
+        row = db.execute("SELECT held_count FROM teams WHERE name = ?", (self.name,))
+        return int(row.fetchone()[0])
+
+
+@dataclass(frozen=True, slots=True)
+class AppendTeamAudit:
+    """Record one permission decision; returns its id. No content, by construction."""
+
+    team: str
+    sender: str
+    intent: str
+    level: str
+    decision: str
+    at: float | None = None
+
+    def apply(self, db: Database, /) -> int:
+        cursor = db.execute(
+            "INSERT INTO team_audit (team, sender, intent, level, decision, created_at)"
+            " VALUES (?, ?, ?, ?, ?, ?)",
+            (self.team, self.sender, self.intent, self.level, self.decision, _now(self.at)),
+        )
+        if cursor.lastrowid is None:
+            raise RuntimeError("sqlite3 reported no rowid for an INSERT")
+        return cursor.lastrowid
+
+
+def team_rows(db: Database) -> list[TeamRow]:
+    return [TeamRow.from_row(row) for row in db.query("SELECT * FROM teams ORDER BY name")]
+
+
+def team_row(db: Database, name: str) -> TeamRow | None:
+    rows = list(db.query("SELECT * FROM teams WHERE name = ?", (name,)))
+    return TeamRow.from_row(rows[0]) if rows else None
+
+
+def team_audit(
+    db: Database, team: str, *, after_id: int = 0, limit: int = 100
+) -> list[TeamAuditEvent]:
+    """``team``'s decisions with ``id > after_id``, oldest first; page with the last id seen."""
+    rows = db.query(
+        "SELECT * FROM team_audit WHERE team = ? AND id > ? ORDER BY id LIMIT ?",
+        (team, after_id, limit),
+    )
+    return [TeamAuditEvent(**row) for row in rows]
+
+
+def latest_team_audit(db: Database, team: str, *, limit: int = 100) -> list[TeamAuditEvent]:
+    """``team``'s newest ``limit`` decisions, oldest of them first."""
+    rows = db.query(
+        "SELECT * FROM (SELECT * FROM team_audit WHERE team = ? ORDER BY id DESC LIMIT ?)"
+        " ORDER BY id",
+        (team, limit),
+    )
+    return [TeamAuditEvent(**row) for row in rows]
+
+
+@dataclass(frozen=True, slots=True)
+class LoadTeamRow:
+    """Read a team's row through the writer: after every write queued before it, so a new
+    incarnation of a team actor restores what its predecessor last committed."""
+
+    name: str
+
+    def apply(self, db: Database, /) -> TeamRow | None:
+        return team_row(db, self.name)
