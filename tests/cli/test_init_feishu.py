@@ -8,8 +8,10 @@ import stat
 import subprocess
 from typing import Any
 
+import pytest
 import trio
 
+from robota.cli._init_feishu import credentials_of, plan
 from robota.core.config import dotenv_values, template_text
 
 from ..transports.feishu.fake_platform import APP_ID, APP_SECRET
@@ -219,3 +221,52 @@ def prepare(reg: FakeRegistration) -> None:
     reg.scopes.remove("im:message:send_as_bot")
     reg.scopes.remove("im:message.reactions:write_only")
     reg.events.remove("im.message.receive_v1")
+
+
+# -- the decisions, as tables ----------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("flags", "section", "complete", "interactive", "expected"),
+    [
+        ({"skip": True}, True, False, True, "skip"),
+        ({"reconfigure": True}, False, True, False, "register"),
+        ({"setup": True}, False, False, False, "register"),
+        ({"setup": True}, True, True, False, "audit"),
+        ({}, False, False, True, "none"),
+        ({}, False, True, True, "none"),
+        ({}, True, False, False, "incomplete"),
+        ({}, True, True, False, "unchecked"),
+        ({}, True, False, True, "register"),
+        ({}, True, True, True, "audit"),
+    ],
+)
+def test_plan(
+    flags: dict[str, bool], section: bool, complete: bool, interactive: bool, expected: str
+) -> None:
+    options = {"skip": False, "setup": False, "reconfigure": False, **flags}
+    assert plan(**options, section=section, complete=complete, interactive=interactive) == expected
+
+
+@pytest.mark.parametrize(
+    ("section", "environ", "expected"),
+    [
+        (None, {}, (None, None, None)),
+        (None, {"FEISHU_APP_ID": "a", "FEISHU_APP_SECRET": "s"}, ("a", "s", None)),
+        ({"appId": "${MY_ID}", "appSecret": "${MY_SECRET}"}, {"MY_ID": "a"}, ("a", None, None)),
+        (
+            {"appId": "cli_lit", "appSecret": "lit", "userOpenId": "ou_1"},
+            {},
+            ("cli_lit", "lit", "ou_1"),
+        ),
+        ({"appId": "x${PART}"}, {"PART": "1", "FEISHU_APP_SECRET": "s"}, (None, "s", None)),
+        ({"appId": 42}, {}, (None, None, None)),
+        ({"appId": "${FEISHU_APP_ID}"}, {"FEISHU_APP_ID": ""}, (None, None, None)),
+    ],
+)
+def test_credentials_of(
+    section: dict[str, object] | None, environ: dict[str, str], expected: tuple[object, ...]
+) -> None:
+    found = credentials_of(section, environ)
+    assert (found.app_id, found.app_secret, found.owner) == expected
+    assert found.complete == (expected[0] is not None and expected[1] is not None)
