@@ -29,12 +29,14 @@ from ._robota import ROBOTA, Robota
 REGISTERED_ACTIONS = ["init", "begin", "poll"]
 
 
-async def run(robota: Robota, *args: str) -> subprocess.CompletedProcess[bytes]:
+async def run(
+    robota: Robota, *args: str, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[bytes]:
     """The real script, while this trio loop keeps serving the fake."""
     with trio.fail_after(60):
         return await trio.run_process(
             [str(ROBOTA), *args],
-            env=robota.environment(None, ()),
+            env=robota.environment(env, ()),
             cwd=robota.root,
             stdin=b"",
             capture_stdout=True,
@@ -43,8 +45,10 @@ async def run(robota: Robota, *args: str) -> subprocess.CompletedProcess[bytes]:
         )
 
 
-async def run_json(robota: Robota, *args: str, code: int = 0) -> dict[str, Any]:
-    completed = await run(robota, "init", "--json", *args)
+async def run_json(
+    robota: Robota, *args: str, code: int = 0, env: dict[str, str] | None = None
+) -> dict[str, Any]:
+    completed = await run(robota, "init", "--json", *args, env=env)
     assert completed.returncode == code, completed.stderr.decode()
     result = json.loads(completed.stdout)  # stdout is the one object, whatever stderr says
     assert isinstance(result, dict)
@@ -127,6 +131,22 @@ async def test_registers_stores_0600_and_audits_then_keeps_the_app(robota: Robot
         assert (robota.home / "config.yaml").read_text() == config  # already there
         assert env_values(robota)["FEISHU_APP_ID"] == APP_ID
         assert (robota.home / ".env").read_text().count("FEISHU_APP_SECRET=") == 1
+
+
+async def test_an_exported_old_app_is_named_and_not_audited(robota: Robota) -> None:
+    old = {"FEISHU_APP_ID": "cli_old", "FEISHU_APP_SECRET": "old-secret-value"}
+    async with fake_registration() as reg:
+        result = await run_json(
+            robota, "--reconfigure-feishu", "--feishu-domain", reg.domain, env=old
+        )
+    feishu = result["feishu"]
+    assert feishu["status"] == "registered"
+    assert feishu["audit"]["complete"] is True  # the new secret, not the exported one
+    assert feishu["warnings"] == [
+        f"{name} is set in the environment and wins over the new value in .env: unset it"
+        for name in old
+    ]
+    assert "old-secret-value" not in json.dumps(result)
 
 
 async def test_skip_feishu_touches_nothing(robota: Robota) -> None:

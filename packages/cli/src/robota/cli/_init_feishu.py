@@ -346,10 +346,10 @@ def run_feishu(
         )
     all_groups = (section or {}).get("respondToAllGroupMessages") is True
     if what == "register":
-        outcome = _register(profile, options, domain, on_wait=on_wait)
-        if outcome.error is not None:
+        outcome, secret = _register(profile, options, domain, on_wait=on_wait)
+        if secret is None:
             return outcome
-        app_id, secret = outcome.app_id, _environment(profile).get(ENV_APP_SECRET)
+        app_id = outcome.app_id
         domain = outcome.domain or domain
     else:
         outcome = FeishuOutcome(
@@ -363,7 +363,8 @@ def run_feishu(
 
 def _register(
     profile: Profile, options: Options, domain: str, *, on_wait: Callable[[int | None], None]
-) -> FeishuOutcome:
+) -> tuple[FeishuOutcome, str | None]:
+    """The outcome, and the new secret for the audit (``None`` when registering failed)."""
     import trio  # noqa: PLC0415
 
     from robota.core.config import init_lock  # noqa: PLC0415
@@ -382,11 +383,17 @@ def _register(
         try:
             registered = trio.run(register)
         except feishu.RegistrationFailed as error:
-            return FeishuOutcome("failed", domain=domain, error=str(error))
+            return FeishuOutcome("failed", domain=domain, error=str(error)), None
         warnings = store(profile, registered, default_domain=feishu.DEFAULT_DOMAIN)
     grant = registered.grant
     _progress(f"Registered the app {grant.app_id}; its credentials are in {profile.env_file}.")
-    return FeishuOutcome(
+    # The environment wins over .env when robota runs: an exported old app would hide this one.
+    warnings += [
+        f"{name} is set in the environment and wins over the new value in .env: unset it"
+        for name in (ENV_APP_ID, ENV_APP_SECRET, ENV_OWNER)
+        if name in os.environ
+    ]
+    outcome = FeishuOutcome(
         "registered",
         app_id=grant.app_id,
         owner=grant.owner_open_id,
@@ -394,6 +401,7 @@ def _register(
         brand=grant.brand,
         warnings=warnings,
     )
+    return outcome, grant.app_secret
 
 
 def _audit(domain: str, app_id: str, secret: str, all_groups: bool) -> AppAudit:
