@@ -95,6 +95,7 @@ async def test_registers_stores_0600_and_audits_then_keeps_the_app(robota: Robot
         assert "user_code=WXYZ-1234" in stderr and "addons=" in stderr
         assert "█" in stderr
         assert "Registered the app cli_fake_app" in stderr
+        assert "The server asked to poll more slowly." in stderr
 
         env_file = robota.home / ".env"
         assert stat.S_IMODE(env_file.stat().st_mode) == 0o600
@@ -183,6 +184,7 @@ async def test_on_a_terminal_a_section_without_credentials_registers(robota: Rob
         assert reg.actions == [*REGISTERED_ACTIONS, "poll"]
         assert f"Feishu: app {APP_ID} (registered, feishu), domain {reg.domain}" in output
         assert "every scope, event and callback is there" in output
+        assert output.count("Waiting for the approval") == 1
         assert APP_SECRET not in output
         assert env_values(robota)["FEISHU_APP_SECRET"] == APP_SECRET
 

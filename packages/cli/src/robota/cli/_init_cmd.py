@@ -204,12 +204,6 @@ def _feishu(
 
     from ._init_feishu import run_feishu  # noqa: PLC0415
 
-    if options.skip and (options.setup or options.reconfigure):
-        _fail(
-            "--skip-feishu cannot be combined with --feishu or --reconfigure-feishu",
-            as_json=as_json,
-            code=2,
-        )
     try:
         return run_feishu(profile, options, on_wait=on_wait)
     except ConfigError as error:
@@ -289,6 +283,12 @@ def init_command(
         lark_domain=lark_domain,
         interactive=interactive,
     )
+    if skip_feishu and (setup_feishu or reconfigure_feishu):
+        _fail(
+            "--skip-feishu cannot be combined with --feishu or --reconfigure-feishu",
+            as_json=as_json,
+            code=2,
+        )
     profile = resolve_profile()
     if reset and not yes:
         if not interactive:

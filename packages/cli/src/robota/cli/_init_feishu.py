@@ -194,11 +194,20 @@ def _show_link(url: str, expires_in: float) -> None:
     _progress(url)
 
 
-def _status(what: str) -> None:
-    if what == "lark":
-        _progress("Lark tenant: continuing the registration on Lark.")
-    elif what == "slow_down":
-        _progress("The server asked to poll more slowly.")
+class _Status:
+    """Progress lines for the flow's status reports; waiting is said once."""
+
+    def __init__(self) -> None:
+        self.waiting = False
+
+    def __call__(self, what: str) -> None:
+        if what == "lark":
+            _progress("Lark tenant: continuing the registration on Lark.")
+        elif what == "slow_down":
+            _progress("The server asked to poll more slowly.")
+        elif what == "waiting" and not self.waiting:
+            self.waiting = True
+            _progress("Waiting for the approval (Ctrl-C to give up)...")
 
 
 def _read_section(profile: Profile) -> tuple[bool, Mapping[str, object] | None]:
@@ -243,16 +252,22 @@ def _section_text(domain: str | None, owner: bool) -> str:
     return "\n".join(lines) + "\n"
 
 
+def _merge_section(profile: Profile, *, domain: str | None, owner: bool) -> tuple[str, str]:
+    """``(config.yaml's text, the text with the section's missing entries)``; raises
+    ``ConfigError`` for a file the merge cannot keep intact."""
+    from robota.core.config import merge_config_text  # noqa: PLC0415
+
+    config_file = profile.config_file
+    text = config_file.read_text(encoding="utf-8")
+    section = _section_text(domain, owner)
+    return text, merge_config_text(text, section, file=str(config_file))
+
+
 def store(profile: Profile, registered: Registered, *, default_domain: str) -> list[str]:
     """Write the new app into .env and config.yaml; return warnings about values config.yaml
     keeps that would hide it."""
     from robota.core import ConfigError  # noqa: PLC0415
-    from robota.core.config import (  # noqa: PLC0415
-        atomic_write,
-        dotenv_values,
-        merge_config_text,
-        set_dotenv,
-    )
+    from robota.core.config import atomic_write, dotenv_values, set_dotenv  # noqa: PLC0415
 
     grant = registered.grant
     values = {ENV_APP_ID: grant.app_id, ENV_APP_SECRET: grant.app_secret}
@@ -266,16 +281,12 @@ def store(profile: Profile, registered: Registered, *, default_domain: str) -> l
         raise ConfigError(str(env_file), ENV_APP_ID, "other values after writing", "the new app")
 
     domain = None if registered.domain == default_domain else registered.domain
-    config_file = profile.config_file
-    text = config_file.read_text(encoding="utf-8")
-    merged = merge_config_text(
-        text, _section_text(domain, grant.owner_open_id is not None), file=str(config_file)
-    )
+    text, merged = _merge_section(profile, domain=domain, owner=grant.owner_open_id is not None)
     if merged != text:
         atomic_write(
-            config_file,
+            profile.config_file,
             merged.encode("utf-8"),
-            mode=stat.S_IMODE(config_file.stat().st_mode),
+            mode=stat.S_IMODE(profile.config_file.stat().st_mode),
         )
     _, section = _read_section(profile)
     return _hidden_by_config(section or {}, domain or default_domain, default_domain)
@@ -375,9 +386,11 @@ def _register(
             domain=domain,
             lark_domain=options.lark_domain or feishu.LARK_DOMAIN,
             on_link=_show_link,
-            on_status=_status,
+            on_status=_Status(),
         )
 
+    # A config.yaml the section cannot be merged into fails now, before an app is created.
+    _merge_section(profile, domain=None, owner=True)
     # The lock spans the registration: two inits at once must not create two apps.
     with init_lock(profile.init_lock, on_wait=on_wait):
         try:
@@ -448,7 +461,7 @@ def report(outcome: FeishuOutcome) -> None:
     if audit.error is not None:
         click.echo(f"  app check failed: {audit.error}")
     elif audit.version is None:
-        click.echo("  no published version: publish one, then run `robota init` again")
+        click.echo("  no published version: publish one, then run `robota init --feishu` again")
     elif audit.complete:
         click.echo(f"  app version {audit.version}: every scope, event and callback is there")
     else:
@@ -463,4 +476,4 @@ def report(outcome: FeishuOutcome) -> None:
     for url in audit.fix_urls:
         click.echo(f"  fix: {url}")
     if audit.missing_core or audit.missing_optional:
-        click.echo("  then publish a new version of the app and run `robota init` again")
+        click.echo("  then publish a new version of the app and run `robota init --feishu` again")
