@@ -292,3 +292,16 @@ def test_credentials_of(
     found = credentials_of(section, environ)
     assert (found.app_id, found.app_secret, found.owner) == expected
     assert found.complete == (expected[0] is not None and expected[1] is not None)
+
+
+async def test_a_domain_the_secret_may_not_travel_to_is_refused(robota: Robota) -> None:
+    completed = await run(robota, "init", "--feishu", "--feishu-domain", "http://example.com")
+    assert completed.returncode == 2
+    assert (
+        b"--feishu-domain: found 'http://example.com', expected the platform's base URL"
+        in completed.stderr
+    )
+    with_feishu_section(robota, domain="ftp://127.0.0.1")
+    completed = await run(robota, "init", "--feishu")
+    assert completed.returncode == 2
+    assert b"transports.feishu.domain: found 'ftp://127.0.0.1'" in completed.stderr

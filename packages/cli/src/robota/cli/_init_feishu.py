@@ -344,13 +344,8 @@ def run_feishu(
         return FeishuOutcome("skipped")
     if what == "none":
         return FeishuOutcome("not-configured")
-    from robota.transports import feishu  # noqa: PLC0415 (lazy: httpx and trio)
 
-    raw_domain = (section or {}).get("domain")
-    configured = (
-        raw_domain.rstrip("/") if isinstance(raw_domain, str) and "${" not in raw_domain else None
-    )
-    domain = (options.domain or configured or feishu.DEFAULT_DOMAIN).rstrip("/")
+    domain = _domain(profile, options, (section or {}).get("domain"))
     if what in ("incomplete", "unchecked"):
         return FeishuOutcome(
             what, app_id=credentials.app_id, owner=credentials.owner, domain=domain
@@ -370,6 +365,31 @@ def run_feishu(
     assert app_id is not None and secret is not None
     outcome.audit = _audit(domain, app_id, secret, all_groups)
     return outcome
+
+
+def _domain(profile: Profile, options: Options, configured: object) -> str:
+    """The Open Platform to talk to: ``--feishu-domain``, else the section's, else Feishu's;
+    a URL the credentials may not travel to is refused (``ConfigError``, exit 2)."""
+    from robota.core import ConfigError  # noqa: PLC0415
+    from robota.transports import feishu  # noqa: PLC0415
+
+    for where, value in (
+        ("--lark-domain", options.lark_domain),
+        ("--feishu-domain", options.domain),
+    ):
+        if value is not None and feishu.valid_domain(value) is None:
+            raise ConfigError(None, where, repr(value), feishu.DOMAIN_EXPECTED)
+    if options.domain is not None:
+        return options.domain.rstrip("/")
+    if configured is None or (isinstance(configured, str) and "${" in configured):
+        return feishu.DEFAULT_DOMAIN  # a reference is the config check's to report
+    domain = feishu.valid_domain(configured) if isinstance(configured, str) else None
+    if domain is None:
+        file = str(profile.config_file)
+        raise ConfigError(
+            file, "transports.feishu.domain", repr(configured), feishu.DOMAIN_EXPECTED
+        )
+    return domain
 
 
 def _register(

@@ -40,10 +40,12 @@ from ._policy import BACKOFF, PatchLimiter, TokenCache, decide
 from ._rest import RestClient
 from ._settings import (
     DEFAULT_DOMAIN,
+    DOMAIN_EXPECTED,
     THINKING_CARD_LAYOUTS,
     FeishuSettings,
     FeishuTransport,
     ThinkingCardLayout,
+    valid_domain,
 )
 
 plugin = FeishuTransport()
@@ -55,6 +57,8 @@ __all__ = [
     "FeishuTransport",
     "FeishuSettings",
     "DEFAULT_DOMAIN",
+    "DOMAIN_EXPECTED",
+    "valid_domain",
     "THINKING_CARD_LAYOUTS",
     "ThinkingCardLayout",
     # the long connection
