@@ -5,10 +5,10 @@ from __future__ import annotations
 import fcntl
 import json
 import os
+import select
 import stat
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -205,14 +205,18 @@ def test_waits_for_another_init_and_then_finishes(robota: Robota) -> None:
         text=True,
     ) as waiting:
         try:
-            time.sleep(1.0)
+            # Its first stderr line says it waits (a fixed sleep instead raced a slow start).
+            assert waiting.stderr is not None
+            ready, _, _ = select.select([waiting.stderr], [], [], 30)
+            assert ready, "init said nothing within 30 s"
+            first = waiting.stderr.readline()
             assert waiting.poll() is None, "init did not wait for the lock"
             assert not (robota.home / "config.yaml").exists()
         finally:
             os.close(fd)  # let go
-        stdout, stderr = waiting.communicate(timeout=30)
+        stdout, _ = waiting.communicate(timeout=30)
     assert waiting.returncode == 0
-    assert f"Waiting for process {os.getpid()} to finish `robota init`" in stderr
+    assert f"Waiting for process {os.getpid()} to finish `robota init`" in first
     assert json.loads(stdout)["files"]["config"]["status"] == "created"
 
 

@@ -7,7 +7,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from robota.core import ConfigError
-from robota.core.config import dotenv_values, format_assignment, merge_dotenv
+from robota.core.config import dotenv_values, format_assignment, merge_dotenv, set_dotenv
 from robota.core.config._dotenv import parse_dotenv
 
 keys = st.from_regex(r"[A-Za-z_][A-Za-z0-9_]{0,15}", fullmatch=True)
@@ -135,3 +135,31 @@ def test_merge_example() -> None:
     existing = "# mine\r\nA=1\r\n# B=off\r\nC=3"
     template = "A=template\r\nB=2\r\n# D=example\r\nE=5\r\n"
     assert merge_dotenv(existing, template) == "# mine\r\nA=1\r\n# B=off\r\nC=3\r\nE=5\r\n"
+
+
+@pytest.mark.parametrize(
+    ("existing", "values", "expected"),
+    [
+        # replaced where it stands; later assignments of the key dropped (they would win)
+        ("A=1\nB=2\nA=3\n", {"A": "9"}, "A=9\nB=2\n"),
+        # a commented example becomes the assignment, in place
+        ("# Feishu\n# APP_ID=\nX=1\n", {"APP_ID": "cli_1"}, "# Feishu\nAPP_ID=cli_1\nX=1\n"),
+        # otherwise appended, after a missing last line ending, in the file's line endings
+        ("X=1\r\nY=2", {"Z": "a b"}, 'X=1\r\nY=2\r\nZ="a b"\r\n'),
+        ("", {"K": "v"}, "K=v\n"),
+        # an invalid line of that key is replaced too
+        ('S="unterminated\n', {"S": "ok"}, "S=ok\n"),
+    ],
+)
+def test_set_dotenv(existing: str, values: dict[str, str], expected: str) -> None:
+    assert set_dotenv(existing, values) == expected
+
+
+@given(
+    st.text(alphabet=st.characters(blacklist_categories=["Cs"]), max_size=80),
+    st.text(alphabet=st.characters(blacklist_categories=["Cs"]), max_size=40),
+)
+def test_set_dotenv_values_read_back(existing_value: str, new: str) -> None:
+    existing = format_assignment("OTHER", existing_value) + "\n# KEY=\n"
+    result = set_dotenv(existing, {"KEY": new})
+    assert dotenv_values(result) == {"OTHER": existing_value, "KEY": new}

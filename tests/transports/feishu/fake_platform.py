@@ -81,6 +81,8 @@ class FakePlatform:
         self.handshake_refusals: deque[tuple[int, dict[str, str]]] = deque()
         self.connections: list[Connection] = []
         self.patches: dict[str, list[float]] = defaultdict(list)
+        self.routes: list[Callable[[Request], Answer | None]] = []
+        """Extra endpoints (``fake_registration``): the first that answers a request wins."""
         self._changed = trio.Event()
         self._seq = 0
 
@@ -151,6 +153,10 @@ class FakePlatform:
     # -- HTTP ------------------------------------------------------------------------------
 
     def _answer(self, request: Request) -> Answer:
+        for route in self.routes:
+            answer = route(request)
+            if answer is not None:
+                return answer
         try:
             body = json.loads(request.body) if request.body else {}
         except ValueError:

@@ -5,6 +5,9 @@ install; anywhere else (CI, a provisioning script, ``--json`` piped into jq with
 the exact npm commands are printed and nothing runs. With ``--json``, stdout carries exactly one
 JSON object and everything meant for a person goes to stderr.
 
+The Feishu/Lark part (registering the bot's app, checking what it may do) is in
+``_init_feishu``, whose docstring says when it runs.
+
 Only click is imported at module level; the config machinery (ruamel, the kernel) is imported
 when the command runs, so ``robota --help`` stays fast.
 """
@@ -16,13 +19,15 @@ import os
 import shutil
 import subprocess
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, NoReturn
 
 import click
 
 if TYPE_CHECKING:
     from robota.core.config import AgentStatus, InitResult, Profile
+
+    from ._init_feishu import FeishuOutcome, Options
 
 __all__ = ["init_command", "parse_selection"]
 
@@ -155,6 +160,7 @@ def _result_json(
     default_agent: str | None,
     problem: str | None,
     agents: Sequence[AgentStatus],
+    feishu: FeishuOutcome,
 ) -> dict[str, Any]:
     profile = result.profile
 
@@ -162,7 +168,8 @@ def _result_json(
         return {"path": str(outcome.path), "status": outcome.status}
 
     return {
-        "ok": True,
+        "ok": feishu.error is None,
+        "error": feishu.error,
         "profile": {
             "home": str(profile.home),
             "pinned": profile.pinned,
@@ -181,7 +188,28 @@ def _result_json(
         "config": {"ok": problem is None, "error": problem},
         "defaultAgent": default_agent,
         "agents": [_agent_json(status) for status in agents],
+        "feishu": feishu.json(),
     }
+
+
+def _feishu(
+    profile: Profile,
+    options: Options,
+    *,
+    as_json: bool,
+    on_wait: Callable[[int | None], None],
+) -> FeishuOutcome:
+    from robota.core import ConfigError  # noqa: PLC0415
+    from robota.core.config import InitLockTimeout  # noqa: PLC0415
+
+    from ._init_feishu import run_feishu  # noqa: PLC0415
+
+    try:
+        return run_feishu(profile, options, on_wait=on_wait)
+    except ConfigError as error:
+        _fail(str(error), as_json=as_json, code=2)
+    except InitLockTimeout as error:
+        _fail(str(error), as_json=as_json, code=1)
 
 
 @click.command("init")
@@ -198,7 +226,39 @@ def _result_json(
     is_flag=True,
     help="Print one JSON object on stdout; prompts and progress go to stderr.",
 )
-def init_command(reset: bool, yes: bool, as_json: bool) -> None:
+@click.option(
+    "--feishu",
+    "setup_feishu",
+    is_flag=True,
+    help="Set up the Feishu/Lark bot: register a new app (QR code and link on stderr) "
+    "unless the profile has complete credentials, then check its scopes and events.",
+)
+@click.option(
+    "--reconfigure-feishu",
+    is_flag=True,
+    help="Register a new Feishu/Lark app even though the profile has credentials.",
+)
+@click.option(
+    "--skip-feishu", is_flag=True, help="Leave Feishu/Lark alone: no registration, no check."
+)
+@click.option(
+    "--feishu-domain",
+    metavar="URL",
+    help="The Open Platform to register with and check against "
+    "(default: transports.feishu.domain, else https://open.feishu.cn).",
+)
+@click.option("--lark-domain", metavar="URL", hidden=True, help="Lark's Open Platform (tests).")
+def init_command(
+    *,
+    reset: bool,
+    yes: bool,
+    as_json: bool,
+    setup_feishu: bool,
+    reconfigure_feishu: bool,
+    skip_feishu: bool,
+    feishu_domain: str | None,
+    lark_domain: str | None,
+) -> None:
     """Create the profile, or merge newer templates into it, and check the installed agents.
 
     Safe to run again: your values, comments and agents are kept, and files that are already
@@ -212,7 +272,23 @@ def init_command(reset: bool, yes: bool, as_json: bool) -> None:
         resolve_profile,
     )
 
+    from ._init_feishu import Options, report  # noqa: PLC0415
+
     interactive = _interactive()
+    options = Options(
+        skip=skip_feishu,
+        setup=setup_feishu,
+        reconfigure=reconfigure_feishu,
+        domain=feishu_domain,
+        lark_domain=lark_domain,
+        interactive=interactive,
+    )
+    if skip_feishu and (setup_feishu or reconfigure_feishu):
+        _fail(
+            "--skip-feishu cannot be combined with --feishu or --reconfigure-feishu",
+            as_json=as_json,
+            code=2,
+        )
     profile = resolve_profile()
     if reset and not yes:
         if not interactive:
@@ -239,10 +315,12 @@ def init_command(reset: bool, yes: bool, as_json: bool) -> None:
         _fail(str(error), as_json=as_json, code=2)
     except InitLockTimeout as error:
         _fail(str(error), as_json=as_json, code=1)
+    feishu = _feishu(profile, options, as_json=as_json, on_wait=waiting)
     default_agent, problem = _check_config(profile)
     agents = detect_agents()
     if not as_json:
         _report(result, default_agent, problem, agents)
+        report(feishu)
     missing = [status for status in agents if not status.installed]
     if missing and not interactive and not as_json:
         click.echo("Install an agent with the npm command shown; on a terminal, init offers to.")
@@ -255,4 +333,8 @@ def init_command(reset: bool, yes: bool, as_json: bool) -> None:
                     version = status.version or "version unknown"
                     click.echo(f"  {status.agent.command:<18} installed ({version})")
     if as_json:
-        click.echo(json.dumps(_result_json(result, default_agent, problem, agents)))
+        click.echo(json.dumps(_result_json(result, default_agent, problem, agents, feishu)))
+    if feishu.error is not None:
+        if not as_json:
+            click.echo(f"robota init: {feishu.error}", err=True)
+        sys.exit(1)

@@ -59,7 +59,8 @@ brackets::
     ├── FeishuError                    the Feishu/Lark transport (robota.transports.feishu)
     │   ├── FrameError                 [ValueError] bytes that are not a pbbp2 frame
     │   ├── ApiError                   a REST call failed: HTTP status, platform code and msg
-    │   └── ConnectionRefused          the platform refused the long connection for good
+    │   ├── ConnectionRefused          the platform refused the long connection for good
+    │   └── RegistrationFailed         the one-click app registration cannot go on (init)
     ├── UsageError                     print mode: the command line or its session is wrong
     ├── PreviewError                   [ValueError] a line ``robota cards preview`` cannot draw
     └── EngineStopped                  [RuntimeError] the TUI's engine is not running

@@ -16,11 +16,11 @@ the thin I/O around them.
 """
 
 from ._detect import KNOWN_AGENTS, AgentStatus, KnownAgent, detect_agents
-from ._dotenv import dotenv_values, format_assignment, merge_dotenv
+from ._dotenv import dotenv_values, format_assignment, merge_dotenv, set_dotenv
 from ._files import atomic_write
 from ._init import FileOutcome, InitResult, init_profile, template_text
 from ._load import load_config, load_dotenv, parse_config
-from ._lock import InitLockTimeout
+from ._lock import InitLockTimeout, init_lock
 from ._merge import merge_config_text
 from ._model import (
     AgentConfig,
@@ -93,9 +93,11 @@ __all__ = [
     "dotenv_values",
     "format_assignment",
     "merge_dotenv",
+    "set_dotenv",
     # robota init
     "FileOutcome",
     "InitLockTimeout",
+    "init_lock",
     "InitResult",
     "init_profile",
     "merge_config_text",

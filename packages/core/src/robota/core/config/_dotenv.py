@@ -1,4 +1,5 @@
-"""The .env format: parsing, loading into an environment, and appending a newer template.
+"""The .env format: parsing, loading into an environment, appending a newer template, and
+setting values (``robota init`` storing newly registered credentials).
 
 The dialect is the common subset every dotenv tool agrees on: ``KEY=value`` one per line, an
 optional ``export`` prefix, ``#`` comments, single quotes (literal) and double quotes (with
@@ -25,6 +26,7 @@ __all__ = [
     "format_assignment",
     "merge_dotenv",
     "parse_dotenv",
+    "set_dotenv",
 ]
 
 LineKind = Literal["blank", "comment", "assignment", "invalid"]
@@ -207,3 +209,37 @@ def merge_dotenv(existing: str, template: str) -> str:
     eol = _line_ending(ours)
     prefix = existing if not existing or existing.endswith("\n") else existing + eol
     return prefix + eol.join(missing) + eol
+
+
+def set_dotenv(existing: str, values: Mapping[str, str]) -> str:
+    """``existing`` with every key of ``values`` assigned its value.
+
+    The key's first assignment is replaced where it stands (later ones are dropped: they would
+    win), or else its commented-out example (``# KEY=``) becomes the assignment, or else the
+    line is appended. Every other line is kept byte for byte.
+    """
+    lines = parse_dotenv(existing)
+    eol = _line_ending(lines)
+    placed: set[str] = set()
+    out: list[str] = []
+    for line in lines:
+        key = line.key
+        if key is not None and key in values and line.kind in ("assignment", "invalid"):
+            first = key not in placed
+            placed.add(key)
+            # A later assignment becomes "": ``out`` stays aligned with ``lines``.
+            out.append(format_assignment(key, values[key]) + (line.ending or eol) if first else "")
+            continue
+        out.append(line.text + line.ending)
+    for index, line in enumerate(lines):  # commented examples, for keys still missing
+        key = line.key
+        if line.kind == "comment" and key is not None and key in values and key not in placed:
+            placed.add(key)
+            out[index] = format_assignment(key, values[key]) + (line.ending or eol)
+    missing = [key for key in values if key not in placed]
+    text = "".join(out)
+    if missing:
+        if text and not text.endswith("\n"):
+            text += eol
+        text += "".join(format_assignment(key, values[key]) + eol for key in missing)
+    return text

@@ -11,25 +11,41 @@ thin trio shells:
 * ``_client``       the long connection on trio-websocket (``LongConnectionClient``)
 * ``_rest``         the REST API on httpx under trio (``RestClient``)
 * ``_settings``     the config section and its validation
+* ``_device_flow``  one-click app registration (the device flow) as decisions; pure
+* ``_app_audit``    what the bot needs of its app, and what a published version lacks; pure
+* ``_onboarding``   ``register_app`` and ``audit_app``: the httpx shells ``robota init`` runs
 
 Config loading imports this package for the section's validation alone, so httpx and
 trio-websocket (about 0.2 s of imports) are imported by the shells when they first run, never
 here.
 """
 
+from ._app_audit import REQUIREMENTS, AppAudit, Requirement, addons_manifest, assess
 from ._client import EventHandler, LongConnectionClient
 from ._connection import ACK_WITHIN, ClientConfig, Delivery, LongConnection
+from ._device_flow import (
+    LARK_DOMAIN,
+    SLOW_DOWN_STEP,
+    AppGrant,
+    Brand,
+    DeviceFlow,
+    accounts_url,
+    verification_url,
+)
 from ._endpoint import Endpoint, Refusal, endpoint_outcome, handshake_outcome
-from ._errors import ApiError, ConnectionRefused, FeishuError, FrameError
+from ._errors import ApiError, ConnectionRefused, FeishuError, FrameError, RegistrationFailed
 from ._frames import METHOD_CONTROL, METHOD_DATA, Frame, Header, decode, encode
+from ._onboarding import Registered, audit_app, register_app
 from ._policy import BACKOFF, PatchLimiter, TokenCache, decide
 from ._rest import RestClient
 from ._settings import (
     DEFAULT_DOMAIN,
+    DOMAIN_EXPECTED,
     THINKING_CARD_LAYOUTS,
     FeishuSettings,
     FeishuTransport,
     ThinkingCardLayout,
+    valid_domain,
 )
 
 plugin = FeishuTransport()
@@ -41,6 +57,8 @@ __all__ = [
     "FeishuTransport",
     "FeishuSettings",
     "DEFAULT_DOMAIN",
+    "DOMAIN_EXPECTED",
+    "valid_domain",
     "THINKING_CARD_LAYOUTS",
     "ThinkingCardLayout",
     # the long connection
@@ -67,6 +85,23 @@ __all__ = [
     "PatchLimiter",
     "BACKOFF",
     "decide",
+    # robota init: registration and the app audit
+    "register_app",
+    "Registered",
+    "AppGrant",
+    "Brand",
+    "DeviceFlow",
+    "RegistrationFailed",
+    "LARK_DOMAIN",
+    "SLOW_DOWN_STEP",
+    "accounts_url",
+    "verification_url",
+    "audit_app",
+    "AppAudit",
+    "Requirement",
+    "REQUIREMENTS",
+    "addons_manifest",
+    "assess",
     # errors
     "FeishuError",
     "FrameError",

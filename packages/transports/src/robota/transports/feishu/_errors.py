@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from robota.core import RobotaError
 
-__all__ = ["ApiError", "ConnectionRefused", "FeishuError", "FrameError"]
+__all__ = ["ApiError", "ConnectionRefused", "FeishuError", "FrameError", "RegistrationFailed"]
 
 
 class FeishuError(RobotaError):
@@ -31,3 +31,15 @@ class ConnectionRefused(FeishuError):
     """The platform refused the long connection for good: bad credentials at endpoint
     discovery, a forbidden or over-limit handshake, or reconnects exhausted. Retrying the
     same way would fail the same way, so the connection stops instead of looping."""
+
+
+class RegistrationFailed(FeishuError):
+    """The one-click app registration cannot go on (``robota init``); the message says why in
+    words a person can act on."""
+
+    def __init__(self, kind: str, reason: str) -> None:
+        self.kind = kind
+        """``denied``, ``expired``, ``unsupported``, ``network`` or ``invalid`` (a malformed
+        answer)."""
+        self.reason = reason
+        super().__init__(reason)

@@ -15,10 +15,12 @@ from robota.core.config import Reader
 
 __all__ = [
     "DEFAULT_DOMAIN",
+    "DOMAIN_EXPECTED",
     "THINKING_CARD_LAYOUTS",
     "FeishuSettings",
     "FeishuTransport",
     "ThinkingCardLayout",
+    "valid_domain",
 ]
 
 DEFAULT_DOMAIN = "https://open.feishu.cn"
@@ -73,7 +75,7 @@ class FeishuTransport:
         )
         assert app_id is not None and app_secret is not None
         domain = reader.text(
-            values.get("domain"), f"{_PATH}.domain", required=False, expected=_DOMAIN_EXPECTED
+            values.get("domain"), f"{_PATH}.domain", required=False, expected=DOMAIN_EXPECTED
         )
         return FeishuSettings(
             domain=_domain(reader, domain) if domain is not None else DEFAULT_DOMAIN,
@@ -95,19 +97,20 @@ class FeishuTransport:
         )
 
 
-_DOMAIN_EXPECTED = (
+DOMAIN_EXPECTED = (
     "the platform's base URL, such as https://open.feishu.cn or https://open.larksuite.com "
     "(http only for a loopback test server)"
 )
 
 
-def _domain(reader: Reader, value: str) -> str:
-    """A base URL the credentials may travel to: https, or http to this machine only."""
+def valid_domain(value: str) -> str | None:
+    """``value`` without a trailing slash if it is a base URL the credentials may travel to
+    (https, or http to this machine only), else ``None``."""
     try:
         parts = urlsplit(value)
         parts.port  # noqa: B018 (raises on a port that is not a number)
     except ValueError:
-        raise reader.error(f"{_PATH}.domain", repr(value), _DOMAIN_EXPECTED) from None
+        return None
     plain_ok = parts.scheme == "http" and parts.hostname in _LOOPBACK
     if (
         (parts.scheme != "https" and not plain_ok)
@@ -116,5 +119,12 @@ def _domain(reader: Reader, value: str) -> str:
         or parts.query
         or parts.fragment
     ):
-        raise reader.error(f"{_PATH}.domain", repr(value), _DOMAIN_EXPECTED)
+        return None
     return value.rstrip("/")
+
+
+def _domain(reader: Reader, value: str) -> str:
+    domain = valid_domain(value)
+    if domain is None:
+        raise reader.error(f"{_PATH}.domain", repr(value), DOMAIN_EXPECTED)
+    return domain
