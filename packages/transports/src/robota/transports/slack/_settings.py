@@ -1,8 +1,9 @@
 """The ``transports.slack`` section: what it holds, and every mistake it can have.
 
 Validation goes through the config ``Reader`` core's validator uses, so errors name the file,
-the key (``transports.slack.botToken``), what was found and what was expected; a token of the
-wrong kind is described by its missing prefix, never quoted.
+the key (``transports.slack.botToken``), what was found and what was expected; a token is a
+secret (masked in every log line, never quoted), and one of the wrong kind is described by
+its missing prefix.
 """
 
 from __future__ import annotations
@@ -10,22 +11,42 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
+from urllib.parse import urlsplit
 
 from robota.core.config import Reader
 
-__all__ = ["SlackSettings", "SlackTransport"]
+__all__ = ["DEFAULT_API_URL", "SlackSettings", "SlackTransport"]
+
+DEFAULT_API_URL = "https://slack.com/api/"
+_LOOPBACK = ("127.0.0.1", "localhost", "::1")
 
 _PATH = "transports.slack"
-_KEYS = ("botToken", "appToken", "signingSecret", "userId")
+_KEYS = (
+    "enabled",
+    "botToken",
+    "appToken",
+    "userId",
+    "apiUrl",
+    "respondToOwnerOnly",
+    "respondToAllChannelMessages",
+)
 
 
 @dataclass(frozen=True, slots=True)
 class SlackSettings:
     bot_token: str = field(repr=False)
+    """``xoxb-...``: every Web API call but ``apps.connections.open``."""
     app_token: str = field(repr=False)
-    user_id: str
-    """The owner: the Slack user robota answers."""
-    signing_secret: str | None = field(default=None, repr=False)
+    """``xapp-...``: ``apps.connections.open``, the start of every Socket Mode connection."""
+    user_id: str | None
+    """The owner; required while ``respond_to_owner_only`` is on."""
+    enabled: bool = True
+    api_url: str = DEFAULT_API_URL
+    """The one base URL of every Web API call, ``apps.connections.open`` included; ends in
+    ``/`` (methods are appended: ``{api_url}chat.postMessage``)."""
+    respond_to_owner_only: bool = True
+    respond_to_all_channel_messages: bool = False
+    """Off: in channels only messages that @mention the bot are answered (DMs always are)."""
 
 
 class SlackTransport:
@@ -35,20 +56,32 @@ class SlackTransport:
 
     def validate(self, reader: Reader, section: object) -> SlackSettings:
         values = reader.section(section, _PATH, _KEYS, nullable=False)
+        owner_only = reader.boolean(
+            values.get("respondToOwnerOnly"), f"{_PATH}.respondToOwnerOnly", True
+        )
         bot_token = _token(reader, values, "botToken", "xoxb-")
         app_token = _token(reader, values, "appToken", "xapp-")
         user_id = reader.text(
             values.get("userId"),
             f"{_PATH}.userId",
-            required=True,
-            expected="the owner's Slack user id",
+            required=owner_only,
+            expected="the owner's Slack user id (needed while respondToOwnerOnly is true)",
         )
-        assert user_id is not None
+        api_url = reader.text(
+            values.get("apiUrl"), f"{_PATH}.apiUrl", required=False, expected=_API_URL_EXPECTED
+        )
         return SlackSettings(
+            enabled=reader.boolean(values.get("enabled"), f"{_PATH}.enabled", True),
             bot_token=bot_token,
             app_token=app_token,
             user_id=user_id,
-            signing_secret=reader.secret(values, "signingSecret", _PATH, required=False),
+            api_url=_api_url(reader, api_url) if api_url is not None else DEFAULT_API_URL,
+            respond_to_owner_only=owner_only,
+            respond_to_all_channel_messages=reader.boolean(
+                values.get("respondToAllChannelMessages"),
+                f"{_PATH}.respondToAllChannelMessages",
+                False,
+            ),
         )
 
 
@@ -60,3 +93,27 @@ def _token(reader: Reader, values: Mapping[str, Any], key: str, prefix: str) -> 
             f"{_PATH}.{key}", f"a value that does not start with {prefix}", f"a {prefix}... token"
         )
     return token
+
+
+_API_URL_EXPECTED = (
+    "the Web API's base URL, such as https://slack.com/api/ "
+    "(http only for a loopback test server, such as http://127.0.0.1:8123/api/)"
+)
+
+
+def _api_url(reader: Reader, value: str) -> str:
+    """A base URL the tokens may travel to: https, or http to this machine only."""
+    try:
+        parts = urlsplit(value)
+        parts.port  # noqa: B018 (raises on a port that is not a number)
+    except ValueError:
+        raise reader.error(f"{_PATH}.apiUrl", repr(value), _API_URL_EXPECTED) from None
+    plain_ok = parts.scheme == "http" and parts.hostname in _LOOPBACK
+    if (
+        (parts.scheme != "https" and not plain_ok)
+        or not parts.hostname
+        or parts.query
+        or parts.fragment
+    ):
+        raise reader.error(f"{_PATH}.apiUrl", repr(value), _API_URL_EXPECTED)
+    return value if value.endswith("/") else value + "/"
