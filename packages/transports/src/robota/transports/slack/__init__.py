@@ -1,8 +1,47 @@
-"""robota.transports.slack: Slack (Socket Mode), the ``transports.slack`` section of config.yaml."""
+"""robota.transports.slack: Slack (Socket Mode), the ``transports.slack`` section of config.yaml.
 
+What exists so far is the connection to Slack (issue 15, part 1), as pure cores with thin trio
+shells:
+
+* ``_socket``     Socket Mode as a state machine: a fresh URL per connection, hello, ACK
+  first, disconnect reasons, open-before-close, ping watchdog, back-off, fatal refusals; pure
+* ``_policy``     Web API decisions: retries, ``Retry-After``, the per-method rate gate,
+  latest-state-wins progress updates; pure
+* ``_settings``   the config section and its validation
+
+Config loading imports this package for the section's validation alone, so httpx and
+trio-websocket are imported by the shells when they first run, never here.
+"""
+
+from ._errors import AUTH_ERRORS, ApiError, ConnectionRefused, RateLimited, SlackError
+from ._policy import BACKOFF, LatestWins, RateGate, decide, retry_after_seconds
 from ._settings import DEFAULT_API_URL, SlackSettings, SlackTransport
+from ._socket import ENVELOPE_TYPES, Envelope, SocketMode, ack_text
 
 plugin = SlackTransport()
 """The entry point (``robota.transports``: ``slack``)."""
 
-__all__ = ["DEFAULT_API_URL", "SlackSettings", "SlackTransport", "plugin"]
+__all__ = [
+    # the plugin and its settings
+    "plugin",
+    "SlackTransport",
+    "SlackSettings",
+    "DEFAULT_API_URL",
+    # Socket Mode
+    "SocketMode",
+    "Envelope",
+    "ENVELOPE_TYPES",
+    "ack_text",
+    # the Web API
+    "LatestWins",
+    "RateGate",
+    "BACKOFF",
+    "decide",
+    "retry_after_seconds",
+    # errors
+    "SlackError",
+    "ApiError",
+    "RateLimited",
+    "ConnectionRefused",
+    "AUTH_ERRORS",
+]
