@@ -7,6 +7,7 @@ shells:
   first, disconnect reasons, open-before-close, ping watchdog, back-off, fatal refusals; pure
 * ``_policy``     Web API decisions: retries, ``Retry-After``, the per-method rate gate,
   latest-state-wins progress updates; pure
+* ``_web``        the Web API on httpx under trio (``WebApi``)
 * ``_settings``   the config section and its validation
 
 Config loading imports this package for the section's validation alone, so httpx and
@@ -17,6 +18,7 @@ from ._errors import AUTH_ERRORS, ApiError, ConnectionRefused, RateLimited, Slac
 from ._policy import BACKOFF, LatestWins, RateGate, decide, retry_after_seconds
 from ._settings import DEFAULT_API_URL, SlackSettings, SlackTransport
 from ._socket import ENVELOPE_TYPES, Envelope, SocketMode, ack_text
+from ._web import BotIdentity, WebApi
 
 plugin = SlackTransport()
 """The entry point (``robota.transports``: ``slack``)."""
@@ -33,6 +35,8 @@ __all__ = [
     "ENVELOPE_TYPES",
     "ack_text",
     # the Web API
+    "WebApi",
+    "BotIdentity",
     "LatestWins",
     "RateGate",
     "BACKOFF",
