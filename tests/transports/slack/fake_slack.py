@@ -122,6 +122,7 @@ class FakeSlack:
         self.connections: list[Connection] = []
         self.tickets: set[str] = set()
         """Handed out by apps.connections.open and not used yet."""
+        self.max_connections = MAX_CONNECTIONS
         self.disabled = False
         """Socket Mode turned off for the app: connections get ``link_disabled``."""
         self._ts = itertools.count(1)
@@ -153,9 +154,12 @@ class FakeSlack:
         self._changed = trio.Event()
 
     async def wait_until(self, condition: Callable[[], object], timeout: float = WAIT) -> None:
+        """Until ``condition()`` holds: checked on every change of the fake, and every 10 ms
+        for conditions on the client's side (what its handler got)."""
         with trio.fail_after(timeout):
             while not condition():
-                await self._changed.wait()
+                with trio.move_on_after(0.01):
+                    await self._changed.wait()
 
     # -- steering --------------------------------------------------------------------------
 
@@ -422,7 +426,7 @@ class FakeSlack:
         self.connections.append(connection)
         if self.disabled:
             await self.disconnect("link_disabled", connection)
-        elif len(self.open_connections) > MAX_CONNECTIONS:
+        elif len(self.open_connections) > self.max_connections:
             await self.disconnect("too_many_websockets", connection)
         else:
             await connection.send_text(

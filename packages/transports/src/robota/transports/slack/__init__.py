@@ -7,6 +7,7 @@ shells:
   first, disconnect reasons, open-before-close, ping watchdog, back-off, fatal refusals; pure
 * ``_policy``     Web API decisions: retries, ``Retry-After``, the per-method rate gate,
   latest-state-wins progress updates; pure
+* ``_client``     Socket Mode on trio-websocket (``SocketModeClient``)
 * ``_web``        the Web API on httpx under trio (``WebApi``)
 * ``_settings``   the config section and its validation
 
@@ -14,6 +15,7 @@ Config loading imports this package for the section's validation alone, so httpx
 trio-websocket are imported by the shells when they first run, never here.
 """
 
+from ._client import EnvelopeHandler, SocketModeClient
 from ._errors import AUTH_ERRORS, ApiError, ConnectionRefused, RateLimited, SlackError
 from ._policy import BACKOFF, LatestWins, RateGate, decide, retry_after_seconds
 from ._settings import DEFAULT_API_URL, SlackSettings, SlackTransport
@@ -30,6 +32,8 @@ __all__ = [
     "SlackSettings",
     "DEFAULT_API_URL",
     # Socket Mode
+    "SocketModeClient",
+    "EnvelopeHandler",
     "SocketMode",
     "Envelope",
     "ENVELOPE_TYPES",
