@@ -1,13 +1,13 @@
 """A fake Slack on loopback that speaks the real wire protocol.
 
-Two listeners on 127.0.0.1: the Web API (h11 on trio: ``POST /api/<method>`` with a JSON or
-form-encoded body, ``Authorization: Bearer``, answers HTTP 200 with ``ok``/``error``, 429 with
-``Retry-After``) and Socket Mode (WebSocket by hand on wsproto, so the fake decides whether it
-answers pings and whether it finishes a close handshake, which Slack does not). It enforces
-what Slack enforces (the right kind of token per method, single-use connection tickets,
-``hello`` first, at most 10 connections, Block Kit's limits, updates of the bot's own messages
-only) and records everything a test asserts on. Tests steer it: push an envelope, send raw
-frames, ask a connection to disconnect, silence it, script the next answers of a method.
+Two listeners on 127.0.0.1: the Web API (tests/support/json_http: ``POST /api/<method>`` with a
+JSON or form-encoded body, ``Authorization: Bearer``, answers HTTP 200 with ``ok``/``error``,
+429 with ``Retry-After``) and Socket Mode (WebSocket by hand on wsproto, so the fake decides
+whether it answers pings and whether it finishes a close handshake, which Slack does not). It
+enforces what Slack enforces (the right kind of token per method, single-use connection
+tickets, ``hello`` first, at most 10 connections, Block Kit's limits, updates of the bot's own
+messages only) and records everything a test asserts on. Tests steer it: push an envelope, send
+raw frames, ask a connection to disconnect, silence it, script the next answers of a method.
 
     async with fake_slack() as fake:          # both listeners up
         ...SocketModeClient(api_url=fake.api_url, app_token=APP_TOKEN, ...)
@@ -27,7 +27,6 @@ from functools import partial
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
-import h11
 import trio
 import wsproto
 from wsproto.events import (
@@ -42,6 +41,8 @@ from wsproto.events import (
 )
 from wsproto.utilities import LocalProtocolError, RemoteProtocolError
 
+from ...support.json_http import Answer, HttpRequest, serve_json
+
 BOT_TOKEN = "xoxb-fake-1111-bottokenvalue"
 APP_TOKEN = "xapp-1-A0FAKE-appleveltokenvalue"
 BOT_USER = "U0BOT"
@@ -51,9 +52,6 @@ APP_ID = "A0FAKE"
 MAX_CONNECTIONS = 10
 WAIT = 10.0
 """Upper bound of every wait in these tests: reached only when something is broken."""
-
-Answer = tuple[int, dict[str, str], object]
-"""HTTP status, headers, JSON body (or ``Ellipsis``: never answer)."""
 
 
 @dataclass
@@ -293,69 +291,23 @@ class FakeSlack:
         message["edited"] = {"user": BOT_USER, "ts": f"1796015968.{next(self._ts):06d}"}
         return 200, {}, {"ok": True, "channel": channel, "ts": ts, "text": text, "message": message}
 
-    async def _serve_http(self, stream: trio.SocketStream) -> None:
-        try:
-            await self._serve_http_requests(stream)
-        except (trio.BrokenResourceError, trio.ClosedResourceError, h11.RemoteProtocolError):
-            pass  # the client went away: a client may always do that
-
-    async def _serve_http_requests(self, stream: trio.SocketStream) -> None:
-        conn = h11.Connection(h11.SERVER)
-        head: h11.Request | None = None
-        body = b""
-        while True:
-            event = conn.next_event()
-            if event is h11.NEED_DATA:
-                data = await stream.receive_some(65536)
-                conn.receive_data(data)
-                if not data and conn.their_state is not h11.DONE:
-                    return
-                continue
-            if isinstance(event, h11.Request):
-                head, body = event, b""
-            elif isinstance(event, h11.Data):
-                body += event.data
-            elif isinstance(event, h11.EndOfMessage):
-                assert head is not None
-                status, headers, answer = self._receive_call(head, body)
-                if answer is Ellipsis:
-                    await trio.sleep_forever()
-                content = json.dumps(answer).encode()
-                response = h11.Response(
-                    status_code=status,
-                    headers=[
-                        ("content-type", "application/json; charset=utf-8"),
-                        ("content-length", str(len(content))),
-                        *headers.items(),
-                    ],
-                )
-                await stream.send_all(conn.send(response) or b"")
-                await stream.send_all(conn.send(h11.Data(data=content)) or b"")
-                await stream.send_all(conn.send(h11.EndOfMessage()) or b"")
-                if conn.our_state is h11.MUST_CLOSE:
-                    return
-                conn.start_next_cycle()
-            elif isinstance(event, h11.ConnectionClosed):
-                return
-
-    def _receive_call(self, head: h11.Request, body: bytes) -> Answer:
-        target = urlsplit(head.target.decode())
-        headers = {k.decode().lower(): v.decode() for k, v in head.headers}
-        if head.method != b"POST" or not target.path.startswith("/api/"):
+    def _receive(self, request: HttpRequest) -> Answer:
+        headers = request.headers
+        if request.method != "POST" or not request.path.startswith("/api/"):
             return 404, {}, {"ok": False, "error": "unknown_method"}
-        args: dict[str, Any] = {k: v[0] for k, v in parse_qs(target.query).items()}
+        args: dict[str, Any] = {k: v[0] for k, v in parse_qs(request.query).items()}
         kind = headers.get("content-type", "")
         try:
             if kind.startswith("application/json"):
-                parsed = json.loads(body) if body else {}
+                parsed = json.loads(request.body) if request.body else {}
                 if not isinstance(parsed, dict):
                     return 200, {}, {"ok": False, "error": "invalid_json"}
                 args.update(parsed)
-            elif body:
-                args.update({k: v[0] for k, v in parse_qs(body.decode()).items()})
+            elif request.body:
+                args.update({k: v[0] for k, v in parse_qs(request.body.decode()).items()})
         except ValueError:
             return 200, {}, {"ok": False, "error": "invalid_json"}
-        call = Call(target.path.removeprefix("/api/"), headers, args, trio.current_time())
+        call = Call(request.path.removeprefix("/api/"), headers, args, trio.current_time())
         self.calls.append(call)
         self._touch()
         return self._answer(call)
@@ -520,7 +472,7 @@ async def fake_slack() -> AsyncIterator[FakeSlack]:
     fake = FakeSlack()
     async with trio.open_nursery() as nursery:
         listeners = await nursery.start(
-            partial(trio.serve_tcp, fake._serve_http, 0, host="127.0.0.1")
+            partial(trio.serve_tcp, partial(serve_json, answer=fake._receive), 0, host="127.0.0.1")
         )
         fake.http_port = listeners[0].socket.getsockname()[1]
         listeners = await nursery.start(

@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 import trio
 
+from ...support.json_lines import JsonLines
 from .fake_slack import APP_TOKEN, BOT_TOKEN, BOT_USER, WAIT, FakeSlack, dm, events_api, fake_slack
 
 SDK_CLIENT = Path(__file__).with_name("sdk_client.py")
@@ -26,23 +27,6 @@ SDK_CLIENT = Path(__file__).with_name("sdk_client.py")
 async def fake() -> AsyncIterator[FakeSlack]:
     async with fake_slack() as slack:
         yield slack
-
-
-class Lines:
-    def __init__(self, stream: trio.abc.ReceiveStream) -> None:
-        self.stream = stream
-        self.buffer = b""
-
-    async def next(self) -> dict[str, object]:
-        with trio.fail_after(WAIT):
-            while b"\n" not in self.buffer:
-                chunk = await self.stream.receive_some(65536)
-                assert chunk, "the SDK client exited"
-                self.buffer += chunk
-        line, self.buffer = self.buffer.split(b"\n", 1)
-        parsed = json.loads(line)
-        assert isinstance(parsed, dict)
-        return parsed
 
 
 async def test_the_official_sdk_talks_to_the_fake_and_receives_an_event(fake: FakeSlack) -> None:
@@ -55,7 +39,7 @@ async def test_the_official_sdk_talks_to_the_fake_and_receives_an_event(fake: Fa
     )
     try:
         assert process.stdout is not None
-        lines = Lines(process.stdout)
+        lines = JsonLines(process.stdout, timeout=WAIT)
         assert await lines.next() == {"kind": "auth.test", "user_id": BOT_USER}
         posted = await lines.next()
         assert posted["kind"] == "posted" and posted["thread_ts"] == "1796015967.000001"
