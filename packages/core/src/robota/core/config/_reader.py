@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Collection, Mapping
 from pathlib import Path
 from typing import Any, TypeVar
+from urllib.parse import urlsplit
 
 from robota.core._errors import ConfigError
 
@@ -19,6 +20,7 @@ from ._secrets import MIN_SECRET_LENGTH
 __all__ = ["Reader", "describe", "one_of"]
 
 _T = TypeVar("_T", bound=str)
+_LOOPBACK = ("127.0.0.1", "localhost", "::1")
 
 
 def describe(value: object) -> str:
@@ -204,3 +206,26 @@ class Reader:
         self, section: Mapping[str, Any], key: str, path: str, *, required: bool
     ) -> str | None:
         return self.text(section.get(key), f"{path}.{key}", required=required, secret=True)
+
+    def base_url(self, raw: object, path: str, expected: str, *, with_path: bool) -> str | None:
+        """A base URL credentials may travel to (a transport's ``domain`` or ``apiUrl``):
+        https, or plain http to this machine only (a loopback test server); no query, no
+        fragment, and no path unless ``with_path``. ``None`` when absent."""
+        value = self.text(raw, path, required=False, expected=expected)
+        if value is None:
+            return None
+        try:
+            parts = urlsplit(value)
+            parts.port  # noqa: B018 (raises on a port that is not a number)
+        except ValueError:
+            raise self.error(path, repr(value), expected) from None
+        plain_ok = parts.scheme == "http" and parts.hostname in _LOOPBACK
+        if (
+            (parts.scheme != "https" and not plain_ok)
+            or not parts.hostname
+            or (parts.path.strip("/") and not with_path)
+            or parts.query
+            or parts.fragment
+        ):
+            raise self.error(path, repr(value), expected)
+        return value

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from typing import Literal
-from urllib.parse import urlsplit
 
 from robota.core.config import Reader
 
@@ -23,7 +22,6 @@ __all__ = [
 
 DEFAULT_DOMAIN = "https://open.feishu.cn"
 """Feishu's Open Platform; Lark's is ``https://open.larksuite.com`` (same paths)."""
-_LOOPBACK = ("127.0.0.1", "localhost", "::1")
 
 ThinkingCardLayout = Literal["grouped", "timeline"]
 THINKING_CARD_LAYOUTS: tuple[ThinkingCardLayout, ...] = ("grouped", "timeline")
@@ -72,11 +70,11 @@ class FeishuTransport:
             expected="the owner's open_id (needed while respondToOwnerOnly is true)",
         )
         assert app_id is not None and app_secret is not None
-        domain = reader.text(
-            values.get("domain"), f"{_PATH}.domain", required=False, expected=_DOMAIN_EXPECTED
+        domain = reader.base_url(
+            values.get("domain"), f"{_PATH}.domain", _DOMAIN_EXPECTED, with_path=False
         )
         return FeishuSettings(
-            domain=_domain(reader, domain) if domain is not None else DEFAULT_DOMAIN,
+            domain=domain.rstrip("/") if domain is not None else DEFAULT_DOMAIN,
             app_id=app_id,
             app_secret=app_secret,
             user_open_id=owner,
@@ -99,22 +97,3 @@ _DOMAIN_EXPECTED = (
     "the platform's base URL, such as https://open.feishu.cn or https://open.larksuite.com "
     "(http only for a loopback test server)"
 )
-
-
-def _domain(reader: Reader, value: str) -> str:
-    """A base URL the credentials may travel to: https, or http to this machine only."""
-    try:
-        parts = urlsplit(value)
-        parts.port  # noqa: B018 (raises on a port that is not a number)
-    except ValueError:
-        raise reader.error(f"{_PATH}.domain", repr(value), _DOMAIN_EXPECTED) from None
-    plain_ok = parts.scheme == "http" and parts.hostname in _LOOPBACK
-    if (
-        (parts.scheme != "https" and not plain_ok)
-        or not parts.hostname
-        or parts.path.strip("/")
-        or parts.query
-        or parts.fragment
-    ):
-        raise reader.error(f"{_PATH}.domain", repr(value), _DOMAIN_EXPECTED)
-    return value.rstrip("/")

@@ -11,14 +11,12 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
-from urllib.parse import urlsplit
 
 from robota.core.config import Reader
 
 __all__ = ["DEFAULT_API_URL", "SlackSettings", "SlackTransport"]
 
 DEFAULT_API_URL = "https://slack.com/api/"
-_LOOPBACK = ("127.0.0.1", "localhost", "::1")
 
 _PATH = "transports.slack"
 _KEYS = (
@@ -67,15 +65,16 @@ class SlackTransport:
             required=owner_only,
             expected="the owner's Slack user id (needed while respondToOwnerOnly is true)",
         )
-        api_url = reader.text(
-            values.get("apiUrl"), f"{_PATH}.apiUrl", required=False, expected=_API_URL_EXPECTED
+        api_url = reader.base_url(
+            values.get("apiUrl"), f"{_PATH}.apiUrl", _API_URL_EXPECTED, with_path=True
         )
         return SlackSettings(
             enabled=reader.boolean(values.get("enabled"), f"{_PATH}.enabled", True),
             bot_token=bot_token,
             app_token=app_token,
             user_id=user_id,
-            api_url=_api_url(reader, api_url) if api_url is not None else DEFAULT_API_URL,
+            # methods are appended to it: ``{apiUrl}chat.postMessage``
+            api_url=api_url.rstrip("/") + "/" if api_url is not None else DEFAULT_API_URL,
             respond_to_owner_only=owner_only,
             respond_to_all_channel_messages=reader.boolean(
                 values.get("respondToAllChannelMessages"),
@@ -99,21 +98,3 @@ _API_URL_EXPECTED = (
     "the Web API's base URL, such as https://slack.com/api/ "
     "(http only for a loopback test server, such as http://127.0.0.1:8123/api/)"
 )
-
-
-def _api_url(reader: Reader, value: str) -> str:
-    """A base URL the tokens may travel to: https, or http to this machine only."""
-    try:
-        parts = urlsplit(value)
-        parts.port  # noqa: B018 (raises on a port that is not a number)
-    except ValueError:
-        raise reader.error(f"{_PATH}.apiUrl", repr(value), _API_URL_EXPECTED) from None
-    plain_ok = parts.scheme == "http" and parts.hostname in _LOOPBACK
-    if (
-        (parts.scheme != "https" and not plain_ok)
-        or not parts.hostname
-        or parts.query
-        or parts.fragment
-    ):
-        raise reader.error(f"{_PATH}.apiUrl", repr(value), _API_URL_EXPECTED)
-    return value if value.endswith("/") else value + "/"
