@@ -252,3 +252,23 @@ def test_stop_closes_every_link() -> None:
     (dial,) = sm.opened_url(URL + "2")
     assert sm.stop() == [Close(old, "stopped"), Close(dial.link, "stopped")]
     assert sm.state == "stopped" and sm.received(old, envelope(), 2.0) == []
+
+
+def test_a_link_closed_before_its_hello_is_a_failed_attempt() -> None:
+    sm = machine(backoff=(1.0,))
+    sm.start()
+    (dial,) = sm.opened_url(URL)
+    sm.dialed(dial.link, 0.0)
+    assert sm.closed(dial.link, 0.5) == []
+    assert sm.state == "waiting" and sm.deadline() == 1.5
+    assert sm.received(dial.link, HELLO, 0.6) == []  # whatever it still says is stale
+
+
+def test_a_failure_during_a_too_many_websockets_wait_does_not_shorten_it() -> None:
+    sm = machine(backoff=(1.0,))
+    old = connect(sm)
+    sm.received(old, json.dumps({"type": "disconnect", "reason": "warning"}), 1.0)  # Open
+    too_many = json.dumps({"type": "disconnect", "reason": "too_many_websockets"})
+    assert sm.received(old, too_many, 2.0) == [Close(old, "too_many_websockets: backing off")]
+    assert sm.open_failed("apps.connections.open: no answer", 2.5, fatal=False) == []
+    assert sm.deadline() == 32.0

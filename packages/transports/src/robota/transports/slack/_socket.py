@@ -427,7 +427,9 @@ class SocketMode:
 
     def _retry_later(self, now: float) -> None:
         self._attempts += 1
-        self._retry_at = now + max(_MIN_WAIT, self._step())
+        at = now + max(_MIN_WAIT, self._step())
+        # A longer wait already set (too_many_websockets) is kept: a failure cannot shorten it.
+        self._retry_at = at if self._retry_at == math.inf else max(at, self._retry_at)
 
     def _stop_fatal(self, reason: str) -> list[Effect]:
         effects: list[Effect] = [Close(link, reason) for link in self._links]
