@@ -215,3 +215,17 @@ async def test_no_log_line_of_the_connection_carries_a_token_or_a_ticket(
         text = record.getMessage() + repr(vars(record))
         assert APP_TOKEN not in text, record
         assert not any(t in text for t in tickets), record
+
+
+async def test_a_refused_handshake_is_retried_through_a_fresh_url(
+    fake: FakeSlack, nursery: trio.Nursery
+) -> None:
+    used = f"ws://127.0.0.1:{fake.ws_port}/link/?ticket=already-used&app_id=A0FAKE"
+    fake.scripted["apps.connections.open"].extend(
+        [(200, {}, {"ok": True, "url": used}), (200, {}, {"ok": False, "error": "internal_error"})]
+    )
+    link = client(fake, Recorder())
+    await nursery.start(link.run)
+    # the single-use ticket refused (HTTP 401), a failed open, then a fresh URL that works
+    assert len(fake.calls_of("apps.connections.open")) == 3
+    assert len(fake.connections) == 1 and link.connects == 1

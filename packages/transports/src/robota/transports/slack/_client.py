@@ -249,7 +249,7 @@ class SocketModeClient:
             return machine.received(item.link, item.data, now)
         if isinstance(item, _Pong):
             return machine.pong(item.link, now)
-        if item.link in self._sockets:
+        if self._sockets.pop(item.link, None) is not None:
             log.warning("slack socket lost", extra={"link": item.link, "reason": item.reason})
         return machine.closed(item.link, now)
 
@@ -294,9 +294,10 @@ class SocketModeClient:
         scope: trio.CancelScope,
         send: trio.MemorySendChannel[_Input],
     ) -> None:
-        """One WebSocket: the handshake, then its messages into the machine's channel. The
-        library's own reader runs in this link's nursery, so what it raises ends this link
-        only."""
+        """One WebSocket: the handshake, then its messages into the machine's channel. This
+        task owns the link's TCP stream and closes it however the link ends (lost, refused,
+        or closed by the loop, which cancels ``scope``); the library's own reader runs in the
+        link's nursery, so what it raises ends this link only."""
         import trio_websocket  # noqa: PLC0415 (lazy, see the facade)
 
         parts = urlsplit(url)
@@ -310,53 +311,48 @@ class SocketModeClient:
                 await send.send(_DialFailed(link, "apps.connections.open gave no ws(s) URL"))
                 return
             host = parts.hostname
+            host_header = host if parts.port is None else f"{host}:{port}"
             resource = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
+            stream: trio.SocketStream | trio.SSLStream[trio.SocketStream] | None = None
             dialed = False
-            reason = "closed"
-            with scope:
-                try:
-                    async with trio.open_nursery() as own:
-                        with trio.fail_after(self.handshake_timeout):
-                            if secure:
-                                stream: (
-                                    trio.SocketStream | trio.SSLStream[trio.SocketStream]
-                                ) = await trio.open_ssl_over_tcp_stream(
-                                    host, port, ssl_context=ssl.create_default_context()
+            try:
+                with scope:
+                    try:
+                        async with trio.open_nursery() as own:
+                            with trio.fail_after(self.handshake_timeout):
+                                if secure:
+                                    stream = await trio.open_ssl_over_tcp_stream(
+                                        host, port, ssl_context=ssl.create_default_context()
+                                    )
+                                else:
+                                    stream = await trio.open_tcp_stream(host, port)
+                                ws = await trio_websocket.wrap_client_stream(
+                                    own,
+                                    stream,
+                                    host_header,
+                                    resource,
+                                    max_message_size=_MAX_MESSAGE,
                                 )
-                            else:
-                                stream = await trio.open_tcp_stream(host, port)
                             socket = self._sockets.get(link)
-                            if socket is None:  # closed while dialing
-                                await trio.aclose_forcefully(stream)
-                                return
-                            socket.stream = stream
-                            host_header = host if parts.port is None else f"{host}:{port}"
-                            ws = await trio_websocket.wrap_client_stream(
-                                own, stream, host_header, resource, max_message_size=_MAX_MESSAGE
-                            )
-                        socket.ws, socket.nursery = ws, own
-                        dialed = True
-                        await send.send(_Dialed(link))
-                        try:
-                            while True:
-                                await send.send(_Received(link, await ws.get_message()))
-                        except trio_websocket.ConnectionClosed as error:
-                            code = error.reason
-                            if code is not None:
-                                reason = f"closed by peer ({code.code} {code.reason or ''})"
-                        await send.send(_Lost(link, reason.strip()))
-                        own.cancel_scope.cancel()
-                except* (
-                    OSError,
-                    trio.TooSlowError,
-                    trio_websocket.HandshakeError,
-                    trio_websocket.ConnectionClosed,
-                ) as group:
-                    failure = type(_first(group, BaseException)).__name__
-                    if dialed:
-                        await send.send(_Lost(link, f"link failed: {failure}"))
-                    else:
-                        await send.send(_DialFailed(link, f"WebSocket handshake: {failure}"))
+                            if socket is None:
+                                return  # closed while dialing
+                            socket.ws, socket.stream, socket.nursery = ws, stream, own
+                            dialed = True
+                            await send.send(_Dialed(link))
+                            reason = await _read(link, ws, send)
+                            await send.send(_Lost(link, reason))
+                            own.cancel_scope.cancel()
+                    except* Exception as group:
+                        # Whatever ends one link (a refused handshake, a reset, a timeout) is
+                        # that link's loss, reported by its type: never a crash of the client.
+                        failure = type(_first(group, Exception)).__name__
+                        if dialed:
+                            await send.send(_Lost(link, f"link failed: {failure}"))
+                        else:
+                            await send.send(_DialFailed(link, f"WebSocket handshake: {failure}"))
+            finally:
+                if stream is not None:
+                    await trio.aclose_forcefully(stream)
 
     async def _ping(
         self,
@@ -392,6 +388,22 @@ class SocketModeClient:
         if socket.stream is not None:
             await trio.aclose_forcefully(socket.stream)
         socket.scope.cancel()
+
+
+async def _read(
+    link: int, ws: trio_websocket.WebSocketConnection, send: trio.MemorySendChannel[_Input]
+) -> str:
+    """Every message of ``ws`` into the channel until it closes; how it closed."""
+    import trio_websocket  # noqa: PLC0415 (lazy, see the facade)
+
+    try:
+        while True:
+            await send.send(_Received(link, await ws.get_message()))
+    except trio_websocket.ConnectionClosed as error:
+        code = error.reason
+        if code is None:
+            return "closed"
+        return f"closed by peer ({code.code} {code.reason or ''})".strip()
 
 
 def _first(group: BaseExceptionGroup[Any], kind: type[_E]) -> _E:
