@@ -334,8 +334,9 @@ class SocketModeClient:
                                     max_message_size=_MAX_MESSAGE,
                                 )
                             socket = self._sockets.get(link)
-                            if socket is None:
-                                return  # closed while dialing
+                            if socket is None:  # closed while dialing
+                                own.cancel_scope.cancel()  # the library's reader too
+                                return
                             socket.ws, socket.stream, socket.nursery = ws, stream, own
                             dialed = True
                             await send.send(_Dialed(link))
