@@ -100,7 +100,7 @@ async def test_the_old_connection_still_acks_while_the_new_one_opens(
     fake: FakeSlack, nursery: trio.Nursery
 ) -> None:
     handler = Recorder()
-    await nursery.start(client(fake, handler).run)
+    await nursery.start(client(fake, handler, open_timeout=10 * WAIT).run)
     first = fake.current
     fake.scripted["apps.connections.open"].append((200, {}, Ellipsis))  # a slow open, forever
     await fake.disconnect("refresh_requested")
@@ -113,7 +113,8 @@ async def test_the_old_connection_still_acks_while_the_new_one_opens(
 async def test_a_silent_socket_is_detected_by_the_watchdog(
     fake: FakeSlack, nursery: trio.Nursery
 ) -> None:
-    link = client(fake, Recorder(), ping_interval=0.05)
+    # 0.3 s: short, yet a healthy link's pong is never that late, even on a loaded machine
+    link = client(fake, Recorder(), ping_interval=0.3)
     await nursery.start(link.run)
     first = fake.current
     first.silent = True  # TCP stays open, no pong ever comes back
