@@ -244,8 +244,8 @@ class SocketMode:
         return []
 
     def dial_failed(self, link: int, now: float) -> list[Effect]:
-        if self._links.pop(link, None) is None or self._stopped:
-            return []
+        if link == self.current or self._links.pop(link, None) is None or self._stopped:
+            return []  # a live link did not fail to dial: a stale report
         self._opening = False
         self._retry_later(now)
         return []
