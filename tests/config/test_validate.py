@@ -105,7 +105,7 @@ transports:
   slack:
     botToken: ${SLACK_BOT_TOKEN}
     appToken: ${SLACK_APP_TOKEN}
-    signingSecret: ${SLACK_SIGNING_SECRET}
+    apiUrl: ${SLACK_API_URL}
     userId: U123
   ws:
     port: ${WS_PORT}
@@ -123,7 +123,7 @@ transports:
     assert feishu.thinking_card_layout == "timeline"
     assert not feishu.respond_to_all_group_messages
     # An unset reference in an optional field means "not set".
-    assert slack.signing_secret is None
+    assert slack.api_url == "https://slack.com/api/"
     assert (ws.host, ws.port) == ("127.0.0.1", 8765)
     # Credentials are known secrets, and never part of a repr.
     assert {"feishu-secret-value", "xoxb-123-abc", "xapp-1-xyz"} <= config.secrets

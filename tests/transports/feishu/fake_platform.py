@@ -1,8 +1,8 @@
 """A fake Feishu Open Platform on loopback that speaks the real wire protocol.
 
-Two listeners on 127.0.0.1: an HTTP server (h11 on trio) for the endpoint call, the tenant
-token and the REST calls, and a trio-websocket server speaking pbbp2 frames. It enforces what
-the platform enforces (credentials, bearer tokens, 5 PATCHes per second per message) and
+Two listeners on 127.0.0.1: an HTTP server (tests/support/json_http) for the endpoint call, the
+tenant token and the REST calls, and a trio-websocket server speaking pbbp2 frames. It enforces
+what the platform enforces (credentials, bearer tokens, 5 PATCHes per second per message) and
 records everything a test asserts on. Tests steer it: push an event (whole or in fragments),
 drop or silence the current connection, refuse the next handshake, revoke a token, script the
 next answers of a REST path.
@@ -22,28 +22,20 @@ from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from functools import partial
 from typing import Any
-from urllib.parse import urlsplit
 
-import h11
 import trio
 import trio_websocket
 
 from robota.transports.feishu import METHOD_CONTROL, METHOD_DATA, Frame, Header, decode, encode
+
+from ...support.json_http import Answer, serve_json
+from ...support.json_http import HttpRequest as Request
 
 APP_ID = "cli_fake_app"
 APP_SECRET = "fake-secret-8d0f1c2b9a"
 SERVICE_ID = 33554678
 WAIT = 10.0
 """Upper bound of every wait in these tests: reached only when something is broken."""
-
-
-@dataclass
-class Request:
-    method: str
-    path: str
-    query: str
-    headers: dict[str, str]
-    body: bytes
 
 
 @dataclass
@@ -55,10 +47,6 @@ class Connection:
     silent: bool = False
     closed_by: str | None = None
     """``client`` or ``server`` once it ended."""
-
-
-Answer = tuple[int, dict[str, str], object]
-"""HTTP status, headers, JSON body (or ``Ellipsis``: never answer)."""
 
 
 class FakePlatform:
@@ -210,64 +198,10 @@ class FakePlatform:
             return 200, {}, {"code": 0, "msg": "success", "data": {}}
         return 404, {}, {"code": 404, "msg": f"no route {request.method} {request.path}"}
 
-    async def _serve_http(self, stream: trio.SocketStream) -> None:
-        try:
-            await self._serve_http_requests(stream)
-        except (trio.BrokenResourceError, trio.ClosedResourceError, h11.RemoteProtocolError):
-            pass  # the client went away: a client may always do that
-
-    async def _serve_http_requests(self, stream: trio.SocketStream) -> None:
-        conn = h11.Connection(h11.SERVER)
-        head: h11.Request | None = None
-        body = b""
-        while True:
-            event = conn.next_event()
-            if event is h11.NEED_DATA:
-                data = await stream.receive_some(65536)
-                conn.receive_data(data)
-                if not data and conn.their_state is not h11.DONE:
-                    return
-                continue
-            if isinstance(event, h11.Request):
-                head, body = event, b""
-            elif isinstance(event, h11.Data):
-                body += event.data
-            elif isinstance(event, h11.EndOfMessage):
-                assert head is not None
-                target = urlsplit(head.target.decode())
-                request = Request(
-                    head.method.decode(),
-                    target.path,
-                    target.query,
-                    {k.decode().lower(): v.decode() for k, v in head.headers},
-                    body,
-                )
-                self.requests.append(request)
-                self._touch()
-                status, headers, answer = self._answer(request)
-                if answer is Ellipsis:
-                    await trio.sleep_forever()
-                content = json.dumps(answer).encode()
-                await stream.send_all(
-                    conn.send(
-                        h11.Response(
-                            status_code=status,
-                            headers=[
-                                ("content-type", "application/json"),
-                                ("content-length", str(len(content))),
-                                *headers.items(),
-                            ],
-                        )
-                    )
-                    or b""
-                )
-                await stream.send_all(conn.send(h11.Data(data=content)) or b"")
-                await stream.send_all(conn.send(h11.EndOfMessage()) or b"")
-                if conn.our_state is h11.MUST_CLOSE:
-                    return
-                conn.start_next_cycle()
-            elif isinstance(event, h11.ConnectionClosed):
-                return
+    def _receive(self, request: Request) -> Answer:
+        self.requests.append(request)
+        self._touch()
+        return self._answer(request)
 
     # -- the long connection ---------------------------------------------------------------
 
@@ -316,7 +250,7 @@ async def fake_platform() -> AsyncIterator[FakePlatform]:
     fake = FakePlatform()
     async with trio.open_nursery() as nursery:
         listeners = await nursery.start(
-            partial(trio.serve_tcp, fake._serve_http, 0, host="127.0.0.1")
+            partial(trio.serve_tcp, partial(serve_json, answer=fake._receive), 0, host="127.0.0.1")
         )
         fake.http_port = listeners[0].socket.getsockname()[1]
         server = await nursery.start(

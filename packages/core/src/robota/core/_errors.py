@@ -61,6 +61,10 @@ brackets::
     │   ├── ApiError                   a REST call failed: HTTP status, platform code and msg
     │   ├── ConnectionRefused          the platform refused the long connection for good
     │   └── RegistrationFailed         the one-click app registration cannot go on (init)
+    ├── SlackError                     the Slack transport (robota.transports.slack)
+    │   ├── ApiError                   a Web API call failed: method, HTTP status, Slack's error
+    │   │   └── RateLimited            a 429 its caller would not wait for (``after`` seconds)
+    │   └── ConnectionRefused          Socket Mode refused for good (app token, link_disabled)
     ├── UsageError                     print mode: the command line or its session is wrong
     ├── PreviewError                   [ValueError] a line ``robota cards preview`` cannot draw
     └── EngineStopped                  [RuntimeError] the TUI's engine is not running

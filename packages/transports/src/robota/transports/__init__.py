@@ -1,11 +1,11 @@
 """robota.transports: the chat transports robota ships, one plugin package each.
 
-Each subpackage is a ``robota.core.TransportPlugin`` registered under the
-``robota.transports`` entry point group with the name of its config section
-(``transports.feishu``, ``transports.slack``), and is imported only when config.yaml has that
-section. A plugin holds its settings and their validation; Feishu also has its connection to
-the platform (long connection and REST), Slack not yet. Transports import ``robota.core``
-facades only, never a runtime, and never each other.
+Each subpackage is a ``robota.core.TransportPlugin`` registered under the ``robota.transports``
+entry point group with the name of its config section (``transports.feishu``,
+``transports.slack``), and is imported only when config.yaml has that section. A plugin holds
+its settings and their validation, and its connection to the platform (Feishu: long connection
+and REST; Slack: Socket Mode and the Web API). Transports import ``robota.core`` facades only,
+never a runtime, and never each other.
 """
 
 __all__: list[str] = []

@@ -40,7 +40,7 @@ from ._model import (
     WsSettings,
 )
 from ._paths import Profile, profile_environment, resolve_profile
-from ._reader import Reader
+from ._reader import Reader, credential_url
 from ._secrets import is_secret_value, looks_secret
 from ._teams import (
     BUILTIN_INTENTS,
@@ -89,6 +89,7 @@ __all__ = [
     "is_secret_value",
     # what transport plugins validate their sections with
     "Reader",
+    "credential_url",
     # .env text
     "dotenv_values",
     "format_assignment",

@@ -10,15 +10,17 @@ from __future__ import annotations
 from collections.abc import Collection, Mapping
 from pathlib import Path
 from typing import Any, TypeVar
+from urllib.parse import urlsplit
 
 from robota.core._errors import ConfigError
 
 from ._expand import Expansion, expand
 from ._secrets import MIN_SECRET_LENGTH
 
-__all__ = ["Reader", "describe", "one_of"]
+__all__ = ["Reader", "credential_url", "describe", "one_of"]
 
 _T = TypeVar("_T", bound=str)
+_LOOPBACK = ("127.0.0.1", "localhost", "::1")
 
 
 def describe(value: object) -> str:
@@ -204,3 +206,35 @@ class Reader:
         self, section: Mapping[str, Any], key: str, path: str, *, required: bool
     ) -> str | None:
         return self.text(section.get(key), f"{path}.{key}", required=required, secret=True)
+
+    def base_url(self, raw: object, path: str, expected: str, *, with_path: bool) -> str | None:
+        """A base URL credentials may travel to (a transport's ``domain`` or ``apiUrl``):
+        https, or plain http to this machine only (a loopback test server); no query, no
+        fragment, and no path unless ``with_path``. ``None`` when absent."""
+        value = self.text(raw, path, required=False, expected=expected)
+        if value is None:
+            return None
+        if credential_url(value, with_path=with_path) is None:
+            raise self.error(path, repr(value), expected)
+        return value
+
+
+def credential_url(value: str, *, with_path: bool) -> str | None:
+    """``value`` without a trailing slash if it is a base URL credentials may travel to
+    (https, or plain http to this machine only; no query, no fragment, no path unless
+    ``with_path``), else ``None``. ``Reader.base_url`` and ``robota init`` share it."""
+    try:
+        parts = urlsplit(value)
+        parts.port  # noqa: B018 (raises on a port that is not a number)
+    except ValueError:
+        return None
+    plain_ok = parts.scheme == "http" and parts.hostname in _LOOPBACK
+    if (
+        (parts.scheme != "https" and not plain_ok)
+        or not parts.hostname
+        or (parts.path.strip("/") and not with_path)
+        or parts.query
+        or parts.fragment
+    ):
+        return None
+    return value.rstrip("/")

@@ -9,9 +9,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from typing import Literal
-from urllib.parse import urlsplit
 
-from robota.core.config import Reader
+from robota.core.config import Reader, credential_url
 
 __all__ = [
     "DEFAULT_DOMAIN",
@@ -25,7 +24,6 @@ __all__ = [
 
 DEFAULT_DOMAIN = "https://open.feishu.cn"
 """Feishu's Open Platform; Lark's is ``https://open.larksuite.com`` (same paths)."""
-_LOOPBACK = ("127.0.0.1", "localhost", "::1")
 
 ThinkingCardLayout = Literal["grouped", "timeline"]
 THINKING_CARD_LAYOUTS: tuple[ThinkingCardLayout, ...] = ("grouped", "timeline")
@@ -74,11 +72,11 @@ class FeishuTransport:
             expected="the owner's open_id (needed while respondToOwnerOnly is true)",
         )
         assert app_id is not None and app_secret is not None
-        domain = reader.text(
-            values.get("domain"), f"{_PATH}.domain", required=False, expected=DOMAIN_EXPECTED
+        domain = reader.base_url(
+            values.get("domain"), f"{_PATH}.domain", DOMAIN_EXPECTED, with_path=False
         )
         return FeishuSettings(
-            domain=_domain(reader, domain) if domain is not None else DEFAULT_DOMAIN,
+            domain=domain.rstrip("/") if domain is not None else DEFAULT_DOMAIN,
             app_id=app_id,
             app_secret=app_secret,
             user_open_id=owner,
@@ -106,25 +104,4 @@ DOMAIN_EXPECTED = (
 def valid_domain(value: str) -> str | None:
     """``value`` without a trailing slash if it is a base URL the credentials may travel to
     (https, or http to this machine only), else ``None``."""
-    try:
-        parts = urlsplit(value)
-        parts.port  # noqa: B018 (raises on a port that is not a number)
-    except ValueError:
-        return None
-    plain_ok = parts.scheme == "http" and parts.hostname in _LOOPBACK
-    if (
-        (parts.scheme != "https" and not plain_ok)
-        or not parts.hostname
-        or parts.path.strip("/")
-        or parts.query
-        or parts.fragment
-    ):
-        return None
-    return value.rstrip("/")
-
-
-def _domain(reader: Reader, value: str) -> str:
-    domain = valid_domain(value)
-    if domain is None:
-        raise reader.error(f"{_PATH}.domain", repr(value), DOMAIN_EXPECTED)
-    return domain
+    return credential_url(value, with_path=False)

@@ -1,8 +1,55 @@
-"""robota.transports.slack: Slack (Socket Mode), the ``transports.slack`` section of config.yaml."""
+"""robota.transports.slack: Slack (Socket Mode), the ``transports.slack`` section of config.yaml.
 
-from ._settings import SlackSettings, SlackTransport
+What exists so far is the connection to Slack (issue 15, part 1), as pure cores with thin trio
+shells:
+
+* ``_socket``     Socket Mode as a state machine: a fresh URL per connection, hello, ACK
+  first, disconnect reasons, open-before-close, ping watchdog, back-off, fatal refusals; pure
+* ``_policy``     Web API decisions: retries, ``Retry-After``, the per-method rate gate,
+  latest-state-wins progress updates; pure
+* ``_client``     Socket Mode on trio-websocket (``SocketModeClient``)
+* ``_web``        the Web API on httpx under trio (``WebApi``)
+* ``_settings``   the config section and its validation
+
+Config loading imports this package for the section's validation alone, so httpx and
+trio-websocket are imported by the shells when they first run, never here.
+"""
+
+from ._client import EnvelopeHandler, SocketModeClient
+from ._errors import AUTH_ERRORS, ApiError, ConnectionRefused, RateLimited, SlackError
+from ._policy import BACKOFF, LatestWins, RateGate, decide, retry_after_seconds
+from ._settings import DEFAULT_API_URL, SlackSettings, SlackTransport
+from ._socket import ENVELOPE_TYPES, Envelope, SocketMode, ack_text
+from ._web import BotIdentity, WebApi
 
 plugin = SlackTransport()
 """The entry point (``robota.transports``: ``slack``)."""
 
-__all__ = ["SlackSettings", "SlackTransport", "plugin"]
+__all__ = [
+    # the plugin and its settings
+    "plugin",
+    "SlackTransport",
+    "SlackSettings",
+    "DEFAULT_API_URL",
+    # Socket Mode
+    "SocketModeClient",
+    "EnvelopeHandler",
+    "SocketMode",
+    "Envelope",
+    "ENVELOPE_TYPES",
+    "ack_text",
+    # the Web API
+    "WebApi",
+    "BotIdentity",
+    "LatestWins",
+    "RateGate",
+    "BACKOFF",
+    "decide",
+    "retry_after_seconds",
+    # errors
+    "SlackError",
+    "ApiError",
+    "RateLimited",
+    "ConnectionRefused",
+    "AUTH_ERRORS",
+]

@@ -1,8 +1,9 @@
 """The ``transports.slack`` section: what it holds, and every mistake it can have.
 
 Validation goes through the config ``Reader`` core's validator uses, so errors name the file,
-the key (``transports.slack.botToken``), what was found and what was expected; a token of the
-wrong kind is described by its missing prefix, never quoted.
+the key (``transports.slack.botToken``), what was found and what was expected; a token is a
+secret (masked in every log line, never quoted), and one of the wrong kind is described by
+its missing prefix.
 """
 
 from __future__ import annotations
@@ -13,19 +14,37 @@ from typing import Any
 
 from robota.core.config import Reader
 
-__all__ = ["SlackSettings", "SlackTransport"]
+__all__ = ["DEFAULT_API_URL", "SlackSettings", "SlackTransport"]
+
+DEFAULT_API_URL = "https://slack.com/api/"
 
 _PATH = "transports.slack"
-_KEYS = ("botToken", "appToken", "signingSecret", "userId")
+_KEYS = (
+    "enabled",
+    "botToken",
+    "appToken",
+    "userId",
+    "apiUrl",
+    "respondToOwnerOnly",
+    "respondToAllChannelMessages",
+)
 
 
 @dataclass(frozen=True, slots=True)
 class SlackSettings:
     bot_token: str = field(repr=False)
+    """``xoxb-...``: every Web API call but ``apps.connections.open``."""
     app_token: str = field(repr=False)
-    user_id: str
-    """The owner: the Slack user robota answers."""
-    signing_secret: str | None = field(default=None, repr=False)
+    """``xapp-...``: ``apps.connections.open``, the start of every Socket Mode connection."""
+    user_id: str | None
+    """The owner; required while ``respond_to_owner_only`` is on."""
+    enabled: bool = True
+    api_url: str = DEFAULT_API_URL
+    """The one base URL of every Web API call, ``apps.connections.open`` included; ends in
+    ``/`` (methods are appended: ``{api_url}chat.postMessage``)."""
+    respond_to_owner_only: bool = True
+    respond_to_all_channel_messages: bool = False
+    """Off: in channels only messages that @mention the bot are answered (DMs always are)."""
 
 
 class SlackTransport:
@@ -35,20 +54,33 @@ class SlackTransport:
 
     def validate(self, reader: Reader, section: object) -> SlackSettings:
         values = reader.section(section, _PATH, _KEYS, nullable=False)
+        owner_only = reader.boolean(
+            values.get("respondToOwnerOnly"), f"{_PATH}.respondToOwnerOnly", True
+        )
         bot_token = _token(reader, values, "botToken", "xoxb-")
         app_token = _token(reader, values, "appToken", "xapp-")
         user_id = reader.text(
             values.get("userId"),
             f"{_PATH}.userId",
-            required=True,
-            expected="the owner's Slack user id",
+            required=owner_only,
+            expected="the owner's Slack user id (needed while respondToOwnerOnly is true)",
         )
-        assert user_id is not None
+        api_url = reader.base_url(
+            values.get("apiUrl"), f"{_PATH}.apiUrl", _API_URL_EXPECTED, with_path=True
+        )
         return SlackSettings(
+            enabled=reader.boolean(values.get("enabled"), f"{_PATH}.enabled", True),
             bot_token=bot_token,
             app_token=app_token,
             user_id=user_id,
-            signing_secret=reader.secret(values, "signingSecret", _PATH, required=False),
+            # methods are appended to it: ``{apiUrl}chat.postMessage``
+            api_url=api_url.rstrip("/") + "/" if api_url is not None else DEFAULT_API_URL,
+            respond_to_owner_only=owner_only,
+            respond_to_all_channel_messages=reader.boolean(
+                values.get("respondToAllChannelMessages"),
+                f"{_PATH}.respondToAllChannelMessages",
+                False,
+            ),
         )
 
 
@@ -60,3 +92,9 @@ def _token(reader: Reader, values: Mapping[str, Any], key: str, prefix: str) -> 
             f"{_PATH}.{key}", f"a value that does not start with {prefix}", f"a {prefix}... token"
         )
     return token
+
+
+_API_URL_EXPECTED = (
+    "the Web API's base URL, such as https://slack.com/api/ "
+    "(http only for a loopback test server, such as http://127.0.0.1:8123/api/)"
+)

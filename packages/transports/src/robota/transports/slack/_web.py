@@ -1,0 +1,258 @@
+"""Slack's Web API on httpx, under trio (httpx runs on anyio, which runs on trio).
+
+A thin shell over ``_policy``: ``POST {api_url}{method}`` with a JSON body and the token in the
+``Authorization`` header; every call is bounded by ``timeout`` as a whole; HTTP 200 with
+``ok: false`` raises ``ApiError`` naming Slack's ``error``; 429 holds every call of that method
+back for ``Retry-After`` seconds (``RateGate``); 5xx and network errors back off. Progress
+updates (``update_message``) are latest-state-wins: while one message's update waits on a
+rate limit, a newer state replaces the waiting one instead of queueing behind it.
+
+The token travels only in the header: nothing here logs a request, and Slack's ``error`` codes
+are scrubbed of it before they reach an exception.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import trio
+
+from ._errors import ApiError, RateLimited
+from ._policy import BACKOFF, Done, LatestWins, RateGate, Retry, decide
+
+if TYPE_CHECKING:
+    import httpx
+
+__all__ = ["DEFAULT_TIMEOUT", "BotIdentity", "WebApi"]
+
+DEFAULT_TIMEOUT = 10.0
+RATE_RETRIES = 10
+"""Rate-limited attempts in a row one progress message's updates may make before failing."""
+
+log = logging.getLogger("robota.transports.slack")
+
+
+@dataclass(frozen=True, slots=True)
+class BotIdentity:
+    """What ``auth.test`` says about the bot token."""
+
+    user_id: str
+    team_id: str
+    bot_id: str
+
+
+def _scrub(text: str, token: str) -> str:
+    return text.replace(token, "***") if token else text
+
+
+def _parse(body: bytes) -> tuple[Mapping[str, Any] | None, bool, str | None]:
+    try:
+        parsed = json.loads(body) if body else None
+    except ValueError:
+        return None, False, "invalid_response (not JSON)"
+    if not isinstance(parsed, Mapping):
+        return None, False, "invalid_response (not a JSON object)"
+    error = parsed.get("error")
+    return parsed, parsed.get("ok") is True, error[:200] if isinstance(error, str) else None
+
+
+class WebApi:
+    """One token's Web API client; use as ``async with WebApi(...) as api:``."""
+
+    def __init__(
+        self,
+        *,
+        api_url: str,
+        token: str,
+        timeout: float = DEFAULT_TIMEOUT,
+        retries: int = 4,
+        backoff: tuple[float, ...] = BACKOFF,
+        rate_retries: int = RATE_RETRIES,
+    ) -> None:
+        self.api_url = api_url if api_url.endswith("/") else api_url + "/"
+        self._token = token
+        self.timeout = timeout
+        self.retries = retries
+        self.backoff = backoff
+        self.rate_retries = rate_retries
+        self.gate = RateGate()
+        self.updates: LatestWins[tuple[str, str], dict[str, Any]] = LatestWins()
+        self._http: httpx.AsyncClient | None = None
+
+    async def __aenter__(self) -> WebApi:
+        import httpx  # noqa: PLC0415 (lazy, see the facade)
+
+        self._http = httpx.AsyncClient(timeout=self.timeout)
+        return self
+
+    async def __aexit__(self, *_: object) -> None:
+        await self.aclose()
+
+    async def aclose(self) -> None:
+        if self._http is not None:
+            await self._http.aclose()
+            self._http = None
+
+    # -- the methods a bridge needs ----------------------------------------------------------
+
+    async def auth_test(self) -> BotIdentity:
+        """Who the token is: the bot's user id above all (mentions are ``<@USER_ID>``)."""
+        answer = await self.call("auth.test")
+        ids = [answer.get(k) for k in ("user_id", "team_id", "bot_id")]
+        if not isinstance(ids[0], str) or not ids[0]:
+            raise ApiError("auth.test", status=200, error="no user_id in the answer")
+        return BotIdentity(*(i if isinstance(i, str) else "" for i in ids))
+
+    async def post_message(
+        self,
+        channel: str,
+        *,
+        text: str,
+        blocks: Sequence[Mapping[str, Any]] | None = None,
+        thread_ts: str | None = None,
+    ) -> str:
+        """Post a message (in the thread of ``thread_ts``); its ``ts``, the message's id."""
+        body: dict[str, Any] = {"channel": channel, "text": text}
+        if blocks is not None:
+            body["blocks"] = list(blocks)
+        if thread_ts is not None:
+            body["thread_ts"] = thread_ts
+        answer = await self.call("chat.postMessage", body)
+        ts = answer.get("ts")
+        if not isinstance(ts, str) or not ts:
+            raise ApiError("chat.postMessage", status=200, error="no ts in the answer")
+        return ts
+
+    async def update_message(
+        self,
+        channel: str,
+        ts: str,
+        *,
+        text: str,
+        blocks: Sequence[Mapping[str, Any]] | None = None,
+    ) -> None:
+        """Replace message ``ts``'s content, latest state wins: while an earlier update of
+        this message waits on a rate limit, this state replaces the waiting one and this call
+        returns at once (the earlier caller sends it)."""
+        key = (channel, ts)
+        body: dict[str, Any] = {"channel": channel, "ts": ts, "text": text}
+        if blocks is not None:
+            body["blocks"] = list(blocks)
+        if not self.updates.offer(key, body):
+            return
+        limited = 0
+        try:
+            while (state := self.updates.take(key)) is not None:
+                try:
+                    await self.call("chat.update", state, wait_rate_limits=False)
+                except RateLimited:
+                    limited += 1
+                    self.updates.put_back(key, state)
+                    if limited > self.rate_retries:
+                        raise
+                else:
+                    limited = 0
+        finally:
+            self.updates.release(key)
+
+    async def add_reaction(self, channel: str, timestamp: str, name: str) -> None:
+        """React with ``name`` (``eyes``); already having reacted is success."""
+        await self._reaction("reactions.add", channel, timestamp, name, "already_reacted")
+
+    async def remove_reaction(self, channel: str, timestamp: str, name: str) -> None:
+        """Take reaction ``name`` back; not having it is success."""
+        await self._reaction("reactions.remove", channel, timestamp, name, "no_reaction")
+
+    async def _reaction(
+        self, method: str, channel: str, timestamp: str, name: str, harmless: str
+    ) -> None:
+        try:
+            await self.call(method, {"channel": channel, "timestamp": timestamp, "name": name})
+        except ApiError as error:
+            if error.error != harmless:
+                raise
+
+    # -- calls -----------------------------------------------------------------------------
+
+    async def call(
+        self,
+        method: str,
+        body: Mapping[str, Any] | None = None,
+        *,
+        form: bool = False,
+        retries: int | None = None,
+        wait_rate_limits: bool = True,
+    ) -> Mapping[str, Any]:
+        """The whole answer object of ``method`` (``ok: true``), or ``ApiError``.
+
+        ``body`` goes as JSON; ``form`` sends an empty form-encoded body instead (what
+        ``apps.connections.open`` takes). ``wait_rate_limits`` off raises ``RateLimited`` on a
+        429 instead of waiting (the gate still holds the method back for later calls)."""
+        import httpx  # noqa: PLC0415 (lazy, see the facade)
+
+        if self._http is None:
+            raise RuntimeError("WebApi used outside `async with`")
+        url = self.api_url + method
+        headers = {"Authorization": f"Bearer {self._token}"} if self._token else {}
+        if form:
+            headers["Content-Type"] = "application/x-www-form-urlencoded"
+        limit = self.retries if retries is None else retries
+        retried = 0
+        while True:
+            await trio.sleep_until(self.gate.ready_at(method, trio.current_time()))
+            status: int | None = None
+            parsed: Mapping[str, Any] | None = None
+            ok, retry_after = False, None
+            error: str | None = "no answer"
+            # One bound for the whole call: httpx's timeout is per phase (connect, read ...).
+            with trio.move_on_after(self.timeout) as bounded:
+                try:
+                    if form:
+                        response = await self._http.post(url, headers=headers, content=b"")
+                    else:
+                        response = await self._http.post(url, headers=headers, json=body or {})
+                except httpx.HTTPError as failure:
+                    error = f"no answer ({type(failure).__name__})"
+                else:
+                    status = response.status_code
+                    parsed, ok, error = _parse(response.content)
+                    retry_after = response.headers.get("retry-after")
+            if bounded.cancelled_caught:
+                error = f"no answer within {self.timeout:g} s"
+            outcome = decide(
+                status,
+                ok,
+                error,
+                retry_after=retry_after,
+                retried=retried,
+                retries=limit,
+                backoff=self.backoff,
+            )
+            if isinstance(outcome, Done):
+                assert parsed is not None
+                return parsed
+            named = _scrub(error or f"HTTP {status}", self._token)
+            if isinstance(outcome, Retry):
+                if outcome.rate_limited:
+                    self.gate.hold(method, trio.current_time() + outcome.after)
+                    if not wait_rate_limits:
+                        raise RateLimited(
+                            method, status=status or 0, error=named, after=outcome.after
+                        )
+                    log.info(
+                        "slack call rate limited",
+                        extra={"method": method, "after": outcome.after},
+                    )
+                else:
+                    log.info(
+                        "slack call retried",
+                        extra={"method": method, "status": status, "after": outcome.after},
+                    )
+                    await trio.sleep(outcome.after)
+                retried += 1
+                continue
+            raise ApiError(method, status=status or 0, error=named)

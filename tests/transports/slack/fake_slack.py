@@ -1,0 +1,485 @@
+"""A fake Slack on loopback that speaks the real wire protocol.
+
+Two listeners on 127.0.0.1: the Web API (tests/support/json_http: ``POST /api/<method>`` with a
+JSON or form-encoded body, ``Authorization: Bearer``, answers HTTP 200 with ``ok``/``error``,
+429 with ``Retry-After``) and Socket Mode (WebSocket by hand on wsproto, so the fake decides
+whether it answers pings and whether it finishes a close handshake, which Slack does not). It
+enforces what Slack enforces (the right kind of token per method, single-use connection
+tickets, ``hello`` first, at most 10 connections, Block Kit's limits, updates of the bot's own
+messages only) and records everything a test asserts on. Tests steer it: push an envelope, send
+raw frames, ask a connection to disconnect, silence it, script the next answers of a method.
+
+    async with fake_slack() as fake:          # both listeners up
+        ...SocketModeClient(api_url=fake.api_url, app_token=APP_TOKEN, ...)
+        await fake.wait_until(lambda: fake.acks)
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import uuid
+from collections import defaultdict, deque
+from collections.abc import AsyncIterator, Callable, Mapping
+from contextlib import asynccontextmanager
+from dataclasses import dataclass, field
+from functools import partial
+from typing import Any
+from urllib.parse import parse_qs, urlsplit
+
+import trio
+import wsproto
+from wsproto.events import (
+    AcceptConnection,
+    BytesMessage,
+    CloseConnection,
+    Message,
+    Ping,
+    RejectConnection,
+    Request,
+    TextMessage,
+)
+from wsproto.utilities import LocalProtocolError, RemoteProtocolError
+
+from ...support.json_http import Answer, HttpRequest, serve_json
+
+BOT_TOKEN = "xoxb-fake-1111-bottokenvalue"
+APP_TOKEN = "xapp-1-A0FAKE-appleveltokenvalue"
+BOT_USER = "U0BOT"
+BOT_ID = "B0BOT"
+TEAM = "T0FAKE"
+APP_ID = "A0FAKE"
+MAX_CONNECTIONS = 10
+WAIT = 10.0
+"""Upper bound of every wait in these tests: reached only when something is broken."""
+
+
+@dataclass
+class Call:
+    method: str
+    headers: dict[str, str]
+    args: dict[str, Any]
+    """The JSON body, or the form fields (one value each)."""
+    at: float
+
+
+@dataclass
+class Connection:
+    number: int
+    ticket: str
+    stream: trio.SocketStream
+    ws: wsproto.WSConnection
+    lock: trio.Lock = field(default_factory=trio.Lock)
+    acks: list[str] = field(default_factory=list)
+    """Every text frame the client sent (acks are the only thing it should send)."""
+    pings: int = 0
+    silent: bool = False
+    """Answers no ping and sends nothing: a half-dead link."""
+    closed_by: str | None = None
+    """``client`` or ``server`` once it ended."""
+
+    async def send_text(self, text: str) -> None:
+        async with self.lock:
+            await self.stream.send_all(self.ws.send(Message(data=text)))
+
+
+def _blocks_errors(blocks: object) -> list[str]:
+    """What Slack's validator says of a message's ``blocks`` (the limits a bridge meets)."""
+    if not isinstance(blocks, list):
+        return ["must be an array [json-pointer:/blocks]"]
+    errors = []
+    if len(blocks) > 50:
+        errors.append("must provide no more than 50 items [json-pointer:/blocks]")
+    markdown = 0
+    for i, block in enumerate(blocks):
+        if not isinstance(block, Mapping) or not isinstance(block.get("type"), str):
+            errors.append(f"missing required field: type [json-pointer:/blocks/{i}]")
+            continue
+        text = block.get("text")
+        body = text.get("text") if isinstance(text, Mapping) else text
+        if block["type"] == "section" and isinstance(body, str) and len(body) > 3000:
+            errors.append(f"must be less than 3001 characters [json-pointer:/blocks/{i}/text/text]")
+        if block["type"] == "header" and isinstance(body, str) and len(body) > 150:
+            errors.append(f"must be less than 151 characters [json-pointer:/blocks/{i}/text/text]")
+        if block["type"] == "markdown" and isinstance(body, str):
+            markdown += len(body)
+    if markdown > 12000:
+        errors.append("markdown blocks exceed 12000 characters in total [json-pointer:/blocks]")
+    return errors
+
+
+class FakeSlack:
+    def __init__(self) -> None:
+        self.http_port = 0
+        self.ws_port = 0
+        self.calls: list[Call] = []
+        self.scripted: dict[str, deque[Answer]] = defaultdict(deque)
+        self.messages: dict[tuple[str, str], dict[str, Any]] = {}
+        """(channel, ts) -> the message as Slack keeps it."""
+        self.reactions: set[tuple[str, str, str]] = set()
+        self.connections: list[Connection] = []
+        self.tickets: set[str] = set()
+        """Handed out by apps.connections.open and not used yet."""
+        self.max_connections = MAX_CONNECTIONS
+        self.disabled = False
+        """Socket Mode turned off for the app: connections get ``link_disabled``."""
+        self._ts = itertools.count(1)
+        self._changed = trio.Event()
+
+    @property
+    def api_url(self) -> str:
+        return f"http://127.0.0.1:{self.http_port}/api/"
+
+    # -- observing -------------------------------------------------------------------------
+
+    def calls_of(self, method: str) -> list[Call]:
+        return [c for c in self.calls if c.method == method]
+
+    @property
+    def current(self) -> Connection:
+        return self.connections[-1]
+
+    @property
+    def open_connections(self) -> list[Connection]:
+        return [c for c in self.connections if c.closed_by is None]
+
+    @property
+    def acks(self) -> list[dict[str, Any]]:
+        return [json.loads(a) for c in self.connections for a in c.acks]
+
+    def _touch(self) -> None:
+        self._changed.set()
+        self._changed = trio.Event()
+
+    async def wait_until(self, condition: Callable[[], object], timeout: float = WAIT) -> None:
+        """Until ``condition()`` holds: checked on every change of the fake, and every 10 ms
+        for conditions on the client's side (what its handler got)."""
+        with trio.fail_after(timeout):
+            while not condition():
+                with trio.move_on_after(0.01):
+                    await self._changed.wait()
+
+    # -- steering --------------------------------------------------------------------------
+
+    async def push(self, frame: Mapping[str, Any], connection: Connection | None = None) -> None:
+        await (connection or self.current).send_text(json.dumps(frame))
+
+    async def send_raw(self, text: str, connection: Connection | None = None) -> None:
+        await (connection or self.current).send_text(text)
+
+    async def send_bytes(self, data: bytes) -> None:
+        connection = self.current
+        async with connection.lock:
+            await connection.stream.send_all(connection.ws.send(Message(data=data)))
+
+    async def disconnect(self, reason: str, connection: Connection | None = None) -> None:
+        """Slack's ``disconnect`` message; the connection stays open (Slack closes it a few
+        seconds later; tests close it with ``drop`` when they need that)."""
+        await self.push(
+            {"type": "disconnect", "reason": reason, "debug_info": {"host": "applink-fake"}},
+            connection,
+        )
+
+    async def drop(self, connection: Connection | None = None) -> None:
+        """Close a connection's TCP stream from the server's side, no close handshake."""
+        connection = connection or self.current
+        connection.closed_by = connection.closed_by or "server"
+        await connection.stream.aclose()
+        self._touch()
+
+    # -- the Web API -----------------------------------------------------------------------
+
+    def _token_error(self, method: str, auth: str) -> str | None:
+        if not auth.startswith("Bearer ") or not auth.removeprefix("Bearer "):
+            return "not_authed"
+        token = auth.removeprefix("Bearer ")
+        if token not in (BOT_TOKEN, APP_TOKEN):
+            return "invalid_auth"
+        wants_app = method == "apps.connections.open"
+        if (token == APP_TOKEN) != wants_app:
+            return "not_allowed_token_type"
+        return None
+
+    def _answer(self, call: Call) -> Answer:
+        refused = self._token_error(call.method, call.headers.get("authorization", ""))
+        if refused is not None:
+            return 200, {}, {"ok": False, "error": refused}
+        if self.scripted[call.method]:
+            return self.scripted[call.method].popleft()
+        args = call.args
+        if call.method == "auth.test":
+            return (
+                200,
+                {},
+                {
+                    "ok": True,
+                    "url": "https://fake.slack.com/",
+                    "team": "fake",
+                    "user": "robota",
+                    "team_id": TEAM,
+                    "user_id": BOT_USER,
+                    "bot_id": BOT_ID,
+                    "is_enterprise_install": False,
+                },
+            )
+        if call.method == "apps.connections.open":
+            ticket = str(uuid.uuid4())
+            self.tickets.add(ticket)
+            url = f"ws://127.0.0.1:{self.ws_port}/link/?ticket={ticket}&app_id={APP_ID}"
+            return 200, {}, {"ok": True, "url": url}
+        if call.method in ("chat.postMessage", "chat.update"):
+            return self._chat(call.method, args)
+        if call.method in ("reactions.add", "reactions.remove"):
+            key = (str(args.get("channel")), str(args.get("timestamp")), str(args.get("name")))
+            if not key[0] or key[1] in ("", "None"):
+                return 200, {}, {"ok": False, "error": "message_not_found"}
+            if call.method == "reactions.add":
+                if key in self.reactions:
+                    return 200, {}, {"ok": False, "error": "already_reacted"}
+                self.reactions.add(key)
+            else:
+                if key not in self.reactions:
+                    return 200, {}, {"ok": False, "error": "no_reaction"}
+                self.reactions.discard(key)
+            return 200, {}, {"ok": True}
+        return 404, {}, {"ok": False, "error": "unknown_method"}
+
+    def _chat(self, method: str, args: Mapping[str, Any]) -> Answer:
+        channel = args.get("channel")
+        if not isinstance(channel, str) or not channel:
+            return 200, {}, {"ok": False, "error": "channel_not_found"}
+        blocks = args.get("blocks")
+        if isinstance(blocks, str):  # form-encoded bodies carry blocks as JSON text
+            blocks = json.loads(blocks)
+        if blocks is not None:
+            errors = _blocks_errors(blocks)
+            if errors:
+                return (
+                    200,
+                    {},
+                    {
+                        "ok": False,
+                        "error": "invalid_blocks",
+                        "errors": errors,
+                        "response_metadata": {"messages": [f"[ERROR] {e}" for e in errors]},
+                    },
+                )
+        text = args.get("text")
+        if not text and not blocks:
+            return 200, {}, {"ok": False, "error": "no_text"}
+        if method == "chat.postMessage":
+            ts = f"1796015967.{next(self._ts):06d}"
+            message = {
+                "type": "message",
+                "user": BOT_USER,
+                "bot_id": BOT_ID,
+                "app_id": APP_ID,
+                "text": text or "",
+                "ts": ts,
+                "team": TEAM,
+                "blocks": blocks or [],
+            }
+            if args.get("thread_ts"):
+                message["thread_ts"] = args["thread_ts"]
+            self.messages[channel, ts] = message
+            return 200, {}, {"ok": True, "channel": channel, "ts": ts, "message": message}
+        ts = str(args.get("ts"))
+        message = self.messages.get((channel, ts))
+        if message is None:
+            return 200, {}, {"ok": False, "error": "message_not_found"}
+        message.update(text=text or "", blocks=blocks or [])
+        message["edited"] = {"user": BOT_USER, "ts": f"1796015968.{next(self._ts):06d}"}
+        return 200, {}, {"ok": True, "channel": channel, "ts": ts, "text": text, "message": message}
+
+    def _receive(self, request: HttpRequest) -> Answer:
+        headers = request.headers
+        if request.method != "POST" or not request.path.startswith("/api/"):
+            return 404, {}, {"ok": False, "error": "unknown_method"}
+        args: dict[str, Any] = {k: v[0] for k, v in parse_qs(request.query).items()}
+        kind = headers.get("content-type", "")
+        try:
+            if kind.startswith("application/json"):
+                parsed = json.loads(request.body) if request.body else {}
+                if not isinstance(parsed, dict):
+                    return 200, {}, {"ok": False, "error": "invalid_json"}
+                args.update(parsed)
+            elif request.body:
+                args.update({k: v[0] for k, v in parse_qs(request.body.decode()).items()})
+        except ValueError:
+            return 200, {}, {"ok": False, "error": "invalid_json"}
+        call = Call(request.path.removeprefix("/api/"), headers, args, trio.current_time())
+        self.calls.append(call)
+        self._touch()
+        return self._answer(call)
+
+    # -- Socket Mode -----------------------------------------------------------------------
+
+    async def _serve_ws(self, stream: trio.SocketStream) -> None:
+        ws = wsproto.WSConnection(wsproto.ConnectionType.SERVER)
+        connection: Connection | None = None
+        text = ""
+        try:
+            while True:
+                data = await stream.receive_some(65536)
+                if not data:
+                    ws.receive_data(None)
+                    break
+                ws.receive_data(data)
+                for event in ws.events():
+                    if isinstance(event, Request):
+                        connection = await self._accept(stream, ws, event)
+                        if connection is None:
+                            return
+                    elif connection is None:
+                        return
+                    elif isinstance(event, Ping):
+                        connection.pings += 1
+                        if not connection.silent:
+                            async with connection.lock:
+                                await stream.send_all(ws.send(event.response()))
+                    elif isinstance(event, TextMessage):
+                        text += event.data  # wsproto may hand a message over in parts
+                        if event.message_finished:
+                            connection.acks.append(text)
+                            text = ""
+                    elif isinstance(event, BytesMessage):
+                        connection.acks.append(json.dumps({"binary": len(event.data)}))
+                    elif isinstance(event, CloseConnection):
+                        # Slack never answers a close: the client must time its own out.
+                        connection.closed_by = connection.closed_by or "client"
+                        return
+                    self._touch()
+        except (
+            trio.BrokenResourceError,
+            trio.ClosedResourceError,
+            LocalProtocolError,
+            RemoteProtocolError,
+        ):
+            pass
+        finally:
+            if connection is not None and connection.closed_by is None:
+                connection.closed_by = "client"
+            await trio.aclose_forcefully(stream)
+            self._touch()
+
+    async def _accept(
+        self, stream: trio.SocketStream, ws: wsproto.WSConnection, request: Request
+    ) -> Connection | None:
+        target = urlsplit(request.target)
+        ticket = parse_qs(target.query).get("ticket", [""])[0]
+        if target.path != "/link/" or ticket not in self.tickets:
+            # an unknown or reused ticket: URLs are single-use
+            await stream.send_all(ws.send(RejectConnection(status_code=401)))
+            self._touch()
+            return None
+        self.tickets.discard(ticket)
+        await stream.send_all(ws.send(AcceptConnection()))
+        connection = Connection(len(self.connections) + 1, ticket, stream, ws)
+        self.connections.append(connection)
+        if self.disabled:
+            await self.disconnect("link_disabled", connection)
+        elif len(self.open_connections) > self.max_connections:
+            await self.disconnect("too_many_websockets", connection)
+        else:
+            await connection.send_text(
+                json.dumps(
+                    {
+                        "type": "hello",
+                        "num_connections": len(self.open_connections),
+                        "debug_info": {
+                            "host": "applink-fake",
+                            "build_number": 1,
+                            "approximate_connection_time": 18060,
+                        },
+                        "connection_info": {"app_id": APP_ID},
+                    }
+                )
+            )
+        self._touch()
+        return connection
+
+
+# -- envelopes with the real shapes ----------------------------------------------------------
+
+_envelopes = itertools.count(1)
+
+
+def events_api(
+    event: Mapping[str, Any],
+    *,
+    event_id: str = "Ev0001",
+    retry_attempt: int = 0,
+    retry_reason: str = "",
+    envelope_id: str | None = None,
+) -> dict[str, Any]:
+    """An ``events_api`` envelope carrying ``event`` in an ``event_callback``."""
+    return {
+        "envelope_id": envelope_id or f"env-{next(_envelopes):04d}",
+        "type": "events_api",
+        "payload": {
+            "token": "verification-token",
+            "team_id": TEAM,
+            "context_team_id": TEAM,
+            "api_app_id": APP_ID,
+            "type": "event_callback",
+            "event_id": event_id,
+            "event_time": 1796015967,
+            "authorizations": [
+                {
+                    "enterprise_id": None,
+                    "team_id": TEAM,
+                    "user_id": BOT_USER,
+                    "is_bot": True,
+                    "is_enterprise_install": False,
+                }
+            ],
+            "is_ext_shared_channel": False,
+            "event_context": "4-fake",
+            "event": dict(event),
+        },
+        "accepts_response_payload": False,
+        "retry_attempt": retry_attempt,
+        "retry_reason": retry_reason,
+    }
+
+
+def dm(text: str, *, user: str = "U0ALICE", ts: str = "1796015967.000001") -> dict[str, Any]:
+    """A direct message event."""
+    return {
+        "type": "message",
+        "channel": "D0ALICE",
+        "channel_type": "im",
+        "user": user,
+        "text": text,
+        "ts": ts,
+        "event_ts": ts,
+        "team": TEAM,
+        "client_msg_id": str(uuid.uuid4()),
+        "blocks": [
+            {
+                "type": "rich_text",
+                "block_id": "rt1",
+                "elements": [
+                    {"type": "rich_text_section", "elements": [{"type": "text", "text": text}]}
+                ],
+            }
+        ],
+    }
+
+
+@asynccontextmanager
+async def fake_slack() -> AsyncIterator[FakeSlack]:
+    fake = FakeSlack()
+    async with trio.open_nursery() as nursery:
+        listeners = await nursery.start(
+            partial(trio.serve_tcp, partial(serve_json, answer=fake._receive), 0, host="127.0.0.1")
+        )
+        fake.http_port = listeners[0].socket.getsockname()[1]
+        listeners = await nursery.start(
+            partial(trio.serve_tcp, fake._serve_ws, 0, host="127.0.0.1")
+        )
+        fake.ws_port = listeners[0].socket.getsockname()[1]
+        try:
+            yield fake
+        finally:
+            nursery.cancel_scope.cancel()
