@@ -53,6 +53,16 @@ from ._cards import (
     card_actions,
     turn_snapshot,
 )
+from ._chats import (
+    ChatContext,
+    ForgetReaction,
+    NoteChat,
+    RecordReaction,
+    SetChatSetting,
+    chat_context,
+    chat_contexts,
+    message_reactions,
+)
 from ._client import StoreClient
 from ._connection import open_reader
 from ._database import Database, Parameters
@@ -162,6 +172,10 @@ __all__ = [
     "BindCardActions",
     "ClaimCardAction",
     "RetireCardActions",
+    "NoteChat",
+    "SetChatSetting",
+    "RecordReaction",
+    "ForgetReaction",
     # queries
     "event_claimed",
     "load_route_state",
@@ -172,6 +186,9 @@ __all__ = [
     "audit_events",
     "turn_snapshot",
     "card_actions",
+    "chat_context",
+    "chat_contexts",
+    "message_reactions",
     # records
     "AuditEvent",
     "FinalDelivery",
@@ -182,6 +199,7 @@ __all__ = [
     "TurnStatus",
     "TurnSnapshot",
     "CardAction",
+    "ChatContext",
     "ActionBinding",
     "Claimed",
     "Refused",
