@@ -28,6 +28,8 @@ from ...support.model_server import FakeModel
 from .fake_platform import APP_ID, APP_SECRET, FakePlatform, Request, Sent, fake_platform
 
 OWNER = "ou_owner"
+BOT = "ou_fakebot"
+"""What the fake's ``/open-apis/bot/v3/info`` says."""
 BOUND = 120.0
 """Seconds any one wait may take (agent start-up included); reached only when broken."""
 
@@ -54,6 +56,7 @@ def message_event(
     chat_type: str = "p2p",
     created: float | None = None,
     event_id: str | None = None,
+    mention_bot: bool = False,
 ) -> dict[str, Any]:
     created_ms = str(int((time.time() if created is None else created) * 1000))
     return {
@@ -82,8 +85,12 @@ def message_event(
                 "thread_id": "",
                 "chat_type": chat_type,
                 "message_type": "text",
-                "content": json.dumps({"text": text}),
-                "mentions": [],
+                "content": json.dumps({"text": f"@_user_1 {text}" if mention_bot else text}),
+                "mentions": [
+                    {"key": "@_user_1", "id": {"open_id": BOT}, "name": "Bot", "tenant_key": "t"}
+                ]
+                if mention_bot
+                else [],
             },
         },
     }
@@ -338,3 +345,46 @@ def _stop_token(fake: FakePlatform, card: Sent) -> str:
             if element.get("element_id") == "turn_stop":
                 return str(element["behaviors"][0]["value"]["token"])
     raise AssertionError("no Stop button on the card")
+
+
+async def test_a_group_is_read_until_muted_and_unmuted_only_by_a_mention(
+    short_root: Path, model: FakeModel
+) -> None:
+    async with served(short_root, model) as bot:
+        fake = bot.fake
+
+        def group(n: int, text: str, *, mention: bool = False) -> dict[str, Any]:
+            return message_event(n, text, chat_id="oc_g1", chat_type="group", mention_bot=mention)
+
+        async def acked(frame: str) -> None:
+            await fake.wait_until(lambda: any(a.header("message_id") == frame for a in fake.acks))
+
+        def texts(message_id: str) -> list[str]:
+            return [
+                m.content.get("text", "")
+                for m in fake.messages
+                if m.reply_to == message_id and m.msg_type == "text"
+            ]
+
+        await fake.push_event(group(1, "every message is read"))
+        await bot.answered("om_user1")
+        await fake.push_event(group(2, "/mute", mention=True))
+        await fake.wait_until(lambda: fake.reactions_on("om_user2") == ["DONE"], timeout=BOUND)
+        assert texts("om_user2") and "Mention-only" in texts("om_user2")[0]
+        await acked(await fake.push_event(group(3, "not read while muted")))
+        await fake.push_event(group(4, "read when mentioned", mention=True))
+        await bot.answered("om_user4")
+        assert bot.prompts("read when mentioned") == 1, "the bot's mention is not the agent's"
+        await acked(await fake.push_event(group(5, "/mute off")))
+        await fake.push_event(group(6, "/mute off", mention=True))
+        await fake.wait_until(lambda: fake.reactions_on("om_user6") == ["DONE"], timeout=BOUND)
+        await fake.push_event(group(7, "read again"))
+        await bot.answered("om_user7")
+
+        for n in (3, 5):
+            assert fake.reactions_on(f"om_user{n}") == [] and not texts(f"om_user{n}")
+        assert bot.prompts("not read while muted") == 0
+        # A private chat refuses /mute.
+        await fake.push_event(message_event(8, "/mute"))
+        await fake.wait_until(lambda: fake.reactions_on("om_user8") == ["ERROR"], timeout=BOUND)
+        assert "group chats" in texts("om_user8")[0]
