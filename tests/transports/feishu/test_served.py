@@ -20,8 +20,10 @@ from typing import Any
 import pytest
 import trio
 
+from robota.core.config import resolve_profile
 from robota.core.control import ControlClient
 
+from ...cli._robota import Robota
 from ...cli.test_doctor import processes_with_home_under
 from ...host.test_host import HOST_PROCESS, sandboxed
 from ...support.model_server import FakeModel
@@ -177,11 +179,14 @@ def configure(robota_home: Path, domain: str) -> None:
 
 
 @asynccontextmanager
-async def served(short_root: Path, model: FakeModel) -> AsyncIterator[Served]:
-    robota, profile = sandboxed(short_root, model, "codex-acp")
-    async with fake_platform() as fake:
-        configure(robota.home, fake.domain)
-        log = (short_root / "host.log").open("wb")
+async def host_process(
+    robota: Robota, fake: FakePlatform, log_path: Path
+) -> AsyncIterator[trio.Process]:
+    """``run_host`` as a process, once its long connection is up and its endpoint answers;
+    stopped with SIGTERM at the end unless the test ended it otherwise."""
+    connections = len(fake.connections)
+    socket = resolve_profile({"ROBOTA_HOME": str(robota.home)}).control_socket
+    with log_path.open("ab") as log:
         process = await trio.lowlevel.open_process(
             [sys.executable, str(HOST_PROCESS)],
             env=robota.environment(None, ()),
@@ -191,11 +196,11 @@ async def served(short_root: Path, model: FakeModel) -> AsyncIterator[Served]:
         )
         try:
             with trio.fail_after(BOUND):
-                await fake.wait_until(lambda: fake.connections, timeout=BOUND)
-                while not profile.control_socket.is_socket():
-                    assert process.poll() is None, (short_root / "host.log").read_text()
+                await fake.wait_until(lambda: len(fake.connections) > connections, timeout=BOUND)
+                while not _answers(socket):
+                    assert process.poll() is None, log_path.read_text()
                     await trio.sleep(0.05)
-            yield Served(fake, model, profile.control_socket)
+            yield process
         finally:
             if process.poll() is None:
                 process.send_signal(signal.SIGTERM)
@@ -204,7 +209,26 @@ async def served(short_root: Path, model: FakeModel) -> AsyncIterator[Served]:
             if process.poll() is None:
                 process.kill()
                 await process.wait()
-            log.close()
+
+
+def _answers(socket: Path) -> bool:
+    if not socket.is_socket():
+        return False
+    try:
+        with ControlClient(socket, timeout=BOUND) as client:
+            client.call("server.status")
+    except OSError:
+        return False
+    return True
+
+
+@asynccontextmanager
+async def served(short_root: Path, model: FakeModel) -> AsyncIterator[Served]:
+    robota, profile = sandboxed(short_root, model, "codex-acp")
+    async with fake_platform() as fake:
+        configure(robota.home, fake.domain)
+        async with host_process(robota, fake, short_root / "host.log") as process:
+            yield Served(fake, model, profile.control_socket)
     assert process.returncode == 0, (short_root / "host.log").read_text()[-4000:]
     assert processes_with_home_under(short_root / "agents") == []
 
@@ -388,3 +412,42 @@ async def test_a_group_is_read_until_muted_and_unmuted_only_by_a_mention(
         await fake.push_event(message_event(8, "/mute"))
         await fake.wait_until(lambda: fake.reactions_on("om_user8") == ["ERROR"], timeout=BOUND)
         assert "group chats" in texts("om_user8")[0]
+
+
+async def test_a_host_killed_mid_turn_answers_once_after_its_restart(
+    short_root: Path, model: FakeModel
+) -> None:
+    robota, profile = sandboxed(short_root, model, "codex-acp")
+    log = short_root / "host.log"
+    async with fake_platform() as fake:
+        configure(robota.home, fake.domain)
+        bot = Served(fake, model, profile.control_socket)
+        async with host_process(robota, fake, log) as first:
+            await fake.push_event(message_event(1, "SLOW crash me"))
+            # Mid-turn: the card is up and the model is streaming the answer.
+            await fake.wait_until(lambda: bot.cards_for("om_user1"), timeout=BOUND)
+            await fake.wait_until(lambda: bot.prompts("SLOW crash me") == 1, timeout=BOUND)
+            first.kill()
+            await first.wait()
+        assert bot.finals_for("om_user1") == []
+        (first_card,) = bot.cards_for("om_user1")
+
+        async with host_process(robota, fake, log) as second:
+            await bot.answered("om_user1")
+            await fake.wait_until(lambda: fake.reactions_on("om_user1") == ["DONE"])
+            (final,) = bot.finals_for("om_user1")
+            assert "SLOW crash me" in json.dumps(final.content, ensure_ascii=False)
+            # The card the killed host left running was closed, and the turn that continued
+            # showed a card of its own that ended green.
+            cards = bot.cards_for("om_user1")
+            assert cards[0] == first_card and len(cards) == 2
+            assert is_terminal(last_patch(fake, first_card.message_id), "grey")
+            assert is_terminal(last_patch(fake, cards[1].message_id), "green")
+        assert second.returncode == 0, log.read_text()[-4000:]
+
+        # A third start finds nothing left to settle: still one answer, no new card.
+        async with host_process(robota, fake, log):
+            await fake.push_event(message_event(2, "after the crash"))
+            await bot.answered("om_user2")
+        assert len(bot.finals_for("om_user1")) == 1 and len(bot.cards_for("om_user1")) == 2
+    assert processes_with_home_under(short_root / "agents") == []

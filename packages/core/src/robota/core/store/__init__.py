@@ -54,6 +54,7 @@ from ._cards import (
     turn_snapshot,
 )
 from ._chats import (
+    AnchorTurnAttempt,
     ChatContext,
     ForgetReaction,
     NoteChat,
@@ -62,6 +63,7 @@ from ._chats import (
     chat_context,
     chat_contexts,
     message_reactions,
+    unsettled_chat_turns,
 )
 from ._client import StoreClient
 from ._connection import open_reader
@@ -96,6 +98,7 @@ from ._queries import (
     turn_attempt,
 )
 from ._records import (
+    ACTIVE_TURN_STATUSES,
     AuditEvent,
     FinalDelivery,
     JSONValue,
@@ -174,6 +177,7 @@ __all__ = [
     "RetireCardActions",
     "NoteChat",
     "SetChatSetting",
+    "AnchorTurnAttempt",
     "RecordReaction",
     "ForgetReaction",
     # queries
@@ -189,7 +193,9 @@ __all__ = [
     "chat_context",
     "chat_contexts",
     "message_reactions",
+    "unsettled_chat_turns",
     # records
+    "ACTIVE_TURN_STATUSES",
     "AuditEvent",
     "FinalDelivery",
     "JSONValue",

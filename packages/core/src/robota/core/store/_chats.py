@@ -8,6 +8,9 @@ so one table serves every transport and two platforms' ids cannot collide.
 * ``NoteChat`` records that a conversation was seen (its kind, ``p2p`` or ``group``, and when),
   which is what a start-up note goes to; ``SetChatSetting`` changes one setting of it (a group's
   ``mention_only`` after ``/mute``) without touching the others.
+* ``AnchorTurnAttempt`` notes the person's message a turn answers (its card and answer reply
+  to it, its reaction is replaced when it ends), and ``unsettled_chat_turns`` is what a
+  restarted transport must finish: its turns whose card answer the ledger does not have.
 * ``RecordReaction`` / ``ForgetReaction`` keep the reaction ids a transport must remove later
   (``OnIt`` replaced by ``DONE``), so a restarted host can still replace a reaction its
   predecessor added.
@@ -20,9 +23,10 @@ import time
 from dataclasses import dataclass
 
 from ._database import Database
-from ._records import JSONValue, dump_json
+from ._records import JSONValue, TurnAttempt, dump_json
 
 __all__ = [
+    "AnchorTurnAttempt",
     "ChatContext",
     "ForgetReaction",
     "NoteChat",
@@ -31,6 +35,7 @@ __all__ = [
     "chat_context",
     "chat_contexts",
     "message_reactions",
+    "unsettled_chat_turns",
 ]
 
 
@@ -161,3 +166,40 @@ def message_reactions(db: Database, message_id: str) -> dict[str, str | None]:
         "SELECT emoji, reaction_id FROM message_reactions WHERE message_id = ?", (message_id,)
     ).fetchall()
     return {str(emoji): None if rid is None else str(rid) for emoji, rid in rows}
+
+
+@dataclass(frozen=True, slots=True)
+class AnchorTurnAttempt:
+    """``message_id`` is the message the attempt answers; ``True`` when the attempt exists."""
+
+    attempt_id: str
+    message_id: str
+
+    def apply(self, db: Database, /) -> bool:
+        cursor = db.execute(
+            "UPDATE turn_attempts SET anchor_message_id = ? WHERE id = ?",
+            (self.message_id, self.attempt_id),
+        )
+        return cursor.rowcount == 1
+
+
+def unsettled_chat_turns(
+    db: Database, route_prefix: str, card_suffix: str, *, since: float
+) -> list[tuple[TurnAttempt, str | None]]:
+    """The attempts of routes starting with ``route_prefix``, created at ``since`` or later,
+    whose card turn (the attempt id + ``card_suffix``) has no delivered answer in the ledger:
+    running ones, and finished ones a crash kept from their card; each with its card's message
+    id, if it has one. Oldest first."""
+    rows = db.query(
+        "SELECT a.*, d.progress_message_id AS card_message_id "
+        "FROM turn_attempts a LEFT JOIN final_deliveries d "
+        "ON d.turn_id = a.id || ? "
+        "WHERE substr(a.route_key, 1, ?) = ? AND a.created_at >= ? "
+        "AND d.final_delivered_at IS NULL ORDER BY a.created_at, a.id",
+        (card_suffix, len(route_prefix), route_prefix, since),
+    )
+    out = []
+    for row in rows:
+        card = row.pop("card_message_id")
+        out.append((TurnAttempt.from_row(row), None if card is None else str(card)))
+    return out

@@ -56,11 +56,13 @@ from robota.core.engine import (
     TurnUpdate,
     UserInput,
 )
-from robota.core.events import TurnCompleted
+from robota.core.events import TurnCompleted, TurnError
 from robota.core.frontend import LinkEnded, TransportContext, TransportStatus
 from robota.core.presentation import UserSteer
 from robota.core.store import (
+    ACTIVE_TURN_STATUSES,
     ActionBinding,
+    AnchorTurnAttempt,
     AppendAuditEvent,
     BindCardActions,
     CardAction,
@@ -72,8 +74,11 @@ from robota.core.store import (
     RecordReaction,
     SetChatSetting,
     Together,
+    TurnAttempt,
     chat_contexts,
+    message_reactions,
     open_reader,
+    unsettled_chat_turns,
 )
 
 from ._client import LongConnectionClient
@@ -107,6 +112,10 @@ __all__ = ["FeishuService"]
 log = logging.getLogger("robota.transports.feishu")
 
 STORE_TIMEOUT = 10.0
+CARD_SUFFIX = ":feishu"
+"""A card's turn id is the engine's attempt id and this (see the module docstring)."""
+RECOVER_SINCE = 3600.0
+"""Seconds back a restart looks for turns whose card or answer the last run left unsent."""
 _REACTIONS = {"completed": "DONE", "failed": "ERROR", "interrupted": "CrossMark"}
 _MUTE = "mention_only"
 
@@ -127,6 +136,8 @@ class _Turn:
     stop_token: str
     messages: list[str] = field(default_factory=list)
     status: str | None = None
+    completed: bool = False
+    """The card was told the turn's end (from the route, or from the store after a restart)."""
 
 
 @dataclass(slots=True)
@@ -219,6 +230,7 @@ class FeishuService:
             await nursery.start(self._delivery.run)
             await nursery.start(self._cards.run)
             await self._load_chats()
+            await self._recover()
             await self._read_bot(rest)
             client = LongConnectionClient(
                 domain=s.domain, app_id=s.app_id, app_secret=s.app_secret, handler=self._on_event
@@ -493,7 +505,8 @@ class FeishuService:
                 turn.address.tell(UserSteer(notice.text))
         elif isinstance(notice, TurnFinished):
             turn = self._turns.get(notice.attempt_id)
-            if turn is not None:
+            if turn is not None and not turn.completed:
+                turn.completed = True
                 turn.status = notice.status
                 turn.address.tell(
                     TurnCompleted(
@@ -510,39 +523,142 @@ class FeishuService:
             self._nursery.start_soon(self._reply_notice, route.key, anchor, notice)
 
     def _open_card(self, route: _Route, began: TurnBegan) -> None:
-        assert self._cards is not None and self._delivery is not None and self._sink is not None
-        assert self._port is not None
+        if began.attempt_id in self._turns:
+            return  # opened from the store after a restart
         pending = _take(route.pending, began.prompt)
         if pending is None and route.pending and not began.recovery:
             pending = route.pending.popleft()
-        card_id = f"{began.attempt_id}:feishu"
+        anchor = pending.message_id if pending is not None else None
+        if anchor is not None:
+            self._store.submit(AnchorTurnAttempt(began.attempt_id, anchor), _logged)
+        self._open(route, began.attempt_id, began.task_id, anchor, [anchor] if anchor else [])
+
+    def _open(  # noqa: PLR0917 (the one place a card opens; every caller names them all)
+        self,
+        route: _Route,
+        attempt_id: str,
+        task_id: str,
+        anchor: str | None,
+        messages: list[str],
+        started_at: float | None = None,
+    ) -> _Turn:
+        assert self._cards is not None and self._delivery is not None and self._sink is not None
+        assert self._port is not None
+        card_id = f"{attempt_id}{CARD_SUFFIX}"
         stop_token = secrets.token_urlsafe(18)
         agent = route.agent or self.context.config.defaults.agent
         layout = self.settings.thinking_card_layout
         stop_label = self.notes["stop"]
-        if pending is not None:
-            self._sink.anchors[card_id] = pending.message_id
+        if anchor is not None:
+            self._sink.anchors[card_id] = anchor
         port = self._port
-        attempt_id = began.attempt_id
 
         def notify(notice: object) -> None:  # the card actor's thread
             port.post(self._card_notice, attempt_id, notice)
 
         address = self._cards.open(
-            CardTurn(card_id, began.task_id, route.key, started_at=time.time()),
+            CardTurn(card_id, task_id, route.key, started_at=started_at or time.time()),
             lambda: FeishuCards(
                 agent=agent, layout=layout, stop_token=stop_token, stop_label=stop_label
             ),
             self._delivery,
             notify=notify,
         )
-        self._turns[attempt_id] = _Turn(
-            card_id,
-            route.key,
-            address,
-            stop_token,
-            [pending.message_id] if pending is not None else [],
-        )
+        turn = _Turn(card_id, route.key, address, stop_token, messages)
+        self._turns[attempt_id] = turn
+        return turn
+
+    # -- after a restart --------------------------------------------------------------------
+
+    async def _recover(self) -> None:
+        """Finish what the last run left on Feishu: cards still running, answers not sent.
+
+        The engine recovered before this service started (the host starts it first), so the
+        notices of a continued turn's start may be gone. The store says what is unsettled;
+        the routes are subscribed first and the store read again on the loop, with no await
+        between the read and the cards' opening: a turn that ended before the second read is
+        ended from the store, one that ends after it is told by its route."""
+        since = time.time() - RECOVER_SINCE
+        try:
+            first = await trio.to_thread.run_sync(self._unsettled, since)
+        except Exception:
+            log.exception("feishu: what the last run left could not be read")
+            return
+        if not first:
+            return
+        for attempt, _ in first:
+            self._route(attempt.route_key)
+        unsettled = self._unsettled(since)  # on the loop: see the docstring
+        attempts = [
+            attempt
+            for attempt, card in unsettled
+            # An interrupted or failed turn that never showed a card needs none now.
+            if card is not None or attempt.status in (*ACTIVE_TURN_STATUSES, "completed")
+        ]
+        reactions = self._read_reactions([a.anchor_message_id for a, _ in unsettled])
+        self._reactions.update(reactions)
+        taken: set[str] = set()
+        for attempt in attempts:
+            if attempt.id in self._turns:
+                continue
+            anchor, messages = attempt.anchor_message_id, []
+            if attempt.status in ACTIVE_TURN_STATUSES and anchor is None:
+                # A continued turn answers the message its interrupted predecessor did (its
+                # prompt ends with that message's text).
+                for earlier, _ in unsettled:
+                    if (
+                        earlier.route_key == attempt.route_key
+                        and earlier.status == "interrupted"
+                        and earlier.anchor_message_id
+                        and attempt.prompt.endswith(earlier.prompt)
+                    ):
+                        anchor = earlier.anchor_message_id
+                        taken.add(earlier.id)
+            if anchor is not None and (attempt.id not in taken):
+                messages = [anchor]
+            route = self._route(attempt.route_key)
+            turn = self._open(
+                route, attempt.id, attempt.task_id, anchor, messages, attempt.created_at
+            )
+            log.info("feishu: turn %s of %s recovered (%s)", attempt.id, route.key, attempt.status)
+            if attempt.status not in ACTIVE_TURN_STATUSES:
+                status = attempt.status if attempt.status in _REACTIONS else "failed"
+                error = None
+                if status == "failed":
+                    error = TurnError(attempt.error or "failed", "unknown", retryable=False)
+                turn.completed = True
+                turn.status = status
+                turn.address.tell(
+                    TurnCompleted(
+                        attempt.remote_turn_id or "",
+                        status,  # type: ignore[arg-type]
+                        error,
+                        final_text=attempt.final_text if status == "completed" else None,
+                    )
+                )
+        for attempt_id in taken:
+            turn_ = self._turns.get(attempt_id)
+            if turn_ is not None:
+                turn_.messages.clear()  # its successor settles the message's reaction
+
+    def _unsettled(self, since: float) -> list[tuple[TurnAttempt, str | None]]:
+        db = open_reader(self.context.db_path)
+        try:
+            return unsettled_chat_turns(db, "feishu:", CARD_SUFFIX, since=since)
+        finally:
+            db.close()
+
+    def _read_reactions(self, message_ids: list[str | None]) -> dict[tuple[str, str], str]:
+        found: dict[tuple[str, str], str] = {}
+        db = open_reader(self.context.db_path)
+        try:
+            for message_id in filter(None, message_ids):
+                for emoji, reaction_id in message_reactions(db, message_id).items():
+                    if reaction_id is not None:
+                        found[(message_id, emoji)] = reaction_id
+        finally:
+            db.close()
+        return found
 
     def _card_notice(self, attempt_id: str, notice: object) -> None:
         turn = self._turns.get(attempt_id)
