@@ -6,14 +6,20 @@ from __future__ import annotations
 import pytest
 
 from robota.core.store import (
+    AnchorTurnAttempt,
+    FinishTurnAttempt,
     ForgetReaction,
+    InsertTurnAttempt,
     NoteChat,
+    RecordFinalDelivery,
+    RecordProgressCard,
     RecordReaction,
     SetChatSetting,
     chat_context,
     chat_contexts,
     message_reactions,
     open_reader,
+    unsettled_chat_turns,
 )
 
 
@@ -59,3 +65,26 @@ def test_reactions_are_recorded_and_forgotten(store, reader) -> None:
     assert write(ForgetReaction("om_1", "OnIt"), timeout=5) is True
     assert write(ForgetReaction("om_1", "OnIt"), timeout=5) is False
     assert message_reactions(reader, "om_1") == {"DONE": "r2"}
+
+
+def test_a_transports_unsettled_turns_are_those_its_ledger_has_no_answer_for(store, reader) -> None:
+    write = store.client.write_sync
+    for attempt_id, route in [
+        ("a1", "feishu:chat_id:oc_1"),
+        ("a2", "feishu:chat_id:oc_1"),
+        ("a3", "feishu:chat_id:oc_1"),
+        ("a4", "slack:C1"),
+        ("a0", "feishu:chat_id:oc_1"),
+    ]:
+        at = 50.0 if attempt_id == "a0" else 100.0 + int(attempt_id[1])
+        write(InsertTurnAttempt(attempt_id, "t1", route, f"prompt {attempt_id}", at=at), timeout=5)
+    assert write(AnchorTurnAttempt("a1", "om_1"), timeout=5) is True
+    assert write(AnchorTurnAttempt("nope", "om_1"), timeout=5) is False
+    write(RecordProgressCard("a1:feishu", "om_card1", "h1"), timeout=5)
+    write(FinishTurnAttempt("a2", "completed", final_text="done"), timeout=5)
+    write(RecordFinalDelivery("a3:feishu", ("om_final",)), timeout=5)
+    unsettled = unsettled_chat_turns(reader, "feishu:", ":feishu", since=60.0)
+    assert [(a.id, a.anchor_message_id, a.status, card) for a, card in unsettled] == [
+        ("a1", "om_1", "accepted", "om_card1"),
+        ("a2", None, "completed", None),
+    ]
