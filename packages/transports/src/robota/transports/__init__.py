@@ -3,8 +3,9 @@
 Each subpackage is a ``robota.core.TransportPlugin`` registered under the
 ``robota.transports`` entry point group with the name of its config section
 (``transports.feishu``, ``transports.slack``), and is imported only when config.yaml has that
-section. A plugin holds its settings and their validation; Feishu also has its connection to
-the platform (long connection and REST), Slack not yet. Transports import ``robota.core``
+section. A plugin holds its settings and their validation; Feishu is also served by the host
+(a ``robota.core.ServedTransport``: the connection, the inbound pipeline, the cards), Slack
+not yet. Transports import ``robota.core``
 facades only, never a runtime, and never each other.
 """
 

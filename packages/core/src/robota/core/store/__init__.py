@@ -25,10 +25,11 @@ functions here take one. Reads never queue behind writes and never block them.
 
 Ops are small frozen dataclasses with an ``apply(db)`` method (``WriteOp``); the typed ones here
 cover inbound-event dedupe, route states, the final-delivery ledger, turn attempts, the prompt
-queue and the audit trail. The schema grows through ``MIGRATIONS``, applied by the writer when it
-starts; a database from a newer robota is refused with ``StoreError``. Migrations that change
-tables are written with sqlite-utils (``schema_change``), which is also what ``inspect_store``
-(``robota store``) reads a file with; both import it lazily, the write path never does.
+queue, the audit trail, and what chat transports keep of their chats (``_chats``). The schema
+grows through ``MIGRATIONS``, applied by the writer when it starts; a database from a newer
+robota is refused with ``StoreError``. Migrations that change tables are written with
+sqlite-utils (``schema_change``), which is also what ``inspect_store`` (``robota store``) reads
+a file with; both import it lazily, the write path never does.
 
 A typical tree::
 
