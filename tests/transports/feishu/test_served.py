@@ -24,7 +24,7 @@ from robota.core.config import resolve_profile
 from robota.core.control import ControlClient
 
 from ...cli._robota import Robota
-from ...cli.test_doctor import processes_with_home_under
+from ...cli.test_doctor import processes_with_home_under, write_real_agents_config
 from ...host.test_host import HOST_PROCESS, sandboxed
 from ...support.model_server import FakeModel
 from .fake_platform import APP_ID, APP_SECRET, FakePlatform, Request, Sent, fake_platform
@@ -223,8 +223,10 @@ def _answers(socket: Path) -> bool:
 
 
 @asynccontextmanager
-async def served(short_root: Path, model: FakeModel) -> AsyncIterator[Served]:
+async def served(short_root: Path, model: FakeModel, *, ask: bool = False) -> AsyncIterator[Served]:
     robota, profile = sandboxed(short_root, model, "codex-acp")
+    if ask:  # the agent asks before it runs a command
+        write_real_agents_config(robota, ["codex-acp"], model.url, ask=True)
     async with fake_platform() as fake:
         configure(robota.home, fake.domain)
         async with host_process(robota, fake, short_root / "host.log") as process:
@@ -451,3 +453,52 @@ async def test_a_host_killed_mid_turn_answers_once_after_its_restart(
             await bot.answered("om_user2")
         assert len(bot.finals_for("om_user1")) == 1 and len(bot.cards_for("om_user1")) == 2
     assert processes_with_home_under(short_root / "agents") == []
+
+
+def _buttons(fake: FakePlatform, card: Sent) -> dict[str, str]:
+    """Label -> token of the buttons the card shows now (its last PATCH, or as sent)."""
+    patches = [p.content for p in fake.patched if p.message_id == card.message_id]
+    content = patches[-1] if patches else card.content
+    found: dict[str, str] = {}
+
+    def walk(node: object) -> None:
+        if isinstance(node, dict):
+            if node.get("tag") == "button":
+                found[node["text"]["content"]] = node["behaviors"][0]["value"]["token"]
+            for value in node.values():
+                walk(value)
+        elif isinstance(node, list):
+            for value in node:
+                walk(value)
+
+    walk(content)
+    return found
+
+
+async def test_an_approval_is_answered_by_the_owners_click_not_a_strangers(
+    short_root: Path, model: FakeModel
+) -> None:
+    async with served(short_root, model, ask=True) as bot:
+        fake = bot.fake
+        await fake.push_event(message_event(1, "SHELL: touch made.txt && echo made"))
+        await fake.wait_until(lambda: bot.cards_for("om_user1"), timeout=BOUND)
+        card = bot.cards_for("om_user1")[0]
+        await fake.wait_until(lambda: "Allow once" in _buttons(fake, card), timeout=BOUND)
+        token = _buttons(fake, card)["Allow once"]
+
+        stranger = await fake.push_event(click_event(1, token, card.message_id, operator="ou_x"))
+        await fake.wait_until(lambda: any(a.header("message_id") == stranger for a in fake.acks))
+        assert fake.ack_answer(stranger)["data"]["toast"]["type"] == "error"
+        forged = await fake.push_event(click_event(2, "forged-token", card.message_id))
+        await fake.wait_until(lambda: any(a.header("message_id") == forged for a in fake.acks))
+        assert fake.ack_answer(forged)["data"]["toast"]["type"] == "warning"
+
+        owner = await fake.push_event(click_event(3, token, card.message_id))
+        await fake.wait_until(lambda: any(a.header("message_id") == owner for a in fake.acks))
+        assert fake.ack_answer(owner)["data"]["toast"]["type"] == "success"
+        await bot.answered("om_user1")
+        (final,) = bot.finals_for("om_user1")
+        assert "made" in json.dumps(final.content), final.content
+        assert is_terminal(last_patch(fake, card.message_id), "green")
+        assert "Allow once" not in _buttons(fake, card), "an answered approval has no buttons"
+        await fake.wait_until(lambda: fake.reactions_on("om_user1") == ["DONE"])
