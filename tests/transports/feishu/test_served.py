@@ -56,6 +56,7 @@ def message_event(
     sender: str = OWNER,
     chat_id: str = "oc_p2p1",
     chat_type: str = "p2p",
+    thread_id: str = "",
     created: float | None = None,
     event_id: str | None = None,
     mention_bot: bool = False,
@@ -84,7 +85,7 @@ def message_event(
                 "create_time": created_ms,
                 "update_time": created_ms,
                 "chat_id": chat_id,
-                "thread_id": "",
+                "thread_id": thread_id,
                 "chat_type": chat_type,
                 "message_type": "text",
                 "content": json.dumps({"text": f"@_user_1 {text}" if mention_bot else text}),
@@ -334,6 +335,14 @@ async def test_the_bot_ignores_strangers_duplicates_stale_and_malformed_input(
         assert len(fake.acks) == 9
         assert all(json.loads(a.payload or b"{}")["code"] == 200 for a in fake.acks)
 
+        # The platform redelivers after a reconnect: still one turn.
+        await fake.drop()
+        await fake.wait_until(lambda: len(fake.connections) == 2, timeout=BOUND)
+        await fake.push_event(twice)
+        await fake.push_event(message_event(9, "after the reconnect"))
+        await bot.answered("om_user9")
+        assert len(bot.finals_for("om_user3")) == 1 and bot.prompts("only once") == 1
+
 
 async def test_stop_from_the_card_and_a_strangers_click(short_root: Path, model: FakeModel) -> None:
     async with served(short_root, model) as bot:
@@ -447,8 +456,13 @@ async def test_a_host_killed_mid_turn_answers_once_after_its_restart(
             assert is_terminal(last_patch(fake, cards[1].message_id), "green")
         assert second.returncode == 0, log.read_text()[-4000:]
 
-        # A third start finds nothing left to settle: still one answer, no new card.
+        # A third start finds nothing left to settle: still one answer, no new card; its
+        # start-up note goes to the private chat it knows now.
+        notes = len([m for m in fake.messages if m.receive_id == "oc_p2p1"])
         async with host_process(robota, fake, log):
+            await fake.wait_until(
+                lambda: len([m for m in fake.messages if m.receive_id == "oc_p2p1"]) > notes
+            )
             await fake.push_event(message_event(2, "after the crash"))
             await bot.answered("om_user2")
         assert len(bot.finals_for("om_user1")) == 1 and len(bot.cards_for("om_user1")) == 2
@@ -502,3 +516,31 @@ async def test_an_approval_is_answered_by_the_owners_click_not_a_strangers(
         assert is_terminal(last_patch(fake, card.message_id), "green")
         assert "Allow once" not in _buttons(fake, card), "an answered approval has no buttons"
         await fake.wait_until(lambda: fake.reactions_on("om_user1") == ["DONE"])
+
+
+async def test_a_topic_is_a_route_of_its_own_and_a_big_tool_output_stays_within_budget(
+    short_root: Path, model: FakeModel
+) -> None:
+    async with served(short_root, model) as bot:
+        fake = bot.fake
+
+        def group(n: int, text: str, thread: str = "") -> dict[str, Any]:
+            return message_event(n, text, chat_id="oc_g1", chat_type="group", thread_id=thread)
+
+        await fake.push_event(group(1, "on the timeline"))
+        await bot.answered("om_user1")
+        await fake.push_event(group(2, "in the topic", "omt_1"))
+        await bot.answered("om_user2")
+        await fake.push_event(group(3, "HISTORY", "omt_1"))
+        await bot.answered("om_user3")
+        (history,) = bot.finals_for("om_user3")
+        assert "HISTORY: in the topic | HISTORY" in json.dumps(history.content)
+        assert bot.cards_for("om_user3"), "a topic's card replies to its message, in the topic"
+
+        command = "python3 -c 'print(\"0123456789abcdef\" * 2560)'"  # 40 KB of output
+        await fake.push_event(group(4, f"SHELL: {command}"))
+        await bot.answered("om_user4")
+        (card,) = bot.cards_for("om_user4")
+        assert is_terminal(last_patch(fake, card.message_id), "green")
+        bodies = [p for p in fake.requests if p.method == "PATCH"]
+        assert bodies and max(len(p.body) for p in bodies) <= 30 * 1024
