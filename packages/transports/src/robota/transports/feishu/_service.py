@@ -66,6 +66,7 @@ from robota.core.store import (
     AppendAuditEvent,
     BindCardActions,
     CardAction,
+    ChatContext,
     ClaimCardAction,
     Claimed,
     ClaimInboundEvent,
@@ -203,6 +204,7 @@ class FeishuService:
         """Card message id -> route key, for clicks (a topic's route is not the chat's)."""
         self._reactions: dict[tuple[str, str], str] = {}
         self._muted: dict[str, bool] = {}
+        self._known: list[ChatContext] = []
         self._nursery: trio.Nursery | None = None
         self._port: LoopPort | None = None
         self._messenger: Messenger | None = None
@@ -284,7 +286,7 @@ class FeishuService:
         self._outbound_ok = True
 
     async def _load_chats(self) -> None:
-        def read() -> list[Any]:
+        def read() -> list[ChatContext]:
             db = open_reader(self.context.db_path)
             try:
                 return chat_contexts(db, "feishu:")
@@ -302,11 +304,15 @@ class FeishuService:
 
     async def _startup_notes(self) -> None:
         assert self._messenger is not None
-        private = [c for c in getattr(self, "_known", ()) if c.kind == "feishu:p2p"]
-        card = _note_card(self.notes["title"], self.notes["online"])
-        targets: list[tuple[str, str]] = [
-            (c.chat_id.rpartition(":")[2], "chat_id") for c in private
+        # Every known private chat, and each group active in the minute before this start.
+        recent = self.context.started_at - 60.0
+        chats = [
+            c
+            for c in self._known
+            if c.kind == "feishu:p2p" or (c.kind == "feishu:group" and c.updated_at >= recent)
         ]
+        card = _note_card(self.notes["title"], self.notes["online"])
+        targets = [(c.chat_id.rpartition(":")[2], "chat_id") for c in chats]
         if not targets and self.settings.user_open_id:
             targets = [(self.settings.user_open_id, "open_id")]
         for receive_id, id_type in targets:
