@@ -57,7 +57,7 @@ from robota.core.engine import (
     UserInput,
 )
 from robota.core.events import TurnCompleted, TurnError
-from robota.core.frontend import LinkEnded, TransportContext, TransportStatus
+from robota.core.frontend import Overflowed, TransportContext, TransportStatus
 from robota.core.presentation import UserSteer
 from robota.core.store import (
     ACTIVE_TURN_STATUSES,
@@ -482,16 +482,19 @@ class FeishuService:
     # -- the routes' notices ----------------------------------------------------------------
 
     async def _read_route(self, route: _Route) -> None:
-        try:
-            async for batch in route.link:
+        while True:
+            async for batch in route.link:  # ends quietly on LinkEnded
                 for notice in batch:
                     try:
                         self._notice(route, notice)
                     except Exception:
                         log.exception("feishu: a route notice could not be shown")
-        except LinkEnded:
-            pass
-        log.warning("feishu: the subscription of %s ended (%s)", route.key, route.link.reason)
+            reason = route.link.reason
+            log.warning("feishu: the subscription of %s ended (%s)", route.key, reason)
+            if not isinstance(reason, Overflowed):
+                return  # closed, or another front end took the route over: leave it be
+            # Fell behind: what was missed is in the store; the cards carry on from here.
+            route.link = self.context.port.subscribe(route.key)
 
     def _notice(self, route: _Route, notice: object) -> None:
         if isinstance(notice, TaskOpened):
