@@ -119,6 +119,9 @@ class FakePlatform:
         self.patched: list[Patched] = []
         self.reactions: list[Reaction] = []
         """Reactions added and removed, in order."""
+        self.hold_posts = False
+        """Take ``post`` messages (they count as sent) but never answer: the moment a crash
+        falls between the platform's acceptance and the sender's record of it."""
         self.on_request: Callable[[Request], object] | None = None
         """Called with every request as it arrives (before it is answered)."""
         self._changed = trio.Event()
@@ -301,6 +304,8 @@ class FakePlatform:
             at=trio.current_time(),
         )
         self.messages.append(sent)
+        if self.hold_posts and sent.msg_type == "post":
+            return 200, {}, Ellipsis
         return 200, {}, {"code": 0, "msg": "success", "data": _message(sent)}
 
     def _react(self, request: Request, body: dict[str, Any], parts: list[str]) -> Answer:

@@ -544,3 +544,35 @@ async def test_a_topic_is_a_route_of_its_own_and_a_big_tool_output_stays_within_
         assert is_terminal(last_patch(fake, card.message_id), "green")
         bodies = [p for p in fake.requests if p.method == "PATCH"]
         assert bodies and max(len(p.body) for p in bodies) <= 30 * 1024
+
+
+async def test_a_host_killed_between_sending_the_answer_and_recording_it_sends_it_once(
+    short_root: Path, model: FakeModel
+) -> None:
+    robota, profile = sandboxed(short_root, model, "codex-acp")
+    log = short_root / "host.log"
+    async with fake_platform() as fake:
+        configure(robota.home, fake.domain)
+        bot = Served(fake, model, profile.control_socket)
+        fake.hold_posts = True
+        async with host_process(robota, fake, log) as first:
+            await fake.push_event(message_event(1, "answer me once"))
+            await fake.wait_until(lambda: bot.finals_for("om_user1"), timeout=BOUND)
+            first.kill()
+            await first.wait()
+        (sent,) = bot.finals_for("om_user1")
+        fake.hold_posts = False
+        async with host_process(robota, fake, log):
+            await fake.wait_until(lambda: fake.reactions_on("om_user1") == ["DONE"], timeout=BOUND)
+            # Sent again after the restart with the same uuid: the platform keeps one.
+            assert [
+                r
+                for r in fake.requests
+                if r.path.endswith("/reply") and sent.uuid.encode() in r.body
+            ][1:]
+            assert bot.finals_for("om_user1") == [sent]
+            assert "ECHO: answer me once" in json.dumps(sent.content)
+            (card,) = bot.cards_for("om_user1")
+            assert is_terminal(last_patch(fake, card.message_id), "green")
+        assert bot.prompts("answer me once") == 1, "the turn was not run again"
+    assert processes_with_home_under(short_root / "agents") == []
