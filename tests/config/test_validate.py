@@ -121,7 +121,7 @@ transports:
         None,
     )
     assert feishu.thinking_card_layout == "timeline"
-    assert not feishu.respond_to_all_group_messages
+    assert feishu.respond_to_all_group_messages
     # An unset reference in an optional field means "not set".
     assert slack.api_url == "https://slack.com/api/"
     assert (ws.host, ws.port) == ("127.0.0.1", 8765)

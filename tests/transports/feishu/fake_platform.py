@@ -14,6 +14,7 @@ next answers of a REST path.
 
 from __future__ import annotations
 
+import base64
 import json
 import math
 from collections import defaultdict, deque
@@ -34,6 +35,8 @@ from ...support.json_http import HttpRequest as Request
 APP_ID = "cli_fake_app"
 APP_SECRET = "fake-secret-8d0f1c2b9a"
 SERVICE_ID = 33554678
+BODY_LIMIT = 30 * 1024
+"""Bytes of a send, reply or PATCH body the platform takes for cards and posts."""
 WAIT = 10.0
 """Upper bound of every wait in these tests: reached only when something is broken."""
 
@@ -47,6 +50,36 @@ class Connection:
     silent: bool = False
     closed_by: str | None = None
     """``client`` or ``server`` once it ended."""
+
+
+@dataclass
+class Sent:
+    message_id: str
+    msg_type: str
+    content: Any
+    """The parsed content (a card, a post, ``{"text"}``)."""
+    reply_to: str | None
+    """The message replied to; ``None``: sent to ``receive_id``."""
+    receive_id: str | None
+    uuid: str | None
+    at: float
+
+
+@dataclass
+class Patched:
+    message_id: str
+    content: Any
+    at: float
+
+
+@dataclass
+class Reaction:
+    op: str
+    """``add`` or ``remove``."""
+    message_id: str
+    emoji: str
+    reaction_id: str
+    at: float
 
 
 class FakePlatform:
@@ -71,8 +104,19 @@ class FakePlatform:
         self.patches: dict[str, list[float]] = defaultdict(list)
         self.routes: list[Callable[[Request], Answer | None]] = []
         """Extra endpoints (``fake_registration``): the first that answers a request wins."""
+        self.messages: list[Sent] = []
+        """Messages the bot sent or replied, in order (a repeated ``uuid`` is not a new one)."""
+        self.patched: list[Patched] = []
+        self.reactions: list[Reaction] = []
+        """Reactions added and removed, in order."""
+        self.hold_posts = False
+        """Take ``post`` messages (they count as sent) but never answer: the moment a crash
+        falls between the platform's acceptance and the sender's record of it."""
+        self.on_request: Callable[[Request], object] | None = None
+        """Called with every request as it arrives (before it is answered)."""
         self._changed = trio.Event()
         self._seq = 0
+        self._ids = 0
 
     @property
     def domain(self) -> str:
@@ -90,6 +134,28 @@ class FakePlatform:
     @property
     def acks(self) -> list[Frame]:
         return [ack for c in self.connections for ack in c.acks]
+
+    def ack_answer(self, message_id: str) -> dict[str, Any]:
+        """The payload of the ACK of the pushed frame ``message_id`` (``data`` decoded)."""
+        for ack in self.acks:
+            if ack.header("message_id") == message_id:
+                answer = json.loads(ack.payload or b"{}")
+                if "data" in answer:
+                    answer["data"] = json.loads(base64.b64decode(answer["data"]))
+                return dict(answer)
+        raise KeyError(message_id)
+
+    def reactions_on(self, message_id: str) -> list[str]:
+        """The emoji on ``message_id`` now, in the order they were added."""
+        live: dict[str, str] = {}
+        for reaction in self.reactions:
+            if reaction.message_id != message_id:
+                continue
+            if reaction.op == "add":
+                live[reaction.reaction_id] = reaction.emoji
+            else:
+                live.pop(reaction.reaction_id, None)
+        return list(live.values())
 
     def _touch(self) -> None:
         self._changed.set()
@@ -195,13 +261,75 @@ class FakePlatform:
             if len(recent) >= 5:
                 return 400, {}, {"code": 230020, "msg": "message update frequency limit"}
             self.patches[request.path].append(now)
+            if len(request.body) > BODY_LIMIT:
+                return 400, {}, {"code": 230025, "msg": "request body over 30 KB"}
+            self.patched.append(
+                Patched(request.path.rsplit("/", 1)[1], json.loads(body["content"]), now)
+            )
             return 200, {}, {"code": 0, "msg": "success", "data": {}}
+        parts = request.path.removeprefix("/open-apis/im/v1/messages").strip("/").split("/")
+        if request.path.startswith("/open-apis/im/v1/messages"):
+            if request.method == "POST" and parts == [""]:
+                return self._send(request, body, None)
+            if request.method == "POST" and len(parts) == 2 and parts[1] == "reply":
+                return self._send(request, body, parts[0])
+            if len(parts) >= 2 and parts[1] == "reactions":
+                return self._react(request, body, parts)
         return 404, {}, {"code": 404, "msg": f"no route {request.method} {request.path}"}
 
     def _receive(self, request: Request) -> Answer:
         self.requests.append(request)
+        if self.on_request is not None:
+            self.on_request(request)
         self._touch()
         return self._answer(request)
+
+    def _send(self, request: Request, body: dict[str, Any], reply_to: str | None) -> Answer:
+        if len(request.body) > BODY_LIMIT and body.get("msg_type") != "text":
+            return 400, {}, {"code": 230025, "msg": "request body over 30 KB"}
+        if not isinstance(body.get("content"), str) or not body.get("msg_type"):
+            return 400, {}, {"code": 230001, "msg": "invalid message content"}
+        uuid = body.get("uuid")
+        if uuid is not None:
+            for sent in self.messages:
+                if sent.uuid == uuid:
+                    return 200, {}, {"code": 0, "msg": "success", "data": _message(sent)}
+        self._ids += 1
+        sent = Sent(
+            message_id=f"om_bot{self._ids}",
+            msg_type=str(body["msg_type"]),
+            content=json.loads(body["content"]),
+            reply_to=reply_to,
+            receive_id=body.get("receive_id"),
+            uuid=uuid,
+            at=trio.current_time(),
+        )
+        self.messages.append(sent)
+        if self.hold_posts and sent.msg_type == "post":
+            return 200, {}, Ellipsis
+        return 200, {}, {"code": 0, "msg": "success", "data": _message(sent)}
+
+    def _react(self, request: Request, body: dict[str, Any], parts: list[str]) -> Answer:
+        message_id = parts[0]
+        now = trio.current_time()
+        if request.method == "POST" and len(parts) == 2:
+            emoji = body.get("reaction_type", {}).get("emoji_type")
+            if not isinstance(emoji, str):
+                return 400, {}, {"code": 231001, "msg": "reaction type is invalid"}
+            self._ids += 1
+            reaction_id = f"r{self._ids}"
+            self.reactions.append(Reaction("add", message_id, emoji, reaction_id, now))
+            data = {"reaction_id": reaction_id, "reaction_type": {"emoji_type": emoji}}
+            return 200, {}, {"code": 0, "msg": "success", "data": data}
+        if request.method == "DELETE" and len(parts) == 3:
+            added = [
+                r for r in self.reactions if (r.message_id, r.reaction_id) == (message_id, parts[2])
+            ]
+            if not added:
+                return 400, {}, {"code": 231003, "msg": "reaction not found"}
+            self.reactions.append(Reaction("remove", message_id, added[0].emoji, parts[2], now))
+            return 200, {}, {"code": 0, "msg": "success", "data": {}}
+        return 404, {}, {"code": 404, "msg": "no such reaction call"}
 
     # -- the long connection ---------------------------------------------------------------
 
@@ -243,6 +371,16 @@ class FakePlatform:
             if connection.closed_by is None:
                 connection.closed_by = "client"
             self._touch()
+
+
+def _message(sent: Sent) -> dict[str, Any]:
+    return {
+        "message_id": sent.message_id,
+        "msg_type": sent.msg_type,
+        "chat_id": sent.receive_id or "oc_fake",
+        "sender": {"id": APP_ID, "id_type": "app_id", "sender_type": "app"},
+        "body": {"content": json.dumps(sent.content)},
+    }
 
 
 @asynccontextmanager

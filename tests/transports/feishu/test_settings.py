@@ -88,3 +88,21 @@ def test_the_app_secret_joins_the_secrets_log_lines_are_masked_with() -> None:
     )
     assert "s3cret-value" in config.secrets
     assert "s3cret-value" not in repr(config.transports.feishu)
+
+
+def test_enabled_and_group_defaults_and_the_agents_environment() -> None:
+    from robota.transports.feishu import plugin
+
+    settings = feishu()
+    assert settings.enabled and settings.respond_to_all_group_messages
+    off = feishu("    enabled: false\n    respondToAllGroupMessages: false\n")
+    assert not off.enabled and not off.respond_to_all_group_messages
+    env = plugin.agent_env(settings)
+    assert env == {"ROBOTA_LARK_APP_ID": "cli_a", "ROBOTA_LARK_USER_OPEN_ID": "ou_owner"}
+    assert "s3cret-value" not in repr(env)
+
+
+def test_enabled_must_be_a_boolean() -> None:
+    with pytest.raises(ConfigError) as raised:
+        feishu("    enabled: sometimes\n")
+    assert "transports.feishu.enabled" in str(raised.value)

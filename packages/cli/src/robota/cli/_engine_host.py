@@ -40,7 +40,7 @@ def open_engine(
     config: Config,
     profile: Profile,
     *,
-    human_approves: bool,
+    human_approves: bool | Callable[[str], bool],
     recover: Callable[[str], bool] | None = None,
     prestarted: PrestartedAgent | None = None,
     agent_env: Mapping[str, str] | None = None,

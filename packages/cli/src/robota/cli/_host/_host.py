@@ -19,8 +19,9 @@ with their whole process groups (the runtimes' process service). A turn still ru
 'running' in the store: the next host's recovery continues it (docs/architecture.md,
 invariant 3).
 
-Headless: nobody sits at the host to approve, so the engine decides approvals by the
-unattended policy (``human_approves=False``, as print mode does).
+Approvals: nobody sits at the host, so its own ``cli:`` routes (``robota task``) are decided by
+the unattended policy (``human_approves`` false, as print mode does); a chat route's approvals
+go to the person in the chat (its transport shows them as buttons).
 
 Why here and not in ``robota.core``: the host is composed from the CLI's own pieces (the
 profile's configuration, ``open_engine``, the agent launches); nothing in it knows a platform.
@@ -99,7 +100,9 @@ class Host:
         self.engine = open_engine(
             config,
             profile,
-            human_approves=False,
+            # A chat's person answers its approvals on the card; the host's own ``cli:`` routes
+            # (``robota task``) run unattended, and policy declines there.
+            human_approves=lambda key: not serves(frozenset({CLI_KIND}), key),
             recover=lambda key: serves(self.kinds, key),
             agent_env=transports_agent_env(config),
         )

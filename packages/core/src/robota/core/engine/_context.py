@@ -121,7 +121,9 @@ class EngineContext:
     outputs: Outputs
     route: Callable[[str, object], None]
     """Tell a route (activating it when passive): what agents deliver through."""
-    human_approves: bool = True
+    human_approves: bool | Callable[[str], bool] = True
+    """Whether a person answers the approvals of a route's sessions (else policy declines),
+    for every route or by route key (a host: chats yes, its unattended ``cli:`` routes no)."""
     clock: Callable[[], float] = time.time
     running: RunningAttempts = field(default_factory=RunningAttempts)
     write_timeout: float = 10.0

@@ -76,7 +76,7 @@ class Engine:
         agents: Sequence[EngineAgent],
         defaults: TaskDefaults,
         *,
-        human_approves: bool = True,
+        human_approves: bool | Callable[[str], bool] = True,
         recover: Callable[[str], bool] | None = None,
         idle_after: float = 600.0,
         backoff: Backoff | None = None,

@@ -111,7 +111,9 @@ class ConversationRoute(RouteActor[int]):
             ctx.defaults,
             StoreReads(db, key),
             restored=restored,
-            human_approves=ctx.human_approves,
+            human_approves=(
+                ctx.human_approves(key) if callable(ctx.human_approves) else ctx.human_approves
+            ),
             ids=IdsAndClocks(wall=ctx.clock),
         )
         self.perform(self._core.start())

@@ -25,7 +25,8 @@ functions here take one. Reads never queue behind writes and never block them.
 
 Ops are small frozen dataclasses with an ``apply(db)`` method (``WriteOp``); the typed ones here
 cover inbound-event dedupe, route states, the final-delivery ledger, turn attempts, the prompt
-queue, the audit trail, and team groups' registry and decision audit (``_teams``). The schema
+queue, the audit trail, what chat transports keep of their chats (``_chats``), and team groups'
+registry and decision audit (``_teams``). The schema
 grows through ``MIGRATIONS``, applied by the writer when it starts; a database from a newer
 robota is refused with ``StoreError``. Migrations that change tables are written with
 sqlite-utils (``schema_change``), which is also what ``inspect_store`` (``robota store``) reads
@@ -53,6 +54,18 @@ from ._cards import (
     TurnSnapshot,
     card_actions,
     turn_snapshot,
+)
+from ._chats import (
+    AnchorTurnAttempt,
+    ChatContext,
+    ForgetReaction,
+    NoteChat,
+    RecordReaction,
+    SetChatSetting,
+    chat_context,
+    chat_contexts,
+    message_reactions,
+    unsettled_chat_turns,
 )
 from ._client import StoreClient
 from ._connection import open_reader
@@ -87,6 +100,7 @@ from ._queries import (
     turn_attempt,
 )
 from ._records import (
+    ACTIVE_TURN_STATUSES,
     AuditEvent,
     FinalDelivery,
     JSONValue,
@@ -176,6 +190,11 @@ __all__ = [
     "BindCardActions",
     "ClaimCardAction",
     "RetireCardActions",
+    "NoteChat",
+    "SetChatSetting",
+    "AnchorTurnAttempt",
+    "RecordReaction",
+    "ForgetReaction",
     # queries
     "event_claimed",
     "load_route_state",
@@ -186,7 +205,12 @@ __all__ = [
     "audit_events",
     "turn_snapshot",
     "card_actions",
+    "chat_context",
+    "chat_contexts",
+    "message_reactions",
+    "unsettled_chat_turns",
     # records
+    "ACTIVE_TURN_STATUSES",
     "AuditEvent",
     "FinalDelivery",
     "JSONValue",
@@ -196,6 +220,7 @@ __all__ = [
     "TurnStatus",
     "TurnSnapshot",
     "CardAction",
+    "ChatContext",
     "ActionBinding",
     "Claimed",
     "Refused",

@@ -1,7 +1,7 @@
 """robota.transports.feishu: Feishu/Lark, the ``transports.feishu`` section of config.yaml.
 
-What exists so far is the connection to the platform (issue 14, part 1), as pure cores with
-thin trio shells:
+The bot served by the host (``FeishuTransport`` is a ``robota.core.ServedTransport``), as
+pure cores with thin trio shells:
 
 * ``_frames``       the pbbp2 frame codec (protobuf wire format by hand), pure
 * ``_connection``   the long connection as a state machine: ping, pong config, ACK with
@@ -10,14 +10,18 @@ thin trio shells:
 * ``_policy``       REST decisions: retries, token refresh, the PATCH limiter; pure
 * ``_client``       the long connection on trio-websocket (``LongConnectionClient``)
 * ``_rest``         the REST API on httpx under trio (``RestClient``)
-* ``_settings``     the config section and its validation
+* ``_settings``     the config section and its validation; the plugin
+* ``_inbound``      what an event is and what is done with it, in the pipeline's order; pure
+* ``_outbound``     messages, cards and reactions over REST; the card sink and platform
+* ``_service``      the host's service: the connection, the routes, the cards, a restart
 * ``_device_flow``  one-click app registration (the device flow) as decisions; pure
 * ``_app_audit``    what the bot needs of its app, and what a published version lacks; pure
 * ``_onboarding``   ``register_app`` and ``audit_app``: the httpx shells ``robota init`` runs
 
 Config loading imports this package for the section's validation alone, so httpx and
-trio-websocket (about 0.2 s of imports) are imported by the shells when they first run, never
-here.
+trio-websocket (about 0.2 s of imports) are imported by the shells when they first run, and
+``_inbound``, ``_outbound`` and ``_service`` (the card renderer) when the host asks for the
+service, never here.
 """
 
 from ._app_audit import REQUIREMENTS, AppAudit, Requirement, addons_manifest, assess

@@ -8,9 +8,13 @@ credential is described, never quoted.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from robota.core.config import Reader, credential_url
+
+if TYPE_CHECKING:
+    from robota.core import Service
+    from robota.core.frontend import TransportContext
 
 __all__ = [
     "DEFAULT_DOMAIN",
@@ -28,8 +32,13 @@ DEFAULT_DOMAIN = "https://open.feishu.cn"
 ThinkingCardLayout = Literal["grouped", "timeline"]
 THINKING_CARD_LAYOUTS: tuple[ThinkingCardLayout, ...] = ("grouped", "timeline")
 
+_BOT_OPEN_IDS: dict[str, str] = {}
+"""The bot's open_id by app id, as ``/open-apis/bot/v3/info`` said in this process (the host
+asks ``agent_env`` before its transports start, so a first start has none)."""
+
 _PATH = "transports.feishu"
 _KEYS = (
+    "enabled",
     "appId",
     "appSecret",
     "userOpenId",
@@ -47,16 +56,37 @@ class FeishuSettings:
     user_open_id: str | None
     """The owner; required while ``respond_to_owner_only`` is on."""
     respond_to_owner_only: bool = True
-    respond_to_all_group_messages: bool = False
+    respond_to_all_group_messages: bool = True
+    """Off: mention-only everywhere (a group message must @mention the bot to be read)."""
     thinking_card_layout: ThinkingCardLayout = "grouped"
     domain: str = DEFAULT_DOMAIN
     """The one base URL of REST calls and the long connection's endpoint call."""
+    enabled: bool = True
+    """``false`` keeps the section (and its validation) but the host does not start it."""
 
 
 class FeishuTransport:
-    """The Feishu transport plugin (for now: its settings)."""
+    """The Feishu transport plugin: its settings, and the host's service (``robota.core.
+    ServedTransport``). The service's modules (httpx, trio-websocket, the card renderer) load
+    when the host asks for it, never with the config."""
 
     name = "feishu"
+
+    def agent_env(self, settings: object) -> dict[str, str]:
+        """The non-secret ids agents see; the bot's open_id once the service has read it."""
+        assert isinstance(settings, FeishuSettings), settings
+        env = {"ROBOTA_LARK_APP_ID": settings.app_id}
+        if settings.user_open_id:
+            env["ROBOTA_LARK_USER_OPEN_ID"] = settings.user_open_id
+        bot = _BOT_OPEN_IDS.get(settings.app_id)
+        if bot:
+            env["ROBOTA_LARK_BOT_OPEN_ID"] = bot
+        return env
+
+    def service(self, context: TransportContext) -> Service:
+        from ._service import FeishuService  # noqa: PLC0415 (lazy, see the class docstring)
+
+        return FeishuService(context)
 
     def validate(self, reader: Reader, section: object) -> FeishuSettings:
         values = reader.section(section, _PATH, _KEYS, nullable=False)
@@ -84,8 +114,9 @@ class FeishuTransport:
             respond_to_all_group_messages=reader.boolean(
                 values.get("respondToAllGroupMessages"),
                 f"{_PATH}.respondToAllGroupMessages",
-                False,
+                True,
             ),
+            enabled=reader.boolean(values.get("enabled"), f"{_PATH}.enabled", True),
             thinking_card_layout=reader.choice(
                 values.get("thinkingCardLayout"),
                 f"{_PATH}.thinkingCardLayout",

@@ -1,0 +1,763 @@
+"""The Feishu transport as the host's service: the bot, served end to end.
+
+One ``FeishuService`` per host run of ``transports.feishu`` (the host's ``transports``
+supervisor restarts it after a crash, built anew from the same context). In its nursery:
+
+* the REST client, the card renderer's timers, its delivery service (``CardDelivery`` over
+  ``FeishuSink``) and ``CardHost``, one card actor per running turn;
+* the long connection (``LongConnectionClient``), whose handler decides fast and hands off:
+  a message goes to its route's lane (one task per route, so a chat's messages keep their
+  order and one slow chat holds no other), a card click is answered in the ACK;
+* one reader per route the bot serves, on the front-end port (``TransportContext.port``):
+  ``TurnBegan`` opens the turn's card, ``TurnUpdate`` feeds it, ``TurnFinished`` ends it; the
+  card renderer delivers the final answer (the ledger) and says so, and the reaction on the
+  person's message goes from ``OnIt`` to ``DONE`` / ``ERROR`` / ``CrossMark``.
+
+A message's way in is ``_inbound``'s order: owner and mention filters before any write, the
+durable claim of the event id and the message id, the stale guard, the awaited ``OnIt``, then
+the route (verbatim text) or the transport's own command. Readiness (``context.report``):
+``connected`` once the long connection is up and an outbound call succeeded (the bot's info
+at start, the start-up notes).
+
+The card's turn id is the engine's attempt id with ``:feishu`` appended: the engine claims its
+own ledger row for the attempt (``TurnFinished`` is told once), the card renderer claims this
+one for the answer it sends to the chat, and the two exactly-once gates never see each other.
+"""
+
+from __future__ import annotations
+
+import logging
+import secrets
+import time
+from collections import deque
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import trio
+
+from robota.core import Address, LoopPort, Timers
+from robota.core.cards import (
+    CardDelivery,
+    CardHost,
+    CardTurn,
+    FinalAnswerDelivered,
+    FinalAnswerFailed,
+    ProgressCardPosted,
+)
+from robota.core.engine import (
+    AnswerApproval,
+    InputSteered,
+    Interrupt,
+    RouteReply,
+    TaskOpened,
+    TurnBegan,
+    TurnFinished,
+    TurnUpdate,
+    UserInput,
+)
+from robota.core.events import TurnCompleted, TurnError
+from robota.core.frontend import Overflowed, TransportContext, TransportStatus
+from robota.core.presentation import UserSteer
+from robota.core.store import (
+    ACTIVE_TURN_STATUSES,
+    ActionBinding,
+    AnchorTurnAttempt,
+    AppendAuditEvent,
+    BindCardActions,
+    CardAction,
+    ChatContext,
+    ClaimCardAction,
+    Claimed,
+    ClaimInboundEvent,
+    ForgetReaction,
+    NoteChat,
+    RecordReaction,
+    SetChatSetting,
+    Together,
+    TurnAttempt,
+    chat_contexts,
+    message_reactions,
+    open_reader,
+    unsettled_chat_turns,
+)
+
+from ._client import LongConnectionClient
+from ._connection import Delivery
+from ._errors import ApiError, ConnectionRefused
+from ._inbound import (
+    Admit,
+    CardClick,
+    ChatCommand,
+    Ignore,
+    InboundMessage,
+    Malformed,
+    Screen,
+    Unsupported,
+    allowed,
+    chat_route,
+    command,
+    freshness,
+    parse_event,
+    screen,
+)
+from ._outbound import STOP, FeishuCards, FeishuSink, Messenger
+from ._rest import RestClient
+from ._settings import _BOT_OPEN_IDS, FeishuSettings
+
+if TYPE_CHECKING:
+    from robota.core.frontend import RouteLink
+
+__all__ = ["FeishuService"]
+
+log = logging.getLogger("robota.transports.feishu")
+
+STORE_TIMEOUT = 10.0
+CARD_SUFFIX = ":feishu"
+"""A card's turn id is the engine's attempt id and this (see the module docstring)."""
+RECOVER_SINCE = 3600.0
+"""Seconds back a restart looks for turns whose card or answer the last run left unsent."""
+_REACTIONS = {"completed": "DONE", "failed": "ERROR", "interrupted": "CrossMark"}
+_MUTE = "mention_only"
+
+
+@dataclass(slots=True)
+class _Pending:
+    message_id: str
+    text: str
+
+
+@dataclass(slots=True)
+class _Turn:
+    """A running turn's card and the person's messages it answers."""
+
+    card_id: str
+    route_key: str
+    address: Address
+    stop_token: str
+    messages: list[str] = field(default_factory=list)
+    status: str | None = None
+    completed: bool = False
+    """The card was told the turn's end (from the route, or from the store after a restart)."""
+
+
+@dataclass(slots=True)
+class _Route:
+    key: str
+    lane: trio.MemorySendChannel[Admit]
+    link: RouteLink
+    pending: deque[_Pending] = field(default_factory=deque)
+    commands: deque[str] = field(default_factory=deque)
+    agent: str | None = None
+
+
+def _notes(locale: str) -> Mapping[str, str]:
+    if locale.startswith("zh"):
+        return {
+            "online": "robota 已上线。可以开始对话。",
+            "title": "robota",
+            "stop": "停止",
+            "stopping": "正在停止",
+            "answered": "已提交",
+            "owner_only": "只有机器人的主人可以操作",
+            "duplicate": "已处理",
+            "muted": "本群已开启仅 @ 时回复",
+            "unmuted": "本群所有消息都会回复",
+            "restart": "已安排重启",
+            "no_restart": "此处无法重启",
+            "not_ours": "这不是 robota 的按钮",
+        }
+    return {
+        "online": "robota is online: write here to start.",
+        "title": "robota",
+        "stop": "Stop",
+        "stopping": "Stopping",
+        "answered": "Answered",
+        "owner_only": "Only the bot's owner can do that",
+        "duplicate": "Already handled",
+        "muted": "Mention-only in this group: @mention the bot to talk to it",
+        "unmuted": "Every message in this group is read",
+        "restart": "Restart scheduled",
+        "no_restart": "Nothing can restart from here",
+        "not_ours": "Not one of robota's buttons",
+    }
+
+
+class FeishuService:
+    """See the module docstring."""
+
+    def __init__(self, context: TransportContext) -> None:
+        settings = context.settings
+        assert isinstance(settings, FeishuSettings), settings
+        self.context = context
+        self.settings = settings
+        self.notes = _notes(context.locale)
+        self.screen = Screen(
+            owner=settings.user_open_id,
+            owner_only=settings.respond_to_owner_only,
+            all_group_messages=settings.respond_to_all_group_messages,
+        )
+        self._store = context.store
+        self._routes: dict[str, _Route] = {}
+        self._turns: dict[str, _Turn] = {}
+        self._card_routes: dict[str, str] = {}
+        """Card message id -> route key, for clicks (a topic's route is not the chat's)."""
+        self._reactions: dict[tuple[str, str], str] = {}
+        self._muted: dict[str, bool] = {}
+        self._known: list[ChatContext] = []
+        self._nursery: trio.Nursery | None = None
+        self._port: LoopPort | None = None
+        self._messenger: Messenger | None = None
+        self._sink: FeishuSink | None = None
+        self._delivery: CardDelivery | None = None
+        self._cards: CardHost | None = None
+        self._outbound_ok = False
+
+    # -- the service ------------------------------------------------------------------------
+
+    async def run(self, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
+        s = self.settings
+        async with (
+            RestClient(domain=s.domain, app_id=s.app_id, app_secret=s.app_secret) as rest,
+            trio.open_nursery() as nursery,
+        ):
+            self._nursery = nursery
+            self._port = LoopPort()
+            self._messenger = Messenger(rest)
+            self._sink = FeishuSink(self._messenger)
+            timers = Timers()
+            self._delivery = CardDelivery(self._sink, self._store)
+            self._cards = CardHost(store=self._store, timers=timers)
+            await nursery.start(timers.run)
+            await nursery.start(self._delivery.run)
+            await nursery.start(self._cards.run)
+            await self._load_chats()
+            await self._recover()
+            await self._read_bot(rest)
+            client = LongConnectionClient(
+                domain=s.domain, app_id=s.app_id, app_secret=s.app_secret, handler=self._on_event
+            )
+            up = trio.Event()
+            nursery.start_soon(self._connect, client, up)
+            await up.wait()
+            await self._startup_notes()
+            task_status.started()
+            # Readiness waits for one outbound call to succeed, however long that takes.
+            while not await self._ready(rest):
+                await trio.sleep(5.0)
+            self.context.report(TransportStatus("connected"))
+            await trio.sleep_forever()
+
+    async def _ready(self, rest: RestClient) -> bool:
+        if not self._outbound_ok:
+            await self._read_bot(rest)
+        return self._outbound_ok
+
+    async def _connect(self, client: LongConnectionClient, up: trio.Event) -> None:
+        try:
+            async with trio.open_nursery() as nursery:
+                await nursery.start(client.run)
+                log.info("feishu long connection ready")
+                up.set()
+        except* ConnectionRefused as group:
+            reason = str(group.exceptions[0])
+        else:
+            return
+        log.error("feishu transport stopped: %s", reason)
+        self.context.report(TransportStatus("failed", reason))
+        # Final for this run: no retry loop against refused credentials.
+        await trio.sleep_forever()
+
+    async def _read_bot(self, rest: RestClient) -> None:
+        try:
+            bot = await rest.bot_info()
+        except ApiError as error:
+            log.warning("feishu: the bot's info could not be read: %s", error)
+            return
+        open_id = bot.get("open_id")
+        if isinstance(open_id, str) and open_id:
+            self.screen = Screen(
+                owner=self.screen.owner,
+                owner_only=self.screen.owner_only,
+                bot_open_id=open_id,
+                all_group_messages=self.screen.all_group_messages,
+            )
+            _BOT_OPEN_IDS[self.settings.app_id] = open_id
+        self._outbound_ok = True
+
+    async def _load_chats(self) -> None:
+        def read() -> list[ChatContext]:
+            db = open_reader(self.context.db_path)
+            try:
+                return chat_contexts(db, "feishu:")
+            finally:
+                db.close()
+
+        try:
+            chats = await trio.to_thread.run_sync(read)
+        except Exception:
+            log.exception("feishu: the known chats could not be read")
+            return
+        self._known = chats
+        for chat in chats:
+            self._muted[chat.chat_id] = bool(chat.settings.get(_MUTE))
+
+    async def _startup_notes(self) -> None:
+        assert self._messenger is not None
+        # Every known private chat, and each group active in the minute before this start.
+        recent = self.context.started_at - 60.0
+        chats = [
+            c
+            for c in self._known
+            if c.kind == "feishu:p2p" or (c.kind == "feishu:group" and c.updated_at >= recent)
+        ]
+        card = _note_card(self.notes["title"], self.notes["online"])
+        targets = [(c.chat_id.rpartition(":")[2], "chat_id") for c in chats]
+        if not targets and self.settings.user_open_id:
+            targets = [(self.settings.user_open_id, "open_id")]
+        for receive_id, id_type in targets:
+            try:
+                await self._messenger.send(receive_id, "interactive", card, id_type=id_type)
+                self._outbound_ok = True
+            except ApiError as error:
+                log.warning("feishu: the start-up note to %s failed: %s", receive_id, error)
+
+    # -- inbound ----------------------------------------------------------------------------
+
+    async def _on_event(self, delivery: Delivery) -> Mapping[str, Any] | None:
+        """The long connection's handler: decide, hand off, answer the ACK (never raises)."""
+        parsed = parse_event(delivery.payload)
+        if isinstance(parsed, Malformed | Unsupported):
+            log.warning(
+                "feishu event dropped: %s", parsed.reason, extra={"frame": delivery.message_id}
+            )
+            return None
+        if isinstance(parsed, CardClick):
+            return await self._on_click(parsed)
+        self._on_message(parsed)
+        return None
+
+    def _on_message(self, message: InboundMessage) -> None:
+        decision = screen(
+            message, self.screen, muted=self._muted.get(chat_route(message.chat_id), False)
+        )
+        if isinstance(decision, Ignore):
+            log.info(
+                "feishu message ignored: %s",
+                decision.reason,
+                extra={"message_id": message.message_id},
+            )
+            return
+        route = self._route(message.route_key)
+        try:
+            route.lane.send_nowait(decision)
+        except trio.WouldBlock:
+            full = True
+        else:
+            full = False
+        if full:
+            log.error("feishu: the lane of %s is full; message dropped", route.key)
+
+    def _route(self, route_key: str) -> _Route:
+        route = self._routes.get(route_key)
+        if route is not None:
+            return route
+        assert self._nursery is not None
+        send, receive = trio.open_memory_channel[Admit](1000)
+        # Subscribed before the first input is told: no notice of its turn can be missed.
+        link = self.context.port.subscribe(route_key)
+        route = _Route(route_key, send, link)
+        self._routes[route_key] = route
+        self._nursery.start_soon(self._lane, route, receive)
+        self._nursery.start_soon(self._read_route, route)
+        return route
+
+    async def _lane(self, route: _Route, receive: trio.MemoryReceiveChannel[Admit]) -> None:
+        async for admit in receive:
+            try:
+                await self._admit(route, admit)
+            except Exception:
+                log.exception(
+                    "feishu: a message could not be handled",
+                    extra={"message_id": admit.message.message_id},
+                )
+
+    async def _admit(self, route: _Route, admit: Admit) -> None:
+        message = admit.message
+        claims = await self._store.write(
+            Together(
+                (
+                    ClaimInboundEvent(message.event_id, "message"),
+                    ClaimInboundEvent(f"feishu-message:{message.message_id}", "message_id"),
+                )
+            ),
+            timeout=STORE_TIMEOUT,
+        )
+        if not all(claims):
+            log.info("feishu message already claimed", extra={"message_id": message.message_id})
+            return
+        chat_key = chat_route(message.chat_id)
+        if freshness(message, now=time.time(), started_at=self.context.started_at) == "stale":
+            await self._store.write(
+                AppendAuditEvent(
+                    "feishu.stale_message",
+                    {
+                        "message_id": message.message_id,
+                        "route": route.key,
+                        "created_at": message.created_at,
+                    },
+                ),
+                timeout=STORE_TIMEOUT,
+            )
+            log.info(
+                "feishu: a stale message was recorded, not run",
+                extra={"message_id": message.message_id},
+            )
+            return
+        await self._react(message.message_id, "OnIt")
+        self._store.submit(NoteChat(chat_key, f"feishu:{message.chat_type}"), _logged)
+        chat_command = command(admit)
+        if chat_command is not None:
+            await self._chat_command(route, message, chat_command)
+            return
+        if admit.text.startswith("/"):
+            route.commands.append(message.message_id)
+        else:
+            route.pending.append(_Pending(message.message_id, admit.text))
+        self.context.port.tell(route.key, UserInput(admit.text, message_id=message.message_id))
+
+    async def _chat_command(
+        self, route: _Route, message: InboundMessage, chat_command: ChatCommand
+    ) -> None:
+        if chat_command.refusal is not None:
+            await self._say(route.key, message.message_id, chat_command.refusal)
+            await self._settle_reaction(message.message_id, "ERROR")
+            return
+        if chat_command.name == "mute":
+            chat_key = chat_route(message.chat_id)
+            now = self._muted.get(chat_key, False)
+            on = {"on": True, "off": False}.get(chat_command.argument or "", not now)
+            await self._store.write(
+                SetChatSetting(chat_key, "feishu:group", _MUTE, on), timeout=STORE_TIMEOUT
+            )
+            self._muted[chat_key] = on
+            await self._say(route.key, message.message_id, self.notes["muted" if on else "unmuted"])
+        else:
+            host = self.context.host
+            if host is None:
+                await self._say(route.key, message.message_id, self.notes["no_restart"])
+                await self._settle_reaction(message.message_id, "ERROR")
+                return
+            schedule = host.request_restart(route.key, force=False)
+            await self._say(route.key, message.message_id, f"{self.notes['restart']} ({schedule})")
+        await self._settle_reaction(message.message_id, "DONE")
+
+    async def _on_click(self, click: CardClick) -> Mapping[str, Any]:
+        notes = self.notes
+        refused = allowed(click.operator_open_id, self.screen)
+        if refused is not None:
+            log.info("feishu card action refused: %s", refused.reason)
+            return _toast("error", notes["owner_only"])
+        if click.token is None:
+            return _toast("warning", notes["not_ours"])
+        first = await self._store.write(
+            ClaimInboundEvent(click.event_id, "card_action"), timeout=STORE_TIMEOUT
+        )
+        if not first:
+            return _toast("info", notes["duplicate"])
+        route_key = self._card_routes.get(click.message_id, chat_route(click.chat_id))
+        outcome = await self._store.write(
+            ClaimCardAction(click.token, click.message_id, route_key), timeout=STORE_TIMEOUT
+        )
+        if not isinstance(outcome, Claimed):
+            log.info("feishu card action refused: %s", outcome.reason)
+            return _toast("warning", outcome.message)
+        action = outcome.action
+        if action.approval_id == STOP:
+            self.context.port.tell(route_key, Interrupt())
+            return _toast("info", notes["stopping"])
+        self.context.port.tell(route_key, AnswerApproval(action.approval_id, action.decision))  # type: ignore[arg-type]
+        return _toast("success", notes["answered"])
+
+    # -- the routes' notices ----------------------------------------------------------------
+
+    async def _read_route(self, route: _Route) -> None:
+        while True:
+            async for batch in route.link:  # ends quietly on LinkEnded
+                for notice in batch:
+                    try:
+                        self._notice(route, notice)
+                    except Exception:
+                        log.exception("feishu: a route notice could not be shown")
+            reason = route.link.reason
+            log.warning("feishu: the subscription of %s ended (%s)", route.key, reason)
+            if not isinstance(reason, Overflowed):
+                return  # closed, or another front end took the route over: leave it be
+            # Fell behind: what was missed is in the store; the cards carry on from here.
+            route.link = self.context.port.subscribe(route.key)
+
+    def _notice(self, route: _Route, notice: object) -> None:
+        if isinstance(notice, TaskOpened):
+            route.agent = notice.agent
+        elif isinstance(notice, TurnBegan):
+            self._open_card(route, notice)
+        elif isinstance(notice, TurnUpdate):
+            turn = self._turns.get(notice.attempt_id)
+            if turn is not None and not isinstance(notice.event, TurnCompleted):
+                turn.address.tell(notice.event)
+        elif isinstance(notice, InputSteered):
+            turn = self._turns.get(notice.attempt_id)
+            pending = _take(route.pending, notice.text)
+            if turn is not None:
+                if pending is not None:
+                    turn.messages.append(pending.message_id)
+                turn.address.tell(UserSteer(notice.text))
+        elif isinstance(notice, TurnFinished):
+            turn = self._turns.get(notice.attempt_id)
+            if turn is not None and not turn.completed:
+                turn.completed = True
+                turn.status = notice.status
+                turn.address.tell(
+                    TurnCompleted(
+                        notice.remote_turn_id or "",
+                        notice.status,
+                        notice.error,
+                        final_text=notice.final_text,
+                        usage=notice.usage,
+                    )
+                )
+        elif isinstance(notice, RouteReply):
+            anchor = route.commands.popleft() if route.commands else None
+            assert self._nursery is not None
+            self._nursery.start_soon(self._reply_notice, route.key, anchor, notice)
+
+    def _open_card(self, route: _Route, began: TurnBegan) -> None:
+        if began.attempt_id in self._turns:
+            return  # opened from the store after a restart
+        pending = _take(route.pending, began.prompt)
+        if pending is None and route.pending and not began.recovery:
+            pending = route.pending.popleft()
+        anchor = pending.message_id if pending is not None else None
+        if anchor is not None:
+            self._store.submit(AnchorTurnAttempt(began.attempt_id, anchor), _logged)
+        self._open(route, began.attempt_id, began.task_id, anchor, [anchor] if anchor else [])
+
+    def _open(  # noqa: PLR0917 (the one place a card opens; every caller names them all)
+        self,
+        route: _Route,
+        attempt_id: str,
+        task_id: str,
+        anchor: str | None,
+        messages: list[str],
+        started_at: float | None = None,
+    ) -> _Turn:
+        assert self._cards is not None and self._delivery is not None and self._sink is not None
+        assert self._port is not None
+        card_id = f"{attempt_id}{CARD_SUFFIX}"
+        stop_token = secrets.token_urlsafe(18)
+        agent = route.agent or self.context.config.defaults.agent
+        layout = self.settings.thinking_card_layout
+        stop_label = self.notes["stop"]
+        if anchor is not None:
+            self._sink.anchors[card_id] = anchor
+        port = self._port
+
+        def notify(notice: object) -> None:  # the card actor's thread
+            port.post(self._card_notice, attempt_id, notice)
+
+        address = self._cards.open(
+            CardTurn(card_id, task_id, route.key, started_at=started_at or time.time()),
+            lambda: FeishuCards(
+                agent=agent, layout=layout, stop_token=stop_token, stop_label=stop_label
+            ),
+            self._delivery,
+            notify=notify,
+        )
+        turn = _Turn(card_id, route.key, address, stop_token, messages)
+        self._turns[attempt_id] = turn
+        return turn
+
+    # -- after a restart --------------------------------------------------------------------
+
+    async def _recover(self) -> None:
+        """Finish what the last run left on Feishu: cards still running, answers not sent.
+
+        The engine recovered before this service started (the host starts it first), so the
+        notices of a continued turn's start may be gone. The store says what is unsettled;
+        the routes are subscribed first and the store read again on the loop, with no await
+        between the read and the cards' opening: a turn that ended before the second read is
+        ended from the store, one that ends after it is told by its route."""
+        since = time.time() - RECOVER_SINCE
+        try:
+            first = await trio.to_thread.run_sync(self._unsettled, since)
+        except Exception:
+            log.exception("feishu: what the last run left could not be read")
+            return
+        if not first:
+            return
+        for attempt, _ in first:
+            self._route(attempt.route_key)
+        unsettled = self._unsettled(since)  # on the loop: see the docstring
+        attempts = [
+            attempt
+            for attempt, card in unsettled
+            # An interrupted or failed turn that never showed a card needs none now.
+            if card is not None or attempt.status in (*ACTIVE_TURN_STATUSES, "completed")
+        ]
+        reactions = self._read_reactions([a.anchor_message_id for a, _ in unsettled])
+        self._reactions.update(reactions)
+        taken: set[str] = set()
+        for attempt in attempts:
+            if attempt.id in self._turns:
+                continue
+            anchor, messages = attempt.anchor_message_id, []
+            if attempt.status in ACTIVE_TURN_STATUSES and anchor is None:
+                # A continued turn answers the message its interrupted predecessor did (its
+                # prompt ends with that message's text).
+                for earlier, _ in unsettled:
+                    if (
+                        earlier.route_key == attempt.route_key
+                        and earlier.status == "interrupted"
+                        and earlier.anchor_message_id
+                        and attempt.prompt.endswith(earlier.prompt)
+                    ):
+                        anchor = earlier.anchor_message_id
+                        taken.add(earlier.id)
+            if anchor is not None and (attempt.id not in taken):
+                messages = [anchor]
+            route = self._route(attempt.route_key)
+            turn = self._open(
+                route, attempt.id, attempt.task_id, anchor, messages, attempt.created_at
+            )
+            log.info("feishu: turn %s of %s recovered (%s)", attempt.id, route.key, attempt.status)
+            if attempt.status not in ACTIVE_TURN_STATUSES:
+                status = attempt.status if attempt.status in _REACTIONS else "failed"
+                error = None
+                if status == "failed":
+                    error = TurnError(attempt.error or "failed", "unknown", retryable=False)
+                turn.completed = True
+                turn.status = status
+                turn.address.tell(
+                    TurnCompleted(
+                        attempt.remote_turn_id or "",
+                        status,  # type: ignore[arg-type]
+                        error,
+                        final_text=attempt.final_text if status == "completed" else None,
+                    )
+                )
+        for attempt_id in taken:
+            turn_ = self._turns.get(attempt_id)
+            if turn_ is not None:
+                turn_.messages.clear()  # its successor settles the message's reaction
+
+    def _unsettled(self, since: float) -> list[tuple[TurnAttempt, str | None]]:
+        db = open_reader(self.context.db_path)
+        try:
+            return unsettled_chat_turns(db, "feishu:", CARD_SUFFIX, since=since)
+        finally:
+            db.close()
+
+    def _read_reactions(self, message_ids: list[str | None]) -> dict[tuple[str, str], str]:
+        found: dict[tuple[str, str], str] = {}
+        db = open_reader(self.context.db_path)
+        try:
+            for message_id in filter(None, message_ids):
+                for emoji, reaction_id in message_reactions(db, message_id).items():
+                    if reaction_id is not None:
+                        found[(message_id, emoji)] = reaction_id
+        finally:
+            db.close()
+        return found
+
+    def _card_notice(self, attempt_id: str, notice: object) -> None:
+        turn = self._turns.get(attempt_id)
+        if turn is None:
+            return
+        assert self._nursery is not None
+        if isinstance(notice, ProgressCardPosted):
+            self._card_routes[notice.message_id] = turn.route_key
+            binding = ActionBinding(turn.stop_token, CardAction(turn.card_id, STOP, "cancel"))
+            self._store.submit(
+                BindCardActions(notice.message_id, turn.route_key, (binding,)), _logged
+            )
+        elif isinstance(notice, FinalAnswerDelivered | FinalAnswerFailed):
+            del self._turns[attempt_id]
+            if self._sink is not None:
+                self._sink.anchors.pop(turn.card_id, None)
+            if isinstance(notice, FinalAnswerFailed):
+                log.error(
+                    "feishu: the answer of %s was not delivered: %s", attempt_id, notice.error
+                )
+                emoji = "ERROR"
+            else:
+                emoji = _REACTIONS.get(turn.status or "", "DONE")
+            for message_id in turn.messages:
+                self._nursery.start_soon(self._settle_reaction, message_id, emoji)
+
+    # -- outbound helpers ------------------------------------------------------------------
+
+    async def _react(self, message_id: str, emoji: str) -> None:
+        assert self._messenger is not None
+        try:
+            reaction_id = await self._messenger.react(message_id, emoji)
+        except ApiError as error:
+            log.warning("feishu: the %s reaction failed: %s", emoji, error)
+            return
+        if reaction_id is not None:
+            self._reactions[(message_id, emoji)] = reaction_id
+            self._store.submit(RecordReaction(message_id, emoji, reaction_id), _logged)
+
+    async def _settle_reaction(self, message_id: str, emoji: str) -> None:
+        """``OnIt`` on ``message_id`` replaced by ``emoji``."""
+        assert self._messenger is not None
+        await self._react(message_id, emoji)
+        reaction_id = self._reactions.pop((message_id, "OnIt"), None)
+        if reaction_id is None:
+            return
+        try:
+            await self._messenger.unreact(message_id, reaction_id)
+        except ApiError as error:
+            log.warning("feishu: the OnIt reaction could not be removed: %s", error)
+            return
+        self._store.submit(ForgetReaction(message_id, "OnIt"), _logged)
+
+    async def _say(self, route_key: str, anchor: str | None, text: str) -> None:
+        assert self._messenger is not None
+        try:
+            await self._messenger.to_route(route_key, anchor, "text", {"text": text})
+        except ApiError as error:
+            log.warning("feishu: a reply could not be sent: %s", error)
+
+    async def _reply_notice(self, route_key: str, anchor: str | None, reply: RouteReply) -> None:
+        await self._say(route_key, anchor, reply.text)
+        if anchor is not None:
+            await self._settle_reaction(anchor, "ERROR" if reply.level == "error" else "DONE")
+
+
+def _take(pending: deque[_Pending], text: str) -> _Pending | None:
+    """The oldest pending message whose text is ``text`` (a recovered turn's prompt ends with
+    it), taken out of the queue."""
+    for index, item in enumerate(pending):
+        if text == item.text or text.endswith("\n\n" + item.text):
+            del pending[index]
+            return item
+    return None
+
+
+def _toast(kind: str, content: str) -> Mapping[str, Any]:
+    return {"toast": {"type": kind, "content": content}}
+
+
+def _note_card(title: str, text: str) -> dict[str, Any]:
+    return {
+        "schema": "2.0",
+        "config": {"update_multi": True, "width_mode": "fill"},
+        "header": {"title": {"tag": "plain_text", "content": title}, "template": "blue"},
+        "body": {"elements": [{"tag": "markdown", "element_id": "note", "content": text}]},
+    }
+
+
+def _logged(value: object, /) -> None:
+    """The ack of a write nobody waits for: a failure is logged (the writer's thread)."""
+    if isinstance(value, BaseException):
+        log.error("feishu: a store write failed: %s: %s", type(value).__name__, value)
