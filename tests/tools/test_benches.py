@@ -52,3 +52,15 @@ def test_teams(tmp_path: Path) -> None:
     decision = r"^scheduler decision \(pure\) +p50 +[\d.]+ us +p99 +[\d.]+ us .*n=540$"
     assert re.search(decision, out, re.M), out
     assert re.search(r"^admission \(tell -> committed reply\) p50 .* n=270$", out, re.M), out
+
+
+def test_host(tmp_path: Path) -> None:
+    out = run_bench("host.py", tmp_path)
+    assert re.search(
+        r"^server start until ready +\d+ ms .*target <= 1000 ms: (pass|OVER)$", out, re.M
+    )
+    assert re.search(r"^the host adds +-?[\d.]+ ms +target <= 5 ms: (pass|OVER)$", out, re.M), out
+    known = re.search(r"^routes known / active +(\d+) / (\d+)$", out, re.M)
+    assert known is not None and int(known[1]) >= 1000 and int(known[2]) >= 10, out
+    assert re.search(r"^its agent's processes +[1-9][\d.]* MB", out, re.M), out
+    assert re.search(r"^host RSS, idle +[\d.]+ MB +target < 60 MB: (pass|OVER)$", out, re.M), out

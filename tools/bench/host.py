@@ -16,8 +16,8 @@ sandboxed profile (``_real.Sandbox``), and the same agent set up again for the r
 * idle RSS: the host's resident memory once the store knows 10 000 routes (``--quick``: 1 000,
   10 active) (tasks bound to
   ``cli:`` routes, written straight into SQLite) of which 100 are active (each told ``/status``
-  through ``task send``, so its route actor is alive), read from /proc after 2 s idle; the
-  agent's processes are counted apart. Target: under 60 MB.
+  through ``task send``, so its route actor is alive, and one of them a turn, so its agent
+  runs), read from /proc after 2 s idle; the agent's processes are counted apart. Target: under 60 MB.
 
 Every answer is checked (``ECHO: <prompt>``); the host is stopped and no process is left.
 """
@@ -162,6 +162,8 @@ def bench_rss(sandbox: Sandbox, agent: str, known: int, active: int) -> list[str
     empty_kib = rss_kib(pid)
     for task_id in ids[:active]:
         run(sandbox, "task", "send", task_id, "/status", "--wait")
+    # A command needs no agent: one turn, so the idle host has its agent running as in use.
+    run(sandbox, "task", "send", ids[0], "one turn", "--wait")
     _, out = run(sandbox, "server", "status", "--json")
     status = json.loads(out)
     time.sleep(2.0)
