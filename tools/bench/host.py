@@ -17,7 +17,8 @@ sandboxed profile (``_real.Sandbox``), and the same agent set up again for the r
   10 active) (tasks bound to
   ``cli:`` routes, written straight into SQLite) of which 100 are active (each told ``/status``
   through ``task send``, so its route actor is alive, and one of them a turn, so its agent
-  runs), read from /proc after 2 s idle; the agent's processes are counted apart. Target: under 60 MB.
+  runs), read from /proc after 2 s idle; the agent's processes are counted apart. Target:
+  under 60 MB.
 
 Every answer is checked (``ECHO: <prompt>``); the host is stopped and no process is left.
 """
