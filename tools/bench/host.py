@@ -13,12 +13,11 @@ sandboxed profile (``_real.Sandbox``), and the same agent set up again for the r
   raw client's turn on its own warm agent (``tools/raw_client.py``: ``session/prompt`` until its
   answer) and one CLI start (``robota --version``), N rounds (default 20) interleaved. What the
   host adds is send - raw turn - CLI start (medians). Target: within 5 ms.
-* idle RSS: the host's resident memory once the store knows 10 000 routes (``--quick``: 1 000,
-  10 active) (tasks bound to
+* idle RSS: the host's resident memory once the store knows 10 000 routes (tasks bound to
   ``cli:`` routes, written straight into SQLite) of which 100 are active (each told ``/status``
-  through ``task send``, so its route actor is alive, and one of them a turn, so its agent
-  runs), read from /proc after 2 s idle; the agent's processes are counted apart. Target:
-  under 60 MB.
+  through ``task send``, so its route actor is alive; one of them runs a turn, so its agent
+  runs too), read from /proc after 2 s idle; the agent's processes are counted apart
+  (``--quick``: 1 000 routes, 10 active). Target: under 60 MB.
 
 Every answer is checked (``ECHO: <prompt>``); the host is stopped and no process is left.
 """
