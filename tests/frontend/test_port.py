@@ -47,11 +47,15 @@ class Hub:
     def __init__(self) -> None:
         self.outputs = Outputs()
         self.told: list[tuple[str, FrontEndRequest]] = []
+        self.connected: dict[str, int] = {}
+        """Route keys connected now, with how many times each was connected."""
 
     def connect(self, route_key: str, deliver: Callable[[object], None]) -> None:
+        self.connected[route_key] = self.connected.get(route_key, 0) + 1
         self.outputs.connect(route_key, deliver)
 
     def disconnect(self, route_key: str) -> None:
+        self.connected.pop(route_key, None)
         self.outputs.disconnect(route_key)
 
     def tell(self, route_key: str, request: FrontEndRequest) -> None:
@@ -283,6 +287,38 @@ def test_a_second_subscription_takes_the_route_over() -> None:
     hub.say(RouteReply(ROUTE, "hi"))
     assert new.drain() == [RouteReply(ROUTE, "hi")]
     assert old.drain() == []
+
+
+def test_shared_subscriptions_each_hear_the_route_in_its_order() -> None:
+    hub = Hub()
+    port = FrontEndPort(hub)
+    chat = port.subscribe(ROUTE, shared=True)
+    waiter = port.subscribe(ROUTE, shared=True)
+    assert (port.listeners(ROUTE), hub.connected) == (2, {ROUTE: 1}), "one connection"
+    hub.say(RouteReply(ROUTE, "one"), RouteReply(ROUTE, "two"))
+    expected = [RouteReply(ROUTE, "one"), RouteReply(ROUTE, "two")]
+    assert chat.drain() == expected and waiter.drain() == expected
+
+    waiter.close()  # one leaves: the other still hears, the route stays connected
+    hub.say(RouteReply(ROUTE, "three"))
+    assert (chat.drain(), port.listeners(ROUTE), list(hub.connected)) == (
+        [RouteReply(ROUTE, "three")],
+        1,
+        [ROUTE],
+    )
+    chat.close()  # the last one leaves: the route is disconnected
+    assert (port.listeners(ROUTE), list(hub.connected)) == (0, [])
+
+
+def test_an_exclusive_subscription_ends_every_shared_one() -> None:
+    hub = Hub()
+    port = FrontEndPort(hub)
+    shared = [port.subscribe(ROUTE, shared=True) for _ in range(2)]
+    only = port.subscribe(ROUTE)
+    assert all(link.ended and "took it over" in str(link.reason) for link in shared)
+    hub.say(RouteReply(ROUTE, "mine"))
+    assert only.drain() == [RouteReply(ROUTE, "mine")]
+    assert port.listeners(ROUTE) == 1
 
 
 # -- readers -------------------------------------------------------------------------------------

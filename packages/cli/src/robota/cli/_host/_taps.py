@@ -1,11 +1,11 @@
 """The host's side of the front-end port: one subscription per route, heard by many requests.
 
-A route speaks to one front end (``FrontEndPort.subscribe`` ends the link that held the key
-before), but in the host several requests may follow one route at once: two ``task send
---wait`` on the same task, a ``task stop`` beside them. So the host holds one ``RouteLink``
-per route key while anyone listens, reads it on the trio loop and copies every notice to each
-``tap`` open on that key. A tap is open before the request tells the route anything, so it
-misses nothing the route says in answer.
+Several requests may follow one route at once (two ``task send --wait`` on the same task, a
+``task stop`` beside them), and a chat transport listens to its routes through the same port.
+So the host holds one shared ``RouteLink`` per route key while anyone of its requests listens
+(``FrontEndPort.subscribe(shared=True)``: the transport's own link keeps hearing), reads it on
+the trio loop and copies every notice to each ``tap`` open on that key. A tap is open before
+the request tells the route anything, so it misses nothing the route says in answer.
 
 It also counts the ``UserInput`` the host sent each route in this run: the route counts the
 same inputs (``RouteIdle.inputs``), so a request that sent the n-th input knows the route has
@@ -66,7 +66,7 @@ class RouteTaps:
         send, receive = trio.open_memory_channel[RouteNotice](math.inf)
         followed = self._followed.get(route_key)
         if followed is None:
-            followed = _Followed(self.port.subscribe(route_key))
+            followed = _Followed(self.port.subscribe(route_key, shared=True))
             self._followed[route_key] = followed
             self._nursery.start_soon(self._pump, route_key, followed)
         followed.taps.append(send)

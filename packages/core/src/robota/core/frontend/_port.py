@@ -80,13 +80,18 @@ class Overflowed(RobotaError):
 
 
 class FrontEndPort:
-    """One engine's door for front ends. Make one per engine: it knows which link holds each
-    route key, so a link closed after another took its key over leaves the newer one be."""
+    """One engine's door for front ends. Make one per engine: it knows which links hear each
+    route key, so a link closed after another took its key over leaves the newer one be.
+
+    A route speaks to the links of one port through one connection: the port fans each notice
+    out to every link of the key (``shared`` subscriptions), in the route's order. A host's
+    front ends (a chat transport, ``robota task send --wait``, attached terminals) all hear the
+    same route that way; a terminal's own engine has one front end, which takes the key over."""
 
     def __init__(self, hub: RouteHub) -> None:
         self.hub = hub
         self._lock = threading.Lock()
-        self._links: dict[str, RouteLink] = {}
+        self._fans: dict[str, _Fan] = {}
 
     def subscribe(
         self,
@@ -94,28 +99,60 @@ class FrontEndPort:
         *,
         capacity: int = CAPACITY,
         coalesce_after: int = COALESCE_AFTER,
+        shared: bool = False,
     ) -> RouteLink:
-        """Hear ``route_key`` from now on (any thread). A link that held the key before ends
-        (``LinkEnded``, reason "replaced"): a route speaks to one front end."""
+        """Hear ``route_key`` from now on (any thread). With ``shared`` the link joins those
+        already listening; without, they end (``LinkEnded``, "another subscription took it
+        over") and this one is the route's only listener."""
         link = RouteLink(self, route_key, capacity=capacity, coalesce_after=coalesce_after)
         with self._lock:
-            previous = self._links.get(route_key)
-            self._links[route_key] = link
-            # Under the lock, so two subscribes of one key connect in the order they took it.
-            self.hub.connect(route_key, link.deliver)
-        if previous is not None:
+            fan = self._fans.get(route_key)
+            taken_over: tuple[RouteLink, ...] = ()
+            if fan is None:
+                fan = self._fans[route_key] = _Fan()
+                # Under the lock, so two subscribes of one key connect in the order they took it.
+                self.hub.connect(route_key, fan.deliver)
+            elif not shared:
+                taken_over = fan.links
+                fan.links = ()
+            fan.links = (*fan.links, link)
+        for previous in taken_over:
             previous.end(RobotaError(f"route {route_key}: another subscription took it over"))
         return link
 
     def tell(self, route_key: str, request: FrontEndRequest) -> None:
         self.hub.tell(route_key, request)
 
+    def listeners(self, route_key: str) -> int:
+        """How many links hear ``route_key`` now."""
+        with self._lock:
+            fan = self._fans.get(route_key)
+            return len(fan.links) if fan is not None else 0
+
     def _release(self, link: RouteLink) -> None:
         with self._lock:
-            if self._links.get(link.route_key) is not link:
+            fan = self._fans.get(link.route_key)
+            if fan is None or link not in fan.links:
                 return
-            del self._links[link.route_key]
-            self.hub.disconnect(link.route_key)
+            fan.links = tuple(other for other in fan.links if other is not link)
+            if not fan.links:
+                del self._fans[link.route_key]
+                self.hub.disconnect(link.route_key)
+
+
+class _Fan:
+    """The one ``deliver`` a route key is connected with: every link of the key hears each
+    notice. ``links`` is replaced, never changed in place, so a delivery on a route's thread
+    reads one consistent tuple without the port's lock."""
+
+    __slots__ = ("links",)
+
+    def __init__(self) -> None:
+        self.links: tuple[RouteLink, ...] = ()
+
+    def deliver(self, notice: object) -> None:
+        for link in self.links:
+            link.deliver(notice)
 
 
 class RouteLink:

@@ -365,7 +365,7 @@ class FeishuService:
         assert self._nursery is not None
         send, receive = trio.open_memory_channel[Admit](1000)
         # Subscribed before the first input is told: no notice of its turn can be missed.
-        link = self.context.port.subscribe(route_key)
+        link = self.context.port.subscribe(route_key, shared=True)
         route = _Route(route_key, send, link)
         self._routes[route_key] = route
         self._nursery.start_soon(self._lane, route, receive)
@@ -494,7 +494,7 @@ class FeishuService:
             if not isinstance(reason, Overflowed):
                 return  # closed, or another front end took the route over: leave it be
             # Fell behind: what was missed is in the store; the cards carry on from here.
-            route.link = self.context.port.subscribe(route.key)
+            route.link = self.context.port.subscribe(route.key, shared=True)
 
     def _notice(self, route: _Route, notice: object) -> None:
         if isinstance(notice, TaskOpened):
