@@ -90,6 +90,7 @@ from ._agents_cmd import agents_group  # noqa: E402
 from ._cards_cmd import cards_group  # noqa: E402
 from ._doctor_cmd import doctor_command  # noqa: E402
 from ._init_cmd import init_command  # noqa: E402
+from ._skills_cmd import skills_group  # noqa: E402
 from ._store_cmd import store_command  # noqa: E402
 
 cli.add_command(init_command)
@@ -97,6 +98,7 @@ cli.add_command(doctor_command)
 cli.add_command(agents_group)
 cli.add_command(cards_group)
 cli.add_command(store_command)
+cli.add_command(skills_group)
 
 if __name__ == "__main__":  # pragma: no cover
     main(sys.argv[1:])

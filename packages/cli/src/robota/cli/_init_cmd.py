@@ -184,6 +184,19 @@ def _result_json(
     }
 
 
+def _refresh_skill() -> dict[str, Any]:
+    """Install or refresh the managed agent skill (``robota skills``); never fails init."""
+    from robota.core import robota_version  # noqa: PLC0415
+
+    from ._skills import SkillError, refresh, skills_dir  # noqa: PLC0415
+
+    try:
+        root = skills_dir(None, os.environ)
+        return {**refresh(root, robota_version()).to_json(), "error": None}
+    except SkillError as error:
+        return {"state": "error", "path": None, "error": str(error)}
+
+
 @click.command("init")
 @click.option(
     "--reset",
@@ -240,6 +253,7 @@ def init_command(reset: bool, yes: bool, as_json: bool) -> None:
     except InitLockTimeout as error:
         _fail(str(error), as_json=as_json, code=1)
     default_agent, problem = _check_config(profile)
+    skill = _refresh_skill()
     agents = detect_agents()
     if not as_json:
         _report(result, default_agent, problem, agents)
@@ -254,5 +268,8 @@ def init_command(reset: bool, yes: bool, as_json: bool) -> None:
                 if status.installed and status.agent in newly:
                     version = status.version or "version unknown"
                     click.echo(f"  {status.agent.command:<18} installed ({version})")
+    if not as_json:
+        click.echo(f"Skill: {skill['error'] or skill['state'] + ' ' + skill['path']}")
     if as_json:
-        click.echo(json.dumps(_result_json(result, default_agent, problem, agents)))
+        report = _result_json(result, default_agent, problem, agents)
+        click.echo(json.dumps({**report, "skill": skill}))
