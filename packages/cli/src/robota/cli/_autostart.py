@@ -47,6 +47,8 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Literal
 
+from robota.core import RobotaError
+
 __all__ = [
     "KEPT",
     "MANAGED_MARK",
@@ -97,7 +99,7 @@ _TIMEOUT = 30.0
 Manager = Literal["systemd", "launchd"]
 
 
-class AutostartError(Exception):
+class AutostartError(RobotaError):
     """Autostart cannot be set up here, or a call to the service manager failed."""
 
 

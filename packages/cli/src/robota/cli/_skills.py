@@ -17,7 +17,8 @@ States (``skill_state``, a pure judgement of what ``inspect`` read):
 * ``outdated``: managed, but a file is missing or differs (an older robota, or an edit);
 * ``unmanaged``: something named ``robota`` without robota's marker (never touched).
 
-Only the standard library is imported; the command module imports this when it runs.
+Only the standard library and ``robota.core``'s error base are imported (the lazy facade loads
+nothing else); the command module imports this when it runs.
 """
 
 from __future__ import annotations
@@ -31,6 +32,8 @@ from dataclasses import dataclass
 from enum import StrEnum
 from importlib import resources
 from pathlib import Path
+
+from robota.core import RobotaError
 
 __all__ = [
     "MARKER",
@@ -55,7 +58,7 @@ MARKER = ".robota-managed.json"
 _MANAGED_BY = "robota"
 
 
-class SkillError(Exception):
+class SkillError(RobotaError):
     """A skills directory robota cannot use, or a directory it must not change."""
 
 

@@ -58,6 +58,8 @@ brackets::
     │   ├── FrameError                 [ValueError] bytes that are not a pbbp2 frame
     │   ├── ApiError                   a REST call failed: HTTP status, platform code and msg
     │   └── ConnectionRefused          the platform refused the long connection for good
+    ├── SkillError                     ``robota skills``: a directory robota must not change
+    ├── AutostartError                 ``robota server autostart``: no service manager, or it failed
     ├── UsageError                     print mode: the command line or its session is wrong
     ├── PreviewError                   [ValueError] a line ``robota cards preview`` cannot draw
     └── EngineStopped                  [RuntimeError] the TUI's engine is not running
