@@ -4,7 +4,8 @@ Layering, bottom up:
 
 1. ``_framing``    newline-delimited JSON-RPC, sans-IO: bytes to classified messages
 2. ``_jsonrpc``    a connection on trio streams: request ids, timeouts, -32601 for unknown calls
-3. ``_process``    spawning: scrubbed environment, own process group, sure shutdown;
+3. ``_spawn``      an agent's argv and scrubbed environment (no trio: the prestart uses it)
+   ``_process``    an agent process on trio: own process group, sure shutdown;
    ``_stderr_tail``  the agent's last stderr lines, cleaned and redacted, for failure reasons
 4. ``_handshake``  each protocol's first exchange, as pure functions
 5. ``_approvals``  pending approvals of a connection, resolved once, cancelled on exit
@@ -46,13 +47,8 @@ if typing.TYPE_CHECKING:
         RpcError,
         RpcTimeout,
     )
-    from ._process import (
-        AgentProcess,
-        ShutdownTimings,
-        agent_environment,
-        is_reserved_name,
-        scrubbed_names,
-    )
+    from ._process import AgentProcess, ShutdownTimings
+    from ._spawn import agent_environment, is_reserved_name, scrubbed_names
     from ._stderr_tail import StderrTail, agent_secrets, clean_line, with_last_words
 
 __all__ = [
@@ -128,9 +124,9 @@ _HOMES = {
     "RpcTimeout": "._jsonrpc",
     "AgentProcess": "._process",
     "ShutdownTimings": "._process",
-    "agent_environment": "._process",
-    "is_reserved_name": "._process",
-    "scrubbed_names": "._process",
+    "agent_environment": "._spawn",
+    "is_reserved_name": "._spawn",
+    "scrubbed_names": "._spawn",
     "StderrTail": "._stderr_tail",
     "agent_secrets": "._stderr_tail",
     "clean_line": "._stderr_tail",
