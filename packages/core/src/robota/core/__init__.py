@@ -3,6 +3,7 @@
 Layering, bottom up (a module imports only from the layers below it):
 
 1. ``_errors``        the exception tree
+   ``_lazy``          the lazy facades' ``__getattr__`` (PEP 562), standard library only
 2. ``_address``       stable addresses, stashes and dead letters
 3. ``_actor``         the actor base class and its crash semantics
 4. ``_bridge``        every crossing between actor threads and the trio loop
@@ -26,8 +27,9 @@ agent before trio and pykka load (``robota.cli._prestart``). ``__all__`` and the
 type checkers below are the surface; ``_HOMES`` says where each name lives.
 """
 
-import importlib
 import typing
+
+from ._lazy import lazy_attributes
 
 if typing.TYPE_CHECKING:
     from ._actor import Actor, Crashed, ExitReason, Stopped
@@ -122,6 +124,7 @@ __all__ = [
     "transport_names",
     "transport_plugin",
     "robota_version",
+    "lazy_attributes",
     # running as a process's main
     "Terminated",
     "run_main",
@@ -193,14 +196,4 @@ _HOMES = {
 """Where each lazily loaded name lives (the same as the imports for type checkers above)."""
 
 
-def __getattr__(name: str) -> object:
-    home = _HOMES.get(name)
-    if home is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(home, __name__), name)
-    globals()[name] = value  # once loaded, an ordinary attribute
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted({*globals(), *__all__})
+__getattr__, __dir__ = lazy_attributes(__name__, _HOMES)

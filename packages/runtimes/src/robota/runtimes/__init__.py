@@ -27,8 +27,9 @@ points name), and each other name loads its module on first use. Loading a plugi
 cheap because ``prestart`` runs it before the rest of robota has loaded (``_prestart``).
 """
 
-import importlib
 import typing
+
+from robota.core import lazy_attributes
 
 from ._plugins import AcpRuntime, AppServerRuntime, acp, app_server
 
@@ -135,10 +136,4 @@ _HOMES = {
 """Where each lazily loaded name lives (the same as the imports for type checkers above)."""
 
 
-def __getattr__(name: str) -> object:
-    home = _HOMES.get(name)
-    if home is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(home, __name__), name)
-    globals()[name] = value  # once loaded, an ordinary attribute
-    return value
+__getattr__, __dir__ = lazy_attributes(__name__, _HOMES)
