@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -82,3 +83,43 @@ def test_a_start_pauses_the_collector_and_settles_it_frozen() -> None:
         [sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True
     )
     assert json.loads(out.stdout) == [True, True, False, True, True]
+
+
+_AT_SPAWN = """
+import json, sys
+seen = {}
+def hook(event, args):
+    if event == "subprocess.Popen" and not seen and "codex" in str(args[1]):
+        seen["modules"] = sorted(sys.modules)
+sys.addaudithook(hook)
+from robota.cli import main
+try:
+    main(["-p", "hello"])
+except SystemExit:
+    pass
+print(json.dumps(seen.get("modules")))
+"""
+
+
+def test_print_mode_spawns_its_agent_before_trio_and_pykka_load(tmp_path: Path) -> None:
+    """The prestart (``robota.cli._prestart``) comes right after the configuration: what is
+    loaded when the agent's ``Popen`` starts is the configuration, not the kernel."""
+    env = {"HOME": str(tmp_path), "ROBOTA_HOME": str(tmp_path / "home"), "PATH": "/usr/bin:/bin"}
+    robota = Path(sys.executable).with_name("robota")
+    subprocess.run([str(robota), "init"], env=env, capture_output=True, timeout=60, check=True)
+    # No codex on PATH: the spawn fails after the audit event, and print mode reports it.
+    out = subprocess.run(
+        [sys.executable, "-c", _AT_SPAWN],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    modules = json.loads(out.stdout.splitlines()[-1])
+    assert modules is not None, out.stderr
+    at_spawn = set(modules)
+    assert loaded(at_spawn, "robota.core.config")
+    assert "robota.runtimes._prestart" in at_spawn
+    for heavy in ("trio", "pykka", "robota.core.engine", "robota.core.store", "sqlite3"):
+        assert not loaded(at_spawn, heavy), f"{heavy} was loaded before the agent's spawn"

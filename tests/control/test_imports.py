@@ -1,6 +1,7 @@
 """What the control package costs a client command to import (the idea of
-``tests/cli/test_import_budget.py``): beyond ``robota.core`` (which loads trio), the standard
-library and its own modules only; no config package (ruamel), no engine, no store."""
+``tests/cli/test_import_budget.py``): beyond trio (the server's loop), the standard library and
+its own modules only; no config package (ruamel), no engine, no store. ``robota.core``'s facade
+is lazy and loads nothing by itself."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ import sys
 
 def modules_added_by(code: str) -> set[str]:
     script = (
-        "import sys, json, robota.core\n"
+        "import sys, json, robota.core, trio\n"
         "before = set(sys.modules)\n"
         f"{code}\n"
         "print(json.dumps(sorted(set(sys.modules) - before)))"

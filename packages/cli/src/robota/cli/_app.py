@@ -91,6 +91,7 @@ from ._cards_cmd import cards_group  # noqa: E402
 from ._doctor_cmd import doctor_command  # noqa: E402
 from ._init_cmd import init_command  # noqa: E402
 from ._server_cmd import server_group  # noqa: E402
+from ._skills_cmd import skills_group  # noqa: E402
 from ._store_cmd import store_command  # noqa: E402
 from ._task_cmd import task_group  # noqa: E402
 from ._team_cmd import team_group  # noqa: E402
@@ -103,6 +104,7 @@ cli.add_command(store_command)
 cli.add_command(server_group)
 cli.add_command(task_group)
 cli.add_command(team_group)
+cli.add_command(skills_group)
 
 if __name__ == "__main__":  # pragma: no cover
     main(sys.argv[1:])

@@ -212,6 +212,19 @@ def _feishu(
         _fail(str(error), as_json=as_json, code=1)
 
 
+def _refresh_skill() -> dict[str, Any]:
+    """Install or refresh the managed agent skill (``robota skills``); never fails init."""
+    from robota.core import robota_version  # noqa: PLC0415
+
+    from ._skills import SkillError, refresh, skills_dir  # noqa: PLC0415
+
+    try:
+        root = skills_dir(None, os.environ)
+        return {**refresh(root, robota_version()).to_json(), "error": None}
+    except SkillError as error:
+        return {"state": "error", "path": None, "error": str(error)}
+
+
 @click.command("init")
 @click.option(
     "--reset",
@@ -317,6 +330,7 @@ def init_command(
         _fail(str(error), as_json=as_json, code=1)
     feishu = _feishu(profile, options, as_json=as_json, on_wait=waiting)
     default_agent, problem = _check_config(profile)
+    skill = _refresh_skill()
     agents = detect_agents()
     if not as_json:
         _report(result, default_agent, problem, agents)
@@ -332,8 +346,11 @@ def init_command(
                 if status.installed and status.agent in newly:
                     version = status.version or "version unknown"
                     click.echo(f"  {status.agent.command:<18} installed ({version})")
+    if not as_json:
+        click.echo(f"Skill: {skill['error'] or skill['state'] + ' ' + skill['path']}")
     if as_json:
-        click.echo(json.dumps(_result_json(result, default_agent, problem, agents, feishu)))
+        summary = _result_json(result, default_agent, problem, agents, feishu)
+        click.echo(json.dumps({**summary, "skill": skill}))
     if feishu.error is not None:
         if not as_json:
             click.echo(f"robota init: {feishu.error}", err=True)

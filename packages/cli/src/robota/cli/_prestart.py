@@ -9,11 +9,12 @@ the engine, the store, the protocol clients: about 80 ms) loads meanwhile, and `
 hands the process to that agent's host, whose process service adopts it on the first job
 instead of spawning one.
 
-What still comes before the spawn, measured on the 2-core machine: the interpreter, click and
-``robota.cli`` (about 35 ms), then the configuration (about 30 ms, but the config package lives
-inside ``robota.core``, whose facade imports trio and pykka first: about 80 ms); finding and
-loading the runtime plugin (a lazy facade) adds under 10 ms. About 190 ms from exec to spawn:
-what to cut next, by making ``robota.core``'s facade lighter.
+What still comes before the spawn: the interpreter, click and ``robota.cli``, then the
+configuration (ruamel and the config package) and the runtime plugin's entry point. Neither
+``robota.core``'s facade (lazy, PEP 562) nor the plugin's prestart path (``_spawn``,
+``_framing``, ``_reaper``) imports trio or pykka, so the kernel, the engine and the protocol
+clients all load while the agent starts (tests/cli/test_import_budget.py pins what is loaded at
+the spawn).
 
 With ``-c``/``-r`` the task may belong to another agent: then no job ever reaches the
 prestarted agent's host, the process is never adopted, the task's own agent is spawned as

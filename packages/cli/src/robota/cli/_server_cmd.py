@@ -303,3 +303,9 @@ def restart_command(  # noqa: PLR0917 (click passes the options positionally)
         click.echo(f"robota: the host (pid {state.pid}) was not replaced in time", err=True)
     if not replaced or status is None:
         sys.exit(1)
+
+
+# The service-manager registration is its own module (``_autostart_cmd``: systemd, launchd).
+from ._autostart_cmd import autostart_group  # noqa: E402
+
+server_group.add_command(autostart_group)

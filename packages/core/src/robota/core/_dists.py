@@ -41,7 +41,35 @@ class EntryPoint:
 
 
 def entry_points(group: str) -> list[EntryPoint]:
-    """The entry points of ``group`` of every installed distribution."""
+    """The entry points of ``group`` of every installed distribution.
+
+    Read once per state of ``sys.path``: a start asks for the runtime and transport plugins
+    several times (configuration checks, the prestart, the engine), and the answer changes only
+    when the path or one of its directories does (``_path_key``: installing a distribution
+    adds a directory, which changes its parent's modification time)."""
+    path = _path_key()
+    if _read.path != path:
+        _read.path, _read.groups = path, {}  # another path: every group is read again
+    found = _read.groups.get(group)
+    if found is None:
+        found = _read.groups[group] = tuple(_scan_entry_points(group))
+    return list(found)
+
+
+class _Read:
+    """The groups read so far on ``path``."""
+
+    path: tuple[tuple[str, int], ...] | None = None
+    groups: dict[str, tuple[EntryPoint, ...]]
+
+    def __init__(self) -> None:
+        self.groups = {}
+
+
+_read = _Read()
+
+
+def _scan_entry_points(group: str) -> list[EntryPoint]:
     found: list[EntryPoint] = []
     for info in _distributions():
         if info is None:
@@ -86,10 +114,28 @@ def robota_version() -> str:
 
 def _distributions() -> list[Path | None]:
     """Metadata directories, first of each name on ``sys.path`` only; ``None`` marks a path
-    entry this reader cannot list (a zip file), where ``importlib.metadata`` must answer."""
+    entry this reader cannot list (a zip file), where ``importlib.metadata`` must answer.
+    Listed once per state of ``sys.path`` (see ``entry_points``)."""
+    return list(_distributions_on(_path_key()))
+
+
+def _path_key() -> tuple[tuple[str, int], ...]:
+    """``sys.path`` with each entry's modification time (-1: none to read): one ``stat`` per
+    entry, where listing them and reading their metadata costs a file per distribution."""
+    key: list[tuple[str, int]] = []
+    for entry in sys.path:
+        try:
+            key.append((entry, Path(entry or ".").stat().st_mtime_ns))
+        except OSError:
+            key.append((entry, -1))
+    return tuple(key)
+
+
+@functools.lru_cache(maxsize=4)
+def _distributions_on(path: tuple[tuple[str, int], ...]) -> tuple[Path | None, ...]:
     seen: set[str] = set()
     found: list[Path | None] = []
-    for entry in sys.path:
+    for entry, _mtime in path:
         directory = Path(entry or ".")
         if directory.is_file():
             found.append(None)
@@ -103,7 +149,7 @@ def _distributions() -> list[Path | None]:
             if key not in seen:
                 seen.add(key)
                 found.append(info)
-    return found
+    return tuple(found)
 
 
 def _dist_name(base: str) -> str:

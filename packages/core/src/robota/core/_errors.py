@@ -65,6 +65,8 @@ brackets::
     │   ├── ApiError                   a Web API call failed: method, HTTP status, Slack's error
     │   │   └── RateLimited            a 429 its caller would not wait for (``after`` seconds)
     │   └── ConnectionRefused          Socket Mode refused for good (app token, link_disabled)
+    ├── SkillError                     ``robota skills``: a directory robota must not change
+    ├── AutostartError                 ``robota server autostart``: no service manager, or it failed
     ├── UsageError                     print mode: the command line or its session is wrong
     ├── PreviewError                   [ValueError] a line ``robota cards preview`` cannot draw
     └── EngineStopped                  [RuntimeError] the TUI's engine is not running

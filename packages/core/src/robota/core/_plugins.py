@@ -16,13 +16,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
-from ._address import Mailbox
 from ._capabilities import AgentCapabilities
 from ._dists import entry_points
 from ._errors import RobotaError
 
 if TYPE_CHECKING:
-    # Type-only: the reader is how a transport plugin reports a bad section (see below).
+    # Type-only: the reader is how a transport plugin reports a bad section (see below); the
+    # kernel's types would load pykka and trio, which print mode's prestart runs without.
+    from ._address import Mailbox
     from ._supervisor import Backoff, Service
     from .config import Reader
     from .frontend import TransportContext

@@ -4,7 +4,8 @@ Layering, bottom up:
 
 1. ``_framing``    newline-delimited JSON-RPC, sans-IO: bytes to classified messages
 2. ``_jsonrpc``    a connection on trio streams: request ids, timeouts, -32601 for unknown calls
-3. ``_process``    spawning: scrubbed environment, own process group, sure shutdown;
+3. ``_spawn``      an agent's argv and scrubbed environment (no trio: the prestart uses it)
+   ``_process``    an agent process on trio: own process group, sure shutdown;
    ``_stderr_tail``  the agent's last stderr lines, cleaned and redacted, for failure reasons
 4. ``_handshake``  each protocol's first exchange, as pure functions
 5. ``_approvals``  pending approvals of a connection, resolved once, cancelled on exit
@@ -26,8 +27,9 @@ points name), and each other name loads its module on first use. Loading a plugi
 cheap because ``prestart`` runs it before the rest of robota has loaded (``_prestart``).
 """
 
-import importlib
 import typing
+
+from robota.core import lazy_attributes
 
 from ._plugins import AcpRuntime, AppServerRuntime, acp, app_server
 
@@ -46,13 +48,8 @@ if typing.TYPE_CHECKING:
         RpcError,
         RpcTimeout,
     )
-    from ._process import (
-        AgentProcess,
-        ShutdownTimings,
-        agent_environment,
-        is_reserved_name,
-        scrubbed_names,
-    )
+    from ._process import AgentProcess, ShutdownTimings
+    from ._spawn import agent_environment, is_reserved_name, scrubbed_names
     from ._stderr_tail import StderrTail, agent_secrets, clean_line, with_last_words
 
 __all__ = [
@@ -128,9 +125,9 @@ _HOMES = {
     "RpcTimeout": "._jsonrpc",
     "AgentProcess": "._process",
     "ShutdownTimings": "._process",
-    "agent_environment": "._process",
-    "is_reserved_name": "._process",
-    "scrubbed_names": "._process",
+    "agent_environment": "._spawn",
+    "is_reserved_name": "._spawn",
+    "scrubbed_names": "._spawn",
     "StderrTail": "._stderr_tail",
     "agent_secrets": "._stderr_tail",
     "clean_line": "._stderr_tail",
@@ -139,10 +136,4 @@ _HOMES = {
 """Where each lazily loaded name lives (the same as the imports for type checkers above)."""
 
 
-def __getattr__(name: str) -> object:
-    home = _HOMES.get(name)
-    if home is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(home, __name__), name)
-    globals()[name] = value  # once loaded, an ordinary attribute
-    return value
+__getattr__, __dir__ = lazy_attributes(__name__, _HOMES)

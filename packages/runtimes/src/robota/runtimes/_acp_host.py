@@ -28,7 +28,7 @@ from typing import Any
 import trio
 
 from ._jsonrpc import RequestRefused
-from ._process import INJECTED_NAMES, is_reserved_name
+from ._spawn import INJECTED_NAMES, is_reserved_name
 
 __all__ = ["FileAccess", "HostError", "Terminals", "terminal_environment"]
 

@@ -25,6 +25,8 @@ __all__ = [
     "Request",
     "Response",
     "encode",
+    "line_of",
+    "request_line",
 ]
 
 DEFAULT_MAX_LINE = 16 * 1024 * 1024
@@ -148,3 +150,19 @@ def encode(message: dict[str, Any]) -> bytes:
     """One message to one line. Compact, UTF-8, newline-terminated; never contains a raw
     newline because JSON escapes them inside strings."""
     return json.dumps(message, ensure_ascii=False, separators=(",", ":")).encode() + b"\n"
+
+
+def request_line(request_id: int, method: str, params: Any, *, jsonrpc_field: bool) -> bytes:
+    """A request as a connection writes it: the one framing of every request."""
+    message: dict[str, Any] = {"id": request_id, "method": method}
+    if params is not None:
+        message["params"] = params
+    return line_of(message, jsonrpc_field=jsonrpc_field)
+
+
+def line_of(message: dict[str, Any], *, jsonrpc_field: bool) -> bytes:
+    """``message`` framed as a line, with ``"jsonrpc": "2.0"`` first where the protocol (ACP)
+    wants it."""
+    if jsonrpc_field:
+        message = {"jsonrpc": "2.0", **message}
+    return encode(message)

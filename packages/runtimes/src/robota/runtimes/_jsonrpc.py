@@ -40,7 +40,8 @@ from ._framing import (
     Notification,
     Request,
     Response,
-    encode,
+    line_of,
+    request_line,
 )
 
 __all__ = [
@@ -92,20 +93,6 @@ class RequestRefused(AgentError):
     def __init__(self, code: int, message: str) -> None:
         self.code = code
         super().__init__(message)
-
-
-def request_line(request_id: int, method: str, params: Any, *, jsonrpc_field: bool) -> bytes:
-    """A request as a connection writes it: the one framing of every request."""
-    message: dict[str, Any] = {"id": request_id, "method": method}
-    if params is not None:
-        message["params"] = params
-    return _line(message, jsonrpc_field=jsonrpc_field)
-
-
-def _line(message: dict[str, Any], *, jsonrpc_field: bool) -> bytes:
-    if jsonrpc_field:
-        message = {"jsonrpc": "2.0", **message}
-    return encode(message)
 
 
 async def _no_requests(method: str, params: Any) -> Any:  # noqa: ARG001 (handler signature)
@@ -274,7 +261,7 @@ class Connection:
         if isinstance(message, bytes):
             data = message
         else:
-            data = _line(message, jsonrpc_field=self._jsonrpc_field)
+            data = line_of(message, jsonrpc_field=self._jsonrpc_field)
         try:
             self._send_lock.acquire_nowait()
         except trio.WouldBlock:

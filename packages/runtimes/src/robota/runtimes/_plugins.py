@@ -7,7 +7,8 @@ driving turns uses the same clients. ``prestart`` spawns an agent's process befo
 exists, for the host to adopt (``_prestart``).
 
 Loading a plugin (its entry point) must stay cheap: ``prestart`` runs it before the rest of
-robota has loaded, so the protocol clients and the agent host are imported where they are used.
+robota has loaded, so the protocol clients, the agent host and trio itself are imported where
+they are used (tests/cli/test_import_budget.py pins it).
 """
 
 from __future__ import annotations
@@ -16,13 +17,10 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import trio
-
 from robota.core import (
     AgentCapabilities,
     AgentHost,
     AgentLaunch,
-    Backoff,
     PrestartedAgent,
     ProbeReport,
 )
@@ -31,6 +29,10 @@ from ._handshake import acp_initialize_params, app_server_initialize_params
 from ._prestart import FirstRequest, Prestarted, prestart
 
 if TYPE_CHECKING:
+    import trio
+
+    from robota.core import Backoff
+
     from ._acp import AcpClient
     from ._app_server import AppServerClient
 
@@ -65,6 +67,8 @@ class _Probe:
 
     async def run(self, *, timeout: float, session: bool) -> ProbeReport:
         # Here, not at the top: see the module docstring.
+        import trio  # noqa: PLC0415 (prestart runs before trio loads; see the module docstring)
+
         from ._acp import AcpClient  # noqa: PLC0415
         from ._app_server import AppServerClient  # noqa: PLC0415
         from ._jsonrpc import Connection, ConnectionLost, RpcError, RpcTimeout  # noqa: PLC0415

@@ -21,6 +21,10 @@ task of another agent, Ctrl-C, any exception) leaves nothing behind; after an ad
 nothing. A robota that dies without running ``close`` (SIGKILL) is covered by the reaper, which
 watches the group from the spawn on.
 
+Nothing on the way to the spawn imports trio or the kernel (``_spawn``, ``_framing``,
+``_reaper``): the spawn comes right after the configuration has loaded, and trio, pykka and the
+protocol clients load while the agent starts. ``adopt`` imports what it hands over.
+
 The pipes are created here (``os.pipe``, close-on-exec) rather than by ``Popen``, so the
 service gets plain descriptors to wrap in trio streams, as ``trio.lowlevel.open_process``
 would have made them.
@@ -34,16 +38,17 @@ import subprocess
 import threading
 import time
 from collections.abc import Mapping
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
-import trio
-
-from robota.core import AgentLaunch
-
-from ._jsonrpc import request_line
-from ._process import AgentProcess, ShutdownTimings, launch_command, logger
+from ._framing import request_line
 from ._reaper import REAPER, live_members
+from ._spawn import launch_command, logger
 from ._stderr_tail import StderrTail
+
+if TYPE_CHECKING:
+    from robota.core import AgentLaunch
+
+    from ._process import AgentProcess, ShutdownTimings
 
 __all__ = ["Adopted", "FirstRequest", "Prestarted", "prestart"]
 
@@ -152,6 +157,11 @@ class Prestarted:
         popen = self._take()
         if popen is None:
             return None
+        # Here: the spawn happens before trio and the process service load (module docstring).
+        import trio  # noqa: PLC0415
+
+        from ._process import AgentProcess  # noqa: PLC0415
+
         stdin, stdout, stderr = (trio.lowlevel.FdStream(fd) for fd in self._pipes)
         # What trio.lowlevel.open_process returns for a Popen it made (trio's Process has no
         # public constructor): pidfd-based waiting, returncode kept up to date.

@@ -1,10 +1,6 @@
 """Agent processes: a scrubbed environment, a process group of their own, and a sure end.
 
-Environment. An agent inherits ordinary variables, but never robota's secrets: every inherited
-or configured variable whose name matches ``FEISHU_*``, ``SLACK_*`` or ``ROBOTA_*`` (in any case)
-is removed, then robota adds its own non-secret context (``ROBOTA=1``, ``ROBOTA_HOME``,
-``ROBOTA_CONFIG``, ``ROBOTA_AGENT_NAME``). ``agents.<name>.env`` is applied after the scrub and
-cannot set a reserved name.
+Environment: see ``_spawn`` (the argv and scrubbed environment, shared with ``_prestart``).
 
 Process group. Agents start shells, language servers and, for some, a second copy of
 themselves; each agent is started in a new session so the whole tree can be signalled at once.
@@ -23,7 +19,6 @@ from __future__ import annotations
 
 import logging
 import os
-import re
 import signal
 import subprocess
 from collections.abc import Iterable, Mapping, Sequence
@@ -35,12 +30,12 @@ import trio
 from robota.core import AgentLaunch
 
 from ._reaper import REAPER, live_members
-from ._stderr_tail import StderrTail, agent_secrets
+from ._spawn import Spawn, agent_environment, is_reserved_name, launch_command, scrubbed_names
+from ._stderr_tail import StderrTail
 
 __all__ = [
     "AgentProcess",
     "ShutdownTimings",
-    "INJECTED_NAMES",
     "agent_environment",
     "is_reserved_name",
     "Spawn",
@@ -50,79 +45,8 @@ __all__ = [
 
 logger = logging.getLogger("robota.runtimes.process")
 
-_RESERVED = re.compile(r"^(FEISHU_|SLACK_|ROBOTA_)", re.IGNORECASE)
-INJECTED_NAMES = ("ROBOTA", "ROBOTA_HOME", "ROBOTA_CONFIG", "ROBOTA_AGENT_NAME")
-"""robota's non-secret context an agent sees (set anew for each agent)."""
 _PENDING_LIMIT = 64 * 1024
 """Bytes of stderr without a newline kept before they count as a line: bounded memory."""
-
-
-def is_reserved_name(name: str) -> bool:
-    """Whether robota owns this variable name (chat credentials and robota's own settings)."""
-    return bool(_RESERVED.match(name)) or name.upper() == "ROBOTA"
-
-
-def scrubbed_names(inherited: Mapping[str, str]) -> list[str]:
-    """The inherited variables ``agent_environment`` keeps from the agent (those it sets again
-    itself, robota's non-secret context, aside)."""
-    return [k for k in inherited if is_reserved_name(k) and k.upper() not in INJECTED_NAMES]
-
-
-def agent_environment(
-    inherited: Mapping[str, str],
-    configured: Mapping[str, str],
-    *,
-    agent_name: str,
-    home: Path,
-    config_path: Path,
-) -> dict[str, str]:
-    """The environment an agent process starts with; see the module docstring for the rules."""
-    env = {k: v for k, v in inherited.items() if not is_reserved_name(k)}
-    for key, value in configured.items():
-        if is_reserved_name(key):
-            logger.warning(
-                "agent %s: env %s is reserved and was not passed",
-                agent_name,
-                key,
-                extra={"agent": agent_name},
-            )
-            continue
-        env[key] = value
-    env.update(
-        {
-            "ROBOTA": "1",
-            "ROBOTA_HOME": str(home),
-            "ROBOTA_CONFIG": str(config_path),
-            "ROBOTA_AGENT_NAME": agent_name,
-        }
-    )
-    return env
-
-
-@dataclass(frozen=True, slots=True)
-class Spawn:
-    """How a configured agent is spawned, whichever way it is (here, or ahead of the engine)."""
-
-    command: list[str]
-    env: dict[str, str]
-    secrets: tuple[str, ...]
-    """What the tail of its stderr masks: the values robota scrubbed from its environment and
-    the profile's secrets."""
-
-
-def launch_command(launch: AgentLaunch, environ: Mapping[str, str] | None = None) -> Spawn:
-    """The argv, environment and masked secrets a configured agent starts with (``environ``
-    default: this process's environment): one answer for every way an agent is spawned."""
-    inherited = os.environ if environ is None else environ
-    env = agent_environment(
-        inherited,
-        launch.env,
-        agent_name=launch.name,
-        home=launch.home,
-        config_path=launch.config_path,
-    )
-    secrets = tuple(agent_secrets(inherited, scrubbed_names(inherited), launch.secrets))
-    return Spawn([launch.command, *launch.args], env, secrets)
 
 
 @dataclass(frozen=True, slots=True)
