@@ -29,7 +29,7 @@ cheap because ``prestart`` runs it before the rest of robota has loaded (``_pres
 
 import typing
 
-from robota.core import lazy_attributes
+from robota.core import lazy_attributes as _lazy_attributes
 
 from ._plugins import AcpRuntime, AppServerRuntime, acp, app_server
 
@@ -136,4 +136,4 @@ _HOMES = {
 """Where each lazily loaded name lives (the same as the imports for type checkers above)."""
 
 
-__getattr__, __dir__ = lazy_attributes(__name__, _HOMES)
+__getattr__, __dir__ = _lazy_attributes(__name__, _HOMES)

@@ -17,10 +17,16 @@ runs; ``probe_host`` answers "is a host running?" whether or not one is.
 Importing this package adds only standard-library modules to what ``robota.core`` loads
 (trio is already among those); the config package (ruamel) loads only when a host publishes
 its state, so a client command stays quick to start.
+
+The facade is lazy for the server alone (PEP 562): a client (``robota task``, ``robota server
+status``) never loads trio.
 """
 
 from __future__ import annotations
 
+import typing
+
+from .._lazy import lazy_attributes as _lazy_attributes
 from ._client import ControlClient
 from ._errors import (
     ControlError,
@@ -56,7 +62,9 @@ from ._protocol import (
     encode_request,
 )
 from ._requests import Refused, RequestRegistry
-from ._server import ControlServer, Endpoint, HandlerError, ServerLimits
+
+if typing.TYPE_CHECKING:
+    from ._server import ControlServer, Endpoint, HandlerError, ServerLimits
 
 __all__ = [
     # the protocol, sans-IO
@@ -102,3 +110,14 @@ __all__ = [
     "SocketInUse",
     "UnsafeRuntimeDir",
 ]
+
+_HOMES = {
+    "ControlServer": "._server",
+    "Endpoint": "._server",
+    "HandlerError": "._server",
+    "ServerLimits": "._server",
+}
+"""Where each lazily loaded name lives (the same as the imports for type checkers above)."""
+
+
+__getattr__, __dir__ = _lazy_attributes(__name__, _HOMES)

@@ -27,8 +27,9 @@ Layering, bottom up: ``_backpressure`` (pure), ``_resolve`` (pure), ``_port``, `
 what a transport offers back: group creation).
 """
 
-from ._backpressure import CAPACITY, COALESCE_AFTER, merge_notices
-from ._port import FrontEndPort, LinkEnded, Overflowed, RouteHub, RouteLink
+import typing
+
+from .._lazy import lazy_attributes as _lazy_attributes
 from ._resolve import AmbiguousTask, TaskNotFound, TaskNotResolved, resolve_task
 from ._transport import (
     GroupChat,
@@ -42,6 +43,10 @@ from ._transport import (
     TransportState,
     TransportStatus,
 )
+
+if typing.TYPE_CHECKING:
+    from ._backpressure import CAPACITY, COALESCE_AFTER, merge_notices
+    from ._port import FrontEndPort, LinkEnded, Overflowed, RouteHub, RouteLink
 
 __all__ = [
     # the port
@@ -71,3 +76,18 @@ __all__ = [
     "TaskNotFound",
     "AmbiguousTask",
 ]
+
+_HOMES = {
+    "CAPACITY": "._backpressure",
+    "COALESCE_AFTER": "._backpressure",
+    "merge_notices": "._backpressure",
+    "FrontEndPort": "._port",
+    "LinkEnded": "._port",
+    "Overflowed": "._port",
+    "RouteHub": "._port",
+    "RouteLink": "._port",
+}
+"""Where each lazily loaded name lives (the same as the imports for type checkers above)."""
+
+
+__getattr__, __dir__ = _lazy_attributes(__name__, _HOMES)

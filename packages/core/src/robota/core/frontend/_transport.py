@@ -25,11 +25,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Literal, Protocol, runtime_checkable
 
 from .._errors import RobotaError
-from ..store import StoreClient
-from ._port import FrontEndPort
 
 if TYPE_CHECKING:
     from ..config import Config, Profile
+    from ..store import StoreClient
+    from ._port import FrontEndPort
 
 __all__ = [
     "GroupChat",

@@ -40,6 +40,9 @@ A typical tree::
         ...  # first delivery of this event
 """
 
+import typing
+
+from .._lazy import lazy_attributes as _lazy_attributes
 from ._cards import (
     CLAIM_REFUSALS,
     ActionBinding,
@@ -67,7 +70,6 @@ from ._chats import (
     message_reactions,
     unsettled_chat_turns,
 )
-from ._client import StoreClient
 from ._connection import open_reader
 from ._database import Database, Parameters
 from ._inspect import StoreReport, TableReport, inspect_store
@@ -109,7 +111,6 @@ from ._records import (
     TurnAttempt,
     TurnStatus,
 )
-from ._route_states import SqliteRouteStates
 from ._tables import schema_change, tables_of
 from ._tasks import (
     BindRouteTask,
@@ -145,7 +146,13 @@ from ._teams import (
     team_row,
     team_rows,
 )
-from ._writer import StoreWriter
+
+if typing.TYPE_CHECKING:
+    # Lazy (PEP 562): the writer's actor and the client's trio crossing are loaded on first use,
+    # so a command that only reads the store (``robota task list``) never loads trio or pykka.
+    from ._client import StoreClient
+    from ._route_states import SqliteRouteStates
+    from ._writer import StoreWriter
 
 __all__ = [
     # the connection
@@ -261,3 +268,11 @@ __all__ = [
     "team_row",
     "team_rows",
 ]
+
+_LAZY = {
+    "StoreClient": "._client",
+    "SqliteRouteStates": "._route_states",
+    "StoreWriter": "._writer",
+}
+
+__getattr__, __dir__ = _lazy_attributes(__name__, _LAZY)
