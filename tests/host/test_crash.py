@@ -21,9 +21,7 @@ from robota.core.control import HostState
 from ..cli._robota import ROBOTA
 from ..cli.test_doctor import processes_with_home_under
 from ..support.model_server import FakeModel
-from .test_host import BOUND, root_logging, sandboxed, short_root
-
-__all__ = ["root_logging", "short_root"]  # fixtures, used by name
+from .test_host import BOUND, sandboxed
 
 SECRET = "s3cr3t-value-never-in-a-report"
 
