@@ -91,3 +91,26 @@ def test_presence_table(
     assert verdict.running is (presence is Presence.RUNNING)
     assert verdict.state == (state if presence is Presence.RUNNING else None)
     assert reason in verdict.reason
+
+
+def test_a_zombie_is_not_alive_and_a_running_process_is() -> None:
+    """A detached host's parent may never reap it: its zombie must not keep a stale state
+    file looking alive (the next ``server start`` would take it for a running host)."""
+    import subprocess
+    import time
+
+    from robota.core.control import pid_alive
+
+    running = subprocess.Popen(["sleep", "30"])
+    ended = subprocess.Popen(["true"])
+    try:
+        assert pid_alive(running.pid)
+        deadline = time.monotonic() + 30
+        while pid_alive(ended.pid) and time.monotonic() < deadline:
+            time.sleep(0.01)  # not reaped: it stays a zombie until ``wait`` below
+        assert not pid_alive(ended.pid)
+        assert Path(f"/proc/{ended.pid}").exists(), "the zombie is still there, unreaped"
+    finally:
+        running.kill()
+        running.wait()
+        ended.wait()

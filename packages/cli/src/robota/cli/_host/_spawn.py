@@ -13,7 +13,6 @@ Stdlib and ``robota.core.control`` only: the starting command never loads the en
 
 from __future__ import annotations
 
-import contextlib
 import os
 import subprocess
 import sys
@@ -26,6 +25,7 @@ from robota.core.control import (
     ControlClient,
     ControlError,
     HostState,
+    pid_alive,
     probe_host,
 )
 
@@ -142,7 +142,10 @@ def wait_ready(
             status = _status(profile)
             if status is not None:
                 last = status
-                if presence.state.pid != process.pid:
+                # The answering host's own pid, not the state file's: a new host serves its
+                # socket a moment before it publishes its state, so the file may still name a
+                # host that died (SIGKILL) while this one already answers.
+                if status.get("pid") != process.pid:
                     return StartOutcome("other", status)
                 if status.get("ready") is True:
                     return StartOutcome("ready", status)
@@ -155,16 +158,7 @@ def wait_ready(
 
 def process_gone(pid: int) -> bool:
     """No such process, or only its zombie (a detached host's parent may never reap it)."""
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return True
-    except PermissionError:
-        return False
-    with contextlib.suppress(OSError, IndexError):
-        stat = Path(f"/proc/{pid}/stat").read_text()
-        return stat.rsplit(") ", 1)[1][:1] == "Z"
-    return False
+    return not pid_alive(pid)
 
 
 def wait_gone(pid: int, timeout: float = STOP_TIMEOUT) -> bool:

@@ -45,6 +45,7 @@ from ._host_state import (
     Presence,
     judge_presence,
     parse_host_state,
+    pid_alive,
 )
 from ._lines import LineSplitter, Overlong
 from ._protocol import (
@@ -100,6 +101,7 @@ __all__ = [
     "acquire_host_lock",
     "judge_presence",
     "parse_host_state",
+    "pid_alive",
     "probe_host",
     # errors
     "ControlError",

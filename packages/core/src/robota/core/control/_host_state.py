@@ -103,14 +103,19 @@ def read_host_state(path: Path) -> tuple[HostState | None, str | None]:
 
 
 def pid_alive(pid: int) -> bool:
-    """Whether a process ``pid`` exists (a zombie counts; the lock tells the rest)."""
+    """Whether a process ``pid`` runs. A zombie does not: a detached host's parent may never
+    reap it, and its pid must not keep a stale state file looking alive."""
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
         return False
     except PermissionError:
         return True  # it exists, under another user
-    return True
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return True  # no /proc (macOS): the kill test is all there is
+    return stat.rsplit(") ", 1)[-1][:1] != "Z"
 
 
 class Presence(StrEnum):
