@@ -1,0 +1,450 @@
+"""The Slack transport as the host's service: the bot, served end to end.
+
+One ``SlackService`` per host run of ``transports.slack`` (the host's ``transports``
+supervisor restarts it after a crash, built anew from the same context). In its nursery:
+
+* the Web API client (the bot token), the card renderer's timers, its delivery service
+  (``CardDelivery`` over ``SlackSink``) and ``CardHost``, one card actor per running turn;
+* Socket Mode (``SocketModeClient``, the app token), whose handler gets each envelope after it
+  was acknowledged and hands a message to its route's lane (one task per route, so a
+  conversation's messages keep their order and one slow conversation holds no other);
+* one reader per route on the front-end port (``TransportContext.port``): ``TurnBegan`` opens
+  the turn's progress message, ``TurnUpdate`` feeds it, ``TurnFinished`` ends it; the card
+  renderer delivers the final answer once (the ledger) and says so, and the reaction on the
+  person's message goes from ``eyes`` to ``white_check_mark`` / ``x`` / ``no_entry_sign``.
+
+A message's way in is ``_inbound``'s order: filters before any write, the durable claim of the
+event id and of ``channel`` + ``ts``, the stale guard, the awaited ``eyes``, then the route.
+Readiness (``context.report``): ``connected`` once Socket Mode is up and ``auth.test``
+succeeded (it also gives the bot's user id the mention filter needs).
+
+The card's turn id is the engine's attempt id with ``:slack`` appended: the engine's own
+ledger row for the attempt and this one for the answer sent to Slack never see each other.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections import deque
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+import trio
+
+from robota.core import Address, LoopPort, Timers
+from robota.core.cards import (
+    CardDelivery,
+    CardHost,
+    CardTurn,
+    FinalAnswerDelivered,
+    FinalAnswerFailed,
+    SlackPlatform,
+)
+from robota.core.engine import (
+    InputSteered,
+    RouteReply,
+    TaskOpened,
+    TurnBegan,
+    TurnFinished,
+    TurnUpdate,
+    UserInput,
+)
+from robota.core.events import TurnCompleted
+from robota.core.frontend import Overflowed, TransportContext, TransportStatus
+from robota.core.presentation import UserSteer
+from robota.core.store import AppendAuditEvent, ClaimInboundEvent, NoteChat, Together
+
+from ._client import SocketModeClient
+from ._errors import ApiError, ConnectionRefused
+from ._inbound import (
+    Admit,
+    Ignore,
+    InboundMessage,
+    Malformed,
+    Screen,
+    Unsupported,
+    freshness,
+    parse_envelope,
+    route_chat,
+    screen,
+)
+from ._outbound import SlackSink
+from ._settings import SlackSettings
+from ._web import WebApi
+
+if TYPE_CHECKING:
+    from robota.core.frontend import RouteLink
+
+    from ._socket import Envelope
+
+__all__ = ["CARD_SUFFIX", "REACTIONS", "SlackService"]
+
+log = logging.getLogger("robota.transports.slack")
+
+STORE_TIMEOUT = 10.0
+CARD_SUFFIX = ":slack"
+"""A card's turn id is the engine's attempt id and this (see the module docstring)."""
+WORKING = "eyes"
+REACTIONS = {"completed": "white_check_mark", "failed": "x", "interrupted": "no_entry_sign"}
+
+
+@dataclass(slots=True)
+class _Pending:
+    ts: str
+    text: str
+    thread: str
+
+
+@dataclass(slots=True)
+class _Turn:
+    card_id: str
+    route_key: str
+    channel: str
+    address: Address
+    messages: list[str] = field(default_factory=list)
+    """The ``ts`` of the person's messages the turn answers (their reactions settle with it)."""
+    status: str | None = None
+    completed: bool = False
+
+
+@dataclass(slots=True)
+class _Route:
+    key: str
+    channel: str
+    lane: trio.MemorySendChannel[Admit]
+    link: RouteLink
+    pending: deque[_Pending] = field(default_factory=deque)
+    commands: deque[_Pending] = field(default_factory=deque)
+    agent: str | None = None
+
+
+class SlackService:
+    """See the module docstring."""
+
+    def __init__(self, context: TransportContext) -> None:
+        settings = context.settings
+        assert isinstance(settings, SlackSettings), settings
+        self.context = context
+        self.settings = settings
+        self.screen = Screen(
+            owner=settings.user_id,
+            owner_only=settings.respond_to_owner_only,
+            all_channel_messages=settings.respond_to_all_channel_messages,
+        )
+        self._store = context.store
+        self._routes: dict[str, _Route] = {}
+        self._turns: dict[str, _Turn] = {}
+        self._nursery: trio.Nursery | None = None
+        self._port: LoopPort | None = None
+        self._web: WebApi | None = None
+        self._sink: SlackSink | None = None
+        self._delivery: CardDelivery | None = None
+        self._cards: CardHost | None = None
+
+    # -- the service ------------------------------------------------------------------------
+
+    async def run(self, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
+        s = self.settings
+        async with (
+            WebApi(api_url=s.api_url, token=s.bot_token) as web,
+            trio.open_nursery() as nursery,
+        ):
+            self._nursery = nursery
+            self._web = web
+            self._port = LoopPort()
+            self._sink = SlackSink(web)
+            timers = Timers()
+            self._delivery = CardDelivery(self._sink, self._store)
+            self._cards = CardHost(store=self._store, timers=timers)
+            await nursery.start(timers.run)
+            await nursery.start(self._delivery.run)
+            await nursery.start(self._cards.run)
+            if not await self._identify(web):
+                task_status.started()
+                await trio.sleep_forever()
+            client = SocketModeClient(
+                api_url=s.api_url, app_token=s.app_token, handler=self._on_envelope
+            )
+            up = trio.Event()
+            nursery.start_soon(self._connect, client, up)
+            await up.wait()
+            task_status.started()
+            self.context.report(TransportStatus("connected"))
+            await trio.sleep_forever()
+
+    async def _identify(self, web: WebApi) -> bool:
+        """``auth.test`` until it answers: the bot's user id. ``False``: refused for good."""
+        delay = 1.0
+        while True:
+            try:
+                bot = await web.auth_test()
+            except ApiError as error:
+                refused = error.error if error.fatal else None
+                if refused is None:
+                    log.warning("slack: auth.test failed: %s", error)
+                    await trio.sleep(delay)
+                    delay = min(delay * 2, 30.0)
+                    continue
+            else:
+                refused = None
+            if refused is not None:
+                reason = f"auth.test refused the bot token: {refused}"
+                log.error("slack transport stopped: %s", reason)
+                self.context.report(TransportStatus("failed", reason))
+                return False
+            self.screen = Screen(
+                owner=self.screen.owner,
+                owner_only=self.screen.owner_only,
+                bot_user_id=bot.user_id,
+                all_channel_messages=self.screen.all_channel_messages,
+            )
+            return True
+
+    async def _connect(self, client: SocketModeClient, up: trio.Event) -> None:
+        try:
+            async with trio.open_nursery() as nursery:
+                await nursery.start(client.run)
+                log.info("slack socket mode ready")
+                up.set()
+        except* ConnectionRefused as group:
+            reason = str(group.exceptions[0])
+        else:
+            return
+        log.error("slack transport stopped: %s", reason)
+        self.context.report(TransportStatus("failed", reason))
+        # Final for this run: no retry loop against a refused app token.
+        await trio.sleep_forever()
+
+    # -- inbound ----------------------------------------------------------------------------
+
+    async def _on_envelope(self, envelope: Envelope) -> None:
+        """Socket Mode's handler (the envelope is acknowledged already): decide, hand off."""
+        parsed = parse_envelope(
+            envelope.type, envelope.payload, retry_attempt=envelope.retry_attempt
+        )
+        if isinstance(parsed, Malformed | Unsupported):
+            log.info(
+                "slack envelope dropped: %s",
+                parsed.reason,
+                extra={"envelope_id": envelope.envelope_id},
+            )
+            return
+        self._on_message(parsed)
+
+    def _on_message(self, message: InboundMessage) -> None:
+        decision = screen(message, self.screen)
+        if isinstance(decision, Ignore):
+            log.info("slack message ignored: %s", decision.reason, extra={"ts": message.ts})
+            return
+        route = self._route(message.route_key, message.channel)
+        try:
+            route.lane.send_nowait(decision)
+        except trio.WouldBlock:
+            full = True
+        else:
+            full = False
+        if full:
+            log.error("slack: the lane of %s is full; message dropped", route.key)
+
+    def _route(self, route_key: str, channel: str) -> _Route:
+        route = self._routes.get(route_key)
+        if route is not None:
+            return route
+        assert self._nursery is not None
+        send, receive = trio.open_memory_channel[Admit](1000)
+        # Subscribed before the first input is told: no notice of its turn can be missed.
+        link = self.context.port.subscribe(route_key, shared=True)
+        route = _Route(route_key, channel, send, link)
+        self._routes[route_key] = route
+        self._nursery.start_soon(self._lane, route, receive)
+        self._nursery.start_soon(self._read_route, route)
+        return route
+
+    async def _lane(self, route: _Route, receive: trio.MemoryReceiveChannel[Admit]) -> None:
+        async for admit in receive:
+            try:
+                await self._admit(route, admit)
+            except Exception:
+                log.exception(
+                    "slack: a message could not be handled", extra={"ts": admit.message.ts}
+                )
+
+    async def _admit(self, route: _Route, admit: Admit) -> None:
+        message = admit.message
+        claims = await self._store.write(
+            Together(
+                (
+                    ClaimInboundEvent(f"slack-event:{message.event_id}", "message"),
+                    ClaimInboundEvent(f"slack-message:{message.channel}:{message.ts}", "message"),
+                )
+            ),
+            timeout=STORE_TIMEOUT,
+        )
+        if not all(claims):
+            log.info(
+                "slack message already claimed",
+                extra={"ts": message.ts, "retry_attempt": message.retry_attempt},
+            )
+            return
+        if freshness(message, now=time.time(), started_at=self.context.started_at) == "stale":
+            await self._store.write(
+                AppendAuditEvent(
+                    "slack.stale_message",
+                    {"channel": message.channel, "ts": message.ts, "route": route.key},
+                ),
+                timeout=STORE_TIMEOUT,
+            )
+            log.info("slack: a stale message was recorded, not run", extra={"ts": message.ts})
+            return
+        await self._react(message.channel, message.ts, WORKING)
+        kind = "slack:im" if message.is_dm else "slack:channel"
+        self._store.submit(NoteChat(f"slack:{message.channel}", kind), _logged)
+        pending = _Pending(message.ts, admit.text, message.reply_thread)
+        if admit.text.startswith("/"):
+            route.commands.append(pending)
+        else:
+            route.pending.append(pending)
+        self.context.port.tell(route.key, UserInput(admit.text, message_id=message.ts))
+
+    # -- the routes' notices ----------------------------------------------------------------
+
+    async def _read_route(self, route: _Route) -> None:
+        while True:
+            async for batch in route.link:  # ends quietly on LinkEnded
+                for notice in batch:
+                    try:
+                        self._notice(route, notice)
+                    except Exception:
+                        log.exception("slack: a route notice could not be shown")
+            reason = route.link.reason
+            log.warning("slack: the subscription of %s ended (%s)", route.key, reason)
+            if not isinstance(reason, Overflowed):
+                return  # closed, or another front end took the route over: leave it be
+            route.link = self.context.port.subscribe(route.key, shared=True)
+
+    def _notice(self, route: _Route, notice: object) -> None:
+        if isinstance(notice, TaskOpened):
+            route.agent = notice.agent
+        elif isinstance(notice, TurnBegan):
+            self._open_card(route, notice)
+        elif isinstance(notice, TurnUpdate):
+            turn = self._turns.get(notice.attempt_id)
+            if turn is not None and not isinstance(notice.event, TurnCompleted):
+                turn.address.tell(notice.event)
+        elif isinstance(notice, InputSteered):
+            turn = self._turns.get(notice.attempt_id)
+            pending = _take(route.pending, notice.text)
+            if turn is not None:
+                if pending is not None:
+                    turn.messages.append(pending.ts)
+                turn.address.tell(UserSteer(notice.text))
+        elif isinstance(notice, TurnFinished):
+            turn = self._turns.get(notice.attempt_id)
+            if turn is not None and not turn.completed:
+                turn.completed = True
+                turn.status = notice.status
+                turn.address.tell(
+                    TurnCompleted(
+                        notice.remote_turn_id or "",
+                        notice.status,
+                        notice.error,
+                        final_text=notice.final_text,
+                        usage=notice.usage,
+                    )
+                )
+        elif isinstance(notice, RouteReply):
+            anchor = route.commands.popleft() if route.commands else None
+            assert self._nursery is not None
+            self._nursery.start_soon(self._reply_notice, route, anchor, notice)
+
+    def _open_card(self, route: _Route, began: TurnBegan) -> None:
+        if began.attempt_id in self._turns:
+            return
+        assert self._cards is not None and self._delivery is not None and self._sink is not None
+        assert self._port is not None
+        pending = _take(route.pending, began.prompt)
+        if pending is None and route.pending and not began.recovery:
+            pending = route.pending.popleft()
+        card_id = f"{began.attempt_id}{CARD_SUFFIX}"
+        if pending is not None:
+            self._sink.anchors[card_id] = pending.thread
+        agent = route.agent or self.context.config.defaults.agent
+        port = self._port
+        attempt_id = began.attempt_id
+
+        def notify(notice: object) -> None:  # the card actor's thread
+            port.post(self._card_notice, attempt_id, notice)
+
+        address = self._cards.open(
+            CardTurn(card_id, began.task_id, route.key, started_at=time.time()),
+            lambda: SlackPlatform(agent=agent),
+            self._delivery,
+            notify=notify,
+        )
+        messages = [pending.ts] if pending is not None else []
+        self._turns[attempt_id] = _Turn(card_id, route.key, route.channel, address, messages)
+
+    def _card_notice(self, attempt_id: str, notice: object) -> None:
+        turn = self._turns.get(attempt_id)
+        if turn is None or not isinstance(notice, FinalAnswerDelivered | FinalAnswerFailed):
+            return
+        assert self._nursery is not None
+        del self._turns[attempt_id]
+        if self._sink is not None:
+            self._sink.anchors.pop(turn.card_id, None)
+        if isinstance(notice, FinalAnswerFailed):
+            log.error("slack: the answer of %s was not delivered: %s", attempt_id, notice.error)
+            emoji = REACTIONS["failed"]
+        else:
+            emoji = REACTIONS.get(turn.status or "", REACTIONS["completed"])
+        for ts in turn.messages:
+            self._nursery.start_soon(self._settle_reaction, turn.channel, ts, emoji)
+
+    # -- outbound helpers ------------------------------------------------------------------
+
+    async def _react(self, channel: str, ts: str, name: str) -> None:
+        assert self._web is not None
+        try:
+            await self._web.add_reaction(channel, ts, name)
+        except ApiError as error:
+            log.warning("slack: the %s reaction failed: %s", name, error)
+
+    async def _settle_reaction(self, channel: str, ts: str, name: str) -> None:
+        """``eyes`` on the message replaced by ``name``."""
+        assert self._web is not None
+        await self._react(channel, ts, name)
+        try:
+            await self._web.remove_reaction(channel, ts, WORKING)
+        except ApiError as error:
+            log.warning("slack: the eyes reaction could not be removed: %s", error)
+
+    async def _reply_notice(
+        self, route: _Route, anchor: _Pending | None, reply: RouteReply
+    ) -> None:
+        assert self._web is not None
+        chat = route_chat(route.key)
+        thread = anchor.thread if anchor is not None else (chat[1] if chat else None)
+        try:
+            await self._web.post_message(route.channel, text=reply.text, thread_ts=thread)
+        except ApiError as error:
+            log.warning("slack: a reply could not be sent: %s", error)
+        if anchor is not None:
+            name = REACTIONS["failed"] if reply.level == "error" else REACTIONS["completed"]
+            await self._settle_reaction(route.channel, anchor.ts, name)
+
+
+def _take(pending: deque[_Pending], text: str) -> _Pending | None:
+    """The oldest pending message whose text is ``text`` (a recovered turn's prompt ends with
+    it), taken out of the queue."""
+    for index, item in enumerate(pending):
+        if text == item.text or text.endswith("\n\n" + item.text):
+            del pending[index]
+            return item
+    return None
+
+
+def _logged(value: object, /) -> None:
+    """The ack of a write nobody waits for: a failure is logged (the writer's thread)."""
+    if isinstance(value, BaseException):
+        log.error("slack: a store write failed: %s: %s", type(value).__name__, value)
