@@ -9,6 +9,7 @@ import pytest
 
 from robota.transports.slack import (
     Admit,
+    ButtonClick,
     Ignore,
     InboundMessage,
     Malformed,
@@ -47,7 +48,13 @@ def parsed(event: dict[str, Any]) -> InboundMessage:
         ("events_api", {"type": "event_callback"}, Malformed),
         ("events_api", {"type": "url_verification"}, Unsupported),
         ("slash_commands", {"command": "/new"}, Unsupported),
-        ("interactive", {"type": "block_actions"}, Unsupported),
+        ("interactive", {"type": "block_actions"}, Malformed),
+        ("interactive", {"type": "view_submission"}, Unsupported),
+        (
+            "interactive",
+            {"type": "block_actions", "user": {"id": "U1"}, "container": {}},
+            Malformed,
+        ),
         (
             "events_api",
             {"type": "event_callback", "event_id": "Ev1", "event": {"type": "reaction_added"}},
@@ -163,3 +170,18 @@ def test_the_stale_guard(age: float, started_ago: float, expected: str) -> None:
     now = 1_800_000_000.0
     message = parsed(dm("hi", ts=f"{now - age:.6f}"))
     assert freshness(message, now=now, started_at=now - started_ago) == expected
+
+
+def test_a_button_click_parses_with_its_token_or_none() -> None:
+    payload: dict[str, Any] = {
+        "type": "block_actions",
+        "user": {"id": OWNER, "username": "alice"},
+        "container": {"type": "message", "message_ts": "1796015967.000002", "channel_id": "D1"},
+        "actions": [{"action_id": "a_allow", "value": "tok-1", "type": "button"}],
+    }
+    assert parse_envelope("interactive", payload) == ButtonClick(
+        OWNER, "D1", "1796015967.000002", "tok-1"
+    )
+    assert parse_envelope("interactive", {**payload, "actions": []}) == ButtonClick(
+        OWNER, "D1", "1796015967.000002", None
+    )

@@ -24,7 +24,7 @@ from robota.core.config import resolve_profile
 from robota.core.control import ControlClient
 
 from ...cli._robota import Robota
-from ...cli.test_doctor import processes_with_home_under
+from ...cli.test_doctor import processes_with_home_under, write_real_agents_config
 from ...host.test_host import HOST_PROCESS, sandboxed
 from ...support.model_server import FakeModel
 from .fake_slack import APP_TOKEN, BOT_TOKEN, BOT_USER, FakeSlack, dm, events_api, fake_slack
@@ -169,8 +169,10 @@ async def host_process(
 
 
 @asynccontextmanager
-async def served(short_root: Path, model: FakeModel) -> AsyncIterator[Served]:
+async def served(short_root: Path, model: FakeModel, *, ask: bool = False) -> AsyncIterator[Served]:
     robota, profile = sandboxed(short_root, model, "codex-acp")
+    if ask:  # the agent asks before it runs a command
+        write_real_agents_config(robota, ["codex-acp"], model.url, ask=True)
     async with fake_slack() as fake:
         configure(robota.home, fake.api_url)
         async with host_process(robota, fake, short_root / "host.log") as process:
@@ -269,3 +271,78 @@ async def test_strangers_duplicates_and_channel_chatter_start_no_turn(
         for ts in (chatter_ts, other_ts):
             assert bot.reactions(ts, "C0GEN") == set() and bot.replies(ts, "C0GEN") == []
         assert len(fake.connections) == 1, "the socket kept working through it all"
+
+
+def buttons(message: dict[str, Any]) -> dict[str, str]:
+    """Button text -> value (the token) of a message's blocks."""
+    return {
+        e["text"]["text"]: e["value"]
+        for b in message.get("blocks", ())
+        if b.get("type") == "actions"
+        for e in b["elements"]
+        if e.get("type") == "button"
+    }
+
+
+def click(user: str, channel: str, ts: str, value: str) -> dict[str, Any]:
+    return {
+        "envelope_id": f"click-{user}-{value[:8]}",
+        "type": "interactive",
+        "payload": {
+            "type": "block_actions",
+            "user": {"id": user, "username": user.lower(), "name": user.lower(), "team_id": "T"},
+            "api_app_id": "A0FAKE",
+            "trigger_id": "1337.42.abc",
+            "container": {
+                "type": "message",
+                "message_ts": ts,
+                "channel_id": channel,
+                "is_ephemeral": False,
+            },
+            "channel": {"id": channel, "name": "directmessage"},
+            "actions": [{"action_id": "a_x", "block_id": "b", "value": value, "type": "button"}],
+        },
+        "accepts_response_payload": False,
+        "retry_attempt": 0,
+        "retry_reason": "",
+    }
+
+
+async def test_an_approval_is_answered_by_the_owners_button_not_a_strangers(
+    short_root: Path, model: FakeModel
+) -> None:
+    async with served(short_root, model, ask=True) as bot:
+        fake = bot.fake
+        ts = now_ts()
+        await bot.push(dm("SHELL: touch made.txt && echo made", ts=ts), event_id="EvAsk")
+
+        def progress() -> dict[str, Any] | None:
+            replies = bot.replies(ts)
+            return replies[0] if replies else None
+
+        await fake.wait_until(
+            lambda: (p := progress()) is not None and "Allow once" in buttons(p), timeout=BOUND
+        )
+        first = progress()
+        assert first is not None
+        token = buttons(first)["Allow once"]
+        (decline,) = (v for k, v in buttons(first).items() if k.lower().startswith("decline"))
+        # Were the stranger's Decline taken, the command would not run and the owner's click
+        # would find its approval answered: the final's "made" says it was refused.
+        for frame in (
+            click("U0BOB", CHANNEL, first["ts"], decline),
+            click(OWNER, CHANNEL, first["ts"], "forged-token"),
+        ):
+            await fake.push(frame)
+            await bot.acked(frame["envelope_id"])
+        assert "Allow once" in buttons(first), "still waiting for the owner"
+        assert bot.reactions(ts) == {"eyes"}
+        owner = click(OWNER, CHANNEL, first["ts"], token)
+        await fake.push(owner)
+        await bot.acked(owner["envelope_id"])
+        await bot.answered(ts)
+        progress_message, final = bot.replies(ts)
+        assert "made" in words(final), final
+        assert "Allow once" not in buttons(progress_message), "an answered approval has no buttons"
+        assert "✅" in words(progress_message)
+        assert bot.reactions(ts) == {"white_check_mark"}

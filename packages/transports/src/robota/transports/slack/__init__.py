@@ -23,6 +23,7 @@ from ._errors import AUTH_ERRORS, ApiError, ConnectionRefused, RateLimited, Slac
 from ._inbound import (
     STALE_AFTER,
     Admit,
+    ButtonClick,
     Ignore,
     InboundMessage,
     Malformed,
@@ -56,6 +57,7 @@ __all__ = [
     "route_chat",
     "Screen",
     "Admit",
+    "ButtonClick",
     "Ignore",
     "InboundMessage",
     "Malformed",

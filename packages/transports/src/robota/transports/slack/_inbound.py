@@ -35,6 +35,7 @@ __all__ = [
     "NO_OWNER",
     "STALE_AFTER",
     "Admit",
+    "ButtonClick",
     "Ignore",
     "InboundMessage",
     "Malformed",
@@ -105,7 +106,18 @@ class Unsupported:
     reason: str
 
 
-Parsed = InboundMessage | Malformed | Unsupported
+@dataclass(frozen=True, slots=True)
+class ButtonClick:
+    """A ``block_actions`` payload: someone pressed a button of one of the bot's messages."""
+
+    user: str
+    channel: str
+    message_ts: str
+    token: str | None
+    """The button's opaque token (its ``value``); ``None``: not one of robota's buttons."""
+
+
+Parsed = InboundMessage | ButtonClick | Malformed | Unsupported
 
 
 def chat_route(channel: str, thread_ts: str | None = None) -> str:
@@ -135,6 +147,8 @@ def parse_envelope(
     kind: str, payload: Mapping[str, Any] | None, *, retry_attempt: int = 0
 ) -> Parsed:
     """The message in an envelope of type ``kind`` (its ``payload``), or why it is dropped."""
+    if kind == "interactive":
+        return _click(payload)
     if kind != "events_api":
         return Unsupported(f"envelope type {kind[:40]!r} is not handled")
     if not isinstance(payload, Mapping):
@@ -173,6 +187,25 @@ def parse_envelope(
         subtype=_text(event.get("subtype")),
         retry_attempt=retry_attempt,
     )
+
+
+def _click(payload: Mapping[str, Any] | None) -> Parsed:
+    if not isinstance(payload, Mapping):
+        return Malformed("the envelope has no payload object")
+    if payload.get("type") != "block_actions":
+        return Unsupported(f"interactive type {str(payload.get('type'))[:40]!r} is not handled")
+    user, container = payload.get("user"), payload.get("container")
+    user_id = _text(user.get("id")) if isinstance(user, Mapping) else None
+    if user_id is None or not isinstance(container, Mapping):
+        return Malformed("the block_actions payload lacks its user or container")
+    channel = _text(container.get("channel_id"))
+    ts = _text(container.get("message_ts"))
+    if channel is None or ts is None:
+        return Malformed("the block_actions container lacks channel_id or message_ts")
+    actions = payload.get("actions")
+    action = actions[0] if isinstance(actions, list) and actions else None
+    token = _text(action.get("value")) if isinstance(action, Mapping) else None
+    return ButtonClick(user_id, channel, ts, token)
 
 
 # -- 2. the owner and mention filters ---------------------------------------------------------

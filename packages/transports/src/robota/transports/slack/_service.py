@@ -39,9 +39,11 @@ from robota.core.cards import (
     CardTurn,
     FinalAnswerDelivered,
     FinalAnswerFailed,
+    ProgressCardPosted,
     SlackPlatform,
 )
 from robota.core.engine import (
+    AnswerApproval,
     InputSteered,
     RouteReply,
     TaskOpened,
@@ -53,23 +55,33 @@ from robota.core.engine import (
 from robota.core.events import TurnCompleted
 from robota.core.frontend import Overflowed, TransportContext, TransportStatus
 from robota.core.presentation import UserSteer
-from robota.core.store import AppendAuditEvent, ClaimInboundEvent, NoteChat, Together
+from robota.core.store import (
+    AppendAuditEvent,
+    ClaimCardAction,
+    Claimed,
+    ClaimInboundEvent,
+    NoteChat,
+    Together,
+)
 
 from ._client import SocketModeClient
 from ._errors import ApiError, ConnectionRefused
 from ._inbound import (
     Admit,
+    ButtonClick,
     Ignore,
     InboundMessage,
     Malformed,
     Screen,
     Unsupported,
+    allowed,
+    chat_route,
     freshness,
     parse_envelope,
     route_chat,
     screen,
 )
-from ._outbound import SlackSink
+from ._outbound import SlackSink, message_id
 from ._settings import SlackSettings
 from ._web import WebApi
 
@@ -106,6 +118,8 @@ class _Turn:
     """The ``ts`` of the person's messages the turn answers (their reactions settle with it)."""
     status: str | None = None
     completed: bool = False
+    posted: str | None = None
+    """The progress message's id once it exists (its buttons' clicks find the route by it)."""
 
 
 @dataclass(slots=True)
@@ -135,6 +149,8 @@ class SlackService:
         self._store = context.store
         self._routes: dict[str, _Route] = {}
         self._turns: dict[str, _Turn] = {}
+        self._card_routes: dict[str, str] = {}
+        """Progress message id -> route key, for clicks (a thread's route is not the channel's)."""
         self._nursery: trio.Nursery | None = None
         self._port: LoopPort | None = None
         self._web: WebApi | None = None
@@ -230,7 +246,30 @@ class SlackService:
                 extra={"envelope_id": envelope.envelope_id},
             )
             return
+        if isinstance(parsed, ButtonClick):
+            await self._on_click(parsed)
+            return
         self._on_message(parsed)
+
+    async def _on_click(self, click: ButtonClick) -> None:
+        """An approval's button: the clicker checked like a sender, the token claimed once."""
+        refused = allowed(click.user, self.screen)
+        if refused is not None:
+            log.info("slack button refused: %s", refused.reason)
+            return
+        if click.token is None:
+            log.info("slack button dropped: not one of robota's buttons")
+            return
+        card = message_id(click.channel, click.message_ts)
+        route_key = self._card_routes.get(card, chat_route(click.channel))
+        outcome = await self._store.write(
+            ClaimCardAction(click.token, card, route_key), timeout=STORE_TIMEOUT
+        )
+        if not isinstance(outcome, Claimed):
+            log.info("slack button refused: %s", outcome.reason)
+            return
+        action = outcome.action
+        self.context.port.tell(route_key, AnswerApproval(action.approval_id, action.decision))  # type: ignore[arg-type]
 
     def _on_message(self, message: InboundMessage) -> None:
         decision = screen(message, self.screen)
@@ -387,10 +426,15 @@ class SlackService:
 
     def _card_notice(self, attempt_id: str, notice: object) -> None:
         turn = self._turns.get(attempt_id)
+        if turn is not None and isinstance(notice, ProgressCardPosted):
+            self._card_routes[notice.message_id] = turn.route_key
+            turn.posted = notice.message_id
         if turn is None or not isinstance(notice, FinalAnswerDelivered | FinalAnswerFailed):
             return
         assert self._nursery is not None
         del self._turns[attempt_id]
+        if turn.posted is not None:
+            self._card_routes.pop(turn.posted, None)
         if self._sink is not None:
             self._sink.anchors.pop(turn.card_id, None)
         if isinstance(notice, FinalAnswerFailed):
