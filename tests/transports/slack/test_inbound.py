@@ -15,6 +15,7 @@ from robota.transports.slack import (
     Malformed,
     Screen,
     Unsupported,
+    bang,
     chat_route,
     freshness,
     parse_envelope,
@@ -185,3 +186,21 @@ def test_a_button_click_parses_with_its_token_or_none() -> None:
     assert parse_envelope("interactive", {**payload, "actions": []}) == ButtonClick(
         OWNER, "D1", "1796015967.000002", None
     )
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("!new", "/new"),
+        ("!stop", "/stop"),
+        ("!NEW --agent codex fix it", "/NEW --agent codex fix it"),
+        ("!ns later", "/ns later"),
+        ("!important: read this", "!important: read this"),
+        ("!!", "!!"),
+        ("! new", "! new"),
+        ("/new", "/new"),
+        ("hello!", "hello!"),
+    ],
+)
+def test_bang_commands_are_the_engines_commands(text: str, expected: str) -> None:
+    assert bang(text, {"new", "stop", "ns", "nosteer"}) == expected

@@ -222,6 +222,17 @@ async def test_an_owners_dm_gets_eyes_one_progress_message_and_one_final(
         assert any(b.get("type") == "markdown" for b in final["blocks"]), final
         assert bot.reactions(ts) == {"white_check_mark"}
 
+        # `!status` is the engine's /status (Slack keeps a leading / for itself).
+        command_ts = now_ts()
+        await bot.push(dm("!status", ts=command_ts), event_id="EvStatus")
+        await fake.wait_until(
+            lambda: bot.replies(command_ts) and bot.reactions(command_ts) == {"white_check_mark"},
+            timeout=BOUND,
+        )
+        (reply,) = bot.replies(command_ts)
+        assert "codex" in words(reply), reply
+        assert bot.prompts("!status") == 0 and bot.prompts("/status") == 0
+
 
 async def test_strangers_duplicates_and_channel_chatter_start_no_turn(
     short_root: Path, model: FakeModel

@@ -29,6 +29,7 @@ from ._inbound import (
     Malformed,
     Screen,
     Unsupported,
+    bang,
     chat_route,
     freshness,
     parse_envelope,
@@ -52,6 +53,7 @@ __all__ = [
     # inbound decisions
     "parse_envelope",
     "screen",
+    "bang",
     "freshness",
     "chat_route",
     "route_chat",

@@ -16,7 +16,8 @@ does I/O, so each step is tested with tables:
 4. ``freshness`` is the stale guard: written before this host started and more than
    ``STALE_AFTER`` ago, the message is recorded and not run.
 5. The shell awaits the ``eyes`` reaction, then the route gets the text, the bot's mention
-   removed.
+   removed, and ``!new`` ... as ``/new`` (``bang``: Slack keeps a leading ``/`` for its own
+   slash commands, so the engine's commands are also typed with ``!``).
 
 Route keys: ``slack:<channel>`` for a DM and a channel's timeline, ``slack:<channel>:<thread_ts>``
 for a thread; answers go to the thread of the message that started the turn (its
@@ -26,7 +27,7 @@ for a thread; answers go to the thread of the message that started the turn (its
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -42,6 +43,7 @@ __all__ = [
     "Screen",
     "Unsupported",
     "allowed",
+    "bang",
     "chat_route",
     "freshness",
     "parse_envelope",
@@ -275,6 +277,15 @@ def screen(message: InboundMessage, screen_: Screen) -> Admit | Ignore:
         return Admit(message, message.text.strip())
     text = _MENTION.sub(lambda m: "" if m[1] == bot else m[0], message.text)
     return Admit(message, re.sub(r"[ \t]{2,}", " ", text).strip())
+
+
+def bang(text: str, commands: Collection[str]) -> str:
+    """``!name args`` as ``/name args`` when ``name`` is one of ``commands`` exactly (so
+    ``!important`` and ``!!`` stay text); any other text as it is."""
+    if not text.startswith("!"):
+        return text
+    word, _, _ = text[1:].partition(" ")
+    return "/" + text[1:] if word.lower() in commands else text
 
 
 # -- 4. the stale guard ----------------------------------------------------------------------

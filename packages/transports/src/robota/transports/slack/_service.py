@@ -43,6 +43,7 @@ from robota.core.cards import (
     SlackPlatform,
 )
 from robota.core.engine import (
+    COMMANDS,
     AnswerApproval,
     InputSteered,
     RouteReply,
@@ -75,6 +76,7 @@ from ._inbound import (
     Screen,
     Unsupported,
     allowed,
+    bang,
     chat_route,
     freshness,
     parse_envelope,
@@ -98,6 +100,9 @@ STORE_TIMEOUT = 10.0
 CARD_SUFFIX = ":slack"
 """A card's turn id is the engine's attempt id and this (see the module docstring)."""
 WORKING = "eyes"
+_COMMAND_NAMES = frozenset(
+    name for c in COMMANDS for name in (c.name, c.initialism) if name is not None
+)
 REACTIONS = {"completed": "white_check_mark", "failed": "x", "interrupted": "no_entry_sign"}
 
 
@@ -339,12 +344,13 @@ class SlackService:
         await self._react(message.channel, message.ts, WORKING)
         kind = "slack:im" if message.is_dm else "slack:channel"
         self._store.submit(NoteChat(f"slack:{message.channel}", kind), _logged)
-        pending = _Pending(message.ts, admit.text, message.reply_thread)
-        if admit.text.startswith("/"):
+        text = bang(admit.text, _COMMAND_NAMES)
+        pending = _Pending(message.ts, text, message.reply_thread)
+        if text.startswith("/"):
             route.commands.append(pending)
         else:
             route.pending.append(pending)
-        self.context.port.tell(route.key, UserInput(admit.text, message_id=message.ts))
+        self.context.port.tell(route.key, UserInput(text, message_id=message.ts))
 
     # -- the routes' notices ----------------------------------------------------------------
 
