@@ -144,6 +144,7 @@ async def host_process(
     """``run_host`` as a process, once Socket Mode is up and its endpoint answers; stopped
     with SIGTERM at the end."""
     socket = resolve_profile({"ROBOTA_HOME": str(robota.home)}).control_socket
+    connections = len(fake.connections)
     with log_path.open("ab") as log:
         process = await trio.lowlevel.open_process(
             [sys.executable, str(HOST_PROCESS)],
@@ -154,7 +155,9 @@ async def host_process(
         )
         try:
             with trio.fail_after(BOUND):
-                while not (fake.connections and _answers(socket)):
+                # A new Socket Mode connection first: a killed host leaves its socket file.
+                await fake.wait_until(lambda: len(fake.connections) > connections, timeout=BOUND)
+                while not _answers(socket):
                     assert process.poll() is None, log_path.read_text()
                     await trio.sleep(0.05)
             yield process
@@ -357,3 +360,48 @@ async def test_an_approval_is_answered_by_the_owners_button_not_a_strangers(
         assert "Allow once" not in buttons(progress_message), "an answered approval has no buttons"
         assert "✅" in words(progress_message)
         assert bot.reactions(ts) == {"white_check_mark"}
+
+
+async def test_a_host_killed_mid_turn_answers_once_after_its_restart(
+    short_root: Path, model: FakeModel
+) -> None:
+    robota, profile = sandboxed(short_root, model, "codex-acp")
+    log = short_root / "host.log"
+    async with fake_slack() as fake:
+        configure(robota.home, fake.api_url)
+        bot = Served(fake, model, profile.control_socket)
+        ts = now_ts()
+        async with host_process(robota, fake, log) as first:
+            await bot.push(dm("SLOW crash me", ts=ts), event_id="EvCrash")
+            # Mid-turn: the progress message is up and the model is streaming the answer.
+            await fake.wait_until(lambda: bot.replies(ts), timeout=BOUND)
+            await fake.wait_until(lambda: bot.prompts("SLOW crash me") == 1, timeout=BOUND)
+            first.kill()
+            await first.wait()
+        (first_progress,) = bot.replies(ts)
+        assert bot.reactions(ts) == {"eyes"}
+
+        async with host_process(robota, fake, log) as second:
+            await fake.wait_until(
+                lambda: (
+                    any("slow crash me" in words(m) for m in bot.replies(ts)[1:])
+                    and bot.reactions(ts) == {"white_check_mark"}
+                    # Nothing is left running: the killed run's progress message was closed.
+                    and not any("⏳" in words(m) for m in bot.replies(ts))
+                ),
+                timeout=BOUND,
+            )
+            replies = bot.replies(ts)
+            finals = [m for m in replies if any(b["type"] == "markdown" for b in m["blocks"])]
+            assert len(finals) == 1, replies
+            assert replies[0]["ts"] == first_progress["ts"]
+        assert second.returncode == 0, log.read_text()[-4000:]
+
+        # A third start finds nothing left to settle: still one answer.
+        count = len(bot.replies(ts))
+        async with host_process(robota, fake, log):
+            after = now_ts()
+            await bot.push(dm("after the crash", ts=after), event_id="EvAfter")
+            await bot.answered(after)
+        assert len(bot.replies(ts)) == count
+    assert processes_with_home_under(short_root / "agents") == []

@@ -53,16 +53,21 @@ from robota.core.engine import (
     TurnUpdate,
     UserInput,
 )
-from robota.core.events import TurnCompleted
+from robota.core.events import TurnCompleted, TurnError
 from robota.core.frontend import Overflowed, TransportContext, TransportStatus
 from robota.core.presentation import UserSteer
 from robota.core.store import (
+    ACTIVE_TURN_STATUSES,
+    AnchorTurnAttempt,
     AppendAuditEvent,
     ClaimCardAction,
     Claimed,
     ClaimInboundEvent,
     NoteChat,
     Together,
+    TurnAttempt,
+    open_reader,
+    unsettled_chat_turns,
 )
 
 from ._client import SocketModeClient
@@ -99,6 +104,8 @@ log = logging.getLogger("robota.transports.slack")
 STORE_TIMEOUT = 10.0
 CARD_SUFFIX = ":slack"
 """A card's turn id is the engine's attempt id and this (see the module docstring)."""
+RECOVER_SINCE = 3600.0
+"""Seconds back a restart looks for turns whose progress message or answer was left unsent."""
 WORKING = "eyes"
 _COMMAND_NAMES = frozenset(
     name for c in COMMANDS for name in (c.name, c.initialism) if name is not None
@@ -181,6 +188,7 @@ class SlackService:
             await nursery.start(timers.run)
             await nursery.start(self._delivery.run)
             await nursery.start(self._cards.run)
+            await self._recover()
             if not await self._identify(web):
                 task_status.started()
                 await trio.sleep_forever()
@@ -405,30 +413,125 @@ class SlackService:
 
     def _open_card(self, route: _Route, began: TurnBegan) -> None:
         if began.attempt_id in self._turns:
-            return
-        assert self._cards is not None and self._delivery is not None and self._sink is not None
-        assert self._port is not None
+            return  # opened from the store after a restart
         pending = _take(route.pending, began.prompt)
         if pending is None and route.pending and not began.recovery:
             pending = route.pending.popleft()
-        card_id = f"{began.attempt_id}{CARD_SUFFIX}"
-        if pending is not None:
-            self._sink.anchors[card_id] = pending.thread
+        anchor = pending.ts if pending is not None else None
+        if anchor is not None:
+            self._store.submit(AnchorTurnAttempt(began.attempt_id, anchor), _logged)
+        self._open(route, began.attempt_id, began.task_id, anchor, [anchor] if anchor else [])
+
+    def _open(  # noqa: PLR0917 (the one place a card opens; every caller names them all)
+        self,
+        route: _Route,
+        attempt_id: str,
+        task_id: str,
+        anchor: str | None,
+        messages: list[str],
+        started_at: float | None = None,
+    ) -> _Turn:
+        """The turn's card actor; ``anchor``: the ``ts`` of the message it answers."""
+        assert self._cards is not None and self._delivery is not None and self._sink is not None
+        assert self._port is not None
+        card_id = f"{attempt_id}{CARD_SUFFIX}"
+        chat = route_chat(route.key)
+        thread = chat[1] if chat is not None and chat[1] else anchor
+        if thread is not None:
+            self._sink.anchors[card_id] = thread
         agent = route.agent or self.context.config.defaults.agent
         port = self._port
-        attempt_id = began.attempt_id
 
         def notify(notice: object) -> None:  # the card actor's thread
             port.post(self._card_notice, attempt_id, notice)
 
         address = self._cards.open(
-            CardTurn(card_id, began.task_id, route.key, started_at=time.time()),
+            CardTurn(card_id, task_id, route.key, started_at=started_at or time.time()),
             lambda: SlackPlatform(agent=agent),
             self._delivery,
             notify=notify,
         )
-        messages = [pending.ts] if pending is not None else []
-        self._turns[attempt_id] = _Turn(card_id, route.key, route.channel, address, messages)
+        turn = _Turn(card_id, route.key, route.channel, address, messages)
+        self._turns[attempt_id] = turn
+        return turn
+
+    # -- after a restart --------------------------------------------------------------------
+
+    async def _recover(self) -> None:
+        """Finish what the last run left on Slack: progress messages still running, answers
+        not sent. The same reading as the Feishu transport's (see its docstring): the routes
+        are subscribed first and the store read again on the loop, with no await between the
+        read and the cards' opening, so a turn is ended either from the store or by its
+        route, never both and never neither."""
+        since = time.time() - RECOVER_SINCE
+        try:
+            first = await trio.to_thread.run_sync(self._unsettled, since)
+        except Exception:
+            log.exception("slack: what the last run left could not be read")
+            return
+        for attempt, _ in first:
+            self._route_of(attempt.route_key)
+        if not first:
+            return
+        unsettled = self._unsettled(since)  # on the loop: see the docstring
+        attempts = [
+            attempt
+            for attempt, card in unsettled
+            # An interrupted or failed turn that never showed a card needs none now.
+            if card is not None or attempt.status in (*ACTIVE_TURN_STATUSES, "completed")
+        ]
+        taken: set[str] = set()
+        for attempt in attempts:
+            route = self._route_of(attempt.route_key)
+            if attempt.id in self._turns or route is None:
+                continue
+            anchor = attempt.anchor_message_id
+            if attempt.status in ACTIVE_TURN_STATUSES and anchor is None:
+                # A continued turn answers the message its interrupted predecessor did.
+                for earlier, _ in unsettled:
+                    if (
+                        earlier.route_key == attempt.route_key
+                        and earlier.status == "interrupted"
+                        and earlier.anchor_message_id
+                        and attempt.prompt.endswith(earlier.prompt)
+                    ):
+                        anchor = earlier.anchor_message_id
+                        taken.add(earlier.id)
+            messages = [anchor] if anchor is not None and attempt.id not in taken else []
+            turn = self._open(
+                route, attempt.id, attempt.task_id, anchor, messages, attempt.created_at
+            )
+            log.info("slack: turn %s of %s recovered (%s)", attempt.id, route.key, attempt.status)
+            if attempt.status not in ACTIVE_TURN_STATUSES:
+                status = attempt.status if attempt.status in REACTIONS else "failed"
+                error = None
+                if status == "failed":
+                    error = TurnError(attempt.error or "failed", "unknown", retryable=False)
+                turn.completed = True
+                turn.status = status
+                turn.address.tell(
+                    TurnCompleted(
+                        attempt.remote_turn_id or "",
+                        status,  # type: ignore[arg-type]
+                        error,
+                        final_text=attempt.final_text if status == "completed" else None,
+                    )
+                )
+        for attempt_id in taken:
+            earlier_turn = self._turns.get(attempt_id)
+            if earlier_turn is not None:
+                earlier_turn.messages.clear()  # its successor settles the message's reaction
+
+    def _route_of(self, route_key: str) -> _Route | None:
+        chat = route_chat(route_key)
+        return None if chat is None else self._route(route_key, chat[0])
+
+    def _unsettled(self, since: float) -> list[tuple[TurnAttempt, str | None]]:
+        db = open_reader(self.context.db_path)
+        try:
+            return unsettled_chat_turns(db, "slack:", CARD_SUFFIX, since=since)
+        finally:
+            db.close()
 
     def _card_notice(self, attempt_id: str, notice: object) -> None:
         turn = self._turns.get(attempt_id)
