@@ -199,6 +199,12 @@ async def test_an_owners_dm_gets_eyes_one_progress_message_and_one_final(
                 await trio.sleep(0.05)
         assert status["transports"] == [{"name": "slack", "state": "connected"}]
         assert fake.calls_of("auth.test"), "the bot's user id comes from auth.test"
+        # No conversation is known yet: the start-up note went to the owner's DM.
+        await fake.wait_until(lambda: fake.calls_of("chat.postMessage"), timeout=BOUND)
+        (opened,) = fake.calls_of("conversations.open")
+        assert opened.args["users"] == OWNER
+        (note,) = [m for (c, _), m in fake.messages.items() if c == CHANNEL]
+        assert "online" in words(note) and "thread_ts" not in note
 
         ts = now_ts()
         envelope = await bot.push(dm("hello slack", ts=ts), event_id="EvDM1")

@@ -27,6 +27,7 @@ from __future__ import annotations
 import logging
 import time
 from collections import deque
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -60,12 +61,14 @@ from robota.core.store import (
     ACTIVE_TURN_STATUSES,
     AnchorTurnAttempt,
     AppendAuditEvent,
+    ChatContext,
     ClaimCardAction,
     Claimed,
     ClaimInboundEvent,
     NoteChat,
     Together,
     TurnAttempt,
+    chat_contexts,
     open_reader,
     unsettled_chat_turns,
 )
@@ -104,6 +107,7 @@ log = logging.getLogger("robota.transports.slack")
 STORE_TIMEOUT = 10.0
 CARD_SUFFIX = ":slack"
 """A card's turn id is the engine's attempt id and this (see the module docstring)."""
+ONLINE = "robota is online: write here to start."
 RECOVER_SINCE = 3600.0
 """Seconds back a restart looks for turns whose progress message or answer was left unsent."""
 WORKING = "eyes"
@@ -200,6 +204,7 @@ class SlackService:
             await up.wait()
             task_status.started()
             self.context.report(TransportStatus("connected"))
+            await self._startup_notes(web)
             await trio.sleep_forever()
 
     async def _identify(self, web: WebApi) -> bool:
@@ -229,6 +234,43 @@ class SlackService:
                 all_channel_messages=self.screen.all_channel_messages,
             )
             return True
+
+    async def _startup_notes(self, web: WebApi) -> None:
+        """One note to the owner's DM (``conversations.open``) and to each channel active in
+        the minute before this start."""
+
+        def read() -> list[ChatContext]:
+            db = open_reader(self.context.db_path)
+            try:
+                return chat_contexts(db, "slack:")
+            finally:
+                db.close()
+
+        try:
+            known = await trio.to_thread.run_sync(read)
+        except Exception:
+            log.exception("slack: the known conversations could not be read")
+            known = []
+        recent = self.context.started_at - 60.0
+        channels = [
+            c.chat_id.removeprefix("slack:")
+            for c in known
+            if c.kind == "slack:channel" and c.updated_at >= recent
+        ]
+        try:
+            if self.settings.user_id:
+                answer = await web.call("conversations.open", {"users": self.settings.user_id})
+                opened = answer.get("channel")
+                dm_id = opened.get("id") if isinstance(opened, Mapping) else None
+                if isinstance(dm_id, str) and dm_id:
+                    channels.insert(0, dm_id)
+        except ApiError as error:
+            log.warning("slack: the owner's DM could not be opened: %s", error)
+        for channel in channels:
+            try:
+                await web.post_message(channel, text=ONLINE)
+            except ApiError as error:
+                log.warning("slack: the start-up note to %s failed: %s", channel, error)
 
     async def _connect(self, client: SocketModeClient, up: trio.Event) -> None:
         try:
