@@ -411,3 +411,24 @@ async def test_a_host_killed_mid_turn_answers_once_after_its_restart(
             await bot.answered(after)
         assert len(bot.replies(ts)) == count
     assert processes_with_home_under(short_root / "agents") == []
+
+
+async def test_stop_from_the_progress_message(short_root: Path, model: FakeModel) -> None:
+    async with served(short_root, model) as bot:
+        fake = bot.fake
+        ts = now_ts()
+        await bot.push(dm("SLOW please", ts=ts), event_id="EvSlow")
+        await fake.wait_until(
+            lambda: bot.replies(ts) and "Stop" in buttons(bot.replies(ts)[0]), timeout=BOUND
+        )
+        await fake.wait_until(lambda: bot.prompts("SLOW please") == 1, timeout=BOUND)
+        progress = bot.replies(ts)[0]
+        token = buttons(progress)["Stop"]
+        owner = click(OWNER, CHANNEL, progress["ts"], token)
+        await fake.push(owner)
+        await bot.acked(owner["envelope_id"])
+        await fake.wait_until(lambda: bot.reactions(ts) == {"no_entry_sign"}, timeout=BOUND)
+        assert "Stop" not in buttons(progress), "a finished turn has no Stop button"
+        assert "⏹️" in words(progress), progress
+        finals = [m for m in bot.replies(ts) if m is not progress]
+        assert len(finals) <= 1, "an interrupted turn sends at most its partial answer once"

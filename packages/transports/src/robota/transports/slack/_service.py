@@ -25,6 +25,7 @@ ledger row for the attempt and this one for the answer sent to Slack never see e
 from __future__ import annotations
 
 import logging
+import secrets
 import time
 from collections import deque
 from collections.abc import Mapping
@@ -41,12 +42,12 @@ from robota.core.cards import (
     FinalAnswerDelivered,
     FinalAnswerFailed,
     ProgressCardPosted,
-    SlackPlatform,
 )
 from robota.core.engine import (
     COMMANDS,
     AnswerApproval,
     InputSteered,
+    Interrupt,
     RouteReply,
     TaskOpened,
     TurnBegan,
@@ -59,8 +60,11 @@ from robota.core.frontend import Overflowed, TransportContext, TransportStatus
 from robota.core.presentation import UserSteer
 from robota.core.store import (
     ACTIVE_TURN_STATUSES,
+    ActionBinding,
     AnchorTurnAttempt,
     AppendAuditEvent,
+    BindCardActions,
+    CardAction,
     ChatContext,
     ClaimCardAction,
     Claimed,
@@ -91,7 +95,7 @@ from ._inbound import (
     route_chat,
     screen,
 )
-from ._outbound import SlackSink, message_id
+from ._outbound import STOP, SlackCards, SlackSink, message_id
 from ._settings import SlackSettings
 from ._web import WebApi
 
@@ -130,6 +134,7 @@ class _Turn:
     route_key: str
     channel: str
     address: Address
+    stop_token: str
     messages: list[str] = field(default_factory=list)
     """The ``ts`` of the person's messages the turn answers (their reactions settle with it)."""
     status: str | None = None
@@ -324,6 +329,9 @@ class SlackService:
             log.info("slack button refused: %s", outcome.reason)
             return
         action = outcome.action
+        if action.approval_id == STOP:
+            self.context.port.tell(route_key, Interrupt())
+            return
         self.context.port.tell(route_key, AnswerApproval(action.approval_id, action.decision))  # type: ignore[arg-type]
 
     def _on_message(self, message: InboundMessage) -> None:
@@ -483,17 +491,18 @@ class SlackService:
             self._sink.anchors[card_id] = thread
         agent = route.agent or self.context.config.defaults.agent
         port = self._port
+        stop_token = secrets.token_urlsafe(18)
 
         def notify(notice: object) -> None:  # the card actor's thread
             port.post(self._card_notice, attempt_id, notice)
 
         address = self._cards.open(
             CardTurn(card_id, task_id, route.key, started_at=started_at or time.time()),
-            lambda: SlackPlatform(agent=agent),
+            lambda: SlackCards(agent=agent, stop_token=stop_token),
             self._delivery,
             notify=notify,
         )
-        turn = _Turn(card_id, route.key, route.channel, address, messages)
+        turn = _Turn(card_id, route.key, route.channel, address, stop_token, messages)
         self._turns[attempt_id] = turn
         return turn
 
@@ -580,6 +589,10 @@ class SlackService:
         if turn is not None and isinstance(notice, ProgressCardPosted):
             self._card_routes[notice.message_id] = turn.route_key
             turn.posted = notice.message_id
+            binding = ActionBinding(turn.stop_token, CardAction(turn.card_id, STOP, "cancel"))
+            self._store.submit(
+                BindCardActions(notice.message_id, turn.route_key, (binding,)), _logged
+            )
         if turn is None or not isinstance(notice, FinalAnswerDelivered | FinalAnswerFailed):
             return
         assert self._nursery is not None
