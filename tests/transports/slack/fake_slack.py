@@ -227,6 +227,11 @@ class FakeSlack:
             self.tickets.add(ticket)
             url = f"ws://127.0.0.1:{self.ws_port}/link/?ticket={ticket}&app_id={APP_ID}"
             return 200, {}, {"ok": True, "url": url}
+        if call.method == "conversations.open":
+            users = str(args.get("users") or "")
+            if not users.startswith("U"):
+                return 200, {}, {"ok": False, "error": "user_not_found"}
+            return 200, {}, {"ok": True, "channel": {"id": "D" + users[1:]}}
         if call.method in ("chat.postMessage", "chat.update"):
             return self._chat(call.method, args)
         if call.method in ("reactions.add", "reactions.remove"):

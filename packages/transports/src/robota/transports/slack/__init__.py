@@ -1,7 +1,7 @@
 """robota.transports.slack: Slack (Socket Mode), the ``transports.slack`` section of config.yaml.
 
-What exists so far is the connection to Slack (issue 15, part 1), as pure cores with thin trio
-shells:
+The bot served by the host (``SlackTransport`` is a ``robota.core.ServedTransport``), as pure
+cores with thin trio shells:
 
 * ``_socket``     Socket Mode as a state machine: a fresh URL per connection, hello, ACK
   first, disconnect reasons, open-before-close, ping watchdog, back-off, fatal refusals; pure
@@ -9,7 +9,10 @@ shells:
   latest-state-wins progress updates; pure
 * ``_client``     Socket Mode on trio-websocket (``SocketModeClient``)
 * ``_web``        the Web API on httpx under trio (``WebApi``)
-* ``_settings``   the config section and its validation
+* ``_settings``   the config section and its validation; the plugin
+* ``_inbound``    what an envelope is and what is done with it, in the pipeline's order; pure
+* ``_outbound``   the card sink over the Web API (``SlackSink``)
+* ``_service``    the host's service: Socket Mode in, routes, progress messages, finals
 
 Config loading imports this package for the section's validation alone, so httpx and
 trio-websocket are imported by the shells when they first run, never here.
@@ -17,6 +20,22 @@ trio-websocket are imported by the shells when they first run, never here.
 
 from ._client import EnvelopeHandler, SocketModeClient
 from ._errors import AUTH_ERRORS, ApiError, ConnectionRefused, RateLimited, SlackError
+from ._inbound import (
+    STALE_AFTER,
+    Admit,
+    ButtonClick,
+    Ignore,
+    InboundMessage,
+    Malformed,
+    Screen,
+    Unsupported,
+    bang,
+    chat_route,
+    freshness,
+    parse_envelope,
+    route_chat,
+    screen,
+)
 from ._policy import BACKOFF, LatestWins, RateGate, decide, retry_after_seconds
 from ._settings import DEFAULT_API_URL, SlackSettings, SlackTransport
 from ._socket import ENVELOPE_TYPES, Envelope, SocketMode, ack_text
@@ -31,6 +50,21 @@ __all__ = [
     "SlackTransport",
     "SlackSettings",
     "DEFAULT_API_URL",
+    # inbound decisions
+    "parse_envelope",
+    "screen",
+    "bang",
+    "freshness",
+    "chat_route",
+    "route_chat",
+    "Screen",
+    "Admit",
+    "ButtonClick",
+    "Ignore",
+    "InboundMessage",
+    "Malformed",
+    "Unsupported",
+    "STALE_AFTER",
     # Socket Mode
     "SocketModeClient",
     "EnvelopeHandler",

@@ -10,9 +10,13 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from robota.core.config import Reader
+
+if TYPE_CHECKING:
+    from robota.core import Service
+    from robota.core.frontend import TransportContext
 
 __all__ = ["DEFAULT_API_URL", "SlackSettings", "SlackTransport"]
 
@@ -48,9 +52,21 @@ class SlackSettings:
 
 
 class SlackTransport:
-    """The Slack transport plugin (for now: its settings)."""
+    """The Slack transport plugin: its settings, and the host's service (``robota.core.
+    ServedTransport``). The service's modules (httpx, trio-websocket, the card renderer) load
+    when the host asks for it, never with the config."""
 
     name = "slack"
+
+    def agent_env(self, settings: object) -> dict[str, str]:
+        """The non-secret ids agents see (the owner's user id); never a token."""
+        assert isinstance(settings, SlackSettings), settings
+        return {"ROBOTA_SLACK_USER_ID": settings.user_id} if settings.user_id else {}
+
+    def service(self, context: TransportContext) -> Service:
+        from ._service import SlackService  # noqa: PLC0415 (lazy, see the class docstring)
+
+        return SlackService(context)
 
     def validate(self, reader: Reader, section: object) -> SlackSettings:
         values = reader.section(section, _PATH, _KEYS, nullable=False)

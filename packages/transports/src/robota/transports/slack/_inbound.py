@@ -1,0 +1,299 @@
+"""Inbound envelopes as decisions, pure: what an envelope is, and what is done with it, in order.
+
+The order is the Feishu transport's (docs/architecture.md, chat transports), and nothing here
+does I/O, so each step is tested with tables:
+
+1. ``parse_envelope`` turns an acknowledged ``events_api`` envelope into an ``InboundMessage``,
+   or a ``Malformed`` / ``Unsupported`` that is logged and dropped (the socket keeps working).
+2. ``screen`` drops what no person wrote to the bot (bot messages, the bot's own posts, the
+   ``message_changed`` / ``message_deleted`` / ``bot_message`` subtypes), then applies the owner
+   filter, then the mention filter (in a channel only messages with ``<@BOTID>``, unless
+   ``respondToAllChannelMessages``; a message that mentions someone else and not the bot is
+   ignored; a DM is always read), before anything is written.
+3. The shell claims the event id and the message (``channel`` + ``ts``) durably: a redelivery
+   (``retry_attempt`` > 0) and the ``message`` + ``app_mention`` pair of one channel message
+   run one turn.
+4. ``freshness`` is the stale guard: written before this host started and more than
+   ``STALE_AFTER`` ago, the message is recorded and not run.
+5. The shell awaits the ``eyes`` reaction, then the route gets the text, the bot's mention
+   removed, and ``!new`` ... as ``/new`` (``bang``: Slack keeps a leading ``/`` for its own
+   slash commands, so the engine's commands are also typed with ``!``).
+
+Route keys: ``slack:<channel>`` for a DM and a channel's timeline, ``slack:<channel>:<thread_ts>``
+for a thread; answers go to the thread of the message that started the turn (its
+``thread_ts``, or its own ``ts`` for a top-level message).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Collection, Mapping
+from dataclasses import dataclass
+from typing import Any, Literal
+
+__all__ = [
+    "MAX_TEXT",
+    "NO_OWNER",
+    "STALE_AFTER",
+    "Admit",
+    "ButtonClick",
+    "Ignore",
+    "InboundMessage",
+    "Malformed",
+    "Screen",
+    "Unsupported",
+    "allowed",
+    "bang",
+    "chat_route",
+    "freshness",
+    "parse_envelope",
+    "route_chat",
+    "screen",
+]
+
+STALE_AFTER = 300.0
+"""Seconds after which a message older than the host's start is not run."""
+MAX_TEXT = 100_000
+"""Characters of text one message may bring; beyond it the message is dropped and logged."""
+
+_IGNORED_SUBTYPES = frozenset(
+    {"bot_message", "message_changed", "message_deleted", "message_replied"}
+)
+_MENTION = re.compile(r"<@([A-Z0-9]+)(?:\|[^>]*)?>")
+
+
+@dataclass(frozen=True, slots=True)
+class InboundMessage:
+    event_id: str
+    kind: Literal["message", "app_mention"]
+    channel: str
+    channel_type: str
+    """``im`` (a DM), ``channel``, ``group``, ``mpim``; ``""`` for ``app_mention`` (Slack sends
+    none: it is always a channel message)."""
+    user: str
+    text: str
+    ts: str
+    thread_ts: str | None
+    bot_id: str | None = None
+    subtype: str | None = None
+    retry_attempt: int = 0
+
+    @property
+    def is_dm(self) -> bool:
+        return self.channel_type == "im"
+
+    @property
+    def route_key(self) -> str:
+        return chat_route(self.channel, self.thread_ts)
+
+    @property
+    def reply_thread(self) -> str:
+        """The thread the turn's messages go to."""
+        return self.thread_ts or self.ts
+
+    @property
+    def created_at(self) -> float:
+        return float(self.ts)
+
+
+@dataclass(frozen=True, slots=True)
+class Malformed:
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class Unsupported:
+    """A well-formed envelope robota does not act on (another event type, a slash command)."""
+
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class ButtonClick:
+    """A ``block_actions`` payload: someone pressed a button of one of the bot's messages."""
+
+    user: str
+    channel: str
+    message_ts: str
+    token: str | None
+    """The button's opaque token (its ``value``); ``None``: not one of robota's buttons."""
+
+
+Parsed = InboundMessage | ButtonClick | Malformed | Unsupported
+
+
+def chat_route(channel: str, thread_ts: str | None = None) -> str:
+    return f"slack:{channel}:{thread_ts}" if thread_ts else f"slack:{channel}"
+
+
+_ROUTE = re.compile(r"^slack:([A-Z0-9]+)(?::([0-9]+\.[0-9]+))?$")
+
+
+def route_chat(route_key: str) -> tuple[str, str | None] | None:
+    """``(channel, thread_ts)`` of a route key of this transport, else ``None``."""
+    match = _ROUTE.match(route_key)
+    return None if match is None else (match[1], match[2])
+
+
+# -- 1. parsing ------------------------------------------------------------------------------
+
+
+def _text(value: object) -> str | None:
+    return value if isinstance(value, str) and value else None
+
+
+_TS = re.compile(r"^[0-9]{1,12}\.[0-9]{1,8}$")
+
+
+def parse_envelope(
+    kind: str, payload: Mapping[str, Any] | None, *, retry_attempt: int = 0
+) -> Parsed:
+    """The message in an envelope of type ``kind`` (its ``payload``), or why it is dropped."""
+    if kind == "interactive":
+        return _click(payload)
+    if kind != "events_api":
+        return Unsupported(f"envelope type {kind[:40]!r} is not handled")
+    if not isinstance(payload, Mapping):
+        return Malformed("the envelope has no payload object")
+    if payload.get("type") != "event_callback":
+        return Unsupported(f"payload type {str(payload.get('type'))[:40]!r} is not handled")
+    event_id = _text(payload.get("event_id"))
+    event = payload.get("event")
+    if event_id is None or not isinstance(event, Mapping):
+        return Malformed("the event_callback has no event_id or no event object")
+    event_type = event.get("type")
+    if event_type not in ("message", "app_mention"):
+        return Unsupported(f"event type {str(event_type)[:40]!r} is not handled")
+    channel = _text(event.get("channel"))
+    ts = _text(event.get("ts"))
+    if channel is None or ts is None or not _TS.match(ts):
+        return Malformed("the message event lacks its channel or a valid ts")
+    text = event.get("text")
+    if text is not None and not isinstance(text, str):
+        return Malformed("the message's text is not a string")
+    if text is not None and len(text) > MAX_TEXT:
+        return Malformed(f"the text has {len(text)} characters, more than {MAX_TEXT}")
+    thread_ts = _text(event.get("thread_ts"))
+    if thread_ts is not None and not _TS.match(thread_ts):
+        return Malformed("the message's thread_ts is not a Slack ts")
+    return InboundMessage(
+        event_id=event_id,
+        kind=event_type,
+        channel=channel,
+        channel_type=str(event.get("channel_type") or ""),
+        user=str(event.get("user") or ""),
+        text=text or "",
+        ts=ts,
+        thread_ts=thread_ts,
+        bot_id=_text(event.get("bot_id")),
+        subtype=_text(event.get("subtype")),
+        retry_attempt=retry_attempt,
+    )
+
+
+def _click(payload: Mapping[str, Any] | None) -> Parsed:
+    if not isinstance(payload, Mapping):
+        return Malformed("the envelope has no payload object")
+    if payload.get("type") != "block_actions":
+        return Unsupported(f"interactive type {str(payload.get('type'))[:40]!r} is not handled")
+    user, container = payload.get("user"), payload.get("container")
+    user_id = _text(user.get("id")) if isinstance(user, Mapping) else None
+    if user_id is None or not isinstance(container, Mapping):
+        return Malformed("the block_actions payload lacks its user or container")
+    channel = _text(container.get("channel_id"))
+    ts = _text(container.get("message_ts"))
+    if channel is None or ts is None:
+        return Malformed("the block_actions container lacks channel_id or message_ts")
+    actions = payload.get("actions")
+    action = actions[0] if isinstance(actions, list) and actions else None
+    token = _text(action.get("value")) if isinstance(action, Mapping) else None
+    return ButtonClick(user_id, channel, ts, token)
+
+
+# -- 2. the owner and mention filters ---------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Screen:
+    """What the filters know: the settings, and the bot's user id (``auth.test``)."""
+
+    owner: str | None
+    owner_only: bool = True
+    bot_user_id: str | None = None
+    all_channel_messages: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class Ignore:
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class Admit:
+    message: InboundMessage
+    text: str
+    """The text for the route: the bot's mention removed."""
+
+
+NO_OWNER = (
+    "no owner is configured, so every message is ignored: set transports.slack.userId "
+    "(SLACK_USER_ID in the profile's .env) to your Slack user id, or respondToOwnerOnly: false"
+)
+
+
+def allowed(user: str, screen_: Screen) -> Ignore | None:
+    """The owner filter, for a sender and a button's clicker alike."""
+    if not screen_.owner_only:
+        return None
+    if screen_.owner is None:
+        return Ignore(NO_OWNER)
+    if user != screen_.owner:
+        return Ignore("the sender is not the owner (respondToOwnerOnly)")
+    return None
+
+
+def screen(message: InboundMessage, screen_: Screen) -> Admit | Ignore:
+    """Not a person's message -> the owner filter -> the mention filter."""
+    bot = screen_.bot_user_id
+    if message.subtype in _IGNORED_SUBTYPES:
+        return Ignore(f"a {message.subtype} event, not a new message")
+    if message.subtype is not None:
+        return Ignore(f"message subtype {message.subtype[:40]!r} is not handled")
+    if message.bot_id is not None or (bot is not None and message.user == bot):
+        return Ignore("sent by a bot, not a person")
+    if not message.user:
+        return Ignore("the message has no user")
+    refused = allowed(message.user, screen_)
+    if refused is not None:
+        return refused
+    mentioned = _MENTION.findall(message.text)
+    mentions_bot = bot is not None and bot in mentioned
+    if not message.is_dm:
+        if mentioned and not mentions_bot:
+            return Ignore("the message mentions someone else, not the bot")
+        if not screen_.all_channel_messages and not mentions_bot:
+            return Ignore("mention-only in channels, and the bot is not mentioned")
+    if bot is None:
+        return Admit(message, message.text.strip())
+    text = _MENTION.sub(lambda m: "" if m[1] == bot else m[0], message.text)
+    return Admit(message, re.sub(r"[ \t]{2,}", " ", text).strip())
+
+
+def bang(text: str, commands: Collection[str]) -> str:
+    """``!name args`` as ``/name args`` when ``name`` is one of ``commands`` exactly (so
+    ``!important`` and ``!!`` stay text); any other text as it is."""
+    if not text.startswith("!"):
+        return text
+    word, _, _ = text[1:].partition(" ")
+    return "/" + text[1:] if word.lower() in commands else text
+
+
+# -- 4. the stale guard ----------------------------------------------------------------------
+
+
+def freshness(message: InboundMessage, *, now: float, started_at: float) -> Literal["run", "stale"]:
+    """``stale`` for a message written before this host started and more than
+    ``STALE_AFTER`` seconds ago (Slack delivers the backlog of an outage)."""
+    if message.created_at < started_at and now - message.created_at > STALE_AFTER:
+        return "stale"
+    return "run"

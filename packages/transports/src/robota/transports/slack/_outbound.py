@@ -1,0 +1,158 @@
+"""What the bot says on Slack: the card sink over ``WebApi``, and the platform strategy.
+
+``SlackSink`` is ``robota.core.cards.CardSink`` for Slack: the progress message is a thread
+reply (``chat.postMessage`` with ``thread_ts``) to the person's message, updated by
+``chat.update`` (latest state wins under a rate limit, see ``WebApi.update_message``); the
+final answer's chunks are thread replies too. A message id is ``<channel>:<ts>`` (Slack's ``ts``
+names a message only within its channel). ``anchors[turn_id]`` is the thread a turn answers
+in; a turn without one (a recovered turn) posts to its route's thread, or the channel.
+
+``SlackCards`` is the platform strategy: the Block Kit renderer of ``robota.core.cards``, one
+block and a little text short of Slack's limits, with a Stop button while the turn runs.
+
+Errors become the card renderer's two kinds: worth retrying (429, 5xx, the network) or not
+(``invalid_blocks``, ``channel_not_found``, a refused token ...).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from robota.core.cards import PermanentSendError, SendError, SlackPlatform, TransientSendError
+from robota.core.presentation import SLACK_LIMITS, TurnView
+
+from ._errors import ApiError
+from ._inbound import route_chat
+from ._web import WebApi
+
+__all__ = ["STOP", "SlackCards", "SlackSink", "message_id", "split_message_id"]
+
+STOP = "stop"
+"""The ``approval_id`` of a Stop button's binding (``CardAction``): not an approval, the
+route's ``Interrupt``."""
+_LIMITS = dataclasses.replace(
+    SLACK_LIMITS,
+    blocks=SLACK_LIMITS.blocks - 1,
+    block_text_total=SLACK_LIMITS.block_text_total - 100,
+)
+"""Room for the Stop button's block."""
+
+
+def message_id(channel: str, ts: str) -> str:
+    return f"{channel}:{ts}"
+
+
+def split_message_id(value: str) -> tuple[str, str]:
+    channel, _, ts = value.partition(":")
+    return channel, ts
+
+
+def _send_error(error: ApiError, sent: Sequence[str] = ()) -> SendError:
+    if error.status in (0, 429) or error.status >= 500 or error.error.startswith("no answer"):
+        return TransientSendError(str(error), sent=sent)
+    return PermanentSendError(str(error), sent=sent)
+
+
+def _payload(payload: Any) -> tuple[str, list[Mapping[str, Any]] | None]:
+    if not isinstance(payload, Mapping):
+        return str(payload), None
+    text = payload.get("text")
+    blocks = payload.get("blocks")
+    return (
+        text if isinstance(text, str) and text else " ",
+        list(blocks) if isinstance(blocks, list) else None,
+    )
+
+
+class SlackSink:
+    """See the module docstring."""
+
+    def __init__(self, web: WebApi) -> None:
+        self.web = web
+        self.anchors: dict[str, str] = {}
+        """Turn id -> the ``thread_ts`` its messages go to."""
+
+    def _target(self, route: str, turn_id: str) -> tuple[str, str | None]:
+        chat = route_chat(route)
+        if chat is None:
+            raise PermanentSendError(f"not a Slack route: {route}")
+        channel, thread = chat
+        return channel, self.anchors.get(turn_id, thread)
+
+    async def send_card(self, route: str, payload: Any, *, key: str) -> str:
+        channel, thread = self._target(route, key.removesuffix(":card"))
+        text, blocks = _payload(payload)
+        try:
+            ts = await self.web.post_message(channel, text=text, blocks=blocks, thread_ts=thread)
+        except ApiError as error:
+            raise _send_error(error) from error
+        return message_id(channel, ts)
+
+    async def update_card(self, message_id: str, payload: Any) -> None:
+        channel, ts = split_message_id(message_id)
+        text, blocks = _payload(payload)
+        try:
+            await self.web.update_message(channel, ts, text=text, blocks=blocks)
+        except ApiError as error:
+            raise _send_error(error) from error
+
+    async def send_final(
+        self, route: str, chunks: Sequence[Any], *, keys: Sequence[str]
+    ) -> list[str]:
+        sent: list[str] = []
+        for chunk, key in zip(chunks, keys, strict=True):
+            channel, thread = self._target(route, key.partition(":final:")[0])
+            text, blocks = _payload(chunk)
+            try:
+                ts = await self.web.post_message(
+                    channel, text=text, blocks=blocks, thread_ts=thread
+                )
+            except ApiError as error:
+                raise _send_error(error, sent) from error
+            sent.append(message_id(channel, ts))
+        return sent
+
+
+class SlackCards:
+    """The platform strategy (``robota.core.cards.CardPlatform``); see the module docstring.
+
+    ``stop_token`` is the opaque token of the turn's Stop button (bound by the transport once
+    the message exists); ``None``: no Stop button."""
+
+    name = "slack"
+
+    def __init__(self, *, agent: str, stop_token: str | None = None, stop_label: str = "Stop"):
+        self._cards = SlackPlatform(agent=agent, limits=_LIMITS)
+        self._stop_token = stop_token
+        self._stop_label = stop_label
+
+    def render(
+        self,
+        view: TurnView,
+        *,
+        elapsed: float | None,
+        approval_tokens: Mapping[str, Mapping[Any, str]],
+    ) -> Any:
+        message = self._cards.render(view, elapsed=elapsed, approval_tokens=approval_tokens)
+        if self._stop_token is None or view.display_state not in ("starting", "working"):
+            return message
+        stop = {
+            "type": "actions",
+            "block_id": "turn_stop",
+            "elements": [
+                {
+                    "type": "button",
+                    "action_id": "turn_stop",
+                    "text": {"type": "plain_text", "text": self._stop_label},
+                    "style": "danger",
+                    "value": self._stop_token,
+                }
+            ],
+        }
+        # The renderer's dicts are shared with its cache: build around them, never into them.
+        return {**message, "blocks": [*message.get("blocks", ()), stop]}
+
+    def final_chunks(self, text: str) -> list[Any]:
+        return self._cards.final_chunks(text)
