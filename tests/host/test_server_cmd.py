@@ -293,7 +293,8 @@ def test_a_safe_restart_waits_for_the_slow_turn_and_a_new_host_serves(
     waiter.start()
     try:
         wait_for(lambda: call(profile, "server.status")["turns_running"], "the turn never ran")
-        code, scheduled = server_json(robota, "restart", "--reason", "test", "--task", task)
+        # TASK as robota task takes it: here a unique id prefix.
+        code, scheduled = server_json(robota, "restart", "--reason", "test", "--task", task[:6])
         assert code == 0, scheduled
         assert (scheduled["scheduled"], scheduled["force"]) == (True, False)
         assert scheduled["routes"] == [route]
