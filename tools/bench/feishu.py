@@ -221,7 +221,12 @@ def agents_kib(sandbox: Sandbox) -> float:
     return total
 
 
-async def bench(args: argparse.Namespace, sandbox: Sandbox) -> list[str]:
+def say(rows: list[str]) -> None:
+    """Each part's rows as soon as it has them (a later part may fail)."""
+    print("\n".join(rows), flush=True)
+
+
+async def bench(args: argparse.Namespace, sandbox: Sandbox) -> None:
     async with fake_platform() as fake:
         configure(sandbox, fake.domain)
 
@@ -233,7 +238,7 @@ async def bench(args: argparse.Namespace, sandbox: Sandbox) -> list[str]:
         try:
             pid = await trio.to_thread.run_sync(host_pid, sandbox)
             await trio.sleep(2.0)
-            rows = [f"host RSS, idle after start  {rss_kib(pid) / 1024:6.1f} MB (connected)"]
+            say([f"host RSS, idle after start  {rss_kib(pid) / 1024:6.1f} MB (connected)"])
             # A first turn starts the agent; it is not counted.
             await one_turn(fake, 1, "warm up", "ECHO: warm up")
             n = 1
@@ -241,25 +246,27 @@ async def bench(args: argparse.Namespace, sandbox: Sandbox) -> list[str]:
             for i in range(args.fast):
                 n += 1
                 fast.append(await one_turn(fake, n, f"fast {i}", f"ECHO: fast {i}"))
-            rows += rows_of("fast", fast, fast=True)
+            say(rows_of("fast", fast, fast=True))
             slow = []
             for i in range(args.slow):
                 n += 1
                 slow.append(await one_turn(fake, n, f"SLOW {i}", "slow-00"))
             if slow:
-                rows += rows_of("SLOW", slow, fast=False)
+                say(rows_of("SLOW", slow, fast=False))
             if args.chats and args.per_chat:
-                rows += await load(fake, n, args.chats, args.per_chat)
+                say(await load(fake, n, args.chats, args.per_chat))
             await trio.sleep(2.0)
             host = rss_kib(pid) / 1024
             agents = await trio.to_thread.run_sync(agents_kib, sandbox)
-            rows += [
-                f"host RSS, idle after turns  {host:6.1f} MB  target < 60 MB: {verdict(host, 60)}",
-                f"its agents' processes       {agents / 1024:6.1f} MB (apart)",
-            ]
+            say(
+                [
+                    f"host RSS, idle after turns  {host:6.1f} MB  target < 60 MB: "
+                    f"{verdict(host, 60)}",
+                    f"its agents' processes       {agents / 1024:6.1f} MB (apart)",
+                ]
+            )
         finally:
             await robota("server", "stop")
-    return rows
 
 
 def main() -> None:
@@ -282,9 +289,7 @@ def main() -> None:
     started = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="rb-feishu-", dir="/tmp") as tmp, fake_model() as url:
         sandbox = Sandbox(Path(tmp), url, [args.agent], tap=False)
-        rows = trio.run(bench, args, sandbox)
-    for row in rows:
-        print(row)
+        trio.run(bench, args, sandbox)
     print(f"took {time.perf_counter() - started:.0f} s")
 
 
