@@ -668,7 +668,8 @@ async def test_an_owners_restart_enrolls_the_chat_and_a_strangers_is_ignored(
                 timeout=BOUND,
             )
             texts = [t for _, t, _ in _note_texts(fake)]
-            assert "Immediate restart scheduled." in texts or "Restarting now..." in texts
+            # The restarting note got out before the old host stopped its transports.
+            assert "Restarting now..." in texts, texts
             assert len(texts) > online
             new = (await bot.status())["pid"]
             assert new != old

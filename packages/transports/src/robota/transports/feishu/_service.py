@@ -122,6 +122,8 @@ __all__ = ["FeishuService"]
 log = logging.getLogger("robota.transports.feishu")
 
 STORE_TIMEOUT = 10.0
+NOTE_TIMEOUT = 5.0
+"""Seconds a restart note may take on its way out (it is shielded from the host's stop)."""
 CARD_SUFFIX = ":feishu"
 """A card's turn id is the engine's attempt id and this (see the module docstring)."""
 RECOVER_SINCE = 3600.0
@@ -263,9 +265,7 @@ class FeishuService:
         return sum(1 for turn in self._turns.values() if turn.completed)
 
     async def _show_restart_note(self, note: RestartNote) -> None:
-        assert self._messenger is not None
         notes = self.notes
-        key = (note.schedule_id, note.route_key)
         text = notes[f"restart_{note.phase}"]
         if note.phase == "scheduled" and note.forced:
             text = notes["restart_forced"]
@@ -273,6 +273,18 @@ class FeishuService:
             text = f"{text}\n\n{notes['reason']}: {note.reason}"
         token = secrets.token_urlsafe(18) if note.phase == "scheduled" else None
         card = _note_card(notes["title"], text, button=(notes["restart_cancel"], token))
+        # Shielded, and bounded: the restarting note is told just before the host stops its
+        # transports, and would otherwise be cancelled on its way out.
+        with trio.move_on_after(NOTE_TIMEOUT) as scope:
+            scope.shield = True
+            await self._send_restart_note(note, card, token)
+
+    async def _send_restart_note(
+        self, note: RestartNote, card: dict[str, Any], token: str | None
+    ) -> None:
+        """A new note card (its cancel button bound), or the scheduled one replaced."""
+        assert self._messenger is not None
+        key = (note.schedule_id, note.route_key)
         try:
             earlier = self._restart_cards.get(key)
             if note.phase in ("cancelled", "restarting") and earlier is not None:
