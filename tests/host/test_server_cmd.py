@@ -341,6 +341,9 @@ def test_a_forced_restart_of_server_run_exits_75_and_cancel_names_its_schedule(
     ) as host:
         try:
             wait_for(lambda: serving_pid(profile) == host.pid, "the host never came up")
+            unknown = server(robota, "restart", "--task", "nosuch")
+            assert unknown.returncode == 2, unknown.stderr
+            assert "nosuch" in unknown.stderr and call(profile, "server.status")["pid"] == host.pid
             code, scheduled = server_json(robota, "restart")
             assert (code, scheduled["force"]) == (0, False)
             stale_id = scheduled["schedule_id"]
