@@ -126,3 +126,26 @@ def test_transports_show_the_notes_of_their_own_routes_only() -> None:
     assert transports.note(RestartNote("slack:C1", "s1", "scheduled")) is False, "logged"
     assert transports.note(RestartNote("plain:x", "s1", "scheduled")) is False
     assert transports.note(RestartNote("cli:abc", "s1", "scheduled")) is False
+
+
+class FinalsService(NotedService):
+    def __init__(self, pending: int) -> None:
+        super().__init__()
+        self.pending = pending
+
+    def pending_finals(self) -> int:
+        if self.pending < 0:
+            raise RuntimeError("broken")
+        return self.pending
+
+
+def test_the_transports_pending_finals_are_summed_and_a_broken_count_is_skipped() -> None:
+    config = SimpleNamespace(transports=SimpleNamespace(chat={}))
+    transports = HostTransports(config, None, port=None, store=None)  # type: ignore[arg-type]
+    assert transports.pending_finals() == 0
+    transports.services.update(
+        {"feishu": FinalsService(2), "slack": FinalsService(1), "plain": NotedService()}
+    )
+    assert transports.pending_finals() == 3
+    transports.services["slack"] = FinalsService(-1)
+    assert transports.pending_finals() == 2, "logged, not raised"

@@ -293,7 +293,8 @@ def test_a_safe_restart_waits_for_the_slow_turn_and_a_new_host_serves(
     waiter.start()
     try:
         wait_for(lambda: call(profile, "server.status")["turns_running"], "the turn never ran")
-        code, scheduled = server_json(robota, "restart", "--reason", "test", "--task", task)
+        # TASK as robota task takes it: here a unique id prefix.
+        code, scheduled = server_json(robota, "restart", "--reason", "test", "--task", task[:6])
         assert code == 0, scheduled
         assert (scheduled["scheduled"], scheduled["force"]) == (True, False)
         assert scheduled["routes"] == [route]
@@ -340,6 +341,9 @@ def test_a_forced_restart_of_server_run_exits_75_and_cancel_names_its_schedule(
     ) as host:
         try:
             wait_for(lambda: serving_pid(profile) == host.pid, "the host never came up")
+            unknown = server(robota, "restart", "--task", "nosuch")
+            assert unknown.returncode == 2, unknown.stderr
+            assert "nosuch" in unknown.stderr and call(profile, "server.status")["pid"] == host.pid
             code, scheduled = server_json(robota, "restart")
             assert (code, scheduled["force"]) == (0, False)
             stale_id = scheduled["schedule_id"]

@@ -64,3 +64,22 @@ def test_host(tmp_path: Path) -> None:
     assert known is not None and int(known[1]) >= 1000 and int(known[2]) >= 10, out
     assert re.search(r"^its agent's processes +[1-9][\d.]* MB", out, re.M), out
     assert re.search(r"^host RSS, idle +[\d.]+ MB +target < 60 MB: (pass|OVER)$", out, re.M), out
+
+
+def test_feishu(tmp_path: Path) -> None:
+    out = run_bench("feishu.py", tmp_path)
+    figure = r"p50 +[\d.]+ ms +p90 +[\d.]+ ms"
+    assert re.search(rf"^  push -> OnIt +{figure}.*target <= 3 ms \(p50\): (pass|OVER)$", out, re.M)
+    assert re.search(rf"^  push -> card +{figure}.*target <= 9 ms \(p50\): (pass|OVER)$", out, re.M)
+    assert re.search(rf"^  push -> final +{figure}.*target <= 700 ms: (pass|OVER)$", out, re.M), out
+    # A SLOW turn streams for 3 s: its text shows in the card before the turn ends.
+    assert re.search(rf"^  push -> streamed +{figure}  target: text visible", out, re.M), out
+    load = re.search(
+        r"^load: 3 chats x 2 messages at once: (\d+)/(\d+) DONE, .* (\d+) answers doubled",
+        out,
+        re.M,
+    )
+    assert load is not None and load[1] == load[2] == "6" and load[3] == "0", out
+    assert re.search(
+        r"^host RSS, idle after turns +[\d.]+ MB +target < 60 MB: (pass|OVER)$", out, re.M
+    ), out

@@ -20,6 +20,7 @@ from typing import Any
 import pytest
 import trio
 
+from robota.cli._host import process_gone
 from robota.core.config import resolve_profile
 from robota.core.control import ControlClient
 
@@ -575,4 +576,110 @@ async def test_a_host_killed_between_sending_the_answer_and_recording_it_sends_i
             (card,) = bot.cards_for("om_user1")
             assert is_terminal(last_patch(fake, card.message_id), "green")
         assert bot.prompts("answer me once") == 1, "the turn was not run again"
+    assert processes_with_home_under(short_root / "agents") == []
+
+
+def _note_texts(fake: FakePlatform) -> list[tuple[str, str, str]]:
+    """(message id, text, cancel token or "") of every note card the bot sent, with its latest
+    PATCH applied."""
+    found = []
+    for sent in fake.messages:
+        if sent.msg_type != "interactive":
+            continue
+        content = sent.content
+        patches = [p.content for p in fake.patched if p.message_id == sent.message_id]
+        if patches:
+            content = patches[-1]
+        elements = content.get("body", {}).get("elements", ())
+        text = "".join(e.get("content", "") for e in elements if e.get("element_id") == "note")
+        token = "".join(
+            str(e["behaviors"][0]["value"]["token"])
+            for e in elements
+            if e.get("element_id") == "note_action"
+        )
+        if text:
+            found.append((sent.message_id, text, token))
+    return found
+
+
+async def test_an_owners_restart_enrolls_the_chat_and_a_strangers_is_ignored(
+    short_root: Path, model: FakeModel
+) -> None:
+    robota, profile = sandboxed(short_root, model, "codex-acp")
+    async with fake_platform() as fake:
+        configure(robota.home, fake.domain)
+        async with host_process(robota, fake, short_root / "host.log") as process:
+            old = process.pid
+            bot = Served(fake, model, profile.control_socket)
+            await fake.wait_until(lambda: _note_texts(fake), timeout=BOUND)  # the start-up note
+            online = len(_note_texts(fake))
+
+            # A stranger's /restart: no reaction, no note, nothing scheduled.
+            stranger = await fake.push_event(message_event(1, "/restart", sender="ou_x"))
+            await fake.wait_until(
+                lambda: any(a.header("message_id") == stranger for a in fake.acks)
+            )
+            # Any other argument is refused with a usage reply.
+            await fake.push_event(message_event(2, "/restart now"))
+            await fake.wait_until(lambda: "ERROR" in fake.reactions_on("om_user2"), timeout=BOUND)
+            usage = [m for m in fake.messages if m.reply_to == "om_user2"]
+            assert "usage: /restart or /restart --force" in json.dumps(usage[0].content)
+
+            # The owner's /restart: a scheduled note answering it, with a cancel button.
+            await fake.push_event(message_event(3, "/restart"))
+            await fake.wait_until(lambda: bot.cards_for("om_user3"), timeout=BOUND)
+            (scheduled,) = bot.cards_for("om_user3")
+            await fake.wait_until(lambda: "DONE" in fake.reactions_on("om_user3"), timeout=BOUND)
+            notes = {m: (text, token) for m, text, token in _note_texts(fake)}
+            text, token = notes[scheduled.message_id]
+            assert text.startswith("Restart scheduled") and token
+            assert fake.reactions_on("om_user1") == []
+            assert not any(m.reply_to == "om_user1" for m in fake.messages)
+            assert (await bot.status())["pid"] == old
+
+            # A stranger's click refused; the owner's click cancels: the card says so.
+            refused = await fake.push_event(
+                click_event(1, token, scheduled.message_id, operator="ou_x")
+            )
+            await fake.wait_until(lambda: any(a.header("message_id") == refused for a in fake.acks))
+            assert fake.ack_answer(refused)["data"]["toast"]["type"] == "error"
+            cancel = await fake.push_event(click_event(2, token, scheduled.message_id))
+            await fake.wait_until(lambda: any(a.header("message_id") == cancel for a in fake.acks))
+            assert fake.ack_answer(cancel)["data"]["toast"]["type"] == "success"
+            await fake.wait_until(
+                lambda: any(
+                    m == scheduled.message_id and t == "Restart cancelled." and not k
+                    for m, t, k in _note_texts(fake)
+                ),
+                timeout=BOUND,
+            )
+
+            # /restart --force: scheduled, restarting, and the new host's restarted note.
+            connections = len(fake.connections)
+            await fake.push_event(message_event(4, "/restart --force"))
+            with trio.fail_after(BOUND):
+                await process.wait()
+            assert process.returncode == 75, (short_root / "host.log").read_text()[-4000:]
+            await fake.wait_until(lambda: len(fake.connections) > connections, timeout=BOUND)
+            await fake.wait_until(
+                lambda: any(
+                    t == "Restarted: robota is back online." for _, t, _ in _note_texts(fake)
+                ),
+                timeout=BOUND,
+            )
+            texts = [t for _, t, _ in _note_texts(fake)]
+            # The restarting note got out before the old host stopped its transports.
+            assert "Restarting now..." in texts, texts
+            assert len(texts) > online
+            new = (await bot.status())["pid"]
+            assert new != old
+
+            def stop() -> Any:
+                with ControlClient(profile.control_socket, timeout=BOUND) as client:
+                    return client.call("server.stop")
+
+            await trio.to_thread.run_sync(stop)
+            with trio.fail_after(BOUND):
+                while not process_gone(new):
+                    await trio.sleep(0.05)
     assert processes_with_home_under(short_root / "agents") == []

@@ -242,7 +242,12 @@ def status_lines(status: dict[str, Any], reason: str) -> list[str]:
 @click.option("--force", is_flag=True, help="Restart now: do not wait for running turns.")
 @click.option("--immediate", is_flag=True, help="The same as --force.")
 @click.option("--reason", metavar="TEXT", help="Why: kept with the restart, shown in its notes.")
-@click.option("--task", "task", metavar="TASK", help="Enroll this task's conversation (full id).")
+@click.option(
+    "--task",
+    "task",
+    metavar="TASK",
+    help="Enroll this task's conversation (TASK as robota task takes it: number, id, title).",
+)
 @click.option("--cancel", is_flag=True, help="Cancel the pending restart instead.")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object on stdout.")
 def restart_command(  # noqa: PLR0917 (click passes the options positionally)
@@ -263,6 +268,10 @@ def restart_command(  # noqa: PLR0917 (click passes the options positionally)
             "robota: no host runs for this profile; start one: robota server start", err=True
         )
         sys.exit(2)
+    if task is not None:
+        from ._task_cmd import _task_id  # noqa: PLC0415 (the task CLI's resolver; exit 2 if none)
+
+        task = _task_id(task)
     fields: dict[str, object] = (
         {} if cancel else {"force": force or immediate, "reason": reason, "task": task}
     )

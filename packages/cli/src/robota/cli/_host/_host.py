@@ -121,9 +121,9 @@ class Host:
         self.restarts = HostRestarts(
             profile.data_dir,
             turns_running=lambda: len(self.engine.context.running.snapshot()),
-            # A cli route's final is delivered in the same step that ends its turn; chat
-            # transports' card deliveries are not counted yet.
-            finals_pending=lambda: 0,
+            # A cli route's final is delivered in the same step that ends its turn; a chat
+            # transport's card delivers its answer after it (``PendingFinals``).
+            finals_pending=lambda: self.transports.pending_finals(),  # noqa: PLW0108 (below)
             go=self._replace,
             notify=lambda note: self.transports.note(note),  # noqa: PLW0108 (built below)
         )

@@ -10,6 +10,8 @@ when none is enabled). A plugin that cannot be served, or fails to load, is repo
 
 A transport's service that implements ``RestartNotes`` is told the safe restart's news for the
 routes of its kind (``note``); other routes' notes (a ``cli`` route has no chat) are dropped.
+One that implements ``PendingFinals`` adds its undelivered answers to ``pending_finals`` (what
+a safe restart waits for).
 A transport that can create group chats offers it through its context (``offer_groups``);
 ``makers`` holds the offers, by transport name, for ``task newgroup | forkgroup``.
 """
@@ -31,6 +33,7 @@ from robota.core import (
 )
 from robota.core.frontend import (
     GroupMaker,
+    PendingFinals,
     RestartNote,
     RestartNotes,
     TransportContext,
@@ -163,6 +166,17 @@ class HostTransports:
             )
             return False
         return True
+
+    def pending_finals(self) -> int:
+        """The final answers of ended turns the transports have still to deliver."""
+        total = 0
+        for name, service in self.services.items():
+            if isinstance(service, PendingFinals):
+                try:
+                    total += service.pending_finals()
+                except Exception:
+                    logger.exception("transport %s: pending_finals failed", name)
+        return total
 
     def as_json(self) -> list[dict[str, object]]:
         listed: list[dict[str, object]] = []

@@ -7,7 +7,9 @@ transport's supervised service (``TransportPlugin.service``); the service report
 connection through ``context.report`` (what ``robota server status`` shows and what the
 host's readiness waits for) and asks for host-level actions through ``context.host``. A
 service that also implements ``RestartNotes`` is told about a safe restart its conversations
-asked for (``RestartNote``): the host knows no platform, so the transport shows the note. A
+asked for (``RestartNote``): the host knows no platform, so the transport shows the note; one
+that implements ``PendingFinals`` says how many final answers of ended turns it has still to
+deliver (a safe restart waits for them). A
 transport that can create group chats offers that to the host once connected
 (``context.offer_groups(maker)``, a ``GroupMaker``): ``robota task newgroup | forkgroup`` go
 through it.
@@ -36,6 +38,7 @@ __all__ = [
     "GroupMaker",
     "GroupRefused",
     "HostActions",
+    "PendingFinals",
     "RestartNote",
     "RestartNotes",
     "RestartPhase",
@@ -105,6 +108,16 @@ class RestartNotes(Protocol):
     def restart_note(self, note: RestartNote) -> None:
         """Show ``note`` in ``note.route_key``'s conversation. Called on the trio thread: it
         must not block (queue the platform call); an error is logged and dropped."""
+        ...
+
+
+@runtime_checkable
+class PendingFinals(Protocol):
+    """Implemented by a transport's service that delivers final answers after the engine's turn
+    ended (a chat card's answer): a safe restart waits until none is pending."""
+
+    def pending_finals(self) -> int:
+        """How many ended turns' final answers are not delivered yet (trio thread, cheap)."""
         ...
 
 

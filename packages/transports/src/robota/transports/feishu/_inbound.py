@@ -342,7 +342,8 @@ def freshness(message: InboundMessage, *, now: float, started_at: float) -> Lite
 @dataclass(frozen=True, slots=True)
 class ChatCommand:
     """A command the transport handles: ``mute`` (``on``: mention-only, ``off``, or ``None``:
-    toggle) or ``restart``; ``refusal`` when it cannot be done here."""
+    toggle) or ``restart`` (``--force``: the immediate one); ``refusal`` when it cannot be
+    done here."""
 
     name: Literal["mute", "restart"]
     argument: str | None = None
@@ -364,6 +365,9 @@ def command(admit: Admit) -> ChatCommand | None:
         if argument not in (None, "on", "off") or len(words) > 2:
             return ChatCommand("mute", argument, "usage: /mute, /mute on or /mute off")
         return ChatCommand("mute", argument)
-    if head == "/restart" and len(words) == 1:
-        return ChatCommand("restart")
+    if head == "/restart":
+        argument = " ".join(words[1:]) or None
+        if argument not in (None, "--force"):
+            return ChatCommand("restart", argument, "usage: /restart or /restart --force")
+        return ChatCommand("restart", argument)
     return None

@@ -15,13 +15,22 @@ supervisor restarts it after a crash, built anew from the same context). In its 
 
 A message's way in is ``_inbound``'s order: owner and mention filters before any write, the
 durable claim of the event id and the message id, the stale guard, the awaited ``OnIt``, then
-the route (verbatim text) or the transport's own command. Readiness (``context.report``):
+the route (verbatim text) or the transport's own command. Every message the screen admits
+tells the host (``note_inbound``: a pending safe restart waits another quiet window).
+Readiness (``context.report``):
 ``connected`` once the long connection is up and an outbound call succeeded (the bot's info
 at start, the start-up notes).
 
 The card's turn id is the engine's attempt id with ``:feishu`` appended: the engine claims its
 own ledger row for the attempt (``TurnFinished`` is told once), the card renderer claims this
 one for the answer it sends to the chat, and the two exactly-once gates never see each other.
+
+The safe restart (``RestartNotes``, ``PendingFinals``): the owner's ``/restart`` (or
+``/restart --force``) enrolls the chat; its news is a note card there, in the profile's
+locale. The ``scheduled`` card carries a cancel button whose token is bound server side to the
+schedule id (an old card cannot cancel a newer restart) and is answered like any click;
+``cancelled`` and ``restarting`` replace that card, ``restarted`` (the new host) is a new one.
+``pending_finals`` counts the turns that ended but whose card has not delivered the answer.
 """
 
 from __future__ import annotations
@@ -57,7 +66,7 @@ from robota.core.engine import (
     UserInput,
 )
 from robota.core.events import TurnCompleted, TurnError
-from robota.core.frontend import Overflowed, TransportContext, TransportStatus
+from robota.core.frontend import Overflowed, RestartNote, TransportContext, TransportStatus
 from robota.core.presentation import UserSteer
 from robota.core.store import (
     ACTIVE_TURN_STATUSES,
@@ -113,12 +122,16 @@ __all__ = ["FeishuService"]
 log = logging.getLogger("robota.transports.feishu")
 
 STORE_TIMEOUT = 10.0
+NOTE_TIMEOUT = 5.0
+"""Seconds a restart note may take on its way out (it is shielded from the host's stop)."""
 CARD_SUFFIX = ":feishu"
 """A card's turn id is the engine's attempt id and this (see the module docstring)."""
 RECOVER_SINCE = 3600.0
 """Seconds back a restart looks for turns whose card or answer the last run left unsent."""
 _REACTIONS = {"completed": "DONE", "failed": "ERROR", "interrupted": "CrossMark"}
 _MUTE = "mention_only"
+RESTART_CANCEL = "restart_cancel"
+"""The ``approval_id`` of a restart note's cancel button (its ``decision`` is the schedule id)."""
 
 
 @dataclass(slots=True)
@@ -166,6 +179,14 @@ def _notes(locale: str) -> Mapping[str, str]:
             "restart": "已安排重启",
             "no_restart": "此处无法重启",
             "not_ours": "这不是 robota 的按钮",
+            "restart_scheduled": "已安排重启。当前任务结束、回复送达且 15 秒内没有新消息后进行。",
+            "restart_forced": "已安排立即重启。",
+            "restart_cancel": "取消重启",
+            "restart_cancelled": "重启已取消。",
+            "restart_restarting": "正在重启……",
+            "restart_restarted": "重启完成。robota 已重新上线。",
+            "reason": "原因",
+            "not_cancelled": "这次重启已无法取消",
         }
     return {
         "online": "robota is online: write here to start.",
@@ -180,6 +201,17 @@ def _notes(locale: str) -> Mapping[str, str]:
         "restart": "Restart scheduled",
         "no_restart": "Nothing can restart from here",
         "not_ours": "Not one of robota's buttons",
+        "restart_scheduled": (
+            "Restart scheduled: once running turns end, their answers are delivered and "
+            "15 s pass without a message."
+        ),
+        "restart_forced": "Immediate restart scheduled.",
+        "restart_cancel": "Cancel the restart",
+        "restart_cancelled": "Restart cancelled.",
+        "restart_restarting": "Restarting now...",
+        "restart_restarted": "Restarted: robota is back online.",
+        "reason": "Reason",
+        "not_cancelled": "This restart can no longer be cancelled",
     }
 
 
@@ -212,6 +244,65 @@ class FeishuService:
         self._delivery: CardDelivery | None = None
         self._cards: CardHost | None = None
         self._outbound_ok = False
+        self._restart_anchors: dict[str, str] = {}
+        """Route key -> the ``/restart`` message its scheduled note answers."""
+        self._restart_cards: dict[tuple[str, str], str] = {}
+        """(schedule id, route key) -> the message id of its scheduled note card."""
+        self._noted: set[tuple[str, str]] = set()
+        """(schedule id, route key) told ``scheduled`` (so a second ``/restart`` says so)."""
+
+    # -- the host's safe restart (RestartNotes, PendingFinals) ------------------------------
+
+    def restart_note(self, note: RestartNote) -> None:
+        if self._nursery is None:
+            log.warning("feishu: restart note %s to %s dropped (not running)", note.phase, note)
+            return
+        if note.phase == "scheduled":
+            self._noted.add((note.schedule_id, note.route_key))
+        self._nursery.start_soon(self._show_restart_note, note)
+
+    def pending_finals(self) -> int:
+        return sum(1 for turn in self._turns.values() if turn.completed)
+
+    async def _show_restart_note(self, note: RestartNote) -> None:
+        notes = self.notes
+        text = notes[f"restart_{note.phase}"]
+        if note.phase == "scheduled" and note.forced:
+            text = notes["restart_forced"]
+        if note.reason:
+            text = f"{text}\n\n{notes['reason']}: {note.reason}"
+        token = secrets.token_urlsafe(18) if note.phase == "scheduled" else None
+        card = _note_card(notes["title"], text, button=(notes["restart_cancel"], token))
+        # Shielded, and bounded: the restarting note is told just before the host stops its
+        # transports, and would otherwise be cancelled on its way out.
+        with trio.move_on_after(NOTE_TIMEOUT) as scope:
+            scope.shield = True
+            await self._send_restart_note(note, card, token)
+
+    async def _send_restart_note(
+        self, note: RestartNote, card: dict[str, Any], token: str | None
+    ) -> None:
+        """A new note card (its cancel button bound), or the scheduled one replaced."""
+        assert self._messenger is not None
+        key = (note.schedule_id, note.route_key)
+        try:
+            earlier = self._restart_cards.get(key)
+            if note.phase in ("cancelled", "restarting") and earlier is not None:
+                await self._messenger.patch_card(earlier, card)  # the cancel button goes
+                return
+            anchor = self._restart_anchors.pop(note.route_key, None)
+            message_id = await self._messenger.to_route(note.route_key, anchor, "interactive", card)
+        except ApiError as error:
+            log.warning("feishu: the restart note to %s failed: %s", note.route_key, error)
+            return
+        if token is not None:
+            self._restart_cards[key] = message_id
+            self._card_routes[message_id] = note.route_key
+            action = CardAction(f"restart:{note.schedule_id}", RESTART_CANCEL, note.schedule_id)
+            await self._store.write(
+                BindCardActions(message_id, note.route_key, (ActionBinding(token, action),)),
+                timeout=STORE_TIMEOUT,
+            )
 
     # -- the service ------------------------------------------------------------------------
 
@@ -348,6 +439,8 @@ class FeishuService:
                 extra={"message_id": message.message_id},
             )
             return
+        if self.context.host is not None:
+            self.context.host.note_inbound(message.route_key)
         route = self._route(message.route_key)
         try:
             route.lane.send_nowait(decision)
@@ -448,8 +541,13 @@ class FeishuService:
                 await self._say(route.key, message.message_id, self.notes["no_restart"])
                 await self._settle_reaction(message.message_id, "ERROR")
                 return
-            schedule = host.request_restart(route.key, force=False)
-            await self._say(route.key, message.message_id, f"{self.notes['restart']} ({schedule})")
+            self._restart_anchors[route.key] = message.message_id
+            force = chat_command.argument == "--force"
+            schedule = host.request_restart(route.key, force=force)
+            if (schedule, route.key) not in self._noted:  # already enrolled: no new note
+                self._restart_anchors.pop(route.key, None)
+                text = f"{self.notes['restart']} ({schedule})"
+                await self._say(route.key, message.message_id, text)
         await self._settle_reaction(message.message_id, "DONE")
 
     async def _on_click(self, click: CardClick) -> Mapping[str, Any]:
@@ -473,6 +571,11 @@ class FeishuService:
             log.info("feishu card action refused: %s", outcome.reason)
             return _toast("warning", outcome.message)
         action = outcome.action
+        if action.approval_id == RESTART_CANCEL:
+            host = self.context.host
+            if host is None or not host.cancel_restart(action.decision):
+                return _toast("warning", notes["not_cancelled"])
+            return _toast("success", notes["restart_cancelled"])
         if action.approval_id == STOP:
             self.context.port.tell(route_key, Interrupt())
             return _toast("info", notes["stopping"])
@@ -748,12 +851,26 @@ def _toast(kind: str, content: str) -> Mapping[str, Any]:
     return {"toast": {"type": kind, "content": content}}
 
 
-def _note_card(title: str, text: str) -> dict[str, Any]:
+def _note_card(
+    title: str, text: str, *, button: tuple[str, str | None] | None = None
+) -> dict[str, Any]:
+    """A note card; ``button`` (label, token) adds a callback button when the token is set."""
+    elements: list[dict[str, Any]] = [{"tag": "markdown", "element_id": "note", "content": text}]
+    if button is not None and button[1] is not None:
+        elements.append(
+            {
+                "tag": "button",
+                "element_id": "note_action",
+                "text": {"tag": "plain_text", "content": button[0]},
+                "type": "default",
+                "behaviors": [{"type": "callback", "value": {"token": button[1]}}],
+            }
+        )
     return {
         "schema": "2.0",
         "config": {"update_multi": True, "width_mode": "fill"},
         "header": {"title": {"tag": "plain_text", "content": title}, "template": "blue"},
-        "body": {"elements": [{"tag": "markdown", "element_id": "note", "content": text}]},
+        "body": {"elements": elements},
     }
 
 
