@@ -48,7 +48,7 @@ from robota.core.engine import (
     UserInput,
     UseTask,
 )
-from robota.core.events import ApprovalResolved, TurnCompleted
+from robota.core.events import ApprovalResolved
 from robota.core.frontend import AmbiguousTask, RouteLink, TaskNotFound, resolve_task
 from robota.core.presentation import STATE_LABELS, UserSteer, format_elapsed
 
@@ -344,15 +344,7 @@ class RobotaApp(App[None]):
             return
         view = turn.view
         if not view.terminal:  # the engine ended it without the agent's own completion
-            view.apply(
-                TurnCompleted(
-                    turn_id=view.turn_id or notice.attempt_id,
-                    status=notice.status,
-                    error=notice.error,
-                    final_text=notice.final_text,
-                    usage=notice.usage,
-                )
-            )
+            view.apply(notice.as_event(view.turn_id or notice.attempt_id))
         turn.ended = time.monotonic()
         self.turn = None
         self._paint_cards()

@@ -57,7 +57,7 @@ from ._policy import (
     after_steer_refused,
     decide,
 )
-from ._recovery import Recover, recovery_prompt
+from ._recovery import Recover, prompt_answers, recovery_prompt
 from ._recovery_plan import RECOVERY_WINDOW
 from ._route import ConversationRoute, StoreReads
 from ._route_core import RouteCore
@@ -152,6 +152,7 @@ __all__ = [
     # recovery
     "RECOVERY_WINDOW",
     "Recover",
+    "prompt_answers",
     "recovery_prompt",
     "retry_prompt",
 ]

@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Literal
 
 from ..agents import PermissionMode
-from ..events import ApprovalDecision, RuntimeEvent, TurnError, Usage
+from ..events import ApprovalDecision, RuntimeEvent, TurnCompleted, TurnError, Usage
 
 __all__ = [
     "AnswerApproval",
@@ -176,6 +176,17 @@ class TurnFinished:
     usage: Usage | None = None
     remote_turn_id: str | None = None
     duration_ms: int = 0
+
+    def as_event(self, turn_id: str | None = None) -> TurnCompleted:
+        """The turn's end as the event a view or a card reduces (``turn_id``: the agent's turn
+        id by default): how a front end ends a turn the agent's own completion did not end."""
+        return TurnCompleted(
+            (self.remote_turn_id or "") if turn_id is None else turn_id,
+            self.status,
+            self.error,
+            final_text=self.final_text,
+            usage=self.usage,
+        )
 
 
 @dataclass(frozen=True, slots=True)

@@ -55,6 +55,12 @@ def recovery_prompt(prompt: str) -> str:
     return _RECOVERY_NOTE + prompt.removeprefix(_RECOVERY_NOTE)
 
 
+def prompt_answers(prompt: str, text: str) -> bool:
+    """Whether a turn whose prompt is ``prompt`` answers the person's message ``text``: the
+    text itself, or a recovered turn's prompt, which ends with it as its last paragraph."""
+    return prompt == text or prompt.endswith("\n\n" + text)
+
+
 def handle_recover(route: RouteData, recover: Recover) -> None:
     """Carry out one recovery step."""
     attempt = recover.attempt

@@ -64,6 +64,7 @@ from robota.core.engine import (
     TurnFinished,
     TurnUpdate,
     UserInput,
+    prompt_answers,
 )
 from robota.core.events import TurnCompleted, TurnError
 from robota.core.frontend import Overflowed, RestartNote, TransportContext, TransportStatus
@@ -620,15 +621,7 @@ class FeishuService:
             if turn is not None and not turn.completed:
                 turn.completed = True
                 turn.status = notice.status
-                turn.address.tell(
-                    TurnCompleted(
-                        notice.remote_turn_id or "",
-                        notice.status,
-                        notice.error,
-                        final_text=notice.final_text,
-                        usage=notice.usage,
-                    )
-                )
+                turn.address.tell(notice.as_event())
         elif isinstance(notice, RouteReply):
             anchor = route.commands.popleft() if route.commands else None
             assert self._nursery is not None
@@ -841,7 +834,7 @@ def _take(pending: deque[_Pending], text: str) -> _Pending | None:
     """The oldest pending message whose text is ``text`` (a recovered turn's prompt ends with
     it), taken out of the queue."""
     for index, item in enumerate(pending):
-        if text == item.text or text.endswith("\n\n" + item.text):
+        if prompt_answers(text, item.text):
             del pending[index]
             return item
     return None
