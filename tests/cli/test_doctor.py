@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import sqlite3
 import subprocess
 import time
@@ -75,6 +76,17 @@ def processes_with_home_under(root: Path) -> list[int]:
     anything they started."""
     marker = f"HOME={root}".encode()
     return live_processes(lambda environ: any(v.startswith(marker) for v in environ))
+
+
+def kill_processes_with_home_under(root: Path) -> None:
+    """SIGKILL the process groups of the sandbox's own processes (their HOME is in it): what a
+    failed test left. A host or a background session leads a session of its own, so its
+    group is its pid."""
+    for pid in processes_with_home_under(root):
+        try:
+            os.killpg(os.getpgid(pid), signal.SIGKILL)
+        except ProcessLookupError:
+            pass
 
 
 def live_processes(environ_matches: Callable[[list[bytes]], bool]) -> list[int]:

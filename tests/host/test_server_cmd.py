@@ -26,7 +26,7 @@ from robota.core.config import Profile
 from robota.core.control import MAX_LINE, ControlClient, probe_host
 
 from ..cli._robota import ROBOTA, Robota
-from ..cli.test_doctor import processes_with_home_under
+from ..cli.test_doctor import kill_processes_with_home_under, processes_with_home_under
 from ..support.model_server import FakeModel
 from .test_host import BOUND, agent_name, sandboxed
 
@@ -56,13 +56,7 @@ def sandbox(short_root: Path, model: FakeModel) -> Iterator[tuple[Robota, Profil
     """A sandbox whose hosts are all ended afterwards, however the test ended."""
     robota, profile = sandboxed(short_root, model, "codex-acp")
     yield robota, profile
-    for pid in processes_with_home_under(short_root):
-        # Only the sandbox's own processes (their HOME is in it): a failed test's host and
-        # its agents. The host leads a session of its own, so its group is its pid.
-        try:
-            os.killpg(os.getpgid(pid), signal.SIGKILL)
-        except ProcessLookupError:
-            pass
+    kill_processes_with_home_under(short_root)
 
 
 @pytest.fixture

@@ -88,9 +88,11 @@ def main(argv: list[str] | None = None) -> None:
 # Command modules import only click at import time; their heavy imports live in their bodies.
 from ._agents_cmd import agents_group  # noqa: E402
 from ._cards_cmd import cards_group  # noqa: E402
+from ._daemon_cmd import daemon_group  # noqa: E402
 from ._doctor_cmd import doctor_command  # noqa: E402
 from ._init_cmd import init_command  # noqa: E402
 from ._server_cmd import server_group  # noqa: E402
+from ._session_cmd import session_group  # noqa: E402
 from ._skills_cmd import skills_group  # noqa: E402
 from ._store_cmd import store_command  # noqa: E402
 from ._task_cmd import task_group  # noqa: E402
@@ -102,6 +104,8 @@ cli.add_command(agents_group)
 cli.add_command(cards_group)
 cli.add_command(store_command)
 cli.add_command(server_group)
+cli.add_command(session_group)
+cli.add_command(daemon_group)
 cli.add_command(task_group)
 cli.add_command(team_group)
 cli.add_command(skills_group)

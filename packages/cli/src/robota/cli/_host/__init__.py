@@ -6,7 +6,10 @@ task is driven through), ``_reads`` (the store reads ``task list`` and the host 
 ``_taps`` (the host's subscriptions to routes), ``_transports`` (the chat transports'
 children, their status and their group offers), ``_desk`` (the ``task.*`` requests),
 ``_groups`` (``task.newgroup | forkgroup`` through a transport's ``GroupMaker``), ``_spawn``
-(a detached host and its readiness: ``server start`` and a restart), ``_crash`` (crash
+(a detached host and its readiness: ``server start`` and a restart), ``_signals`` (a tree run
+until a stop signal), the background sessions (``_session_requests``, ``_sessions``: the
+clients' side, ``_daemon``: the workspace's daemon locks, ``_session``: one session's tree,
+``_session_run``: ``session run``), ``_crash`` (crash
 reports), ``_restart`` (pure: the safe restart's decisions) and ``_restarter`` (its shell and
 the handoff of enrolled routes), ``_host`` (the tree), ``_run`` (``server run``: lock,
 signals, exit code, replacing itself). The CLI's ``server`` and
@@ -20,6 +23,16 @@ from robota.core import lazy_attributes as _lazy_attributes
 
 if typing.TYPE_CHECKING:
     from ._crash import crash_report, write_crash_report
+    from ._daemon import (
+        StartLock,
+        daemon_lock_paths,
+        find_daemon,
+        start_lock_holder,
+        start_lock_path,
+        take_start_lock,
+        unlock,
+        workspace_key,
+    )
     from ._host import Host, status_json
     from ._reads import (
         TaskRow,
@@ -56,6 +69,28 @@ if typing.TYPE_CHECKING:
     )
     from ._routing import CLI_KIND, TaskRoute, cli_route, route_for_task, route_kind, serves
     from ._run import EXIT_CRASHED, EXIT_REPLACED, EXIT_STOPPED, STOP_SIGNALS, run_host
+    from ._session import SessionHost
+    from ._session_requests import (
+        SESSION_KIND,
+        SessionRename,
+        SessionSend,
+        SessionStatus,
+        SessionStop,
+    )
+    from ._session_run import run_session
+    from ._sessions import (
+        SessionSpec,
+        SessionStart,
+        SessionUnverified,
+        session_logs,
+        session_paths,
+        session_rows,
+        spawn_session,
+        status_of,
+        verified_session,
+        wait_session_ready,
+        workspace_of,
+    )
     from ._spawn import (
         READY_TIMEOUT,
         STOP_TIMEOUT,
@@ -108,6 +143,33 @@ __all__ = [
     "enabled_transports",
     "host_locale",
     "transports_agent_env",
+    # background sessions and the daemon
+    "SessionHost",
+    "run_session",
+    "SessionSpec",
+    "SessionStart",
+    "SessionUnverified",
+    "session_logs",
+    "session_paths",
+    "session_rows",
+    "spawn_session",
+    "status_of",
+    "verified_session",
+    "wait_session_ready",
+    "workspace_of",
+    "StartLock",
+    "daemon_lock_paths",
+    "find_daemon",
+    "start_lock_holder",
+    "start_lock_path",
+    "take_start_lock",
+    "unlock",
+    "workspace_key",
+    "SESSION_KIND",
+    "SessionRename",
+    "SessionSend",
+    "SessionStatus",
+    "SessionStop",
     # requests
     "CancelRestart",
     "HostStatus",
@@ -188,6 +250,32 @@ _HOMES = {
     "EXIT_STOPPED": "._run",
     "STOP_SIGNALS": "._run",
     "run_host": "._run",
+    "SessionHost": "._session",
+    "run_session": "._session_run",
+    "SessionSpec": "._sessions",
+    "SessionStart": "._sessions",
+    "SessionUnverified": "._sessions",
+    "session_logs": "._sessions",
+    "session_paths": "._sessions",
+    "session_rows": "._sessions",
+    "spawn_session": "._sessions",
+    "status_of": "._sessions",
+    "verified_session": "._sessions",
+    "wait_session_ready": "._sessions",
+    "workspace_of": "._sessions",
+    "StartLock": "._daemon",
+    "daemon_lock_paths": "._daemon",
+    "find_daemon": "._daemon",
+    "start_lock_holder": "._daemon",
+    "start_lock_path": "._daemon",
+    "take_start_lock": "._daemon",
+    "unlock": "._daemon",
+    "workspace_key": "._daemon",
+    "SESSION_KIND": "._session_requests",
+    "SessionRename": "._session_requests",
+    "SessionSend": "._session_requests",
+    "SessionStatus": "._session_requests",
+    "SessionStop": "._session_requests",
     "READY_TIMEOUT": "._spawn",
     "STOP_TIMEOUT": "._spawn",
     "StartOutcome": "._spawn",

@@ -78,16 +78,6 @@ STOP_REPLY_GRACE = 1.0
 them) before the endpoint closes under them."""
 
 
-class _Serving:
-    """The control server as a supervised service."""
-
-    def __init__(self, server: ControlServer) -> None:
-        self.server = server
-
-    async def run(self, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
-        await self.server.serve(task_status=task_status)
-
-
 class Host:
     """See the module docstring. ``run`` until ``stop`` (or a signal, see ``run_host``)."""
 
@@ -154,7 +144,7 @@ class Host:
             [
                 ChildSpec("engine", lambda: self.engine, shutdown=45.0, start_timeout=60.0),
                 ChildSpec("taps", lambda: self.taps),
-                ChildSpec("control", lambda: _Serving(self.server)),
+                ChildSpec("control", lambda: self.server),
                 ChildSpec("transports", lambda: transports, shutdown=20.0),
             ],
         )

@@ -15,13 +15,10 @@ from __future__ import annotations
 
 import faulthandler
 import logging
-import signal
 import sys
 import time
 from collections.abc import Callable
 from typing import IO, TYPE_CHECKING
-
-import trio
 
 from robota.core import robota_version
 from robota.core.control import HostAlreadyRunning, HostState, acquire_host_lock
@@ -29,6 +26,7 @@ from robota.core.control import HostAlreadyRunning, HostState, acquire_host_lock
 from .._engine_host import load_profile
 from ._crash import write_crash_report
 from ._host import Host
+from ._signals import STOP_SIGNALS, run_until_stopped
 from ._spawn import READY_TIMEOUT, host_logs, spawn_host, wait_ready
 
 if TYPE_CHECKING:
@@ -38,7 +36,6 @@ __all__ = ["EXIT_CRASHED", "EXIT_REPLACED", "EXIT_STOPPED", "STOP_SIGNALS", "run
 
 logger = logging.getLogger("robota.cli.host")
 
-STOP_SIGNALS = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP)
 EXIT_STOPPED = 0
 EXIT_REPLACED = 75
 EXIT_CRASHED = 1
@@ -77,22 +74,8 @@ def run_host(*, on_running: Callable[[HostState | None, str], None]) -> int:
     started = time.monotonic()
     with lock:
         host = Host(config, profile, lock)
-
-        async def main() -> None:
-            with trio.open_signal_receiver(*STOP_SIGNALS) as signals:
-                async with trio.open_nursery() as nursery:
-
-                    async def watch() -> None:
-                        async for signum in signals:
-                            logger.info("host: %s received", signal.Signals(signum).name)
-                            host.stop()
-
-                    nursery.start_soon(watch)
-                    await host.run()
-                    nursery.cancel_scope.cancel()
-
         try:
-            trio.run(main)
+            run_until_stopped(host)
         except Exception as failed:
             return _crashed(config, profile, failed, time.monotonic() - started)
     if host.replacement is not None:

@@ -41,6 +41,7 @@ __all__ = [
     "process_gone",
     "rotate_log",
     "running_state",
+    "spawn_detached",
     "spawn_host",
     "tail",
     "wait_gone",
@@ -89,14 +90,25 @@ def _open_log(path: Path) -> int:
 def spawn_host(profile: Profile, environ: dict[str, str] | None = None) -> subprocess.Popen[bytes]:
     """Start ``robota server run`` detached for ``profile`` (whose ``ROBOTA_HOME`` and
     ``ROBOTA_CONFIG`` are already in the environment); the process, not yet ready."""
+    return spawn_detached(profile, host_argv(), host_logs(profile), environ)
+
+
+def spawn_detached(
+    profile: Profile,
+    argv: list[str],
+    logs: tuple[Path, Path],
+    environ: dict[str, str] | None = None,
+) -> subprocess.Popen[bytes]:
+    """Start ``argv`` detached (a session of its own, stdin from /dev/null, stdout and stderr
+    appended to ``logs``, rotated first): the host, a background session."""
     profile.log_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
-    out_path, err_path = host_logs(profile)
+    out_path, err_path = logs
     for path in (out_path, err_path):
         rotate_log(path)
     out, err = _open_log(out_path), _open_log(err_path)
     try:
         return subprocess.Popen(
-            host_argv(),
+            argv,
             stdin=subprocess.DEVNULL,
             stdout=out,
             stderr=err,

@@ -92,6 +92,12 @@ class Profile:
         return self.runtime_dir / "host.json"
 
     @property
+    def sessions_dir(self) -> Path:
+        """The rendezvous of background sessions (owner-only): each one's lock, control socket
+        and registration, named by its id (``robota.core.control.Registration``)."""
+        return self.runtime_dir / "sessions"
+
+    @property
     def default_sqlite_path(self) -> Path:
         return self.data_dir / "robota.sqlite"
 

@@ -11,6 +11,9 @@ The endpoint is a Unix socket in the profile's owner-only runtime directory
 dataclasses (``TYPE`` plus typed fields) and serves them with ``ControlServer`` and one
 ``Endpoint`` per type; CLI commands talk to it with the blocking ``ControlClient``.
 
+``Registration`` is a background session's record in the rendezvous directory, with its
+liveness check (pid plus process start time) and the content-free listing row.
+
 ``acquire_host_lock`` keeps a second host of the same profile from starting and tells it who
 runs; ``probe_host`` answers "is a host running?" whether or not one is.
 
@@ -62,7 +65,22 @@ from ._protocol import (
     encode_reply,
     encode_request,
 )
+from ._registration import (
+    SESSION_ID,
+    SESSION_STATES,
+    BadRegistration,
+    Registration,
+    list_state,
+    listing_row,
+    now_iso,
+    own_process_start,
+    owner_verified,
+    parse_registration,
+    process_start_ticks,
+    read_registrations,
+)
 from ._requests import Refused, RequestRegistry
+from ._socket_file import ensure_runtime_dir
 
 if typing.TYPE_CHECKING:
     from ._server import ControlServer, Endpoint, HandlerError, ServerLimits
@@ -103,6 +121,20 @@ __all__ = [
     "parse_host_state",
     "pid_alive",
     "probe_host",
+    "ensure_runtime_dir",
+    # background sessions' registrations
+    "SESSION_ID",
+    "SESSION_STATES",
+    "BadRegistration",
+    "Registration",
+    "list_state",
+    "listing_row",
+    "now_iso",
+    "own_process_start",
+    "owner_verified",
+    "parse_registration",
+    "process_start_ticks",
+    "read_registrations",
     # errors
     "ControlError",
     "HostAlreadyRunning",

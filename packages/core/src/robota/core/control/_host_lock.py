@@ -21,11 +21,11 @@ import os
 import time
 from pathlib import Path
 from types import TracebackType
+from typing import Protocol
 
 from ._errors import HostAlreadyRunning
 from ._host_state import (
     HostPresence,
-    HostState,
     judge_presence,
     pid_alive,
     read_host_state,
@@ -36,6 +36,12 @@ __all__ = ["HostLock", "acquire_host_lock", "probe_host"]
 
 _POLL = 0.05
 _LOCK_FILE_MODE = 0o600
+
+
+class Publishable(Protocol):
+    """What a lock's holder publishes: the host's state, a background session's registration."""
+
+    def to_json(self) -> bytes: ...
 
 
 class HostLock:
@@ -50,7 +56,7 @@ class HostLock:
     def held(self) -> bool:
         return self._fd is not None
 
-    def publish(self, state: HostState) -> None:
+    def publish(self, state: Publishable) -> None:
         """Write the state file atomically (0600), for ``status`` and for a second starter."""
         if self._fd is None:
             raise RuntimeError("the host lock was released; its state cannot be published")

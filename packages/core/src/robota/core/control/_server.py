@@ -143,6 +143,10 @@ class ControlServer:
             if bound is not None:
                 bound.remove()
 
+    async def run(self, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
+        """``serve``, as a child of a supervision tree runs a service."""
+        await self.serve(task_status=task_status)
+
     async def _accept(self, listener: trio.SocketListener) -> trio.SocketStream:
         while True:
             try:

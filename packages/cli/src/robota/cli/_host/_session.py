@@ -1,0 +1,202 @@
+"""A background session: a small host serving one session in one workspace.
+
+    session (one_for_one)
+    ├── engine       store, agents, routes (``open_engine``, as the host builds its own)
+    ├── taps         the session's subscriptions to its route (``RouteTaps``)
+    └── control      its own control endpoint (``ControlServer``) on ``ID.sock`` in the
+                     profile's owner-only rendezvous directory (``Profile.sessions_dir``)
+
+The same pieces as the host's tree (``_host``), minus the chat transports and the safe
+restart: a background session is never restarted, by anyone. Its one route is
+``session:ID`` (a kind no host serves or recovers); its task is made when the tree is up, with
+the agent, directory and name it was started with (permission mode ``plan`` when Restricted).
+
+Once the task exists the session publishes its registration (``ID.json``, guarded by the
+``flock`` on ``ID.lock`` it holds for its life, the host lock's code) with a fresh random
+generation; every request that acts on it must name that generation (``_session_requests``).
+A stop removes the registration, then the socket, then ends the tree and the agents.
+
+Approvals: nobody is at a background session unless a terminal attaches, so its route is
+decided by the unattended policy (``human_approves`` false), as the host's ``cli:`` routes are.
+"""
+
+from __future__ import annotations
+
+import hmac
+import logging
+import os
+import secrets
+from dataclasses import replace
+from typing import TYPE_CHECKING
+
+import trio
+
+from robota.core import ChildSpec, Supervisor
+from robota.core.control import (
+    ControlServer,
+    Endpoint,
+    HandlerError,
+    HostLock,
+    Registration,
+    now_iso,
+    own_process_start,
+)
+from robota.core.engine import NewTask, TaskSettings
+from robota.core.frontend import FrontEndPort
+
+from .._engine_host import open_engine
+from ._desk import TaskDesk
+from ._requests import TaskRename, TaskSend
+from ._session_requests import (
+    SESSION_KIND,
+    SessionRename,
+    SessionSend,
+    SessionStatus,
+    SessionStop,
+)
+from ._sessions import SessionSpec, session_paths
+from ._taps import RouteTaps
+
+if TYPE_CHECKING:
+    from robota.core.config import Config, Profile
+
+__all__ = ["SessionHost"]
+
+logger = logging.getLogger("robota.cli.session")
+
+STOP_REPLY_GRACE = 1.0
+
+
+class SessionHost:
+    """See the module docstring. ``run`` until ``stop`` (or a signal, see ``run_session``)."""
+
+    def __init__(self, config: Config, profile: Profile, lock: HostLock, spec: SessionSpec) -> None:
+        self.profile = profile
+        self.lock = lock
+        self.spec = spec
+        self.route = f"{SESSION_KIND}:{spec.session_id}"
+        self.engine = open_engine(
+            config,
+            profile,
+            human_approves=False,
+            recover=lambda key: key == self.route,
+        )
+        self.taps = RouteTaps(FrontEndPort(self.engine))
+        self.accepting = True
+        self.ready = False
+        self.desk = TaskDesk(self.engine, self.taps, {SESSION_KIND}, lambda: self.accepting)
+        self.task_id: str | None = None
+        _, _, socket_path = session_paths(profile, spec.session_id)
+        self.registration = Registration(
+            id=spec.session_id,
+            name=spec.name,
+            pid=os.getpid(),
+            process_start=own_process_start(),
+            generation=secrets.token_hex(16),
+            started_at=now_iso(),
+            agent=spec.agent,
+            daemon=spec.daemon,
+            restricted=spec.restricted,
+            workspace=str(spec.workspace),
+            socket=str(socket_path),
+        )
+        self.server = ControlServer(
+            socket_path,
+            [
+                Endpoint(SessionStatus, self._status),
+                Endpoint(SessionSend, self._send),
+                Endpoint(SessionStop, self._stop_request),
+                Endpoint(SessionRename, self._rename),
+            ],
+        )
+        self.supervisor = Supervisor(
+            "session",
+            [
+                ChildSpec("engine", lambda: self.engine, shutdown=45.0, start_timeout=60.0),
+                ChildSpec("taps", lambda: self.taps),
+                ChildSpec("control", lambda: self.server),
+            ],
+        )
+        self._stop = trio.Event()
+
+    async def run(self) -> None:
+        """Start the tree, make the session's task, register, serve until ``stop``."""
+        async with trio.open_nursery() as nursery:
+            await nursery.start(self.supervisor.run)
+            settings = TaskSettings(
+                agent=self.spec.agent,
+                cwd=self.spec.cwd,
+                title=self.spec.name,
+                permission_mode="plan" if self.spec.restricted else None,
+            )
+            task = await self.desk.open_on(self.route, NewTask(settings))
+            self.task_id = task.id
+            self.lock.publish(self.registration)
+            self.ready = True
+            logger.info("session %s ready (pid %d)", self.spec.session_id, os.getpid())
+            await self._stop.wait()
+            self.accepting = False
+            self.ready = False
+            logger.info("session %s stopping", self.spec.session_id)
+            with trio.move_on_after(STOP_REPLY_GRACE):
+                while self.server.connections:
+                    await trio.sleep(0.01)
+            self.supervisor.stop()
+
+    def stop(self) -> None:
+        self.accepting = False
+        self._stop.set()
+
+    @property
+    def state(self) -> str:
+        """working (a turn runs), else idle: initialised, no question pending (approvals are
+        the unattended policy's), not executing."""
+        if self.engine.context.running.snapshot():
+            return "working"
+        return "idle"
+
+    # -- control requests ------------------------------------------------------------------------
+
+    def _check(self, generation: str) -> str:
+        """Refuse a request that names another process start; the session's task id."""
+        if not hmac.compare_digest(generation.encode(), self.registration.generation.encode()):
+            raise HandlerError(
+                "stale_generation",
+                "this request names another start of the session; list the sessions again",
+                "generation",
+            )
+        if self.task_id is None or not self.ready:
+            raise HandlerError("starting", "the session is not ready")
+        return self.task_id
+
+    async def _status(self, _request: SessionStatus) -> dict[str, object]:
+        r = self.registration
+        return {
+            "id": r.id,
+            "name": r.name,
+            "state": self.state if self.ready else "unknown",
+            "ready": self.ready,
+            "agent": r.agent,
+            "daemon": r.daemon,
+            "restricted": r.restricted,
+            "pid": r.pid,
+        }
+
+    async def _send(self, request: SessionSend) -> dict[str, object]:
+        task_id = self._check(request.generation)
+        return await self.desk.send(TaskSend(task_id, request.text, request.wait, request.timeout))
+
+    async def _stop_request(self, request: SessionStop) -> dict[str, object]:
+        self._check(request.generation)
+        self.stop()
+        return {"stopping": True, "pid": os.getpid()}
+
+    async def _rename(self, request: SessionRename) -> dict[str, object]:
+        task_id = self._check(request.generation)
+        name = " ".join(request.name.split())
+        if not name:
+            raise HandlerError("bad_request", "session.rename: 'name' is empty", "name")
+        await self.desk.rename(TaskRename(task_id, name))
+        self.registration = replace(self.registration, name=name)
+        await trio.to_thread.run_sync(self.lock.publish, self.registration)
+        return {"id": self.registration.id, "name": name}

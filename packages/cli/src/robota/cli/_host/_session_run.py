@@ -1,0 +1,54 @@
+"""``robota session run``: one background session in this process, until stopped.
+
+Takes the session's lock (``ID.lock``, the host lock's code: an ``flock`` the kernel releases
+however its holder dies, guarding the registration ``ID.json``), and for the workspace's
+daemon also the workspace's daemon lock, held for the process's life: whatever races the
+starts run, a second daemon of one workspace finds it held and exits. Stop signals stop it
+cleanly (``_signals``). Exit codes: 0 stopped, 1 the tree failed or the lock was held.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import sys
+
+from robota.core.control import HostAlreadyRunning, HostLock, acquire_host_lock
+
+from .._engine_host import load_profile
+from ._daemon import daemon_lock_paths
+from ._session import SessionHost
+from ._sessions import SessionSpec, session_paths
+from ._signals import run_until_stopped
+
+__all__ = ["run_session"]
+
+logger = logging.getLogger("robota.cli.session")
+
+
+def run_session(spec: SessionSpec) -> int:
+    config, profile = load_profile()
+    lock_path, registration_path, _socket = session_paths(profile, spec.session_id)
+    with contextlib.ExitStack() as held:
+        try:
+            lock = acquire_host_lock(lock_path, registration_path, wait=2.0)
+        except HostAlreadyRunning:
+            print(f"robota: session {spec.session_id} already runs", file=sys.stderr)
+            return 1
+        held.enter_context(lock)
+        if spec.daemon:
+            daemon_lock, daemon_state = daemon_lock_paths(profile, spec.workspace)
+            try:
+                workspace_lock: HostLock = acquire_host_lock(daemon_lock, daemon_state, wait=0)
+            except HostAlreadyRunning:
+                print("robota: a daemon already serves this workspace", file=sys.stderr)
+                return 1
+            held.enter_context(workspace_lock)
+        host = SessionHost(config, profile, lock, spec)
+        try:
+            run_until_stopped(host)
+        except Exception as failed:
+            logger.exception("session %s: the tree failed", spec.session_id)
+            print(f"robota: the session failed: {failed}", file=sys.stderr)
+            return 1
+    return 0

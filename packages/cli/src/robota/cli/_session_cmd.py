@@ -1,0 +1,242 @@
+"""``robota session``: background sessions (``start --background``, ``list``, ``stop``,
+``rename``; ``run`` is what a start runs detached, hidden from help).
+
+Every command but ``run`` is a client: it reads the registrations in the profile's owner-only
+rendezvous directory and talks to a session over its own control socket. ``stop`` and
+``rename`` act only on the process start they read: they verify its owner live (pid and start
+time) and send its generation, which a session restarted under the same id refuses. Exit
+codes: 0 done, 1 the session failed or did not do it, 2 a usage or configuration error, or no
+verified session of that id.
+
+Only click is imported at import time; each command imports what it uses in its body.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import click
+
+if TYPE_CHECKING:
+    from robota.core.config import Profile
+    from robota.core.control import Registration
+
+__all__ = ["session_group", "start_background", "stop_session"]
+
+
+@click.group("session")
+def session_group() -> None:
+    """Background sessions: one session each, alive without a terminal."""
+
+
+def _echo_json(value: object) -> None:
+    click.echo(json.dumps(value, ensure_ascii=False))
+
+
+def _profile() -> Profile:
+    from ._engine_host import load_profile  # noqa: PLC0415 (keeps --help fast)
+
+    return load_profile()[1]
+
+
+def start_background(
+    *,
+    name: str | None,
+    agent: str | None,
+    cwd: Path | None,
+    daemon: bool = False,
+    restricted: bool = False,
+) -> Registration:
+    """Start a background session detached and wait until it is ready; exit 1 (with the
+    reason and its log) when it is not. Shared with ``robota daemon start``."""
+    import secrets  # noqa: PLC0415
+
+    from ._engine_host import load_profile  # noqa: PLC0415
+    from ._host import (  # noqa: PLC0415
+        READY_TIMEOUT,
+        SessionSpec,
+        session_logs,
+        spawn_session,
+        wait_session_ready,
+        workspace_of,
+    )
+
+    config, profile = load_profile()
+    directory = (cwd or Path.cwd()).resolve()
+    if not directory.is_dir():
+        click.echo(f"robota: --cwd {directory}: not a directory", err=True)
+        sys.exit(2)
+    agent_name = agent or config.defaults.agent
+    if agent_name not in config.agents:
+        known = ", ".join(sorted(config.agents)) or "none"
+        click.echo(f"robota: no agent {agent_name!r} is configured (configured: {known})", err=True)
+        sys.exit(2)
+    session_id = secrets.token_hex(6)
+    spec = SessionSpec(
+        session_id=session_id,
+        name=" ".join((name or f"session-{session_id[:6]}").split()),
+        agent=agent_name,
+        cwd=directory,
+        workspace=workspace_of(directory),
+        daemon=daemon,
+        restricted=restricted,
+    )
+    process = spawn_session(profile, spec)
+    outcome = wait_session_ready(profile, session_id, process, READY_TIMEOUT)
+    if outcome.kind == "ready" and outcome.registration is not None:
+        return outcome.registration
+    _, stderr_log = session_logs(profile, session_id)
+    if outcome.kind == "timeout":
+        # Not ready: never left running half-started (nobody was told its id).
+        os.killpg(process.pid, 15)
+        process.wait(timeout=30)
+        error = f"the session was not ready after {READY_TIMEOUT:.0f} s; it was stopped"
+    else:
+        error = f"the session exited with {outcome.code} before it was ready"
+    click.echo(f"robota: {error}; see {stderr_log}", err=True)
+    sys.exit(1)
+
+
+@session_group.command("start")
+@click.option("--background", is_flag=True, help="Run it detached (required for now).")
+@click.option("--name", metavar="NAME", help="Its name in the list (default: session-ID).")
+@click.option("--agent", metavar="AGENT", help="The configured agent (default: the profile's).")
+@click.option(
+    "--cwd",
+    type=click.Path(file_okay=False, path_type=Path),
+    help="Its working directory (default: this one).",
+)
+@click.option("--json", "as_json", is_flag=True, help='Print {"id", "name"} on stdout.')
+def start_command(
+    background: bool, name: str | None, agent: str | None, cwd: Path | None, as_json: bool
+) -> None:
+    """Start a background session and print its id once it is ready."""
+    if not background:
+        raise click.UsageError("only background sessions start here: add --background")
+    registration = start_background(name=name, agent=agent, cwd=cwd)
+    if as_json:
+        _echo_json({"id": registration.id, "name": registration.name})
+    else:
+        click.echo(registration.id)
+
+
+@session_group.command("list")
+@click.option("--json", "as_json", is_flag=True, help="Print a JSON array on stdout.")
+def list_command(as_json: bool) -> None:
+    """Every registered session: id, name, state, start time, agent (no content)."""
+    from ._host import session_rows  # noqa: PLC0415
+
+    rows = session_rows(_profile())
+    if as_json:
+        _echo_json(rows)
+        return
+    if not rows:
+        click.echo("no background sessions")
+        return
+    for row in rows:
+        if "unavailable" in row:
+            click.echo(f"{row['id']}  unavailable: {row['unavailable']}")
+            continue
+        mark = "  (daemon)" if row.get("daemon") else ""
+        click.echo(
+            f"{row['id']}  {row['state']:<11}  {row['name']}  {row['agent']}  "
+            f"since {row['started_at']}{mark}"
+        )
+
+
+def _verified(profile: Profile, session_id: str) -> Registration:
+    from ._host import SessionUnverified, verified_session  # noqa: PLC0415
+
+    try:
+        return verified_session(profile, session_id)
+    except SessionUnverified as refused:
+        click.echo(f"robota: {refused}", err=True)
+        sys.exit(2)
+
+
+def _call(registration: Registration, type_name: str, fields: dict[str, object]) -> object:
+    from robota.core.control import ControlClient, ControlError  # noqa: PLC0415
+
+    try:
+        with ControlClient(Path(registration.socket), timeout=30.0) as client:
+            return client.call(type_name, {"generation": registration.generation, **fields})
+    except ControlError as error:
+        click.echo(f"robota: session {registration.id}: {error}", err=True)
+        sys.exit(1)
+
+
+def stop_session(registration: Registration) -> None:
+    """Stop the verified start and wait until its process is gone; exit 1 if it is not."""
+    from ._host import STOP_TIMEOUT, wait_gone  # noqa: PLC0415
+
+    _call(registration, "session.stop", {})
+    if not wait_gone(registration.pid, STOP_TIMEOUT):
+        click.echo(
+            f"robota: session {registration.id} (pid {registration.pid}) is still running "
+            f"after {STOP_TIMEOUT:.0f} s",
+            err=True,
+        )
+        sys.exit(1)
+
+
+@session_group.command("stop")
+@click.argument("session_id", metavar="ID")
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object on stdout.")
+def stop_command(session_id: str, as_json: bool) -> None:
+    """Stop the session ID (the start listed now) and wait until its process is gone."""
+    profile = _profile()
+    registration = _verified(profile, session_id)
+    stop_session(registration)
+    if as_json:
+        _echo_json({"id": registration.id, "stopped": True})
+    else:
+        click.echo(f"session {registration.id} stopped")
+
+
+@session_group.command("rename")
+@click.argument("session_id", metavar="ID")
+@click.argument("name", metavar="NAME")
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object on stdout.")
+def rename_command(session_id: str, name: str, as_json: bool) -> None:
+    """Give the session ID a new name."""
+    profile = _profile()
+    registration = _verified(profile, session_id)
+    result = _call(registration, "session.rename", {"name": name})
+    if as_json:
+        _echo_json(result)
+    else:
+        click.echo(f"session {registration.id} renamed")
+
+
+@session_group.command("run", hidden=True)
+@click.option("--id", "session_id", required=True)
+@click.option("--name", required=True)
+@click.option("--agent", required=True)
+@click.option("--cwd", required=True, type=click.Path(file_okay=False, path_type=Path))
+@click.option("--daemon", is_flag=True)
+@click.option("--restricted", is_flag=True)
+def run_command(  # noqa: PLR0917 (click passes the options positionally)
+    session_id: str, name: str, agent: str, cwd: Path, daemon: bool, restricted: bool
+) -> None:
+    """Serve one background session in this process (what ``start`` runs detached)."""
+    from robota.core.control import SESSION_ID  # noqa: PLC0415
+
+    from ._host import SessionSpec, run_session, workspace_of  # noqa: PLC0415
+
+    if not SESSION_ID.fullmatch(session_id):
+        raise click.UsageError("--id must be 12 hex digits")
+    directory = cwd.resolve()
+    spec = SessionSpec(
+        session_id=session_id,
+        name=name,
+        agent=agent,
+        cwd=directory,
+        workspace=workspace_of(directory),
+        daemon=daemon,
+        restricted=restricted,
+    )
+    sys.exit(run_session(spec))

@@ -1,0 +1,286 @@
+"""``robota session`` and ``robota daemon`` on real processes: the real ``robota`` script,
+detached background sessions with a real ACP agent against the fake model, their own control
+sockets in the owner-only rendezvous directory, and nothing left behind."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import stat
+import subprocess
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from robota.cli._host import process_gone, session_paths
+from robota.core.config import Profile
+from robota.core.control import ControlClient, HostRefused, parse_registration
+
+from ..cli._robota import ROBOTA, Robota
+from ..cli.test_doctor import kill_processes_with_home_under, processes_with_home_under
+from ..support.model_server import FakeModel
+from .test_host import BOUND, sandboxed
+
+AGENT = "codex-acp"
+ROW_FIELDS = {"id", "name", "state", "started_at", "agent", "daemon"}
+
+
+@pytest.fixture
+def model() -> Iterator[FakeModel]:
+    # SLOW streams 80 deltas 50 ms apart: long enough to be seen working, short enough to end.
+    with FakeModel(slow_deltas=80, slow_delay=0.05) as fake:
+        yield fake
+
+
+@pytest.fixture
+def sandbox(short_root: Path, model: FakeModel) -> Iterator[tuple[Robota, Profile]]:
+    """A sandbox whose sessions are all ended afterwards, however the test ended."""
+    robota, profile = sandboxed(short_root, model, AGENT)
+    yield robota, profile
+    kill_processes_with_home_under(short_root)
+
+
+def workspace(robota: Robota, name: str = "project") -> Path:
+    """The one place a test's workspace is made (a git repository's root): when workspace
+    trust comes, trusting it is one edit here."""
+    path = robota.root / name
+    path.mkdir()
+    (path / ".git").mkdir()
+    return path
+
+
+def robota_cmd(
+    robota: Robota, *args: str, cwd: Path | None = None
+) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [str(ROBOTA), *args],
+        env=robota.environment(None, ()),
+        cwd=cwd or robota.root,
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=BOUND,
+        check=False,
+    )
+
+
+def ok_json(robota: Robota, *args: str, cwd: Path | None = None) -> Any:
+    done = robota_cmd(robota, *args, "--json", cwd=cwd)
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout)
+
+
+def rows(robota: Robota) -> list[dict[str, Any]]:
+    listed = ok_json(robota, "session", "list")
+    assert isinstance(listed, list)
+    return listed
+
+
+def row_of(robota: Robota, session_id: str) -> dict[str, Any]:
+    (row,) = [r for r in rows(robota) if r["id"] == session_id]
+    return row
+
+
+def registration(profile: Profile, session_id: str) -> Any:
+    _lock, path, _socket = session_paths(profile, session_id)
+    return parse_registration(path.read_bytes())
+
+
+def send(profile: Profile, session_id: str, text: str, generation: str | None = None) -> Any:
+    found = registration(profile, session_id)
+    with ControlClient(Path(found.socket), timeout=BOUND) as client:
+        return client.call(
+            "session.send", {"generation": generation or found.generation, "text": text}
+        )
+
+
+def wait_state(robota: Robota, session_id: str, state: str) -> dict[str, Any]:
+    deadline = time.monotonic() + BOUND
+    while True:
+        row = row_of(robota, session_id)
+        if row["state"] == state:
+            return row
+        assert time.monotonic() < deadline, f"never {state}: {row}"
+        time.sleep(0.1)
+
+
+def test_a_background_session_starts_lists_works_and_stops(sandbox: tuple[Robota, Profile]) -> None:
+    robota, profile = sandbox
+    project = workspace(robota)
+    started = ok_json(
+        robota, "session", "start", "--background", "--name", "alpha", "--cwd", str(project)
+    )
+    session_id = started["id"]
+    assert started == {"id": session_id, "name": "alpha"}
+
+    # Owner-only rendezvous: the directory 0700, the socket 0600, the registration 0600.
+    _lock, reg_path, sock = session_paths(profile, session_id)
+    assert stat.S_IMODE(profile.sessions_dir.stat().st_mode) == 0o700
+    assert stat.S_IMODE(sock.stat().st_mode) == 0o600
+    assert stat.S_IMODE(reg_path.stat().st_mode) == 0o600
+    found = registration(profile, session_id)
+    assert (found.name, found.agent, found.daemon) == ("alpha", AGENT, False)
+
+    idle = row_of(robota, session_id)
+    assert set(idle) == ROW_FIELDS
+    assert (idle["name"], idle["state"], idle["agent"]) == ("alpha", "idle", AGENT)
+
+    outcome = send(profile, session_id, "SLOW secret prompt words")
+    assert outcome["outcome"]["kind"] == "started"
+    working = wait_state(robota, session_id, "working")
+    listing = robota_cmd(robota, "session", "list", "--json").stdout
+    # Content-free: no prompt, no answer, no path, no generation in any row.
+    for leaked in ("secret prompt", "SLOW", str(project), found.generation, str(robota.root)):
+        assert leaked not in listing
+    assert set(working) == ROW_FIELDS
+    wait_state(robota, session_id, "idle")
+
+    renamed = robota_cmd(robota, "session", "rename", session_id, "beta")
+    assert renamed.returncode == 0, renamed.stderr
+    assert row_of(robota, session_id)["name"] == "beta"
+
+    pid = found.pid
+    stopped = robota_cmd(robota, "session", "stop", session_id)
+    assert stopped.returncode == 0, stopped.stderr
+    assert process_gone(pid)
+    assert processes_with_home_under(robota.root) == [], "the session left a process behind"
+    assert not reg_path.exists() and not sock.exists()
+    assert rows(robota) == []
+
+
+def test_a_stale_generation_is_refused_and_a_damaged_registration_listed(
+    sandbox: tuple[Robota, Profile],
+) -> None:
+    robota, profile = sandbox
+    project = workspace(robota)
+    session_id = ok_json(robota, "session", "start", "--background", "--cwd", str(project))["id"]
+    first = registration(profile, session_id)
+
+    with pytest.raises(HostRefused) as refused:
+        send(profile, session_id, "hello", generation="0" * 32)
+    assert refused.value.code == "stale_generation"
+
+    # The same id started again: the old start's generation is refused by the new one.
+    assert robota_cmd(robota, "session", "stop", session_id).returncode == 0
+    assert process_gone(first.pid)
+    argv = [
+        str(ROBOTA), "session", "run", "--id", session_id, "--name", "again",
+        "--agent", AGENT, "--cwd", str(project),
+    ]  # fmt: skip
+    again = subprocess.Popen(
+        argv,
+        env=robota.environment(None, ()),
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
+    try:
+        deadline = time.monotonic() + BOUND
+        while not (
+            session_paths(profile, session_id)[1].exists()
+            and row_of(robota, session_id)["state"] == "idle"
+        ):
+            assert again.poll() is None and time.monotonic() < deadline
+            time.sleep(0.1)
+        second = registration(profile, session_id)
+        assert second.generation != first.generation
+        with ControlClient(Path(second.socket), timeout=BOUND) as client:
+            with pytest.raises(HostRefused) as stale:
+                client.call("session.stop", {"generation": first.generation})
+            assert stale.value.code == "stale_generation"
+        assert again.poll() is None, "a stale stop stopped the session"
+
+        # A damaged registration beside the healthy one: listed unavailable, hiding nothing.
+        (profile.sessions_dir / "0123456789ab.json").write_text("{not json")
+        listed = {r["id"]: r for r in rows(robota)}
+        assert listed["0123456789ab"]["state"] == "unknown"
+        assert "unavailable" in listed["0123456789ab"]
+        assert listed[session_id]["state"] == "idle"
+        broken = robota_cmd(robota, "session", "stop", "0123456789ab")
+        assert broken.returncode == 2
+        assert "cannot be controlled" in broken.stderr
+
+        # A registration whose owner is gone is unknown, never a guess, and not controlled.
+        os.killpg(again.pid, signal.SIGKILL)
+        again.wait(timeout=BOUND)
+        assert row_of(robota, session_id)["state"] == "unknown"
+        dead = robota_cmd(robota, "session", "stop", session_id)
+        assert dead.returncode == 2 and "cannot be verified" in dead.stderr
+    finally:
+        if again.poll() is None:
+            os.killpg(again.pid, signal.SIGKILL)
+            again.wait(timeout=BOUND)
+
+
+def test_daemon_starts_race_to_one_daemon(sandbox: tuple[Robota, Profile]) -> None:
+    robota, profile = sandbox
+    project = workspace(robota)
+    starts = [
+        subprocess.Popen(
+            [str(ROBOTA), "daemon", "start", "--json"],
+            env=robota.environment(None, ()),
+            cwd=project,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for _ in range(2)
+    ]
+    results = []
+    for start in starts:
+        out, err = start.communicate(timeout=BOUND)
+        assert start.returncode == 0, err
+        results.append(json.loads(out))
+    assert results[0]["id"] == results[1]["id"]
+    assert sorted(r["started"] for r in results) == [False, True]
+    daemons = [r for r in rows(robota) if r["daemon"]]
+    assert [d["id"] for d in daemons] == [results[0]["id"]]
+    assert not any(p.suffix == ".start" for p in profile.sessions_dir.iterdir())
+
+    # From a subdirectory of the same repository: the same daemon.
+    (project / "sub").mkdir()
+    assert ok_json(robota, "daemon", "start", cwd=project / "sub")["id"] == results[0]["id"]
+    # A --restricted start is not handed the daemon that runs with the project's settings.
+    restricted = robota_cmd(robota, "daemon", "start", "--restricted", cwd=project)
+    assert restricted.returncode == 1 and "--restricted start is not handed" in restricted.stderr
+
+    status = ok_json(robota, "daemon", "status", cwd=project)
+    assert (status["running"], status["id"], status["restricted"]) == (
+        True,
+        results[0]["id"],
+        False,
+    )
+    assert robota_cmd(robota, "daemon", "stop", cwd=project).returncode == 0
+    assert ok_json(robota, "daemon", "status", cwd=project) == {"running": False}
+    assert processes_with_home_under(robota.root) == []
+
+
+def test_a_start_lock_is_removed_only_by_its_start_or_unlock(
+    sandbox: tuple[Robota, Profile],
+) -> None:
+    robota, profile = sandbox
+    project = workspace(robota)
+    from robota.cli._host import start_lock_path, take_start_lock, workspace_of
+
+    held = take_start_lock(profile, workspace_of(project))
+    assert held is not None
+    # Held by a live start (this test): another start waits, finds no daemon, and says so
+    # only once that start is gone; here it is not, so the lock stays put.
+    other = take_start_lock(profile, workspace_of(project))
+    assert other is None
+    path = start_lock_path(profile, workspace_of(project))
+    path.write_text(path.read_text().replace(held.token, "someone-else"))
+    held.release()
+    assert path.exists(), "a start released a lock it no longer holds"
+    # A dead taker's lock: refused until the user unlocks it.
+    path.write_text("999999999 1 deadbeef\n")
+    refused = robota_cmd(robota, "daemon", "start", cwd=project)
+    assert refused.returncode == 1 and "robota daemon unlock" in refused.stderr
+    assert robota_cmd(robota, "daemon", "unlock", cwd=project).returncode == 0
+    assert not path.exists()
