@@ -83,3 +83,9 @@ def test_feishu(tmp_path: Path) -> None:
     assert re.search(
         r"^host RSS, idle after turns +[\d.]+ MB +target < 60 MB: (pass|OVER)$", out, re.M
     ), out
+
+
+def test_sessions(tmp_path: Path) -> None:
+    out = run_bench("sessions.py", tmp_path)
+    assert re.search(r"^session start until ready +\d+ ms", out, re.M), out
+    assert re.search(r"^session RSS, idle +[\d.]+ MB +target < 60 MB: (pass|OVER)$", out, re.M), out
