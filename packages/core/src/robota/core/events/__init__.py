@@ -7,7 +7,14 @@ failed turn is worth another attempt; ``event_to_json``/``event_from_json`` are 
 """
 
 from ._classify import RETRYABLE, classify_failure
-from ._json import EVENT_TYPES, EventFormatError, event_from_json, event_to_json
+from ._json import (
+    EVENT_TYPES,
+    EventFormatError,
+    dataclass_from_json,
+    dataclass_to_json,
+    event_from_json,
+    event_to_json,
+)
 from ._model import (
     ApprovalDecision,
     ApprovalKind,
@@ -37,6 +44,8 @@ __all__ = [
     # as JSON (stream-json)
     "EVENT_TYPES",
     "EventFormatError",
+    "dataclass_from_json",
+    "dataclass_to_json",
     "event_from_json",
     "event_to_json",
     # the events

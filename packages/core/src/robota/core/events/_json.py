@@ -33,7 +33,14 @@ from ._model import (
     UsageUpdated,
 )
 
-__all__ = ["EVENT_TYPES", "EventFormatError", "event_from_json", "event_to_json"]
+__all__ = [
+    "EVENT_TYPES",
+    "EventFormatError",
+    "dataclass_from_json",
+    "dataclass_to_json",
+    "event_from_json",
+    "event_to_json",
+]
 
 EVENT_TYPES: Mapping[str, type[RuntimeEvent]] = {
     "turn_started": TurnStarted,
@@ -73,6 +80,18 @@ def event_from_json(obj: object) -> RuntimeEvent:
     event = _decode_dataclass(cls, fields, name)
     assert isinstance(event, cls)
     return event
+
+
+def dataclass_to_json(instance: Any) -> dict[str, Any]:
+    """Any frozen dataclass of JSON-shaped fields in the events' form (``None`` left out,
+    tuples as arrays, nested dataclasses as objects): the notices an attached terminal reads."""
+    return _encode_fields(instance)
+
+
+def dataclass_from_json(cls: type, obj: object, path: str) -> Any:
+    """``cls`` from ``obj``, every field checked against ``cls``'s type hints;
+    ``EventFormatError`` names the field path (from ``path``) and what was wrong."""
+    return _decode_dataclass(cls, obj, path)
 
 
 # -- encoding ------------------------------------------------------------------------------

@@ -22,7 +22,8 @@ engine (it knows the engine only as a ``RouteHub``: connect, disconnect, tell), 
 nothing else of the engine's wiring, and the engine's internals change without front ends
 noticing.
 
-Layering, bottom up: ``_backpressure`` (pure), ``_resolve`` (pure), ``_port``, ``_transport``
+Layering, bottom up: ``_backpressure`` (pure), ``_resolve`` (pure), ``_port``, ``_wire`` (an
+attached surface's frames, sans-IO), ``_transport``
 (what the host hands a chat transport it starts: the port, the store, a status callback;
 what a transport offers back: group creation).
 """
@@ -48,6 +49,17 @@ from ._transport import (
 if typing.TYPE_CHECKING:
     from ._backpressure import CAPACITY, COALESCE_AFTER, merge_notices
     from ._port import FrontEndPort, LinkEnded, Overflowed, RouteHub, RouteLink
+    from ._wire import (
+        MAX_FRAME,
+        WIRE_PROTOCOL,
+        WireError,
+        decode_frame,
+        encode_frame,
+        frame_to_request,
+        notice_from_json,
+        notice_to_json,
+        request_to_frame,
+    )
 
 __all__ = [
     # the port
@@ -72,6 +84,16 @@ __all__ = [
     "GroupMaker",
     "GroupChat",
     "GroupRefused",
+    # an attached surface's frames (notices and requests as JSON lines)
+    "MAX_FRAME",
+    "WIRE_PROTOCOL",
+    "WireError",
+    "decode_frame",
+    "encode_frame",
+    "frame_to_request",
+    "notice_from_json",
+    "notice_to_json",
+    "request_to_frame",
     # naming a task
     "resolve_task",
     "TaskNotResolved",
@@ -88,6 +110,15 @@ _HOMES = {
     "Overflowed": "._port",
     "RouteHub": "._port",
     "RouteLink": "._port",
+    "MAX_FRAME": "._wire",
+    "WIRE_PROTOCOL": "._wire",
+    "WireError": "._wire",
+    "decode_frame": "._wire",
+    "encode_frame": "._wire",
+    "frame_to_request": "._wire",
+    "notice_from_json": "._wire",
+    "notice_to_json": "._wire",
+    "request_to_frame": "._wire",
 }
 """Where each lazily loaded name lives (the same as the imports for type checkers above)."""
 
