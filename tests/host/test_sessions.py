@@ -10,6 +10,7 @@ import signal
 import stat
 import subprocess
 import time
+import uuid
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -22,7 +23,9 @@ from robota.core.control import ControlClient, HostRefused, parse_registration
 
 from ..cli._robota import ROBOTA, Robota
 from ..cli.test_doctor import kill_processes_with_home_under, processes_with_home_under
+from ..cli.test_tui_tmux import wait_for_exit
 from ..support.model_server import FakeModel
+from ..support.terminal import Tmux
 from .test_host import BOUND, sandboxed
 
 AGENT = "codex-acp"
@@ -284,3 +287,68 @@ def test_a_start_lock_is_removed_only_by_its_start_or_unlock(
     assert refused.returncode == 1 and "robota daemon unlock" in refused.stderr
     assert robota_cmd(robota, "daemon", "unlock", cwd=project).returncode == 0
     assert not path.exists()
+
+
+@pytest.fixture
+def terminal() -> Iterator[Tmux]:
+    session = Tmux(f"robota-ses-{os.getpid()}-{uuid.uuid4().hex[:8]}")
+    try:
+        yield session
+    finally:
+        session.close()
+
+
+def attach_in(terminal: Tmux, robota: Robota, session_id: str, *extra: str) -> Path:
+    """``robota session attach`` under tmux, the question answered yes; its exit-status file."""
+    status = robota.root / f"attach-{uuid.uuid4().hex[:6]}"
+    argv = [str(ROBOTA), "session", "attach", session_id, *extra]
+    terminal.start(argv, env=robota.env, cwd=robota.root, status=status)
+    terminal.wait_for(lambda s: "Attach to session alpha? [y/N]" in s, "the question")
+    terminal.type("y")
+    terminal.keys("Enter")
+    terminal.wait_for(lambda s: "attached to task" in s, "the TUI on the session")
+    return status
+
+
+def test_attach_drives_and_observe_only_watches_under_tmux(
+    sandbox: tuple[Robota, Profile], model: FakeModel, terminal: Tmux
+) -> None:
+    robota, profile = sandbox
+    project = workspace(robota)
+    session_id = ok_json(
+        robota, "session", "start", "--background", "--name", "alpha", "--cwd", str(project)
+    )["id"]
+    pid = registration(profile, session_id).pid
+
+    # Without a terminal: refused, with the command to run in one.
+    piped = robota_cmd(robota, "session", "attach", session_id)
+    assert piped.returncode == 2 and f"robota session attach {session_id}" in piped.stderr
+
+    status = attach_in(terminal, robota, session_id)
+    terminal.type("hello attach")
+    terminal.keys("Enter")
+    terminal.wait_for(lambda s: "ECHO: hello attach" in s, "the answer shows")
+    terminal.type("SLOW going on")
+    terminal.keys("Enter")
+    terminal.wait_for(lambda s: "slow-01" in s, "the slow answer streams")
+    terminal.type("/exit")
+    terminal.keys("Enter")
+    assert wait_for_exit(status) == 0
+    # Detached: the session and its running turn go on, then end idle.
+    assert row_of(robota, session_id)["state"] == "working"
+    wait_state(robota, session_id, "idle")
+    assert not process_gone(pid)
+
+    observing = attach_in(terminal, robota, session_id, "--observe")
+    terminal.type("typed while observing")
+    terminal.keys("Enter")
+    terminal.wait_for(lambda s: "only observes the session" in s, "typing is refused")
+    terminal.keys("C-d")
+    assert wait_for_exit(observing) == 0
+    prompts = [r.prompt for r in model.model_requests()]
+    assert "hello attach" in prompts and "SLOW going on" in prompts
+    assert "typed while observing" not in prompts
+    assert row_of(robota, session_id)["state"] == "idle"
+
+    assert robota_cmd(robota, "session", "stop", session_id).returncode == 0
+    assert processes_with_home_under(robota.root) == []

@@ -1,5 +1,5 @@
-"""``robota session``: background sessions (``start --background``, ``list``, ``stop``,
-``rename``; ``run`` is what a start runs detached, hidden from help).
+"""``robota session``: background sessions (``start --background``, ``list``, ``attach``,
+``stop``, ``rename``; ``run`` is what a start runs detached, hidden from help).
 
 Every command but ``run`` is a client: it reads the registrations in the profile's owner-only
 rendezvous directory and talks to a session over its own control socket. ``stop`` and
@@ -25,7 +25,7 @@ if TYPE_CHECKING:
     from robota.core.config import Profile
     from robota.core.control import Registration
 
-__all__ = ["session_group", "start_background", "stop_session"]
+__all__ = ["attach_session", "session_group", "start_background", "stop_session"]
 
 
 @click.group("session")
@@ -210,6 +210,61 @@ def rename_command(session_id: str, name: str, as_json: bool) -> None:
         _echo_json(result)
     else:
         click.echo(f"session {registration.id} renamed")
+
+
+def attach_session(registration: Registration, *, observe: bool) -> None:
+    """Ask on the controlling terminal, then run the TUI on the session; exits."""
+    if not (sys.stdin.isatty() and sys.stdout.isatty()):
+        click.echo(
+            "robota: attaching needs an interactive terminal; in one, run: "
+            f"robota session attach {registration.id}",
+            err=True,
+        )
+        sys.exit(2)
+    if not _confirm_on_terminal(f"Attach to session {registration.name}? [y/N] "):
+        click.echo("not attached", err=True)
+        sys.exit(1)
+    from ._tui import attach_tui  # noqa: PLC0415 (Textual loads only here)
+
+    sys.exit(
+        attach_tui(
+            Path(registration.socket),
+            registration.generation,
+            mode="observe" if observe else "drive",
+            session_id=registration.id,
+            agent=registration.agent,
+        )
+    )
+
+
+def _confirm_on_terminal(question: str) -> bool:
+    """Ask on the controlling terminal (``/dev/tty``, never standard input)."""
+    try:
+        fd = os.open("/dev/tty", os.O_RDWR | os.O_NOCTTY)
+    except OSError:
+        return False
+    try:
+        os.write(fd, question.encode())
+        answer = b""
+        while not answer.endswith(b"\n") and len(answer) < 256:
+            chunk = os.read(fd, 256)
+            if not chunk:
+                break
+            answer += chunk
+    except OSError:
+        return False
+    finally:
+        os.close(fd)
+    return answer.decode("utf-8", "replace").strip().lower() in ("y", "yes")
+
+
+@session_group.command("attach")
+@click.argument("session_id", metavar="ID")
+@click.option("--observe", is_flag=True, help="Only watch: what this terminal types is refused.")
+def attach_command(session_id: str, observe: bool) -> None:
+    """Drive (or watch) the session ID from this terminal; /exit or Ctrl-D only detaches."""
+    profile = _profile()
+    attach_session(_verified(profile, session_id), observe=observe)
 
 
 @session_group.command("run", hidden=True)

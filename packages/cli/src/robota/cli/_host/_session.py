@@ -16,8 +16,9 @@ Once the task exists the session publishes its registration (``ID.json``, guarde
 generation; every request that acts on it must name that generation (``_session_requests``).
 A stop removes the registration, then the socket, then ends the tree and the agents.
 
-Approvals: nobody is at a background session unless a terminal attaches, so its route is
-decided by the unattended policy (``human_approves`` false), as the host's ``cli:`` routes are.
+Approvals go to the attached driving surfaces (``_attach``: at most 4 surfaces); a question
+asked while none is attached, or pending when the last one leaves, is declined: nobody else
+could answer it. A pending question reads ``needs-input`` in ``session list``.
 """
 
 from __future__ import annotations
@@ -38,13 +39,16 @@ from robota.core.control import (
     HandlerError,
     HostLock,
     Registration,
+    StreamEndpoint,
     now_iso,
     own_process_start,
 )
-from robota.core.engine import NewTask, TaskSettings
+from robota.core.engine import AnswerApproval, NewTask, TaskSettings, TurnFinished, TurnUpdate
+from robota.core.events import ApprovalRequested, ApprovalResolved
 from robota.core.frontend import FrontEndPort
 
 from .._engine_host import open_engine
+from ._attach import AttachDesk, SessionAttach
 from ._desk import TaskDesk
 from ._requests import TaskRename, TaskSend
 from ._session_requests import (
@@ -78,7 +82,8 @@ class SessionHost:
         self.engine = open_engine(
             config,
             profile,
-            human_approves=False,
+            # Asked of the attached driving surfaces; with none, declined (``_watch``).
+            human_approves=True,
             recover=lambda key: key == self.route,
         )
         self.taps = RouteTaps(FrontEndPort(self.engine))
@@ -86,6 +91,19 @@ class SessionHost:
         self.ready = False
         self.desk = TaskDesk(self.engine, self.taps, {SESSION_KIND}, lambda: self.accepting)
         self.task_id: str | None = None
+        self.pending: set[str] = set()
+        """Approvals the route waits for."""
+        self.attach = AttachDesk(
+            self.taps.port,
+            self.route,
+            self._check,
+            lambda: {
+                "id": self.registration.id,
+                "name": self.registration.name,
+                "task": self.task_id,
+            },
+            self._left,
+        )
         _, _, socket_path = session_paths(profile, spec.session_id)
         self.registration = Registration(
             id=spec.session_id,
@@ -107,6 +125,7 @@ class SessionHost:
                 Endpoint(SessionSend, self._send),
                 Endpoint(SessionStop, self._stop_request),
                 Endpoint(SessionRename, self._rename),
+                StreamEndpoint(SessionAttach, self.attach.attach),
             ],
         )
         self.supervisor = Supervisor(
@@ -132,9 +151,12 @@ class SessionHost:
             task = await self.desk.open_on(self.route, NewTask(settings))
             self.task_id = task.id
             self.lock.publish(self.registration)
-            self.ready = True
-            logger.info("session %s ready (pid %d)", self.spec.session_id, os.getpid())
-            await self._stop.wait()
+            async with trio.open_nursery() as beside:
+                await beside.start(self._watch)
+                self.ready = True
+                logger.info("session %s ready (pid %d)", self.spec.session_id, os.getpid())
+                await self._stop.wait()
+                beside.cancel_scope.cancel()
             self.accepting = False
             self.ready = False
             logger.info("session %s stopping", self.spec.session_id)
@@ -149,11 +171,43 @@ class SessionHost:
 
     @property
     def state(self) -> str:
-        """working (a turn runs), else idle: initialised, no question pending (approvals are
-        the unattended policy's), not executing."""
+        """needs-input (an approval waits), working (a turn runs), else idle: initialised, no
+        question pending, not executing."""
+        if self.pending:
+            return "needs-input"
         if self.engine.context.running.snapshot():
             return "working"
         return "idle"
+
+    async def _watch(
+        self, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED
+    ) -> None:
+        """Follow the route's questions: asked of the driving surfaces, declined with none."""
+        async with self.taps.tap(self.route) as notices:
+            task_status.started()
+            async for notice in notices:
+                if isinstance(notice, TurnUpdate):
+                    event = notice.event
+                    if isinstance(event, ApprovalRequested):
+                        self.pending.add(event.approval_id)
+                        if not self.attach.drivers:
+                            self._decline(event.approval_id)
+                    elif isinstance(event, ApprovalResolved):
+                        self.pending.discard(event.approval_id)
+                elif isinstance(notice, TurnFinished):
+                    self.pending.clear()
+
+    def _hello(self) -> dict[str, object]:
+        return {"id": self.registration.id, "name": self.registration.name, "task": self.task_id}
+
+    def _decline(self, approval_id: str) -> None:
+        self.taps.tell(self.route, AnswerApproval(approval_id, "decline"))
+
+    def _left(self) -> None:
+        """A surface left: a question nobody else can answer is declined."""
+        if not self.attach.drivers:
+            for approval_id in list(self.pending):
+                self._decline(approval_id)
 
     # -- control requests ------------------------------------------------------------------------
 

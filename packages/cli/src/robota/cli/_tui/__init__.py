@@ -33,7 +33,7 @@ if TYPE_CHECKING:
 
     from ._engine_thread import EngineLike
 
-__all__ = ["EngineFactory", "run_tui"]
+__all__ = ["EngineFactory", "attach_tui", "run_tui"]
 
 EngineFactory = Callable[[], "EngineLike"]
 """Builds the engine (not yet running); called once, on the calling thread, before the UI
@@ -92,3 +92,22 @@ def run_tui(
         fork=fork,
         settings=settings,
     )
+
+
+def attach_tui(
+    socket_path: Path, generation: str, *, mode: str, session_id: str, agent: str
+) -> int:
+    """The TUI on a background session (``robota session attach``, ``robota --attach``); exit
+    1 when the session refuses (its reason on stderr), else as ``run_tui``."""
+    import sys  # noqa: PLC0415
+
+    from ._remote import AttachRefused, RemoteSession  # noqa: PLC0415
+    from ._run import run_attached  # noqa: PLC0415 (Textual loads only for the TUI)
+
+    try:
+        session = RemoteSession.open(socket_path, generation, mode)
+    except (AttachRefused, OSError) as refused:
+        print(f"robota: session {session_id}: {refused}", file=sys.stderr)
+        return 1
+    task_id = str(session.hello.get("task") or "")
+    return run_attached(session, route_key=f"session:{session_id}", task_id=task_id, agent=agent)

@@ -106,6 +106,9 @@ class Start:
     fork: bool = False
     settings: TaskSettings = field(default_factory=TaskSettings)
     """A new task's settings; ``cwd`` is also where ``continue_`` looks."""
+    attached: str | None = None
+    """The task of the background session this terminal attached to: the route is the
+    session's and already on it, so nothing is picked or told."""
 
 
 class RobotaApp(App[None]):
@@ -133,6 +136,7 @@ class RobotaApp(App[None]):
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("ctrl+c", "interrupt", "Interrupt / exit", priority=True),
         Binding("ctrl+o", "toggle_output", "Tool output", priority=True),
+        Binding("ctrl+d", "end_of_input", show=False, priority=True),
         Binding("pageup", "scroll_transcript(-1)", show=False, priority=True),
         Binding("pagedown", "scroll_transcript(1)", show=False, priority=True),
     ]
@@ -212,6 +216,14 @@ class RobotaApp(App[None]):
     @work(exclusive=True, group="open")
     async def _open_route(self) -> None:
         start = self.opening
+        if start.attached is not None:
+            self.task_id = start.attached
+            self.note(f"attached to task {start.attached} · /exit or Ctrl-D detaches")
+            self._route_open = True
+            self.prompt.disabled = False
+            self.prompt.focus()
+            self._paint_status()
+            return
         request: FrontEndRequest | None = None
         try:
             search: str | None = None
@@ -402,6 +414,11 @@ class RobotaApp(App[None]):
             self._paint_status()
             return
         self.exit()
+
+    def action_end_of_input(self) -> None:
+        """Ctrl-D on an empty prompt leaves, as a shell does (attached: only detaches)."""
+        if not self.prompt.value:
+            self.exit()
 
     def action_toggle_output(self) -> None:
         self.expanded = () if self.expanded == "all" else "all"

@@ -20,7 +20,9 @@ from ._engine_thread import EngineLike, EngineThread
 if TYPE_CHECKING:
     from robota.core.engine import TaskSettings
 
-__all__ = ["build", "profile_engine", "run"]
+    from ._remote import RemoteSession
+
+__all__ = ["build", "profile_engine", "run", "run_attached"]
 
 STOP_TIMEOUT = 30.0
 """Seconds the engine gets to stop (agents are given 0.5 s, then SIGTERM, then SIGKILL)."""
@@ -78,6 +80,29 @@ def run(
         print(f"robota: the engine did not stop within {STOP_TIMEOUT:.0f} s", file=sys.stderr)
     if app.engine_error is not None:
         print(f"robota: the engine stopped: {app.engine_error}", file=sys.stderr)
+        return 1
+    return app.return_code or 0
+
+
+def run_attached(session: RemoteSession, *, route_key: str, task_id: str, agent: str) -> int:
+    """The TUI on a background session's route (``robota session attach``); leaving only
+    closes the connection."""
+    from robota.core.frontend import FrontEndPort  # noqa: PLC0415
+
+    from ._remote import RemoteLink  # noqa: PLC0415
+
+    link = FrontEndPort(session).subscribe(route_key)
+    session.bind(link)
+    app = RobotaApp(RemoteLink(session, route_key, agent), link, Start(attached=task_id))
+    _gc.settle()
+    try:
+        app.run()
+    finally:
+        session.close()
+    if app.signal_number == signal.SIGHUP:
+        _detach_from_terminal()
+    if app.engine_error is not None:
+        print(f"robota: {app.engine_error}", file=sys.stderr)
         return 1
     return app.return_code or 0
 

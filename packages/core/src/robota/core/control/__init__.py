@@ -83,7 +83,7 @@ from ._requests import Refused, RequestRegistry
 from ._socket_file import ensure_runtime_dir
 
 if typing.TYPE_CHECKING:
-    from ._server import ControlServer, Endpoint, HandlerError, ServerLimits
+    from ._server import ControlServer, Endpoint, HandlerError, ServerLimits, StreamEndpoint
 
 __all__ = [
     # the protocol, sans-IO
@@ -108,6 +108,7 @@ __all__ = [
     "Endpoint",
     "HandlerError",
     "ServerLimits",
+    "StreamEndpoint",
     # the client's side
     "ControlClient",
     # one host per profile
@@ -150,6 +151,7 @@ _HOMES = {
     "Endpoint": "._server",
     "HandlerError": "._server",
     "ServerLimits": "._server",
+    "StreamEndpoint": "._server",
 }
 """Where each lazily loaded name lives (the same as the imports for type checkers above)."""
 

@@ -47,7 +47,7 @@ from ._socket_file import (
     socket_address,
 )
 
-__all__ = ["ControlServer", "Endpoint", "HandlerError", "ServerLimits"]
+__all__ = ["ControlServer", "Endpoint", "HandlerError", "ServerLimits", "StreamEndpoint"]
 
 logger = logging.getLogger("robota.core.control")
 
@@ -81,6 +81,18 @@ class Endpoint(Generic[R]):
 
 
 @dataclass(frozen=True, slots=True)
+class StreamEndpoint(Generic[R]):
+    """A request that turns its connection into a stream (an attached terminal): ``handle``
+    gets the request and the connection and owns it until it returns; the connection then
+    closes. A ``HandlerError`` raised before the handler wrote anything is the request's
+    failure reply, as for an ``Endpoint``. The peer must wait for the handler's first line
+    before it sends more: bytes sent behind the request are not handed over."""
+
+    request: type[R]
+    handle: Callable[[R, trio.SocketStream], Awaitable[None]]
+
+
+@dataclass(frozen=True, slots=True)
 class ServerLimits:
     max_connections: int = 32
     idle_timeout: float = 300.0
@@ -94,7 +106,7 @@ class ControlServer:
     def __init__(
         self,
         socket_path: Path,
-        endpoints: Sequence[Endpoint[Any]],
+        endpoints: Sequence[Endpoint[Any] | StreamEndpoint[Any]],
         *,
         limits: ServerLimits = ServerLimits(),
         allowed_uid: int | None = None,
@@ -104,7 +116,10 @@ class ControlServer:
         self.allowed_uid = os.geteuid() if allowed_uid is None else allowed_uid
         self._registry = RequestRegistry(e.request for e in endpoints)
         self._handlers: dict[type[Any], Callable[[Any], Awaitable[object]]] = {
-            e.request: e.handle for e in endpoints
+            e.request: e.handle for e in endpoints if isinstance(e, Endpoint)
+        }
+        self._streams: dict[type[Any], Callable[[Any, trio.SocketStream], Awaitable[None]]] = {
+            e.request: e.handle for e in endpoints if isinstance(e, StreamEndpoint)
         }
         self._connections = 0
 
@@ -203,6 +218,11 @@ class ControlServer:
                 return
             items = connection.receive(data) if data else connection.end_of_input()
             for item in items:
+                if isinstance(item, Call) and type(item.request) in self._streams:
+                    failure = await self._stream(item, stream)
+                    if failure is not None:
+                        await self._send(stream, failure)
+                    return
                 reply = item if isinstance(item, Failure) else await self._dispatch(item)
                 if not await self._send(stream, reply):
                     return
@@ -225,6 +245,14 @@ class ControlServer:
                 "the host's log has the traceback",
             )
         return Ok(call.id, result)
+
+    async def _stream(self, call: Call, stream: trio.SocketStream) -> Failure | None:
+        """Hand the connection to the request's stream handler; its refusal, if it refused."""
+        try:
+            await self._streams[type(call.request)](call.request, stream)
+        except HandlerError as refusal:
+            return Failure(call.id, refusal.code, refusal.message, refusal.field)
+        return None
 
     async def _send(
         self, stream: trio.SocketStream, reply: Reply, timeout: float | None = None
