@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import os
 import signal
+import socket
 import stat
 import subprocess
 import time
@@ -22,7 +23,11 @@ from robota.core.config import Profile
 from robota.core.control import ControlClient, HostRefused, parse_registration
 
 from ..cli._robota import ROBOTA, Robota
-from ..cli.test_doctor import kill_processes_with_home_under, processes_with_home_under
+from ..cli.test_doctor import (
+    kill_processes_with_home_under,
+    processes_with_home_under,
+    write_real_agents_config,
+)
 from ..cli.test_tui_tmux import wait_for_exit
 from ..support.model_server import FakeModel
 from ..support.terminal import Tmux
@@ -352,3 +357,100 @@ def test_attach_drives_and_observe_only_watches_under_tmux(
 
     assert robota_cmd(robota, "session", "stop", session_id).returncode == 0
     assert processes_with_home_under(robota.root) == []
+
+
+class Surface:
+    """A raw attach connection: the request, the hello, then frames as lines."""
+
+    def __init__(self, profile: Profile, session_id: str, mode: str = "drive") -> None:
+        found = registration(profile, session_id)
+        self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        self.sock.settimeout(BOUND)
+        self.sock.connect(found.socket)
+        self.buffer = b""
+        request = {"id": 1, "type": "session.attach", "generation": found.generation, "mode": mode}
+        self.send(request)
+        self.first = self.frame()
+
+    def send(self, frame: dict[str, Any]) -> None:
+        self.sock.sendall(json.dumps(frame).encode() + b"\n")
+
+    def frame(self) -> dict[str, Any]:
+        while b"\n" not in self.buffer:
+            data = self.sock.recv(65536)
+            if not data:
+                raise EOFError
+            self.buffer += data
+        line, self.buffer = self.buffer.split(b"\n", 1)
+        frame: dict[str, Any] = json.loads(line)
+        return frame
+
+    def until(self, check: Any) -> dict[str, Any]:
+        while not check(frame := self.frame()):
+            pass
+        return frame
+
+    def close(self) -> None:
+        self.sock.close()
+
+
+def notice(kind: str, event: str | None = None) -> Any:
+    def check(frame: dict[str, Any]) -> bool:
+        if frame.get("type") != "notice" or frame["notice"]["kind"] != kind:
+            return False
+        return event is None or frame["notice"]["event"]["type"] == event
+
+    return check
+
+
+def test_surfaces_are_bounded_and_answer_approvals_first_driver_leaving_declines(
+    sandbox: tuple[Robota, Profile], model: FakeModel
+) -> None:
+    robota, profile = sandbox
+    write_real_agents_config(robota, [AGENT], model.url, ask=True)  # it asks before a command
+    project = workspace(robota)
+    session_id = ok_json(robota, "session", "start", "--background", "--cwd", str(project))["id"]
+
+    stale = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    stale.connect(registration(profile, session_id).socket)
+    stale.sendall(b'{"id": 1, "type": "session.attach", "generation": "00"}\n')
+    assert b"stale_generation" in stale.recv(65536)
+    stale.close()
+
+    surfaces = [Surface(profile, session_id) for _ in range(4)]
+    assert [s.first["type"] for s in surfaces] == ["hello"] * 4
+    assert {s.first["surface"] for s in surfaces} == {f"attach:{n}" for n in range(1, 5)}
+    fifth = Surface(profile, session_id)
+    assert fifth.first["ok"] is False and fifth.first["error"]["code"] == "busy"
+    fifth.close()
+
+    # A garbage frame is answered and the connection stays; an oversized one ends it alone.
+    driver, other, big, watcher = surfaces
+    driver.send({"type": "dance"})
+    assert driver.frame()["type"] == "protocol_error"
+    big.sock.sendall(b"x" * (1024 * 1024 + 10) + b"\n")
+    with pytest.raises((EOFError, ConnectionResetError)):
+        big.until(lambda _frame: False)
+    big.close()
+
+    # An approval reaches the driving surfaces; the first answer wins.
+    driver.send({"type": "submit", "prompt": "SHELL: touch made.txt && echo from-attach"})
+    asked = driver.until(notice("TurnUpdate", "approval_requested"))
+    approval_id = asked["notice"]["event"]["approval_id"]
+    other.until(notice("TurnUpdate", "approval_requested"))
+    assert row_of(robota, session_id)["state"] == "needs-input"
+    other.send({"type": "permission-response", "id": approval_id, "result": "accept"})
+    resolved = driver.until(notice("TurnUpdate", "approval_resolved"))
+    assert resolved["notice"]["event"]["decision"] == "accept"
+    finished = watcher.until(notice("TurnFinished"))
+    assert "from-attach" in (finished["notice"].get("final_text") or "")
+    wait_state(robota, session_id, "idle")
+
+    # The last driver leaving while a question waits: it is declined, the turn ends.
+    other.close()
+    watcher.close()
+    driver.send({"type": "submit", "prompt": "SHELL: touch other.txt && echo nobody-answers"})
+    driver.until(notice("TurnUpdate", "approval_requested"))
+    driver.close()
+    wait_state(robota, session_id, "idle")
+    assert robota_cmd(robota, "session", "stop", session_id).returncode == 0

@@ -137,7 +137,7 @@ class AttachDesk:
                 nursery.start_soon(write)
                 nursery.start_soon(pump)
                 nursery.start_soon(read)
-        except (trio.BrokenResourceError, trio.ClosedResourceError):
+        except* (trio.BrokenResourceError, trio.ClosedResourceError):
             pass  # the terminal went away: only this connection ends
         finally:
             link.close()

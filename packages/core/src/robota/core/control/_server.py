@@ -252,6 +252,10 @@ class ControlServer:
             await self._streams[type(call.request)](call.request, stream)
         except HandlerError as refusal:
             return Failure(call.id, refusal.code, refusal.message, refusal.field)
+        except Exception:
+            # This connection ends; the server and its other connections go on.
+            name = getattr(call.request, "TYPE", type(call.request).__name__)
+            logger.exception("control stream %r (id %r) failed", name, call.id)
         return None
 
     async def _send(
