@@ -303,12 +303,17 @@ def terminal() -> Iterator[Tmux]:
         session.close()
 
 
-def attach_in(terminal: Tmux, robota: Robota, session_id: str, *extra: str) -> Path:
-    """``robota session attach`` under tmux, the question answered yes; its exit-status file."""
+def attach_in(
+    terminal: Tmux,
+    robota: Robota,
+    argv: list[str],
+    name: str = "alpha",
+    cwd: Path | None = None,
+) -> Path:
+    """``argv`` (an attach) under tmux, the question answered yes; its exit-status file."""
     status = robota.root / f"attach-{uuid.uuid4().hex[:6]}"
-    argv = [str(ROBOTA), "session", "attach", session_id, *extra]
-    terminal.start(argv, env=robota.env, cwd=robota.root, status=status)
-    terminal.wait_for(lambda s: "Attach to session alpha? [y/N]" in s, "the question")
+    terminal.start([str(ROBOTA), *argv], env=robota.env, cwd=cwd or robota.root, status=status)
+    terminal.wait_for(lambda s: f"Attach to session {name}? [y/N]" in s, "the question")
     terminal.type("y")
     terminal.keys("Enter")
     terminal.wait_for(lambda s: "attached to task" in s, "the TUI on the session")
@@ -329,7 +334,7 @@ def test_attach_drives_and_observe_only_watches_under_tmux(
     piped = robota_cmd(robota, "session", "attach", session_id)
     assert piped.returncode == 2 and f"robota session attach {session_id}" in piped.stderr
 
-    status = attach_in(terminal, robota, session_id)
+    status = attach_in(terminal, robota, ["session", "attach", session_id])
     terminal.type("hello attach")
     terminal.keys("Enter")
     terminal.wait_for(lambda s: "ECHO: hello attach" in s, "the answer shows")
@@ -344,7 +349,7 @@ def test_attach_drives_and_observe_only_watches_under_tmux(
     wait_state(robota, session_id, "idle")
     assert not process_gone(pid)
 
-    observing = attach_in(terminal, robota, session_id, "--observe")
+    observing = attach_in(terminal, robota, ["session", "attach", session_id, "--observe"])
     terminal.type("typed while observing")
     terminal.keys("Enter")
     terminal.wait_for(lambda s: "only observes the session" in s, "typing is refused")
@@ -454,3 +459,22 @@ def test_surfaces_are_bounded_and_answer_approvals_first_driver_leaving_declines
     driver.close()
     wait_state(robota, session_id, "idle")
     assert robota_cmd(robota, "session", "stop", session_id).returncode == 0
+
+
+def test_robota_attach_connects_the_tui_to_the_workspace_daemon(
+    sandbox: tuple[Robota, Profile], terminal: Tmux
+) -> None:
+    robota, _profile = sandbox
+    project = workspace(robota)
+    missing = robota_cmd(robota, "--attach", cwd=project)
+    assert missing.returncode == 2 and "robota daemon start" in missing.stderr
+    daemon_id = ok_json(robota, "daemon", "start", cwd=project)["id"]
+    status = attach_in(terminal, robota, ["--attach"], name="daemon", cwd=project)
+    terminal.type("hello daemon")
+    terminal.keys("Enter")
+    terminal.wait_for(lambda s: "ECHO: hello daemon" in s, "the daemon answers")
+    terminal.keys("C-d")
+    assert wait_for_exit(status) == 0
+    assert ok_json(robota, "daemon", "status", cwd=project)["id"] == daemon_id
+    assert robota_cmd(robota, "daemon", "stop", cwd=project).returncode == 0
+    assert processes_with_home_under(robota.root) == []

@@ -85,6 +85,11 @@ def conversation_options(command: F) -> F:
             help="Resume a task by id or title (the TUI shows a picker without one).",
         ),
         click.option(
+            "--attach",
+            is_flag=True,
+            help="Attach the TUI to this workspace's running daemon (robota daemon start).",
+        ),
+        click.option(
             "--fork-session",
             is_flag=True,
             help="With -c or -r: a new task from that task's latest completed turn.",
@@ -98,6 +103,8 @@ def conversation_options(command: F) -> F:
 def run_conversation(ctx: click.Context, options: dict[str, Any]) -> None:
     """Run print mode or the TUI for the group's options; exits with the mode's code."""
     prompt = options["print_prompt"]
+    if options["attach"]:
+        _attach_daemon(prompt, options)
     if prompt is None:
         if options["output_format"] != "text" or options["input_format"] != "text":
             raise click.UsageError("--output-format and --input-format need -p")
@@ -119,6 +126,25 @@ def run_conversation(ctx: click.Context, options: dict[str, Any]) -> None:
     finally:
         if prestart is not None:
             prestart.close()
+
+
+def _attach_daemon(prompt: str | None, options: dict[str, Any]) -> None:
+    """``robota --attach``: the TUI on the workspace's daemon, never a runtime of its own."""
+    if prompt is not None:
+        raise click.UsageError("--attach and -p cannot be combined")
+    from ._engine_host import load_profile  # noqa: PLC0415
+    from ._host import find_daemon, workspace_of  # noqa: PLC0415
+    from ._session_cmd import attach_session  # noqa: PLC0415
+
+    profile = load_profile()[1]
+    workspace = workspace_of(options["cwd"] or Path.cwd())
+    daemon = find_daemon(profile, workspace)
+    if daemon is None:
+        click.echo(
+            "robota: no daemon runs for this workspace; start one: robota daemon start", err=True
+        )
+        sys.exit(2)
+    attach_session(daemon, observe=False)
 
 
 def _run_print(options: dict[str, Any], prompt: str, prestart: Prestart | None) -> int:

@@ -137,11 +137,17 @@ def _decode_dataclass(cls: type, obj: object, path: str) -> Any:
             field.default is dataclasses.MISSING and field.default_factory is dataclasses.MISSING
         )
         if field.name not in obj:
-            if required:
+            if required and _allows_none(hints[field.name]):
+                values[field.name] = None  # the encoder leaves absent optionals out
+            elif required:
                 raise EventFormatError(f"{path}.{field.name}: missing")
             continue
         values[field.name] = _decode(obj[field.name], hints[field.name], f"{path}.{field.name}")
     return cls(**values)
+
+
+def _allows_none(hint: Any) -> bool:
+    return get_origin(hint) in (Union, types.UnionType) and type(None) in get_args(hint)
 
 
 def _decode(value: object, hint: Any, path: str) -> Any:
