@@ -15,7 +15,9 @@ sandboxed profile (``_real.Sandbox``).
   its control socket, answer checked), read from /proc after 2 s idle; its agent's processes
   are counted apart. Target: under 60 MB.
 
-Attach and resume latency are not measured: attach is not built yet.
+* attach: connect until the session's hello (``session.attach``), a command typed through the
+  attached connection to its first notice, and a re-attach after a disconnect, beside a plain
+  ``session.status`` round trip on the same socket (``--quick``: 20 rounds).
 Every session is stopped and no process is left.
 """
 
@@ -23,6 +25,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import socket
 import subprocess
 import sys
 import tempfile
@@ -32,7 +35,7 @@ from pathlib import Path
 from _real import Sandbox, fake_model, median, rss_kib, verdict
 
 from host import descendants, run
-from robota.core.control import ControlClient, parse_registration
+from robota.core.control import ControlClient, Registration, parse_registration
 
 
 def ms(values: list[float]) -> str:
@@ -65,6 +68,7 @@ def bench(sandbox: Sandbox, agent: str, rounds: int) -> list[str]:
         )
     if [t["final"] for t in sent["turns"]] != ["ECHO: one turn"]:
         raise SystemExit(f"the session answered {sent}")
+    rows_attach = bench_attach(registration, rounds * 10)
     time.sleep(2.0)
     session_kib = rss_kib(registration.pid)
     agents_kib = sum(rss_kib(p) for p in descendants(registration.pid))
@@ -81,7 +85,58 @@ def bench(sandbox: Sandbox, agent: str, rounds: int) -> list[str]:
         f"session RSS, idle         {session_kib / 1024:7.1f} MB  target < 60 MB: "
         f"{verdict(session_kib / 1024, 60)}",
         f"its agent's processes     {agents_kib / 1024:7.1f} MB (apart)",
-        "attach / resume latency   not measured: attach is not built yet",
+        *rows_attach,
+    ]
+
+
+def attach(registration: Registration) -> tuple[socket.socket, float]:
+    """An attach connection and the seconds from connect to the session's hello."""
+    started = time.perf_counter()
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    sock.settimeout(60)
+    sock.connect(registration.socket)
+    request = {"id": 1, "type": "session.attach", "generation": registration.generation}
+    sock.sendall(json.dumps(request).encode() + b"\n")
+    if json.loads(read_line(sock)).get("type") != "hello":
+        raise SystemExit("the session refused the attach")
+    return sock, time.perf_counter() - started
+
+
+def read_line(sock: socket.socket) -> bytes:
+    data = b""
+    while not data.endswith(b"\n"):
+        chunk = sock.recv(1)
+        if not chunk:
+            raise SystemExit("the session closed the connection")
+        data += chunk
+    return data
+
+
+def bench_attach(registration: Registration, rounds: int) -> list[str]:
+    """Attach (connect until hello), a prompt to its first notice, and a re-attach after a
+    disconnect, beside a plain ``session.status`` round trip on the same socket."""
+    statuses: list[float] = []
+    attaches: list[float] = []
+    firsts: list[float] = []
+    for i in range(rounds):
+        started = time.perf_counter()
+        with ControlClient(Path(registration.socket), timeout=60) as client:
+            client.call("session.status")
+        statuses.append(time.perf_counter() - started)
+        sock, seconds = attach(registration)
+        attaches.append(seconds)
+        started = time.perf_counter()
+        sock.sendall(json.dumps({"type": "submit", "prompt": f"/status {i}"}).encode() + b"\n")
+        read_line(sock)  # the route's first notice for it (its reply to the command)
+        firsts.append(time.perf_counter() - started)
+        sock.close()  # a disconnect; the next round re-attaches
+    return [
+        f"attach until hello        {median(attaches) * 1e3:7.2f} ms  ratio to session.status "
+        f"{median(attaches) / median(statuses):.1f}",
+        f"re-attach after a disconnect {median(attaches[1:]) * 1e3:4.2f} ms",
+        f"attached: command to first notice {median(firsts) * 1e3:.2f} ms",
+        f"session.status round trip {median(statuses) * 1e3:7.2f} ms",
+        "resume: not measured (no seq resume buffer on this carrier yet)",
     ]
 
 
