@@ -48,7 +48,9 @@ NOTICES = [
     TurnUpdate(R, "t1", "a1", TextDelta("i1", "wörld")),
     TurnUpdate(R, "t1", "a1", ApprovalRequested("ap1", "command", "run ls", tool_id="c1")),
     TurnUpdate(R, "t1", "a1", ToolStarted("c1", "command", "ls", command="ls -la")),
-    TurnUpdate(R, "t1", "a1", TurnCompleted("turn-1", "failed", TurnError("boom", "upstream_5xx", True))),
+    TurnUpdate(
+        R, "t1", "a1", TurnCompleted("turn-1", "failed", TurnError("boom", "upstream_5xx", True))
+    ),
     InputSteered(R, "a1", "and then"),
     InputQueued(R, 3, "later", ahead=1),
     TurnFinished(R, "t1", "a1", "completed", "done", usage=Usage(input_tokens=3), duration_ms=9),

@@ -8,11 +8,13 @@ import json
 import os
 import signal
 import socket
+import sqlite3
 import stat
 import subprocess
 import time
 import uuid
 from collections.abc import Iterator
+from contextlib import closing
 from pathlib import Path
 from typing import Any
 
@@ -266,6 +268,17 @@ def test_daemon_starts_race_to_one_daemon(sandbox: tuple[Robota, Profile]) -> No
     )
     assert robota_cmd(robota, "daemon", "stop", cwd=project).returncode == 0
     assert ok_json(robota, "daemon", "status", cwd=project) == {"running": False}
+
+    # A Restricted daemon (permission mode plan) is never handed to a plain start.
+    restricted_id = ok_json(robota, "daemon", "start", "--restricted", cwd=project)["id"]
+    plain = robota_cmd(robota, "daemon", "start", cwd=project)
+    assert plain.returncode == 1 and "runs Restricted" in plain.stderr
+    assert ok_json(robota, "daemon", "status", cwd=project)["restricted"] is True
+    with closing(sqlite3.connect(profile.data_dir / "robota.sqlite")) as db:
+        modes = db.execute("SELECT title, permission_mode FROM tasks").fetchall()
+    assert sorted(modes) == [("daemon", "default"), ("daemon", "plan")]
+    assert registration(profile, restricted_id).restricted is True
+    assert robota_cmd(robota, "daemon", "stop", cwd=project).returncode == 0
     assert processes_with_home_under(robota.root) == []
 
 

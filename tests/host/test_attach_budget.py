@@ -1,0 +1,91 @@
+"""A surface that stops reading is cut off, in-process: the session's ``AttachDesk`` on a real
+socket pair, a route that talks (a hub whose notices the test delivers), and a reader that
+never reads."""
+
+from __future__ import annotations
+
+import socket as stdlib_socket
+from collections.abc import Callable
+
+import pytest
+import trio
+
+from robota.cli._host import _attach
+from robota.cli._host._attach import AttachDesk, SessionAttach
+from robota.core.engine import FrontEndRequest, RouteReply
+from robota.core.frontend import FrontEndPort
+
+ROUTE = "session:0123456789ab"
+
+
+class TalkingHub:
+    """A route hub whose notices the test sends; it remembers what it was told."""
+
+    def __init__(self) -> None:
+        self.deliver: Callable[[object], None] | None = None
+        self.told: list[FrontEndRequest] = []
+
+    def connect(self, route_key: str, deliver: Callable[[object], None]) -> None:
+        assert route_key == ROUTE
+        self.deliver = deliver
+
+    def disconnect(self, route_key: str) -> None:
+        self.deliver = None
+
+    def tell(self, route_key: str, request: FrontEndRequest) -> None:
+        self.told.append(request)
+
+
+async def test_a_surface_that_stops_reading_is_cut_off(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(_attach, "BYTE_BUDGET", 64 * 1024)
+    hub = TalkingHub()
+    left: list[int] = []
+    desk = AttachDesk(
+        FrontEndPort(hub), ROUTE, lambda g: "task", lambda: {"id": "x"}, lambda: left.append(1)
+    )
+    ours, theirs = stdlib_socket.socketpair()
+    theirs.setsockopt(stdlib_socket.SOL_SOCKET, stdlib_socket.SO_RCVBUF, 4096)
+    stream = trio.SocketStream(trio.socket.from_stdlib_socket(ours))
+    with trio.fail_after(30):
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(desk.attach, SessionAttach("gen"), stream)
+            while hub.deliver is None:
+                await trio.sleep(0.01)
+            assert desk.surfaces == {1: "drive"}
+            big = "x" * 4096
+            while desk.surfaces:  # the reader never reads: the budget runs out
+                hub.deliver(RouteReply(ROUTE, big))
+                await trio.sleep(0)
+    await stream.aclose()
+    assert left == [1], "leaving was reported once"
+    assert hub.deliver is None, "the cut-off surface's subscription ended"
+    # Our end is closed: what was sent is read to its end, and it is bounded by the budget.
+    theirs.settimeout(30)
+    received = b""
+    while chunk := theirs.recv(1 << 20):
+        received += chunk
+    assert b'"type":"hello"' in received
+    assert len(received) < 2 * 64 * 1024 + 65536, "more than the budget was sent"
+    theirs.close()
+    ours.close()
+
+
+async def test_an_observer_is_told_its_typing_is_refused() -> None:
+    hub = TalkingHub()
+    desk = AttachDesk(FrontEndPort(hub), ROUTE, lambda g: "task", dict, lambda: None)
+    ours, theirs = stdlib_socket.socketpair()
+    stream = trio.SocketStream(trio.socket.from_stdlib_socket(ours))
+    client = trio.SocketStream(trio.socket.from_stdlib_socket(theirs))
+    with trio.fail_after(30):
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(desk.attach, SessionAttach("gen", "observe"), stream)
+            await client.send_all(b'{"type": "submit", "prompt": "hello"}\n')
+            data = b""
+            while b"only observes" not in data:
+                data += await client.receive_some(65536)
+            assert hub.told == [], "an observer's typing reached the route"
+            await client.aclose()
+    await stream.aclose()
+    ours.close()
+    theirs.close()
+    assert desk.surfaces == {}
