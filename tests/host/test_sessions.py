@@ -149,6 +149,14 @@ def test_a_background_session_starts_lists_works_and_stops(sandbox: tuple[Robota
     assert set(working) == ROW_FIELDS
     wait_state(robota, session_id, "idle")
 
+    # An owner that does not answer (stopped by SIGSTOP) is unknown, not idle.
+    os.kill(found.pid, signal.SIGSTOP)
+    try:
+        assert row_of(robota, session_id)["state"] == "unknown"
+    finally:
+        os.kill(found.pid, signal.SIGCONT)
+    wait_state(robota, session_id, "idle")
+
     renamed = robota_cmd(robota, "session", "rename", session_id, "beta")
     assert renamed.returncode == 0, renamed.stderr
     assert row_of(robota, session_id)["name"] == "beta"
@@ -346,6 +354,14 @@ def test_attach_drives_and_observe_only_watches_under_tmux(
     # Without a terminal: refused, with the command to run in one.
     piped = robota_cmd(robota, "session", "attach", session_id)
     assert piped.returncode == 2 and f"robota session attach {session_id}" in piped.stderr
+
+    # The question answered no (the default): nothing attaches.
+    declined = robota.root / "declined"
+    argv = [str(ROBOTA), "session", "attach", session_id]
+    terminal.start(argv, env=robota.env, cwd=robota.root, status=declined)
+    terminal.wait_for(lambda s: "Attach to session alpha? [y/N]" in s, "the question")
+    terminal.keys("Enter")
+    assert wait_for_exit(declined) == 1
 
     status = attach_in(terminal, robota, ["session", "attach", session_id])
     terminal.type("hello attach")

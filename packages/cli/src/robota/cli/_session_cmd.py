@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -92,7 +93,7 @@ def start_background(
     _, stderr_log = session_logs(profile, session_id)
     if outcome.kind == "timeout":
         # Not ready: never left running half-started (nobody was told its id).
-        os.killpg(process.pid, 15)
+        os.killpg(process.pid, signal.SIGTERM)
         process.wait(timeout=30)
         error = f"the session was not ready after {READY_TIMEOUT:.0f} s; it was stopped"
     else:
