@@ -27,44 +27,44 @@ from __future__ import annotations
 import typing
 
 from .._lazy import lazy_attributes as _lazy_attributes
-from ._client import ControlClient
-from ._errors import (
-    ControlError,
-    HostAlreadyRunning,
-    HostRefused,
-    HostUnreachable,
-    NoHostRunning,
-    SocketInUse,
-    UnsafeRuntimeDir,
-)
-from ._host_lock import HostLock, acquire_host_lock, probe_host
-from ._host_state import (
-    BadHostState,
-    HostPresence,
-    HostState,
-    Presence,
-    judge_presence,
-    parse_host_state,
-    pid_alive,
-)
-from ._lines import LineSplitter, Overlong
-from ._protocol import (
-    MAX_LINE,
-    Call,
-    ErrorCode,
-    Failure,
-    MalformedReply,
-    Ok,
-    Reply,
-    RequestId,
-    ServerConnection,
-    decode_reply,
-    encode_reply,
-    encode_request,
-)
-from ._requests import Refused, RequestRegistry
 
 if typing.TYPE_CHECKING:
+    from ._client import ControlClient
+    from ._errors import (
+        ControlError,
+        HostAlreadyRunning,
+        HostRefused,
+        HostUnreachable,
+        NoHostRunning,
+        SocketInUse,
+        UnsafeRuntimeDir,
+    )
+    from ._host_lock import HostLock, acquire_host_lock, probe_host
+    from ._host_state import (
+        BadHostState,
+        HostPresence,
+        HostState,
+        Presence,
+        judge_presence,
+        parse_host_state,
+        pid_alive,
+    )
+    from ._lines import LineSplitter, Overlong
+    from ._protocol import (
+        MAX_LINE,
+        Call,
+        ErrorCode,
+        Failure,
+        MalformedReply,
+        Ok,
+        Reply,
+        RequestId,
+        ServerConnection,
+        decode_reply,
+        encode_reply,
+        encode_request,
+    )
+    from ._requests import Refused, RequestRegistry
     from ._server import ControlServer, Endpoint, HandlerError, ServerLimits
 
 __all__ = [
@@ -114,6 +114,40 @@ __all__ = [
 ]
 
 _HOMES = {
+    "ControlClient": "._client",
+    "ControlError": "._errors",
+    "HostAlreadyRunning": "._errors",
+    "HostRefused": "._errors",
+    "HostUnreachable": "._errors",
+    "NoHostRunning": "._errors",
+    "SocketInUse": "._errors",
+    "UnsafeRuntimeDir": "._errors",
+    "HostLock": "._host_lock",
+    "acquire_host_lock": "._host_lock",
+    "probe_host": "._host_lock",
+    "BadHostState": "._host_state",
+    "HostPresence": "._host_state",
+    "HostState": "._host_state",
+    "Presence": "._host_state",
+    "judge_presence": "._host_state",
+    "parse_host_state": "._host_state",
+    "pid_alive": "._host_state",
+    "LineSplitter": "._lines",
+    "Overlong": "._lines",
+    "MAX_LINE": "._protocol",
+    "Call": "._protocol",
+    "ErrorCode": "._protocol",
+    "Failure": "._protocol",
+    "MalformedReply": "._protocol",
+    "Ok": "._protocol",
+    "Reply": "._protocol",
+    "RequestId": "._protocol",
+    "ServerConnection": "._protocol",
+    "decode_reply": "._protocol",
+    "encode_reply": "._protocol",
+    "encode_request": "._protocol",
+    "Refused": "._requests",
+    "RequestRegistry": "._requests",
     "ControlServer": "._server",
     "Endpoint": "._server",
     "HandlerError": "._server",

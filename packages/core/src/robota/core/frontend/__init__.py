@@ -30,24 +30,24 @@ what a transport offers back: group creation).
 import typing
 
 from .._lazy import lazy_attributes as _lazy_attributes
-from ._resolve import AmbiguousTask, TaskNotFound, TaskNotResolved, resolve_task
-from ._transport import (
-    GroupChat,
-    GroupMaker,
-    GroupRefused,
-    HostActions,
-    PendingFinals,
-    RestartNote,
-    RestartNotes,
-    RestartPhase,
-    TransportContext,
-    TransportState,
-    TransportStatus,
-)
 
 if typing.TYPE_CHECKING:
     from ._backpressure import CAPACITY, COALESCE_AFTER, merge_notices
     from ._port import FrontEndPort, LinkEnded, Overflowed, RouteHub, RouteLink
+    from ._resolve import AmbiguousTask, TaskNotFound, TaskNotResolved, resolve_task
+    from ._transport import (
+        GroupChat,
+        GroupMaker,
+        GroupRefused,
+        HostActions,
+        PendingFinals,
+        RestartNote,
+        RestartNotes,
+        RestartPhase,
+        TransportContext,
+        TransportState,
+        TransportStatus,
+    )
 
 __all__ = [
     # the port
@@ -80,6 +80,21 @@ __all__ = [
 ]
 
 _HOMES = {
+    "AmbiguousTask": "._resolve",
+    "TaskNotFound": "._resolve",
+    "TaskNotResolved": "._resolve",
+    "resolve_task": "._resolve",
+    "GroupChat": "._transport",
+    "GroupMaker": "._transport",
+    "GroupRefused": "._transport",
+    "HostActions": "._transport",
+    "PendingFinals": "._transport",
+    "RestartNote": "._transport",
+    "RestartNotes": "._transport",
+    "RestartPhase": "._transport",
+    "TransportContext": "._transport",
+    "TransportState": "._transport",
+    "TransportStatus": "._transport",
     "CAPACITY": "._backpressure",
     "COALESCE_AFTER": "._backpressure",
     "merge_notices": "._backpressure",
