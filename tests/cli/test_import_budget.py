@@ -33,6 +33,18 @@ def loaded(modules: set[str], name: str) -> bool:
     return name in modules or any(m.startswith(name + ".") for m in modules)
 
 
+def run_probe(code: str, env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
+    """Run a probe script (its exit status is the command's: not checked here)."""
+    return subprocess.run(
+        [sys.executable, "-c", code, *args],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+
+
 def run_cli(argv: list[str]) -> set[str]:
     return imported_by(
         f"from robota.cli import main\ntry:\n    main({argv!r})\nexcept SystemExit:\n    pass"
@@ -108,14 +120,7 @@ def test_print_mode_spawns_its_agent_before_trio_and_pykka_load(tmp_path: Path) 
     robota = Path(sys.executable).with_name("robota")
     subprocess.run([str(robota), "init"], env=env, capture_output=True, timeout=60, check=True)
     # No codex on PATH: the spawn fails after the audit event, and print mode reports it.
-    out = subprocess.run(
-        [sys.executable, "-c", _AT_SPAWN],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
+    out = run_probe(_AT_SPAWN, env)
     modules = json.loads(out.stdout.splitlines()[-1])
     assert modules is not None, out.stderr
     at_spawn = set(modules)
@@ -123,3 +128,90 @@ def test_print_mode_spawns_its_agent_before_trio_and_pykka_load(tmp_path: Path) 
     assert "robota.runtimes._prestart" in at_spawn
     for heavy in ("trio", "pykka", "robota.core.engine", "robota.core.store", "sqlite3"):
         assert not loaded(at_spawn, heavy), f"{heavy} was loaded before the agent's spawn"
+
+
+_AT_CONNECT = """
+import json, socket, sys
+seen = {}
+def hook(event, args):
+    if event == "socket.connect" and not seen and args[0].family == socket.AF_UNIX:
+        seen["modules"] = sorted(sys.modules)
+sys.addaudithook(hook)
+from robota.cli import main
+try:
+    main(["task", "send", sys.argv[1], "hello", "--wait"])
+except SystemExit as exit:
+    print(json.dumps({"code": exit.code, "modules": seen.get("modules")}))
+"""
+
+TASK_CLIENT_NEVER = (
+    *HEAVY_ALWAYS,
+    "trio",
+    "pykka",
+    "platformdirs",  # the profile is pinned (ROBOTA_HOME)
+    "concurrent.futures",
+    "robota.runtimes",
+    "robota.transports",
+    "robota.core.engine",
+    "robota.core.presentation",
+    "robota.core.store._writer",
+    "robota.core.store._ops",
+    "robota.core.store._cards",
+    "robota.core.store._chats",
+    "robota.core.store._teams",
+    "robota.core.store._migrations",
+    "robota.core.control._server",
+    "robota.core.control._host_lock",
+    "robota.core.config._init",
+    "robota.core.config._detect",
+    "robota.core.config._merge",
+    "robota.core.config._lock",
+    "robota.core.frontend._port",
+    "robota.core.frontend._transport",
+    "robota.cli._print",
+    "robota.cli._tui",
+    "robota.cli._init_cmd",
+    "robota.cli._agents_cmd",
+    "robota.cli._server_cmd",
+    "robota.cli._team_cmd",
+    "robota.cli._doctor_cmd",
+    "robota.cli._host._desk",
+)
+"""What ``robota task send`` must not load to resolve its TASK and call the host: the command
+is a client of the host, and everything else is start-up time on every call."""
+
+
+def test_task_send_loads_only_its_client_path(tmp_path: Path) -> None:
+    """When ``task send`` connects to the host, it has loaded the configuration, the store's
+    task queries and the control client, and no other command, no engine, no writer."""
+    home = tmp_path / "home"
+    env = {"HOME": str(tmp_path), "ROBOTA_HOME": str(home), "PATH": "/usr/bin:/bin"}
+    robota = Path(sys.executable).with_name("robota")
+    subprocess.run([str(robota), "init"], env=env, capture_output=True, timeout=60, check=True)
+    seed = (
+        "import sqlite3, sys\n"
+        "from robota.core.store import CreateTask, Database, migrate\n"
+        "db = Database(sqlite3.connect(sys.argv[1], isolation_level=None))\n"
+        "migrate(db)\n"
+        "CreateTask('t1a2b3c4d5e6', 'codex', sys.argv[2], 'app-server').apply(db)\n"
+        "db.close()\n"
+    )
+    store = home / "data" / "robota.sqlite"
+    store.parent.mkdir(exist_ok=True)
+    subprocess.run([sys.executable, "-c", seed, str(store), str(tmp_path)], timeout=60, check=True)
+    # No host runs: the client connects, finds none and exits 2 after the audit event.
+    out = run_probe(_AT_CONNECT, env, "t1a2b3")
+    result = json.loads(out.stdout.splitlines()[-1])
+    assert result["code"] == 2, out.stderr
+    assert "needs a running host" in out.stderr
+    assert result["modules"] is not None, out.stderr
+    at_connect = set(result["modules"])
+    for needed in (
+        "robota.core.config._load",
+        "robota.core.store._tasks",
+        "robota.core.control._client",
+        "robota.cli._task_cmd",
+    ):
+        assert needed in at_connect, f"task send did not load {needed}"
+    for heavy in TASK_CLIENT_NEVER:
+        assert not loaded(at_connect, heavy), f"task send loaded {heavy} before connecting"

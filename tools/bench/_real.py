@@ -117,6 +117,9 @@ class Sandbox:
             "ROBOTA_HOME": str(self.home),
             "LC_ALL": "C.UTF-8",
         }
+        # An A/B run puts another checkout's sources first (``PYTHONPATH=OLD/packages/*/src``).
+        if os.environ.get("PYTHONPATH"):
+            self.env["PYTHONPATH"] = os.environ["PYTHONPATH"]
         self.pairs: dict[str, Pair] = {}
         agents: dict[str, Any] = {}
         for name in names:

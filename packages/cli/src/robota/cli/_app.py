@@ -7,6 +7,7 @@ same profile.
 
 from __future__ import annotations
 
+import importlib
 import sys
 from typing import Any
 
@@ -16,6 +17,39 @@ from . import _gc
 from ._modes import conversation_options, run_conversation
 
 __all__ = ["cli", "main"]
+
+COMMANDS: dict[str, str] = {
+    "init": "._init_cmd:init_command",
+    "doctor": "._doctor_cmd:doctor_command",
+    "agents": "._agents_cmd:agents_group",
+    "cards": "._cards_cmd:cards_group",
+    "store": "._store_cmd:store_command",
+    "server": "._server_cmd:server_group",
+    "session": "._session_cmd:session_group",
+    "daemon": "._daemon_cmd:daemon_group",
+    "task": "._task_cmd:task_group",
+    "team": "._team_cmd:team_group",
+    "skills": "._skills_cmd:skills_group",
+}
+"""The command table: each command's name and where its click object lives
+(``module:attribute``, relative to this package). A command's module is imported only when
+that command runs or help lists it, so ``robota task send`` loads no other command's module.
+A new command is one line here; its module imports only click at import time."""
+
+
+class _LazyGroup(click.Group):
+    """A click group whose commands in ``COMMANDS`` load on first use."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted({*super().list_commands(ctx), *COMMANDS})
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        home = COMMANDS.get(cmd_name)
+        if home is not None and cmd_name not in self.commands:
+            module, attribute = home.split(":")
+            command = getattr(importlib.import_module(module, __package__), attribute)
+            self.add_command(command, cmd_name)
+        return super().get_command(ctx, cmd_name)
 
 
 def _print_version(ctx: click.Context, _param: click.Parameter, value: bool) -> None:
@@ -30,6 +64,7 @@ def _print_version(ctx: click.Context, _param: click.Parameter, value: bool) -> 
 
 
 @click.group(
+    cls=_LazyGroup,
     context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100},
     invoke_without_command=True,
 )
@@ -84,31 +119,6 @@ def main(argv: list[str] | None = None) -> None:
     finally:
         _gc.settle()
 
-
-# Command modules import only click at import time; their heavy imports live in their bodies.
-from ._agents_cmd import agents_group  # noqa: E402
-from ._cards_cmd import cards_group  # noqa: E402
-from ._daemon_cmd import daemon_group  # noqa: E402
-from ._doctor_cmd import doctor_command  # noqa: E402
-from ._init_cmd import init_command  # noqa: E402
-from ._server_cmd import server_group  # noqa: E402
-from ._session_cmd import session_group  # noqa: E402
-from ._skills_cmd import skills_group  # noqa: E402
-from ._store_cmd import store_command  # noqa: E402
-from ._task_cmd import task_group  # noqa: E402
-from ._team_cmd import team_group  # noqa: E402
-
-cli.add_command(init_command)
-cli.add_command(doctor_command)
-cli.add_command(agents_group)
-cli.add_command(cards_group)
-cli.add_command(store_command)
-cli.add_command(server_group)
-cli.add_command(session_group)
-cli.add_command(daemon_group)
-cli.add_command(task_group)
-cli.add_command(team_group)
-cli.add_command(skills_group)
 
 if __name__ == "__main__":  # pragma: no cover
     main(sys.argv[1:])

@@ -49,6 +49,9 @@ _TASK_OPTION = click.option(
     metavar="TASK",
     help="The task (list number, id or id prefix); the same as the leading TASK argument.",
 )
+_PROFILE_KEY = "robota.task.profile"
+"""Where ``_profile`` keeps what it loaded in the command's context (``Context.meta``)."""
+
 _JSON_OPTION = click.option("--json", "as_json", is_flag=True, help="Print JSON on stdout.")
 
 
@@ -80,11 +83,16 @@ def _fail(message: str, code: int = 2) -> NoReturn:
 
 
 def _profile() -> tuple[Path, Profile]:
-    """The store's path and the profile."""
+    """The store's path and the profile, loaded once per command: most commands resolve TASK
+    from the store and then call the host, and a second load would parse config.yaml again."""
     from ._engine_host import load_profile  # noqa: PLC0415 (keeps --help fast)
 
-    config, profile = load_profile()
-    return config.storage.sqlite_path, profile
+    meta = click.get_current_context().meta
+    loaded: tuple[Path, Profile] | None = meta.get(_PROFILE_KEY)
+    if loaded is None:
+        config, profile = load_profile()
+        loaded = meta[_PROFILE_KEY] = (config.storage.sqlite_path, profile)
+    return loaded
 
 
 def _reader(path: Path) -> Database | None:

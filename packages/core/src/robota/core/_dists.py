@@ -49,7 +49,8 @@ def entry_points(group: str) -> list[EntryPoint]:
     adds a directory, which changes its parent's modification time)."""
     path = _path_key()
     if _read.path != path:
-        _read.path, _read.groups = path, {}  # another path: every group is read again
+        # Another path: every group is read again, from the files read again.
+        _read.path, _read.groups, _read.texts = path, {}, None
     found = _read.groups.get(group)
     if found is None:
         found = _read.groups[group] = tuple(_scan_entry_points(group))
@@ -57,10 +58,13 @@ def entry_points(group: str) -> list[EntryPoint]:
 
 
 class _Read:
-    """The groups read so far on ``path``."""
+    """The groups read so far on ``path``, and the distributions' ``entry_points.txt`` texts
+    they were parsed from (read once for every group: ``None`` until read, or when a path
+    entry needs ``importlib.metadata``)."""
 
     path: tuple[tuple[str, int], ...] | None = None
     groups: dict[str, tuple[EntryPoint, ...]]
+    texts: list[str] | None = None
 
     def __init__(self) -> None:
         self.groups = {}
@@ -70,18 +74,26 @@ _read = _Read()
 
 
 def _scan_entry_points(group: str) -> list[EntryPoint]:
-    found: list[EntryPoint] = []
+    texts = _read.texts if _read.texts is not None else _entry_point_texts()
+    if texts is None:
+        return _slow_entry_points(group)
+    _read.texts = texts
+    return [entry for text in texts for entry in _parse_entry_points(text, group)]
+
+
+def _entry_point_texts() -> list[str] | None:
+    """Every distribution's ``entry_points.txt``; ``None`` when one cannot be read here."""
+    texts: list[str] = []
     for info in _distributions():
         if info is None:
-            return _slow_entry_points(group)
+            return None
         try:
-            text = (info / "entry_points.txt").read_text(encoding="utf-8")
+            texts.append((info / "entry_points.txt").read_text(encoding="utf-8"))
         except FileNotFoundError:
             continue
         except OSError:
-            return _slow_entry_points(group)
-        found.extend(_parse_entry_points(text, group))
-    return found
+            return None
+    return texts
 
 
 def distribution_version(name: str) -> str | None:

@@ -13,43 +13,53 @@ intents, switch commands, tag kinds, placeholders) is defined here, below the po
 
 Parsing, validation and merging are pure functions of text; the loaders and ``init_profile`` are
 the thin I/O around them.
+
+The facade is lazy (PEP 562, ``robota.core._lazy``): importing ``robota.core.config`` loads
+nothing but this file, and each name loads its module on first use, so loading a profile's
+configuration (``load_config``) does not pay for ``robota init``'s machinery (templates,
+merging, agent detection, the init lock).
 """
 
-from ._detect import KNOWN_AGENTS, AgentStatus, KnownAgent, detect_agents
-from ._dotenv import dotenv_values, format_assignment, merge_dotenv, set_dotenv
-from ._files import atomic_write
-from ._init import FileOutcome, InitResult, init_profile, template_text
-from ._load import load_config, load_dotenv, parse_config
-from ._lock import InitLockTimeout, init_lock
-from ._merge import merge_config_text
-from ._model import (
-    AgentConfig,
-    AgentKind,
-    Config,
-    ConsoleSettings,
-    Defaults,
-    IntentConfig,
-    IntentLevel,
-    Locale,
-    LoggingConfig,
-    LogLevel,
-    PermissionMode,
-    StorageConfig,
-    TeamConfig,
-    Transports,
-    WsSettings,
-)
-from ._paths import Profile, profile_environment, resolve_profile
-from ._reader import Reader, credential_url
-from ._secrets import is_secret_value, looks_secret
-from ._teams import (
-    BUILTIN_INTENTS,
-    PLACEHOLDER,
-    PLACEHOLDERS,
-    SWITCH_COMMANDS,
-    TAG_KINDS,
-    reserved_intent_keys,
-)
+import typing
+
+from .._lazy import lazy_attributes as _lazy_attributes
+
+if typing.TYPE_CHECKING:
+    from ._detect import KNOWN_AGENTS, AgentStatus, KnownAgent, detect_agents
+    from ._dotenv import dotenv_values, format_assignment, merge_dotenv, set_dotenv
+    from ._files import atomic_write
+    from ._init import FileOutcome, InitResult, init_profile, template_text
+    from ._load import load_config, load_dotenv, parse_config
+    from ._lock import InitLockTimeout, init_lock
+    from ._merge import merge_config_text
+    from ._model import (
+        AgentConfig,
+        AgentKind,
+        Config,
+        ConsoleSettings,
+        Defaults,
+        IntentConfig,
+        IntentLevel,
+        Locale,
+        LoggingConfig,
+        LogLevel,
+        PermissionMode,
+        StorageConfig,
+        TeamConfig,
+        Transports,
+        WsSettings,
+    )
+    from ._paths import Profile, profile_environment, resolve_profile
+    from ._reader import Reader, credential_url
+    from ._secrets import is_secret_value, looks_secret
+    from ._teams import (
+        BUILTIN_INTENTS,
+        PLACEHOLDER,
+        PLACEHOLDERS,
+        SWITCH_COMMANDS,
+        TAG_KINDS,
+        reserved_intent_keys,
+    )
 
 __all__ = [
     # profiles
@@ -109,3 +119,56 @@ __all__ = [
     "KnownAgent",
     "detect_agents",
 ]
+
+_HOMES = {
+    "KNOWN_AGENTS": "._detect",
+    "AgentStatus": "._detect",
+    "KnownAgent": "._detect",
+    "detect_agents": "._detect",
+    "dotenv_values": "._dotenv",
+    "format_assignment": "._dotenv",
+    "merge_dotenv": "._dotenv",
+    "set_dotenv": "._dotenv",
+    "atomic_write": "._files",
+    "FileOutcome": "._init",
+    "InitResult": "._init",
+    "init_profile": "._init",
+    "template_text": "._init",
+    "load_config": "._load",
+    "load_dotenv": "._load",
+    "parse_config": "._load",
+    "InitLockTimeout": "._lock",
+    "init_lock": "._lock",
+    "merge_config_text": "._merge",
+    "AgentConfig": "._model",
+    "AgentKind": "._model",
+    "Config": "._model",
+    "ConsoleSettings": "._model",
+    "Defaults": "._model",
+    "IntentConfig": "._model",
+    "IntentLevel": "._model",
+    "Locale": "._model",
+    "LoggingConfig": "._model",
+    "LogLevel": "._model",
+    "PermissionMode": "._model",
+    "StorageConfig": "._model",
+    "TeamConfig": "._model",
+    "Transports": "._model",
+    "WsSettings": "._model",
+    "Profile": "._paths",
+    "profile_environment": "._paths",
+    "resolve_profile": "._paths",
+    "Reader": "._reader",
+    "credential_url": "._reader",
+    "is_secret_value": "._secrets",
+    "looks_secret": "._secrets",
+    "BUILTIN_INTENTS": "._teams",
+    "PLACEHOLDER": "._teams",
+    "PLACEHOLDERS": "._teams",
+    "SWITCH_COMMANDS": "._teams",
+    "TAG_KINDS": "._teams",
+    "reserved_intent_keys": "._teams",
+}
+"""Where each lazily loaded name lives (the same as the imports for type checkers above)."""
+
+__getattr__, __dir__ = _lazy_attributes(__name__, _HOMES)

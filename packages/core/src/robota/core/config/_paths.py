@@ -13,8 +13,6 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-import platformdirs
-
 from .._plugins import transport_names
 
 __all__ = [
@@ -127,6 +125,10 @@ def resolve_profile(
         config_dir, data_dir, log_dir = home, home / "data", home / "logs"
         pinned = True
     else:
+        # Imported here: a pinned profile (``ROBOTA_HOME``, ``--profile``) needs none
+        # of it, and it costs several milliseconds of every start.
+        import platformdirs  # noqa: PLC0415
+
         config_dir = Path(platformdirs.user_config_dir(_APP, appauthor=False))
         data_dir = Path(platformdirs.user_data_dir(_APP, appauthor=False))
         log_dir = Path(platformdirs.user_log_dir(_APP, appauthor=False))

@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from importlib import resources
 from pathlib import Path
 from types import MappingProxyType
 
@@ -79,6 +78,8 @@ def _kind(reader: Reader, raw: object, path: str, kinds: tuple[str, ...]) -> str
 def _as_the_template_orders(kinds: tuple[str, ...]) -> list[str]:
     """``kinds`` in the order the packaged config.yaml first uses them (the order a user has
     met them in: ``robota init``, the README), then the others in the order they were found."""
+    from importlib import resources  # noqa: PLC0415 (an error's wording; several ms a start)
+
     template = resources.files(__package__).joinpath("templates", "config.yaml")
     used = list(dict.fromkeys(_TEMPLATE_KIND.findall(template.read_text(encoding="utf-8"))))
     return sorted(kinds, key=lambda kind: used.index(kind) if kind in used else len(used))

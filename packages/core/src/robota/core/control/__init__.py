@@ -11,9 +11,6 @@ The endpoint is a Unix socket in the profile's owner-only runtime directory
 dataclasses (``TYPE`` plus typed fields) and serves them with ``ControlServer`` and one
 ``Endpoint`` per type; CLI commands talk to it with the blocking ``ControlClient``.
 
-``Registration`` is a background session's record in the rendezvous directory, with its
-liveness check (pid plus process start time) and the content-free listing row.
-
 ``acquire_host_lock`` keeps a second host of the same profile from starting and tells it who
 runs; ``probe_host`` answers "is a host running?" whether or not one is.
 
@@ -30,60 +27,60 @@ from __future__ import annotations
 import typing
 
 from .._lazy import lazy_attributes as _lazy_attributes
-from ._client import ControlClient
-from ._errors import (
-    ControlError,
-    HostAlreadyRunning,
-    HostRefused,
-    HostUnreachable,
-    NoHostRunning,
-    SocketInUse,
-    UnsafeRuntimeDir,
-)
-from ._host_lock import HostLock, acquire_host_lock, probe_host
-from ._host_state import (
-    BadHostState,
-    HostPresence,
-    HostState,
-    Presence,
-    judge_presence,
-    parse_host_state,
-    pid_alive,
-)
-from ._lines import LineSplitter, Overlong
-from ._protocol import (
-    MAX_LINE,
-    Call,
-    ErrorCode,
-    Failure,
-    MalformedReply,
-    Ok,
-    Reply,
-    RequestId,
-    ServerConnection,
-    decode_reply,
-    encode_reply,
-    encode_request,
-)
-from ._registration import (
-    SESSION_ID,
-    SESSION_STATES,
-    BadRegistration,
-    Registration,
-    list_state,
-    listing_row,
-    now_iso,
-    own_process_start,
-    owner_verified,
-    parse_registration,
-    process_start_ticks,
-    read_registrations,
-)
-from ._requests import Refused, RequestRegistry
-from ._socket_file import ensure_runtime_dir
 
 if typing.TYPE_CHECKING:
+    from ._client import ControlClient
+    from ._errors import (
+        ControlError,
+        HostAlreadyRunning,
+        HostRefused,
+        HostUnreachable,
+        NoHostRunning,
+        SocketInUse,
+        UnsafeRuntimeDir,
+    )
+    from ._host_lock import HostLock, acquire_host_lock, probe_host
+    from ._host_state import (
+        BadHostState,
+        HostPresence,
+        HostState,
+        Presence,
+        judge_presence,
+        parse_host_state,
+        pid_alive,
+    )
+    from ._lines import LineSplitter, Overlong
+    from ._protocol import (
+        MAX_LINE,
+        Call,
+        ErrorCode,
+        Failure,
+        MalformedReply,
+        Ok,
+        Reply,
+        RequestId,
+        ServerConnection,
+        decode_reply,
+        encode_reply,
+        encode_request,
+    )
+    from ._registration import (
+        SESSION_ID,
+        SESSION_STATES,
+        BadRegistration,
+        Registration,
+        list_state,
+        listing_row,
+        now_iso,
+        own_process_start,
+        owner_verified,
+        parse_registration,
+        process_start_ticks,
+        read_registrations,
+    )
+    from ._requests import Refused, RequestRegistry
     from ._server import ControlServer, Endpoint, HandlerError, ServerLimits, StreamEndpoint
+    from ._socket_file import ensure_runtime_dir
 
 __all__ = [
     # the protocol, sans-IO
@@ -147,11 +144,58 @@ __all__ = [
 ]
 
 _HOMES = {
+    "ControlClient": "._client",
+    "ControlError": "._errors",
+    "HostAlreadyRunning": "._errors",
+    "HostRefused": "._errors",
+    "HostUnreachable": "._errors",
+    "NoHostRunning": "._errors",
+    "SocketInUse": "._errors",
+    "UnsafeRuntimeDir": "._errors",
+    "HostLock": "._host_lock",
+    "acquire_host_lock": "._host_lock",
+    "probe_host": "._host_lock",
+    "BadHostState": "._host_state",
+    "HostPresence": "._host_state",
+    "HostState": "._host_state",
+    "Presence": "._host_state",
+    "judge_presence": "._host_state",
+    "parse_host_state": "._host_state",
+    "pid_alive": "._host_state",
+    "LineSplitter": "._lines",
+    "Overlong": "._lines",
+    "MAX_LINE": "._protocol",
+    "Call": "._protocol",
+    "ErrorCode": "._protocol",
+    "Failure": "._protocol",
+    "MalformedReply": "._protocol",
+    "Ok": "._protocol",
+    "Reply": "._protocol",
+    "RequestId": "._protocol",
+    "ServerConnection": "._protocol",
+    "decode_reply": "._protocol",
+    "encode_reply": "._protocol",
+    "encode_request": "._protocol",
+    "Refused": "._requests",
+    "RequestRegistry": "._requests",
     "ControlServer": "._server",
     "Endpoint": "._server",
     "HandlerError": "._server",
     "ServerLimits": "._server",
     "StreamEndpoint": "._server",
+    "SESSION_ID": "._registration",
+    "SESSION_STATES": "._registration",
+    "BadRegistration": "._registration",
+    "Registration": "._registration",
+    "list_state": "._registration",
+    "listing_row": "._registration",
+    "now_iso": "._registration",
+    "own_process_start": "._registration",
+    "owner_verified": "._registration",
+    "parse_registration": "._registration",
+    "process_start_ticks": "._registration",
+    "read_registrations": "._registration",
+    "ensure_runtime_dir": "._socket_file",
 }
 """Where each lazily loaded name lives (the same as the imports for type checkers above)."""
 

@@ -17,6 +17,7 @@ Unknown failures are terminal: retrying something not understood risks repeating
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Mapping
 from typing import Any
@@ -54,11 +55,18 @@ _CODEX_INFO: Mapping[str, ErrorCategory] = {
     "threadRollbackFailed": "tool",
 }
 
-_Table = tuple[tuple[ErrorCategory, re.Pattern[str]], ...]
+_Table = tuple[tuple[ErrorCategory, str], ...]
+"""Categories and their patterns, compiled on first use (``_compiled``): every start imports
+this module, and only a failed turn needs the patterns (compiling them costs milliseconds)."""
 
 
 def _table(*rows: tuple[ErrorCategory, str]) -> _Table:
-    return tuple((category, re.compile(pattern, re.IGNORECASE)) for category, pattern in rows)
+    return rows
+
+
+@functools.cache
+def _compiled(table: _Table) -> tuple[tuple[ErrorCategory, re.Pattern[str]], ...]:
+    return tuple((category, re.compile(pattern, re.IGNORECASE)) for category, pattern in table)
 
 
 _TERMINAL_PHRASES = _table(
@@ -186,10 +194,8 @@ def classify_failure(
     )
 
 
-def _first(
-    table: tuple[tuple[ErrorCategory, re.Pattern[str]], ...], message: str
-) -> ErrorCategory | None:
-    for category, pattern in table:
+def _first(table: _Table, message: str) -> ErrorCategory | None:
+    for category, pattern in _compiled(table):
         if pattern.search(message):
             return category
     return None

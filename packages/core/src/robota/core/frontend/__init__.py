@@ -31,20 +31,6 @@ what a transport offers back: group creation).
 import typing
 
 from .._lazy import lazy_attributes as _lazy_attributes
-from ._resolve import AmbiguousTask, TaskNotFound, TaskNotResolved, resolve_task
-from ._transport import (
-    GroupChat,
-    GroupMaker,
-    GroupRefused,
-    HostActions,
-    PendingFinals,
-    RestartNote,
-    RestartNotes,
-    RestartPhase,
-    TransportContext,
-    TransportState,
-    TransportStatus,
-)
 
 if typing.TYPE_CHECKING:
     from ._backpressure import CAPACITY, COALESCE_AFTER, merge_notices
@@ -59,6 +45,20 @@ if typing.TYPE_CHECKING:
         notice_from_json,
         notice_to_json,
         request_to_frame,
+    )
+    from ._resolve import AmbiguousTask, TaskNotFound, TaskNotResolved, resolve_task
+    from ._transport import (
+        GroupChat,
+        GroupMaker,
+        GroupRefused,
+        HostActions,
+        PendingFinals,
+        RestartNote,
+        RestartNotes,
+        RestartPhase,
+        TransportContext,
+        TransportState,
+        TransportStatus,
     )
 
 __all__ = [
@@ -102,6 +102,21 @@ __all__ = [
 ]
 
 _HOMES = {
+    "AmbiguousTask": "._resolve",
+    "TaskNotFound": "._resolve",
+    "TaskNotResolved": "._resolve",
+    "resolve_task": "._resolve",
+    "GroupChat": "._transport",
+    "GroupMaker": "._transport",
+    "GroupRefused": "._transport",
+    "HostActions": "._transport",
+    "PendingFinals": "._transport",
+    "RestartNote": "._transport",
+    "RestartNotes": "._transport",
+    "RestartPhase": "._transport",
+    "TransportContext": "._transport",
+    "TransportState": "._transport",
+    "TransportStatus": "._transport",
     "CAPACITY": "._backpressure",
     "COALESCE_AFTER": "._backpressure",
     "merge_notices": "._backpressure",

@@ -27,13 +27,12 @@ Retirement is recorded in the row itself (``used_at`` plus a ``retired`` reason 
 from __future__ import annotations
 
 import json
-import time
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Literal, TypeAlias, cast
 
 from ._database import Database
-from ._records import dump_json
+from ._records import dump_json, stamp
 
 __all__ = [
     "CLAIM_REFUSALS",
@@ -50,10 +49,6 @@ __all__ = [
     "card_actions",
     "turn_snapshot",
 ]
-
-
-def _now(at: float | None) -> float:
-    return time.time() if at is None else at
 
 
 # -- turn snapshots ----------------------------------------------------------------------------
@@ -96,7 +91,7 @@ class SaveTurnSnapshot:
             "task_id = excluded.task_id, activities_json = excluded.activities_json, "
             "updated_at = excluded.updated_at "
             "WHERE coalesce(json_extract(turn_snapshots.activities_json, '$.version'), -1) <= ?",
-            (self.turn_id, self.task_id, self.snapshot_json, _now(self.at), self.version),
+            (self.turn_id, self.task_id, self.snapshot_json, stamp(self.at), self.version),
         )
         return cursor.rowcount == 1
 
@@ -192,7 +187,7 @@ class BindCardActions:
     at: float | None = None
 
     def apply(self, db: Database, /) -> int:
-        now = _now(self.at)
+        now = stamp(self.at)
         bound = 0
         for binding in self.bindings:
             cursor = db.execute(
@@ -226,7 +221,7 @@ class ClaimCardAction:
     at: float | None = None
 
     def apply(self, db: Database, /) -> Claimed | Refused:
-        now = _now(self.at)
+        now = stamp(self.at)
         row = db.execute(
             "SELECT message_id, route_key, payload_json, expires_at, used_at "
             "FROM card_action_bindings WHERE token = ?",
@@ -278,7 +273,7 @@ class RetireCardActions:
         if self.reason not in _RETIREMENTS:
             raise ValueError(f"unknown retirement {self.reason!r}; expected one of {_RETIREMENTS}")
         return _retire(
-            db, _now(self.at), self.reason, turn_id=self.turn_id, approval_id=self.approval_id
+            db, stamp(self.at), self.reason, turn_id=self.turn_id, approval_id=self.approval_id
         )
 
 

@@ -19,11 +19,10 @@ so one table serves every transport and two platforms' ids cannot collide.
 from __future__ import annotations
 
 import json
-import time
 from dataclasses import dataclass
 
 from ._database import Database
-from ._records import JSONValue, TurnAttempt, dump_json
+from ._records import JSONValue, TurnAttempt, dump_json, stamp
 
 __all__ = [
     "AnchorTurnAttempt",
@@ -37,10 +36,6 @@ __all__ = [
     "message_reactions",
     "unsettled_chat_turns",
 ]
-
-
-def _now(at: float | None) -> float:
-    return time.time() if at is None else at
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,7 +62,7 @@ class NoteChat:
             "ON CONFLICT (chat_id) DO UPDATE SET kind = excluded.kind, "
             "title = COALESCE(excluded.title, chat_contexts.title), "
             "updated_at = excluded.updated_at",
-            (self.chat_id, self.kind, self.title, _now(self.at)),
+            (self.chat_id, self.kind, self.title, stamp(self.at)),
         )
 
 
@@ -82,7 +77,7 @@ class SetChatSetting:
     at: float | None = None
 
     def apply(self, db: Database, /) -> None:
-        now = _now(self.at)
+        now = stamp(self.at)
         value = dump_json(self.value)
         db.execute(
             "INSERT INTO chat_contexts (chat_id, kind, context_json, updated_at) "
@@ -108,7 +103,7 @@ class RecordReaction:
             "INSERT INTO message_reactions (message_id, emoji, reaction_id, created_at) "
             "VALUES (?, ?, ?, ?) ON CONFLICT (message_id, emoji) DO UPDATE SET "
             "reaction_id = excluded.reaction_id, created_at = excluded.created_at",
-            (self.message_id, self.emoji, self.reaction_id, _now(self.at)),
+            (self.message_id, self.emoji, self.reaction_id, stamp(self.at)),
         )
 
 

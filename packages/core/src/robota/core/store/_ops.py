@@ -11,13 +11,12 @@ statement it starts. A ``None`` timestamp means "when the batch runs".
 
 from __future__ import annotations
 
-import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Protocol, TypeVar
 
 from ._database import Database
-from ._records import TURN_STATUSES, JSONValue, QueuedPrompt, TurnStatus, dump_json
+from ._records import TURN_STATUSES, JSONValue, QueuedPrompt, TurnStatus, dump_json, stamp
 
 __all__ = [
     "AppendAuditEvent",
@@ -44,10 +43,6 @@ class WriteOp(Protocol[R_co]):
     def apply(self, db: Database, /) -> R_co: ...
 
 
-def _now(at: float | None) -> float:
-    return time.time() if at is None else at
-
-
 # -- inbound events ----------------------------------------------------------------------------
 
 
@@ -68,7 +63,7 @@ class ClaimInboundEvent:
         cursor = db.execute(
             "INSERT OR IGNORE INTO inbound_event_receipts (event_id, kind, received_at) "
             "VALUES (?, ?, ?)",
-            (self.event_id, self.kind, _now(self.at)),
+            (self.event_id, self.kind, stamp(self.at)),
         )
         return cursor.rowcount == 1
 
@@ -89,7 +84,7 @@ class SaveRouteState:
             "INSERT INTO route_states (route_key, state_json, updated_at) VALUES (?, ?, ?) "
             "ON CONFLICT (route_key) DO UPDATE SET "
             "state_json = excluded.state_json, updated_at = excluded.updated_at",
-            (self.route_key, self.state_json, _now(self.at)),
+            (self.route_key, self.state_json, stamp(self.at)),
         )
 
 
@@ -117,7 +112,7 @@ class RecordFinalDelivery:
             "final_message_ids_json = excluded.final_message_ids_json, "
             "final_delivered_at = excluded.final_delivered_at "
             "WHERE final_deliveries.final_delivered_at IS NULL",
-            (self.turn_id, dump_json(list(self.final_message_ids)), _now(self.at)),
+            (self.turn_id, dump_json(list(self.final_message_ids)), stamp(self.at)),
         )
         return cursor.rowcount == 1
 
@@ -182,7 +177,7 @@ class InsertTurnAttempt:
 
     def apply(self, db: Database, /) -> None:
         _check_status(self.status)
-        now = _now(self.at)
+        now = stamp(self.at)
         db.execute(
             "INSERT INTO turn_attempts (id, task_id, route_key, status, prompt, images_json, "
             "anchor_message_id, retry_count, parent_id, heartbeat_at, created_at, updated_at) "
@@ -237,7 +232,7 @@ class UpdateTurnAttempt:
                 self.remote_session_id,
                 int(self.add_retry),
                 int(self.add_recovery),
-                _now(self.at),
+                stamp(self.at),
                 self.id,
             ),
         )
@@ -256,7 +251,7 @@ class HeartbeatTurnAttempt:
 
     def apply(self, db: Database, /) -> bool:
         cursor = db.execute(
-            "UPDATE turn_attempts SET heartbeat_at = ? WHERE id = ?", (_now(self.at), self.id)
+            "UPDATE turn_attempts SET heartbeat_at = ? WHERE id = ?", (stamp(self.at), self.id)
         )
         return cursor.rowcount == 1
 
@@ -298,7 +293,7 @@ class EnqueuePrompt:
                 self.display_text,
                 dump_json(list(self.images)),
                 self.message_id,
-                _now(self.at),
+                stamp(self.at),
             ),
         )
         rowid = cursor.lastrowid
@@ -413,7 +408,7 @@ class AppendAuditEvent:
     def apply(self, db: Database, /) -> int:
         cursor = db.execute(
             "INSERT INTO audit_events (event_type, payload_json, created_at) VALUES (?, ?, ?)",
-            (self.event_type, dump_json(dict(self.payload)), _now(self.at)),
+            (self.event_type, dump_json(dict(self.payload)), stamp(self.at)),
         )
         rowid = cursor.lastrowid
         if rowid is None:

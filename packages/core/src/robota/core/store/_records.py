@@ -7,6 +7,7 @@ the store's read side as checked as its write side. Each knows how to build itse
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Literal, TypeAlias, cast, get_args
@@ -24,6 +25,12 @@ __all__ = [
     "dump_json",
     "load_json",
 ]
+
+
+def stamp(at: float | None) -> float:
+    """``at``, or now: the time a write records when its op was given none (tests pass one)."""
+    return time.time() if at is None else at
+
 
 JSONValue: TypeAlias = "bool | int | float | str | list[JSONValue] | dict[str, JSONValue] | None"
 """What ``json.loads`` can return, as a type mypy can follow."""

@@ -13,7 +13,6 @@ from dataclasses import dataclass
 from typing import cast
 
 from ._database import Database
-from ._ops import _now
 from ._records import (
     ACTIVE_TURN_STATUSES,
     JSONValue,
@@ -22,6 +21,7 @@ from ._records import (
     _Row,
     _text,
     dump_json,
+    stamp,
 )
 
 __all__ = [
@@ -121,7 +121,7 @@ class CreateTask:
     at: float | None = None
 
     def apply(self, db: Database, /) -> None:
-        now = _now(self.at)
+        now = stamp(self.at)
         db.execute(
             "INSERT INTO tasks (id, agent, cwd, runtime_kind, title, model, effort, "
             "permission_mode, provider, forked_from, fork_turn_id, developer_instructions, "
@@ -173,7 +173,7 @@ class UpdateTask:
         assignments = "".join(f"{name} = ?, " for name in changes)
         cursor = db.execute(
             f"UPDATE tasks SET {assignments}updated_at = ? WHERE id = ?",
-            (*changes.values(), _now(self.at), self.id),
+            (*changes.values(), stamp(self.at), self.id),
         )
         return cursor.rowcount == 1
 
@@ -193,7 +193,7 @@ class BindRouteTask:
             "previous_task_id = CASE WHEN routes.current_task_id IS excluded.current_task_id "
             "THEN routes.previous_task_id ELSE routes.current_task_id END, "
             "current_task_id = excluded.current_task_id, updated_at = excluded.updated_at",
-            (self.route_key, self.task_id, _now(self.at)),
+            (self.route_key, self.task_id, stamp(self.at)),
         )
 
 
@@ -218,7 +218,7 @@ class FinishTurnAttempt:
             raise ValueError(
                 f"a finished attempt is completed, failed or interrupted: {self.status!r}"
             )
-        now = _now(self.at)
+        now = stamp(self.at)
         placeholders = ", ".join("?" for _ in ACTIVE_TURN_STATUSES)
         cursor = db.execute(
             "UPDATE turn_attempts SET status = ?, remote_turn_id = coalesce(?, remote_turn_id), "
@@ -259,7 +259,7 @@ class ResetTaskToTurn:
     at: float | None = None
 
     def apply(self, db: Database, /) -> bool:
-        now = _now(self.at)
+        now = stamp(self.at)
         cursor = db.execute(
             "UPDATE tasks SET remote_id = ?, head_attempt_id = ?, updated_at = ? "
             "WHERE id = ? AND EXISTS (SELECT 1 FROM turn_attempts WHERE id = ? "

@@ -13,11 +13,11 @@ never what the message said.
 
 from __future__ import annotations
 
-import time
 from dataclasses import dataclass
 from typing import Any
 
 from ._database import Database
+from ._records import stamp
 
 __all__ = [
     "AppendTeamAudit",
@@ -32,10 +32,6 @@ __all__ = [
     "team_row",
     "team_rows",
 ]
-
-
-def _now(at: float | None) -> float:
-    return time.time() if at is None else at
 
 
 def _ensure(db: Database, name: str, at: float) -> None:
@@ -92,7 +88,7 @@ class SaveTeamState:
     at: float | None = None
 
     def apply(self, db: Database, /) -> bool:
-        at = _now(self.at)
+        at = stamp(self.at)
         _ensure(db, self.name, at)
         cursor = db.execute(
             "UPDATE teams SET version = :version, scheduler_json = :scheduler,"
@@ -122,7 +118,7 @@ class SetTeamPaused:
     at: float | None = None
 
     def apply(self, db: Database, /) -> int:
-        at = _now(self.at)
+        at = stamp(self.at)
         _ensure(db, self.name, at)
         row = db.execute("SELECT paused, held_count FROM teams WHERE name = ?", (self.name,))
         was_paused, held = row.fetchone()
@@ -150,7 +146,7 @@ class CountHeldTeamMessage:
     at: float | None = None
 
     def apply(self, db: Database, /) -> int:
-        at = _now(self.at)
+        at = stamp(self.at)
         _ensure(db, self.name, at)
         db.execute(
             "UPDATE teams SET held_count = held_count + 1, updated_at = ? WHERE name = ?",
@@ -175,7 +171,7 @@ class AppendTeamAudit:
         cursor = db.execute(
             "INSERT INTO team_audit (team, sender, intent, level, decision, created_at)"
             " VALUES (?, ?, ?, ?, ?, ?)",
-            (self.team, self.sender, self.intent, self.level, self.decision, _now(self.at)),
+            (self.team, self.sender, self.intent, self.level, self.decision, stamp(self.at)),
         )
         if cursor.lastrowid is None:
             raise RuntimeError("sqlite3 reported no rowid for an INSERT")
