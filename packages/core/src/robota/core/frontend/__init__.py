@@ -35,17 +35,6 @@ from .._lazy import lazy_attributes as _lazy_attributes
 if typing.TYPE_CHECKING:
     from ._backpressure import CAPACITY, COALESCE_AFTER, merge_notices
     from ._port import FrontEndPort, LinkEnded, Overflowed, RouteHub, RouteLink
-    from ._wire import (
-        MAX_FRAME,
-        WIRE_PROTOCOL,
-        WireError,
-        decode_frame,
-        encode_frame,
-        frame_to_request,
-        notice_from_json,
-        notice_to_json,
-        request_to_frame,
-    )
     from ._resolve import AmbiguousTask, TaskNotFound, TaskNotResolved, resolve_task
     from ._transport import (
         GroupChat,
@@ -59,6 +48,17 @@ if typing.TYPE_CHECKING:
         TransportContext,
         TransportState,
         TransportStatus,
+    )
+    from ._wire import (
+        MAX_FRAME,
+        WIRE_PROTOCOL,
+        WireError,
+        decode_frame,
+        encode_frame,
+        frame_to_request,
+        notice_from_json,
+        notice_to_json,
+        request_to_frame,
     )
 
 __all__ = [
