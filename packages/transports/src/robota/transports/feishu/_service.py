@@ -40,6 +40,7 @@ import secrets
 import time
 from collections import deque
 from collections.abc import Mapping
+from contextlib import closing
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -84,6 +85,7 @@ from robota.core.store import (
     NoteChat,
     RecordReaction,
     SetChatSetting,
+    Task,
     Together,
     TurnAttempt,
     chat_contexts,
@@ -91,10 +93,12 @@ from robota.core.store import (
     open_reader,
     unsettled_chat_turns,
 )
+from robota.core.store import task as load_task
 
 from ._client import LongConnectionClient
 from ._connection import Delivery
 from ._errors import ApiError, ConnectionRefused
+from ._groups import FeishuGroups, group_notes, open_group, welcome_text
 from ._inbound import (
     Admit,
     CardClick,
@@ -111,12 +115,13 @@ from ._inbound import (
     parse_event,
     screen,
 )
+from ._media import Prepared, Refused, fetch, media_notes, prompt_with, safe_name, takes_images
 from ._outbound import STOP, FeishuCards, FeishuSink, Messenger
 from ._rest import RestClient
 from ._settings import _BOT_OPEN_IDS, FeishuSettings
 
 if TYPE_CHECKING:
-    from robota.core.frontend import RouteLink
+    from robota.core.frontend import GroupChat, RouteLink
 
 __all__ = ["FeishuService"]
 
@@ -251,6 +256,8 @@ class FeishuService:
         """(schedule id, route key) -> the message id of its scheduled note card."""
         self._noted: set[tuple[str, str]] = set()
         """(schedule id, route key) told ``scheduled`` (so a second ``/restart`` says so)."""
+        self._groups: FeishuGroups | None = None
+        """The ``GroupMaker`` (``_groups``), inviting the owner; a chat's binds its sender."""
 
     # -- the host's safe restart (RestartNotes, PendingFinals) ------------------------------
 
@@ -317,6 +324,7 @@ class FeishuService:
             self._port = LoopPort()
             self._messenger = Messenger(rest)
             self._sink = FeishuSink(self._messenger)
+            self._groups = FeishuGroups(rest, invite=s.user_open_id, opened=self._group_opened)
             timers = Timers()
             self._delivery = CardDelivery(self._sink, self._store)
             self._cards = CardHost(store=self._store, timers=timers)
@@ -338,6 +346,7 @@ class FeishuService:
             while not await self._ready(rest):
                 await trio.sleep(5.0)
             self.context.report(TransportStatus("connected"))
+            self.context.offer_groups(self._groups)
             await trio.sleep_forever()
 
     async def _ready(self, rest: RestClient) -> bool:
@@ -413,6 +422,17 @@ class FeishuService:
                 self._outbound_ok = True
             except ApiError as error:
                 log.warning("feishu: the start-up note to %s failed: %s", receive_id, error)
+
+    async def _group_opened(self, group: GroupChat, task_id: str) -> None:
+        """A group the host made is this transport's route now: served, and greeted."""
+        self._route(group.route_key)
+        self._store.submit(NoteChat(group.route_key, "feishu:group"), _logged)
+        task = await trio.to_thread.run_sync(self._read_task, task_id)
+        await self._say(group.route_key, None, welcome_text(task, group_notes(self.context.locale)))
+
+    def _read_task(self, task_id: str) -> Task | None:
+        with closing(open_reader(self.context.db_path)) as db:
+            return load_task(db, task_id)
 
     # -- inbound ----------------------------------------------------------------------------
 
@@ -514,11 +534,37 @@ class FeishuService:
         if chat_command is not None:
             await self._chat_command(route, message, chat_command)
             return
-        if admit.text.startswith("/"):
+        prepared: Prepared | None = Prepared(admit.text, ())
+        if message.resources:
+            prepared = await self._with_media(route, message, admit.text)
+        if prepared is None:
+            return  # refused, and said why
+        text = prepared.text
+        if text.startswith("/"):
             route.commands.append(message.message_id)
         else:
-            route.pending.append(_Pending(message.message_id, admit.text))
-        self.context.port.tell(route.key, UserInput(admit.text, message_id=message.message_id))
+            route.pending.append(_Pending(message.message_id, text))
+        input_ = UserInput(text, images=prepared.images, message_id=message.message_id)
+        self.context.port.tell(route.key, input_)
+
+    async def _with_media(
+        self, route: _Route, message: InboundMessage, text: str
+    ) -> Prepared | None:
+        """The message's images and files downloaded (``_media``), or ``None`` once the
+        person was told why not."""
+        assert self._messenger is not None
+        notes = media_notes(self.context.locale)
+        folder = self.context.profile.data_dir / "attachments" / safe_name(message.chat_id, "chat")
+        saved = await fetch(
+            self._messenger.rest, message.message_id, message.resources, folder, notes
+        )
+        if isinstance(saved, Refused):
+            log.info("feishu: a message's attachment was refused: %s", saved.reason)
+            await self._say(route.key, message.message_id, saved.reason)
+            await self._settle_reaction(message.message_id, "ERROR")
+            return None
+        images = takes_images(self.context.config, route.agent)
+        return prompt_with(text, saved, takes_images=images, notes=notes)
 
     async def _chat_command(
         self, route: _Route, message: InboundMessage, chat_command: ChatCommand
@@ -526,6 +572,17 @@ class FeishuService:
         if chat_command.refusal is not None:
             await self._say(route.key, message.message_id, chat_command.refusal)
             await self._settle_reaction(message.message_id, "ERROR")
+            return
+        if chat_command.name in ("newgroup", "forkgroup"):
+            maker = self._groups.inviting(message.sender_open_id) if self._groups else None
+            fork, title = chat_command.name == "forkgroup", chat_command.argument
+            notes = group_notes(self.context.locale)
+            host = self.context.host
+            made, reply = await open_group(
+                host, maker, route.key, fork=fork, title=title, notes=notes
+            )
+            await self._say(route.key, message.message_id, reply)
+            await self._settle_reaction(message.message_id, "DONE" if made else "ERROR")
             return
         if chat_command.name == "mute":
             chat_key = chat_route(message.chat_id)
