@@ -55,6 +55,11 @@ async def test_newgroup_and_forkgroup_from_a_chat_and_from_the_cli(
     # Codex (App Server): it forks threads, so /forkgroup has a turn to fork from.
     async with served(short_root, model, agent="codex") as bot:
         fake = bot.fake
+        # Nothing to fork yet: refused with the reason, and no chat is made.
+        await fake.push_event(message_event(9, "/forkgroup"))
+        await fake.wait_until(lambda: fake.reactions_on("om_user9") == ["ERROR"], timeout=BOUND)
+        assert "no task to fork" in texts_to(fake, reply_to="om_user9")[0]
+        assert fake.chats == []
         await fake.push_event(message_event(1, "first in private"))
         await bot.answered("om_user1")
 
