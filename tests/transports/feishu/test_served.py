@@ -460,6 +460,11 @@ async def test_a_host_killed_mid_turn_answers_once_after_its_restart(
             assert cards[0] == first_card and len(cards) == 2
             assert is_terminal(last_patch(fake, first_card.message_id), "grey")
             assert is_terminal(last_patch(fake, cards[1].message_id), "green")
+            # The chat was told, beside the message, that the turn goes on after a restart.
+            (note,) = [
+                m for m in fake.messages if m.reply_to == "om_user1" and m.msg_type == "text"
+            ]
+            assert "restarted while this was running" in note.content["text"]
         assert second.returncode == 0, log.read_text()[-4000:]
 
         # A third start finds nothing left to settle: still one answer, no new card; its

@@ -117,6 +117,7 @@ from ._inbound import (
 )
 from ._media import Prepared, Refused, fetch, media_notes, prompt_with, safe_name, takes_images
 from ._outbound import STOP, FeishuCards, FeishuSink, Messenger
+from ._recovery_notes import recovery_note, recovery_texts
 from ._rest import RestClient
 from ._settings import _BOT_OPEN_IDS, FeishuSettings
 
@@ -760,6 +761,7 @@ class FeishuService:
         reactions = self._read_reactions([a.anchor_message_id for a, _ in unsettled])
         self._reactions.update(reactions)
         taken: set[str] = set()
+        continuing: set[str] = set()
         for attempt in attempts:
             if attempt.id in self._turns:
                 continue
@@ -776,6 +778,7 @@ class FeishuService:
                     ):
                         anchor = earlier.anchor_message_id
                         taken.add(earlier.id)
+                        continuing.add(attempt.id)
             if anchor is not None and (attempt.id not in taken):
                 messages = [anchor]
             route = self._route(attempt.route_key)
@@ -802,6 +805,22 @@ class FeishuService:
             turn_ = self._turns.get(attempt_id)
             if turn_ is not None:
                 turn_.messages.clear()  # its successor settles the message's reaction
+        self._recovery_notes(attempts, continuing, taken)
+
+    def _recovery_notes(
+        self, attempts: list[TurnAttempt], continuing: set[str], taken: set[str]
+    ) -> None:
+        """Tell each chat what became of its unsettled turns (``_recovery_notes``)."""
+        assert self._nursery is not None
+        texts = recovery_texts(self.context.locale)
+        for attempt in attempts:
+            note = recovery_note(
+                attempt.status, continues=attempt.id in continuing, continued=attempt.id in taken
+            )
+            turn = self._turns.get(attempt.id)
+            anchor = self._sink.anchors.get(turn.card_id) if turn and self._sink else None
+            if note is not None and anchor is not None:  # said beside the message it concerns
+                self._nursery.start_soon(self._say, attempt.route_key, anchor, texts[note])
 
     def _unsettled(self, since: float) -> list[tuple[TurnAttempt, str | None]]:
         db = open_reader(self.context.db_path)
