@@ -12,6 +12,7 @@ refused with ``unsupported``.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from contextlib import closing
 from dataclasses import replace
 from pathlib import Path
 
@@ -21,7 +22,7 @@ from robota.core.agents import PERMISSION_MODES, PermissionMode
 from robota.core.control import HandlerError
 from robota.core.engine import ForkTask, NewTask, TaskSettings
 from robota.core.frontend import GroupChat, GroupMaker, GroupRefused
-from robota.core.store import Task
+from robota.core.store import Task, head_attempt, open_reader
 
 from ._desk import TaskDesk, task_json
 from ._requests import TaskForkGroup, TaskNewGroup
@@ -108,8 +109,20 @@ class GroupDesk:
     async def fork_group(self, request: TaskForkGroup) -> dict[str, object]:
         self.desk.refuse_when_stopping()
         source = await self.desk.read_task(request.task)
+        await self._forkable(source)
         title = request.title or source.title or f"fork of {source.id}"
         return await self._make(request.transport, title, ForkTask(source.id, title), source)
+
+    async def _forkable(self, source: Task) -> None:
+        """Refuse a fork with no turn to fork from before any chat is made (the route checks
+        again: a turn cannot be taken back, only the chat would be left empty)."""
+
+        def read() -> bool:
+            with closing(open_reader(self.desk.engine.db_path)) as db:
+                return source.remote_id is not None and head_attempt(db, source) is not None
+
+        if not await trio.to_thread.run_sync(read):
+            raise HandlerError("refused", f"task {source.id} has no completed turn to fork from")
 
     async def from_route(
         self, maker: GroupMaker, route_key: str, *, fork: bool, title: str | None
@@ -123,6 +136,7 @@ class GroupDesk:
             if fork:
                 if source is None:
                     raise GroupRefused("this chat has no task to fork yet")
+                await self._forkable(source)
                 title = title or source.title or f"fork of {source.id}"
                 open_task = ForkTask(source.id, title)
             else:
