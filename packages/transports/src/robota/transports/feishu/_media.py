@@ -9,10 +9,10 @@ WEBP, BMP); a file at most ``FILE_BYTES``. Anything else refuses the whole messa
 saying what was wrong, and no turn runs.
 
 The agent gets the images as images (``UserInput.images``) when its runtime declares it takes
-them (``AgentCapabilities.images``), else their paths in the text; a file is never handed over
-by robota: the agent is told its name, size and path. An image-only message has a prompt of
-its own (``image_prompt``). The decisions are pure (``image_size``, ``check_image``,
-``prompt_with``); ``fetch`` is the thin I/O shell.
+them (``AgentCapabilities.images``, ``_agents.declared``), else their paths in the text; a file
+is never handed over by robota: the agent is told its name, size and path. An image-only
+message has a prompt of its own (``image_prompt``). The decisions are pure (``image_size``,
+``check_image``, ``prompt_with``); ``fetch`` is the thin I/O shell.
 """
 
 from __future__ import annotations
@@ -22,18 +22,13 @@ import struct
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Literal
+from typing import Literal
 
 import trio
-
-from robota.core import PluginError, runtime_plugins
 
 from ._errors import ApiError, TooLarge
 from ._inbound import Resource
 from ._rest import RestClient
-
-if TYPE_CHECKING:
-    from robota.core.config import Config
 
 __all__ = [
     "FILE_BYTES",
@@ -48,7 +43,6 @@ __all__ = [
     "media_notes",
     "prompt_with",
     "safe_name",
-    "takes_images",
 ]
 
 IMAGE_BYTES = 20 * 1024 * 1024
@@ -250,17 +244,3 @@ def _write(path: Path, data: bytes) -> None:
     partial = path.with_name(path.name + ".part")
     partial.write_bytes(data)
     partial.replace(path)
-
-
-def takes_images(config: Config, agent: str | None) -> bool:
-    """Whether ``agent`` (``None``: the profile's default) is of a runtime that declares it
-    takes images. The session may still refuse them (an ACP agent's own capabilities); the
-    turn then fails saying so."""
-    entry = config.agents.get(agent or config.defaults.agent)
-    if entry is None:
-        return False
-    try:
-        plugin = runtime_plugins().get(entry.kind)
-    except PluginError:
-        return False
-    return plugin is not None and plugin.capabilities.images

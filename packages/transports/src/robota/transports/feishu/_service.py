@@ -95,6 +95,7 @@ from robota.core.store import (
 )
 from robota.core.store import task as load_task
 
+from ._agents import declared
 from ._client import LongConnectionClient
 from ._connection import Delivery
 from ._errors import ApiError, ConnectionRefused
@@ -115,8 +116,8 @@ from ._inbound import (
     parse_event,
     screen,
 )
-from ._media import Prepared, Refused, fetch, media_notes, prompt_with, safe_name, takes_images
-from ._outbound import STOP, FeishuCards, FeishuSink, Messenger
+from ._media import Prepared, Refused, fetch, media_notes, prompt_with, safe_name
+from ._outbound import RESET, STOP, FeishuCards, FeishuSink, Messenger, ResetButton
 from ._recovery_notes import recovery_note, recovery_texts
 from ._rest import RestClient
 from ._settings import _BOT_OPEN_IDS, FeishuSettings
@@ -159,6 +160,8 @@ class _Turn:
     status: str | None = None
     completed: bool = False
     """The card was told the turn's end (from the route, or from the store after a restart)."""
+    reset_token: str | None = None
+    """The completed card's Reset button (``None``: the agent cannot fork through a turn)."""
 
 
 @dataclass(slots=True)
@@ -194,6 +197,9 @@ def _notes(locale: str) -> Mapping[str, str]:
             "restart_restarted": "重启完成。robota 已重新上线。",
             "reason": "原因",
             "not_cancelled": "这次重启已无法取消",
+            "reset": "重置到这一轮",
+            "reset_warning": "会话回到这一轮之后; 磁盘上的文件不会还原。",
+            "resetting": "正在重置",
         }
     return {
         "online": "robota is online: write here to start.",
@@ -219,6 +225,10 @@ def _notes(locale: str) -> Mapping[str, str]:
         "restart_restarted": "Restarted: robota is back online.",
         "reason": "Reason",
         "not_cancelled": "This restart can no longer be cancelled",
+        "reset": "Reset to this turn",
+        "reset_warning": "The conversation goes back to just after this turn; files on disk "
+        "are not reverted.",
+        "resetting": "Resetting",
     }
 
 
@@ -564,7 +574,7 @@ class FeishuService:
             await self._say(route.key, message.message_id, saved.reason)
             await self._settle_reaction(message.message_id, "ERROR")
             return None
-        images = takes_images(self.context.config, route.agent)
+        images = declared(self.context.config, route.agent).images
         return prompt_with(text, saved, takes_images=images, notes=notes)
 
     async def _chat_command(
@@ -638,6 +648,10 @@ class FeishuService:
         if action.approval_id == STOP:
             self.context.port.tell(route_key, Interrupt())
             return _toast("info", notes["stopping"])
+        if action.approval_id == RESET:  # the engine's /turns reset; its reply to the card
+            self._route(route_key).commands.append(click.message_id)
+            self.context.port.tell(route_key, UserInput(f"/turns reset {action.decision}"))
+            return _toast("info", notes["resetting"])
         self.context.port.tell(route_key, AnswerApproval(action.approval_id, action.decision))  # type: ignore[arg-type]
         return _toast("success", notes["answered"])
 
@@ -712,6 +726,13 @@ class FeishuService:
         agent = route.agent or self.context.config.defaults.agent
         layout = self.settings.thinking_card_layout
         stop_label = self.notes["stop"]
+        forks = declared(self.context.config, agent).fork_at_turn
+        reset_token = secrets.token_urlsafe(18) if forks else None
+        reset = (
+            ResetButton(reset_token, self.notes["reset"], self.notes["reset_warning"])
+            if reset_token
+            else None
+        )
         if anchor is not None:
             self._sink.anchors[card_id] = anchor
         port = self._port
@@ -722,12 +743,16 @@ class FeishuService:
         address = self._cards.open(
             CardTurn(card_id, task_id, route.key, started_at=started_at or time.time()),
             lambda: FeishuCards(
-                agent=agent, layout=layout, stop_token=stop_token, stop_label=stop_label
+                agent=agent,
+                layout=layout,
+                stop_token=stop_token,
+                stop_label=stop_label,
+                reset=reset,
             ),
             self._delivery,
             notify=notify,
         )
-        turn = _Turn(card_id, route.key, address, stop_token, messages)
+        turn = _Turn(card_id, route.key, address, stop_token, messages, reset_token=reset_token)
         self._turns[attempt_id] = turn
         return turn
 
@@ -848,9 +873,13 @@ class FeishuService:
         assert self._nursery is not None
         if isinstance(notice, ProgressCardPosted):
             self._card_routes[notice.message_id] = turn.route_key
-            binding = ActionBinding(turn.stop_token, CardAction(turn.card_id, STOP, "cancel"))
+            bindings = [ActionBinding(turn.stop_token, CardAction(turn.card_id, STOP, "cancel"))]
+            if turn.reset_token is not None:
+                # Its own turn id: a turn's tokens end with its answer, Reset is for after it.
+                action = CardAction(f"{turn.card_id}:reset", RESET, attempt_id)
+                bindings.append(ActionBinding(turn.reset_token, action))
             self._store.submit(
-                BindCardActions(notice.message_id, turn.route_key, (binding,)), _logged
+                BindCardActions(notice.message_id, turn.route_key, tuple(bindings)), _logged
             )
         elif isinstance(notice, FinalAnswerDelivered | FinalAnswerFailed):
             del self._turns[attempt_id]
