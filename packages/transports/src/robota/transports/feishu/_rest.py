@@ -145,13 +145,27 @@ class RestClient:
     ) -> tuple[bytes, str]:
         """A binary resource (a message's image or file) and its content type, read as it
         streams in: ``TooLarge`` as soon as it passes ``limit`` bytes (declared or read), the
-        platform's JSON error as ``ApiError``. One attempt: a person can send it again."""
+        platform's JSON error as ``ApiError``. A refused token is refreshed once; nothing else
+        is retried (a person can send it again)."""
+        token = await self.tenant_token()
+        try:
+            return await self._download(path, params, limit, token)
+        except ApiError as error:
+            refresh = decide(error.status, error.code, retries=0)
+            if not isinstance(refresh, RefreshToken):
+                raise
+            self._tokens.invalidate(token)
+            return await self._download(path, params, limit, await self.tenant_token())
+
+    async def _download(
+        self, path: str, params: Mapping[str, str], limit: int, token: str
+    ) -> tuple[bytes, str]:
         import httpx  # noqa: PLC0415 (lazy, see the facade)
 
         if self._http is None:
             raise RuntimeError("RestClient used outside `async with`")
         name = f"GET {path}"
-        headers = {"Authorization": f"Bearer {await self.tenant_token()}"}
+        headers = {"Authorization": f"Bearer {token}"}
         try:
             async with self._http.stream(
                 "GET", path, params=params, headers=headers, timeout=self.timeout
