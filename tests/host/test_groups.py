@@ -87,6 +87,13 @@ async def test_groups_go_through_the_offered_maker(short_root: Path, model: Fake
             ("group_opened", (forked["chat"]["route"], fork_id)),
         ]
 
+        # A fork with no completed turn to fork from: refused before any chat is made.
+        fresh = await ask(socket, "task.new", {"title": "fresh"})
+        with pytest.raises(HostRefused) as refused:
+            await ask(socket, "task.forkgroup", {"task": fresh["task"]["id"]})
+        assert "no completed turn to fork from" in refused.value.message
+        assert len(makers[0].steps) == 4
+
         makers[0].refuse = "the bot may not create chats"
         with pytest.raises(HostRefused) as refused:
             await ask(socket, "task.newgroup", {})

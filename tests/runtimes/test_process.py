@@ -20,6 +20,7 @@ PLANTED = {
     "SLACK_BOT_TOKEN": "xoxb-planted",
     "Slack_App_Token": "xapp-planted",
     "ROBOTA_INTERNAL": "planted-robota",
+    "ROBOTA_LARK_APP_ID": "planted-inherited-id",
     "PATH": os.environ["PATH"],
     "LANG": "C.UTF-8",
 }
@@ -28,7 +29,14 @@ PLANTED = {
 def test_environment_scrub_removes_secrets_and_injects_context(tmp_path: Path) -> None:
     env = agent_environment(
         PLANTED,
-        {"OPENAI_API_KEY": "agent-own-key", "SLACK_USER_TOKEN": "sneaky", "ROBOTA_HOME": "/evil"},
+        {
+            "OPENAI_API_KEY": "agent-own-key",
+            "SLACK_USER_TOKEN": "sneaky",
+            "ROBOTA_HOME": "/evil",
+            "ROBOTA_LARK_APP_SECRET": "sneaky",
+            "ROBOTA_LARK_BOT_OPEN_ID": "ou_bot",  # a transport's id, set by the host
+            "ROBOTA_SLACK_USER_ID": "U1",
+        },
         agent_name="codex",
         home=tmp_path,
         config_path=tmp_path / "config.yaml",
@@ -41,6 +49,8 @@ def test_environment_scrub_removes_secrets_and_injects_context(tmp_path: Path) -
     assert env["ROBOTA"] == "1"
     assert env["ROBOTA_AGENT_NAME"] == "codex"
     assert env["LANG"] == "C.UTF-8"
+    assert (env["ROBOTA_LARK_BOT_OPEN_ID"], env["ROBOTA_SLACK_USER_ID"]) == ("ou_bot", "U1")
+    assert "ROBOTA_LARK_APP_SECRET" not in env
 
 
 async def test_spawned_process_sees_only_the_scrubbed_environment(tmp_path: Path) -> None:

@@ -23,7 +23,7 @@ import trio
 __all__ = ["Answer", "HttpRequest", "serve_json"]
 
 Answer = tuple[int, dict[str, str], object]
-"""HTTP status, headers, JSON body (or ``Ellipsis``: never answer)."""
+"""HTTP status, headers, JSON body (bytes: sent as they are; ``Ellipsis``: never answer)."""
 
 
 @dataclass
@@ -72,14 +72,13 @@ async def _serve(stream: trio.SocketStream, answer: Callable[[HttpRequest], Answ
             status, headers, content = answer(request)
             if content is Ellipsis:
                 await trio.sleep_forever()
-            data = json.dumps(content).encode()
+            # Bytes go as they are (a download), under the content type the answer names.
+            data = content if isinstance(content, bytes) else json.dumps(content).encode()
+            kind = headers.get("content-type", "application/json; charset=utf-8")
+            extra = [(k, v) for k, v in headers.items() if k != "content-type"]
             response = h11.Response(
                 status_code=status,
-                headers=[
-                    ("content-type", "application/json; charset=utf-8"),
-                    ("content-length", str(len(data))),
-                    *headers.items(),
-                ],
+                headers=[("content-type", kind), ("content-length", str(len(data))), *extra],
             )
             await stream.send_all(conn.send(response) or b"")
             await stream.send_all(conn.send(h11.Data(data=data)) or b"")

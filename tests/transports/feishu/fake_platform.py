@@ -23,6 +23,7 @@ from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from functools import partial
 from typing import Any
+from urllib.parse import parse_qs
 
 import trio
 import trio_websocket
@@ -114,6 +115,12 @@ class FakePlatform:
         falls between the platform's acceptance and the sender's record of it."""
         self.on_request: Callable[[Request], object] | None = None
         """Called with every request as it arrives (before it is answered)."""
+        self.chats: list[dict[str, Any]] = []
+        """Group chats the bot created (``POST /open-apis/im/v1/chats``), as the platform
+        answered them, with the members asked for under ``members``."""
+        self.resources: dict[tuple[str, str], tuple[str, bytes, str]] = {}
+        """(message_id, file_key) -> (type, bytes, content type): what a person's message
+        carries, for ``GET .../messages/{message_id}/resources/{file_key}``."""
         self._changed = trio.Event()
         self._seq = 0
         self._ids = 0
@@ -267,7 +274,11 @@ class FakePlatform:
                 Patched(request.path.rsplit("/", 1)[1], json.loads(body["content"]), now)
             )
             return 200, {}, {"code": 0, "msg": "success", "data": {}}
+        if key == ("POST", "/open-apis/im/v1/chats"):
+            return self._create_chat(request, body)
         parts = request.path.removeprefix("/open-apis/im/v1/messages").strip("/").split("/")
+        if request.method == "GET" and len(parts) == 3 and parts[1] == "resources":
+            return self._resource(request, parts[0], parts[2])
         if request.path.startswith("/open-apis/im/v1/messages"):
             if request.method == "POST" and parts == [""]:
                 return self._send(request, body, None)
@@ -308,6 +319,68 @@ class FakePlatform:
         if self.hold_posts and sent.msg_type == "post":
             return 200, {}, Ellipsis
         return 200, {}, {"code": 0, "msg": "success", "data": _message(sent)}
+
+    def _create_chat(self, request: Request, body: dict[str, Any]) -> Answer:
+        """The platform's checks: open_ids for ``user_id_type=open_id``, at most 50 users, a
+        name within 60 characters; a repeated ``uuid`` is the chat it made before."""
+        query = parse_qs(request.query)
+        id_type = query.get("user_id_type", ["open_id"])[0]
+        users = body.get("user_id_list") or []
+        name = body.get("name") or ""
+        if (
+            not isinstance(users, list)
+            or len(users) > 50
+            or not isinstance(name, str)
+            or len(name) > 60
+            or (id_type == "open_id" and not all(str(u).startswith("ou_") for u in users))
+        ):
+            return 400, {}, {"code": 99992402, "msg": "field validation failed"}
+        uuid = query.get("uuid", [None])[0]
+        for chat in self.chats:
+            if uuid is not None and chat["uuid"] == uuid:
+                return 200, {}, {"code": 0, "msg": "success", "data": chat["data"]}
+        self._ids += 1
+        data = {
+            "chat_id": f"oc_group{self._ids}",
+            "name": name,
+            "description": body.get("description") or "",
+            "avatar": "https://example.invalid/avatar.png",
+            "owner_id": body.get("owner_id") or APP_ID,
+            "owner_id_type": id_type if body.get("owner_id") else "app_id",
+            "chat_mode": body.get("chat_mode") or "group",
+            "chat_type": body.get("chat_type") or "private",
+            "chat_tag": "inner",
+            "external": False,
+            "tenant_key": "tenant",
+            "add_member_permission": "all_members",
+            "share_card_permission": "allowed",
+            "at_all_permission": "all_members",
+            "edit_permission": "all_members",
+            "join_message_visibility": "all_members",
+            "leave_message_visibility": "all_members",
+            "membership_approval": "no_approval_required",
+            "moderation_permission": "all_members",
+        }
+        self.chats.append(
+            {
+                "uuid": uuid,
+                "data": data,
+                "members": list(users),
+                # The SDK sends Python's ``True``; the platform reads either spelling.
+                "bot_manager": query.get("set_bot_manager", [""])[0].lower() == "true",
+            }
+        )
+        return 200, {}, {"code": 0, "msg": "success", "data": data}
+
+    def _resource(self, request: Request, message_id: str, file_key: str) -> Answer:
+        kind = parse_qs(request.query).get("type", [""])[0]
+        if kind not in ("image", "file"):
+            return 400, {}, {"code": 234001, "msg": "Invalid request param."}
+        found = self.resources.get((message_id, file_key))
+        if found is None or found[0] != kind:
+            return 400, {}, {"code": 234003, "msg": "File not in msg."}
+        _, data, content_type = found
+        return 200, {"content-type": content_type}, data
 
     def _react(self, request: Request, body: dict[str, Any], parts: list[str]) -> Answer:
         message_id = parts[0]

@@ -19,6 +19,7 @@ from robota.transports.feishu._inbound import (
     InboundMessage,
     Malformed,
     Mention,
+    Resource,
     Screen,
     Unsupported,
     allowed,
@@ -82,6 +83,8 @@ def test_a_text_message_is_parsed_verbatim() -> None:
         (envelope(message(), "im.chat.disbanded_v1"), Unsupported, "event type"),
         (envelope(message(message_type="sticker", content="{}")), Unsupported, "sticker"),
         (envelope(message(chat_type="channel")), Unsupported, "chat type"),
+        (envelope(message(message_type="image", content="{}")), Malformed, "image_key"),
+        (envelope(message(message_type="file", content='{"file_name": "a"}')), Malformed, "file"),
     ],
 )
 def test_what_is_dropped_and_why(payload: bytes, kind: type, reason: str) -> None:
@@ -199,6 +202,41 @@ def test_a_card_operator_is_checked_like_a_sender() -> None:
 
 
 @pytest.mark.parametrize(
+    ("message_type", "content", "text", "resources"),
+    [
+        ("image", {"image_key": "img_1"}, "", (Resource("image", "img_1"),)),
+        (
+            "file",
+            {"file_key": "file_1", "file_name": "t.csv"},
+            "",
+            (Resource("file", "file_1", "t.csv"),),
+        ),
+        (
+            "post",
+            {
+                "title": "",
+                "content": [
+                    [{"tag": "text", "text": "look"}],
+                    [{"tag": "img", "image_key": "img_a"}, {"tag": "img", "image_key": "img_b"}],
+                    [{"tag": "img"}],
+                ],
+            },
+            "look\n\n",
+            (Resource("image", "img_a"), Resource("image", "img_b")),
+        ),
+        ("text", {"text": "plain"}, "plain", ()),
+    ],
+)
+def test_images_and_files_are_parsed_as_resources(
+    message_type: str, content: dict[str, Any], text: str, resources: tuple[Resource, ...]
+) -> None:
+    event = message(message_type=message_type, content=json.dumps(content))
+    parsed = parse_event(envelope(event))
+    assert isinstance(parsed, InboundMessage)
+    assert (parsed.text, parsed.resources) == (text, resources)
+
+
+@pytest.mark.parametrize(
     ("created", "now", "started", "expected"),
     [
         (1000.0, 1001.0, 900.0, "run"),  # after the start
@@ -223,6 +261,10 @@ def test_the_stale_guard(created: float, now: float, started: float, expected: s
         ("/restart --force", "group", ChatCommand("restart", "--force")),
         ("/restart now", "p2p", "usage: /restart or /restart --force"),
         ("/restart --force now", "p2p", "usage"),
+        ("/newgroup", "p2p", ChatCommand("newgroup")),
+        ("/ng  Project   X", "group", ChatCommand("newgroup", "Project X")),
+        ("/forkgroup", "p2p", ChatCommand("forkgroup")),
+        ("/FG a fork", "p2p", ChatCommand("forkgroup", "a fork")),
         ("/new", "p2p", None),
         ("mute", "group", None),
         ("", "p2p", None),

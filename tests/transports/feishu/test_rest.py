@@ -11,6 +11,7 @@ import pytest
 import trio
 
 from robota.transports.feishu import ApiError, RestClient
+from robota.transports.feishu._errors import TooLarge
 
 from .fake_platform import APP_ID, APP_SECRET, FakePlatform, fake_platform
 
@@ -179,3 +180,24 @@ async def test_no_log_line_carries_the_app_secret(
     for record in caplog.records:
         text = record.getMessage() + repr(vars(record))
         assert APP_SECRET not in text, record
+
+
+async def test_a_download_streams_within_its_limit_and_refreshes_a_refused_token(
+    fake: FakePlatform,
+) -> None:
+    fake.resources[("om_1", "file_1")] = ("file", b"x" * 1000, "text/csv")
+    path = "/open-apis/im/v1/messages/om_1/resources/file_1"
+    async with rest(fake) as client:
+        assert await client.download(path, params={"type": "file"}, limit=1000) == (
+            b"x" * 1000,
+            "text/csv",
+        )
+        fake.revoked.add("t-fake0001")
+        data, _ = await client.download(path, params={"type": "file"}, limit=1000)
+        assert data == b"x" * 1000 and fake.tokens == ["t-fake0001", "t-fake0002"]
+        with pytest.raises(TooLarge) as large:
+            await client.download(path, params={"type": "file"}, limit=999)
+        assert large.value.size == 1000
+        with pytest.raises(ApiError) as refused:  # the key is not this message's
+            await client.download(path, params={"type": "image"}, limit=1000)
+        assert refused.value.code == 234003

@@ -129,10 +129,13 @@ def click_event(n: int, token: str, card_id: str, *, operator: str = OWNER) -> d
 class Served:
     """The host process and what the test reads of it."""
 
-    def __init__(self, fake: FakePlatform, model: FakeModel, socket: Path) -> None:
+    def __init__(
+        self, fake: FakePlatform, model: FakeModel, socket: Path, robota: Robota | None = None
+    ) -> None:
         self.fake = fake
         self.model = model
         self.socket = socket
+        self.robota = robota
 
     def prompts(self, text: str) -> int:
         return sum(1 for r in self.model.model_requests() if r.prompt == text)
@@ -225,14 +228,16 @@ def _answers(socket: Path) -> bool:
 
 
 @asynccontextmanager
-async def served(short_root: Path, model: FakeModel, *, ask: bool = False) -> AsyncIterator[Served]:
-    robota, profile = sandboxed(short_root, model, "codex-acp")
+async def served(
+    short_root: Path, model: FakeModel, *, ask: bool = False, agent: str = "codex-acp"
+) -> AsyncIterator[Served]:
+    robota, profile = sandboxed(short_root, model, agent)
     if ask:  # the agent asks before it runs a command
-        write_real_agents_config(robota, ["codex-acp"], model.url, ask=True)
+        write_real_agents_config(robota, [agent], model.url, ask=True)
     async with fake_platform() as fake:
         configure(robota.home, fake.domain)
         async with host_process(robota, fake, short_root / "host.log") as process:
-            yield Served(fake, model, profile.control_socket)
+            yield Served(fake, model, profile.control_socket, robota)
     assert process.returncode == 0, (short_root / "host.log").read_text()[-4000:]
     assert processes_with_home_under(short_root / "agents") == []
 
@@ -455,6 +460,11 @@ async def test_a_host_killed_mid_turn_answers_once_after_its_restart(
             assert cards[0] == first_card and len(cards) == 2
             assert is_terminal(last_patch(fake, first_card.message_id), "grey")
             assert is_terminal(last_patch(fake, cards[1].message_id), "green")
+            # The chat was told, beside the message, that the turn goes on after a restart.
+            (note,) = [
+                m for m in fake.messages if m.reply_to == "om_user1" and m.msg_type == "text"
+            ]
+            assert "restarted while this was running" in note.content["text"]
         assert second.returncode == 0, log.read_text()[-4000:]
 
         # A third start finds nothing left to settle: still one answer, no new card; its

@@ -97,7 +97,9 @@ def test_enabled_and_group_defaults_and_the_agents_environment() -> None:
     assert settings.enabled and settings.respond_to_all_group_messages
     off = feishu("    enabled: false\n    respondToAllGroupMessages: false\n")
     assert not off.enabled and not off.respond_to_all_group_messages
-    env = plugin.agent_env(settings)
+    # A platform that does not answer (a loopback port nobody serves): no bot id, no delay
+    # beyond the look-up's bound, and the rest is there.
+    env = plugin.agent_env(feishu("    domain: http://127.0.0.1:1\n"))
     assert env == {"ROBOTA_LARK_APP_ID": "cli_a", "ROBOTA_LARK_USER_OPEN_ID": "ou_owner"}
     assert "s3cret-value" not in repr(env)
 

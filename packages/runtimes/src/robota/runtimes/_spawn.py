@@ -4,7 +4,9 @@ Environment. An agent inherits ordinary variables, but never robota's secrets: e
 or configured variable whose name matches ``FEISHU_*``, ``SLACK_*`` or ``ROBOTA_*`` (in any case)
 is removed, then robota adds its own non-secret context (``ROBOTA=1``, ``ROBOTA_HOME``,
 ``ROBOTA_CONFIG``, ``ROBOTA_AGENT_NAME``). ``agents.<name>.env`` is applied after the scrub and
-cannot set a reserved name.
+cannot set a reserved name, save the chat transports' non-secret ids the host configures for
+every agent (``CONTEXT_IDS``: ``ROBOTA_LARK_APP_ID``, ``ROBOTA_SLACK_USER_ID``, ...); the same
+names inherited from robota's own environment are still scrubbed.
 
 Both ways an agent starts use ``launch_command``: the process service (``_process``, on the
 trio loop) and ``_prestart`` (plain ``subprocess``, before trio has even loaded, which is why
@@ -38,6 +40,9 @@ __all__ = [
 logger = logging.getLogger("robota.runtimes.process")
 
 _RESERVED = re.compile(r"^(FEISHU_|SLACK_|ROBOTA_)", re.IGNORECASE)
+CONTEXT_IDS = re.compile(r"^ROBOTA_(LARK|SLACK)_[A-Z_]*ID$")
+"""Reserved names an agent may be configured with: the chat transports' ids (never a secret:
+no name of this shape holds a token; ``TransportPlugin.agent_env``)."""
 INJECTED_NAMES = ("ROBOTA", "ROBOTA_HOME", "ROBOTA_CONFIG", "ROBOTA_AGENT_NAME")
 """robota's non-secret context an agent sees (set anew for each agent)."""
 
@@ -64,7 +69,7 @@ def agent_environment(
     """The environment an agent process starts with; see the module docstring for the rules."""
     env = {k: v for k, v in inherited.items() if not is_reserved_name(k)}
     for key, value in configured.items():
-        if is_reserved_name(key):
+        if is_reserved_name(key) and not CONTEXT_IDS.match(key):
             logger.warning(
                 "agent %s: env %s is reserved and was not passed",
                 agent_name,

@@ -218,7 +218,7 @@ class TaskDesk:
         # The route wrote the task before it replied, through the client every route shares:
         # once a write queued after it commits, the task is there to read.
         await self.engine.store.write(Together(()), timeout=REPLY_TIMEOUT)
-        task = await trio.to_thread.run_sync(self._bound_task, key)
+        task = await trio.to_thread.run_sync(self.bound_task, key)
         if task is None:
             raise HandlerError("internal", f"route {key} replied but holds no task")
         return task
@@ -283,7 +283,7 @@ class TaskDesk:
             raise HandlerError("not_found", f"no task {task_id!r}", "task")
         return task, route_for_task(task.id, current_on, self.kinds)
 
-    def _bound_task(self, route_key: str) -> Task | None:
+    def bound_task(self, route_key: str) -> Task | None:
         with closing(open_reader(self.engine.db_path)) as db:
             binding = route_binding(db, route_key)
             if binding is None or binding.current_task_id is None:

@@ -12,14 +12,17 @@ refused with ``unsupported``.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from contextlib import closing
 from dataclasses import replace
 from pathlib import Path
+
+import trio
 
 from robota.core.agents import PERMISSION_MODES, PermissionMode
 from robota.core.control import HandlerError
 from robota.core.engine import ForkTask, NewTask, TaskSettings
 from robota.core.frontend import GroupChat, GroupMaker, GroupRefused
-from robota.core.store import Task
+from robota.core.store import Task, head_attempt, open_reader
 
 from ._desk import TaskDesk, task_json
 from ._requests import TaskForkGroup, TaskNewGroup
@@ -106,22 +109,65 @@ class GroupDesk:
     async def fork_group(self, request: TaskForkGroup) -> dict[str, object]:
         self.desk.refuse_when_stopping()
         source = await self.desk.read_task(request.task)
+        await self._forkable(source)
         title = request.title or source.title or f"fork of {source.id}"
         return await self._make(request.transport, title, ForkTask(source.id, title), source)
+
+    async def _forkable(self, source: Task) -> None:
+        """Refuse a fork with no turn to fork from before any chat is made (the route checks
+        again: a turn cannot be taken back, only the chat would be left empty)."""
+
+        def read() -> bool:
+            with closing(open_reader(self.desk.engine.db_path)) as db:
+                return source.remote_id is not None and head_attempt(db, source) is not None
+
+        if not await trio.to_thread.run_sync(read):
+            raise HandlerError("refused", f"task {source.id} has no completed turn to fork from")
+
+    async def from_route(
+        self, maker: GroupMaker, route_key: str, *, fork: bool, title: str | None
+    ) -> str:
+        """A chat's ``/newgroup`` or ``/forkgroup`` (``HostActions.open_group``): the task
+        current on ``route_key`` is the source; the new task's id, or ``GroupRefused``."""
+        try:
+            self.desk.refuse_when_stopping()
+            source = await trio.to_thread.run_sync(self.desk.bound_task, route_key)
+            open_task: NewTask | ForkTask
+            if fork:
+                if source is None:
+                    raise GroupRefused("this chat has no task to fork yet")
+                await self._forkable(source)
+                title = title or source.title or f"fork of {source.id}"
+                open_task = ForkTask(source.id, title)
+            else:
+                open_task = NewTask(group_settings(TaskNewGroup(title=title), source))
+                title = title or (source.title if source is not None else None) or DEFAULT_TITLE
+            _, task = await _opened(maker, title, open_task, self.desk)
+        except HandlerError as error:
+            raise GroupRefused(error.message) from None
+        return task.id
 
     async def _make(
         self, wanted: str | None, title: str, open_task: NewTask | ForkTask, source: Task | None
     ) -> dict[str, object]:
         name, maker = pick_maker(self._makers(), wanted)
         try:
-            group: GroupChat = await maker.new_group(title)
+            group, task = await _opened(maker, title, open_task, self.desk)
         except GroupRefused as refused:
             raise HandlerError("refused", f"{name}: {refused}") from None
-        task = await self.desk.open_on(group.route_key, open_task)
-        await maker.group_opened(group, task.id)
         return {
             "transport": name,
             "chat": {"route": group.route_key, "chat_id": group.chat_id, "title": group.title},
             "source": task_json(source) if source is not None else None,
             "task": task_json(task),
         }
+
+
+async def _opened(
+    maker: GroupMaker, title: str, open_task: NewTask | ForkTask, desk: TaskDesk
+) -> tuple[GroupChat, Task]:
+    """The protocol's steps: the chat made, its route's task opened, the route handed over."""
+    group = await maker.new_group(title)
+    task = await desk.open_on(group.route_key, open_task)
+    await maker.group_opened(group, task.id)
+    return group, task

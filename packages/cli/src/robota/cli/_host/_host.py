@@ -39,7 +39,7 @@ import trio
 
 from robota.core import ChildSpec, Supervisor, robota_version
 from robota.core.control import ControlServer, Endpoint, HandlerError, HostLock, HostState
-from robota.core.frontend import FrontEndPort
+from robota.core.frontend import FrontEndPort, GroupMaker
 from robota.core.store import open_reader
 
 from .._engine_host import open_engine
@@ -120,7 +120,7 @@ class Host:
         self.transports = HostTransports(
             config, profile, port=self.taps.port, store=self.engine.store, host=self
         )
-        groups = GroupDesk(desk, lambda: self.transports.makers)
+        self.groups = groups = GroupDesk(desk, lambda: self.transports.makers)
         self.server = ControlServer(
             profile.control_socket,
             [
@@ -189,6 +189,11 @@ class Host:
 
     def note_inbound(self, route_key: str) -> None:  # noqa: ARG002 (any route resets it)
         self.restarts.inbound()
+
+    async def open_group(
+        self, maker: GroupMaker, route_key: str, *, fork: bool, title: str | None
+    ) -> str:
+        return await self.groups.from_route(maker, route_key, fork=fork, title=title)
 
     def _replace(self, schedule: Schedule) -> None:
         self.replacement = schedule

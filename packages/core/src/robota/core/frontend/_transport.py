@@ -80,6 +80,15 @@ class HostActions(Protocol):
         waits another quiet window. Cheap; call it for every inbound message."""
         ...
 
+    async def open_group(
+        self, maker: GroupMaker, route_key: str, *, fork: bool, title: str | None
+    ) -> str:
+        """A chat's ``/newgroup`` (``fork``: ``/forkgroup``): the host's group steps through
+        ``maker`` (a transport's, bound to the person who asked), with the task current on
+        ``route_key`` as the source (its agent and settings; the fork's turn); the new task's
+        id. ``GroupRefused`` says why not."""
+        ...
+
 
 RestartPhase = Literal["scheduled", "cancelled", "restarting", "restarted"]
 

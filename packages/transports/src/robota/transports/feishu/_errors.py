@@ -5,7 +5,14 @@ from __future__ import annotations
 
 from robota.core import RobotaError
 
-__all__ = ["ApiError", "ConnectionRefused", "FeishuError", "FrameError", "RegistrationFailed"]
+__all__ = [
+    "ApiError",
+    "ConnectionRefused",
+    "FeishuError",
+    "FrameError",
+    "RegistrationFailed",
+    "TooLarge",
+]
 
 
 class FeishuError(RobotaError):
@@ -25,6 +32,15 @@ class ApiError(FeishuError):
         self.code = code
         self.msg = msg
         super().__init__(f"{call}: HTTP {status}, code {code}: {msg}")
+
+
+class TooLarge(FeishuError):
+    """A download went past its limit; ``size`` is what was seen (declared or read)."""
+
+    def __init__(self, size: int, limit: int) -> None:
+        self.size = size
+        self.limit = limit
+        super().__init__(f"{size} bytes or more, over the limit of {limit}")
 
 
 class ConnectionRefused(FeishuError):

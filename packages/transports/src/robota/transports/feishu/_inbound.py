@@ -38,6 +38,7 @@ __all__ = [
     "Malformed",
     "Mention",
     "NO_OWNER",
+    "Resource",
     "Screen",
     "Unsupported",
     "chat_route",
@@ -67,6 +68,17 @@ class Mention:
 
 
 @dataclass(frozen=True, slots=True)
+class Resource:
+    """An image or a file a message carries, to download by its key (``_media``)."""
+
+    kind: Literal["image", "file"]
+    key: str
+    """The ``image_key`` / ``file_key``, which belongs to the message that carries it."""
+    name: str | None = None
+    """A file's name as sent (``file_name``); images have none."""
+
+
+@dataclass(frozen=True, slots=True)
 class InboundMessage:
     event_id: str
     message_id: str
@@ -81,6 +93,8 @@ class InboundMessage:
     mentions: tuple[Mention, ...]
     created_at: float
     """Epoch seconds (the platform's ``create_time``, milliseconds as a string)."""
+    resources: tuple[Resource, ...] = ()
+    """The images and files of an ``image``, ``file`` or ``post`` message."""
 
     @property
     def route_key(self) -> str:
@@ -182,9 +196,10 @@ def _message(event_id: str, event: Mapping[str, Any]) -> Parsed:
         if key is not None and mentioned is not None:
             mentions.append(Mention(key, mentioned, str(mention.get("name") or "")))
     message_type = str(message.get("message_type") or "")
-    text = _content_text(message_type, message.get("content"))
-    if isinstance(text, Malformed | Unsupported):
-        return text
+    content = _content(message_type, message.get("content"))
+    if isinstance(content, Malformed | Unsupported):
+        return content
+    text, resources = content
     if len(text) > MAX_TEXT:
         return Malformed(f"the text has {len(text)} characters, more than {MAX_TEXT}")
     try:
@@ -203,10 +218,14 @@ def _message(event_id: str, event: Mapping[str, Any]) -> Parsed:
         text=text,
         mentions=tuple(mentions),
         created_at=created,
+        resources=resources,
     )
 
 
-def _content_text(message_type: str, content: object) -> str | Malformed | Unsupported:
+def _content(
+    message_type: str, content: object
+) -> tuple[str, tuple[Resource, ...]] | Malformed | Unsupported:
+    """A message's text and the images and files it carries."""
     if not isinstance(content, str):
         return Malformed("the message has no content string")
     try:
@@ -217,9 +236,15 @@ def _content_text(message_type: str, content: object) -> str | Malformed | Unsup
         return Malformed("the message's content is not a JSON object")
     if message_type == "text":
         text = body.get("text")
-        return text if isinstance(text, str) else Malformed("a text message without text")
+        return (text, ()) if isinstance(text, str) else Malformed("a text message without text")
     if message_type == "post":
-        return _post_text(body)
+        return _post_text(body), _post_images(body)
+    if message_type == "image":
+        key = _text(body.get("image_key"))
+        return ("", (Resource("image", key),)) if key else Malformed("an image without image_key")
+    if message_type == "file":
+        key, name = _text(body.get("file_key")), _text(body.get("file_name"))
+        return ("", (Resource("file", key, name),)) if key else Malformed("a file without file_key")
     return Unsupported(f"message type {message_type[:40]!r} is not handled yet")
 
 
@@ -242,6 +267,19 @@ def _post_text(body: Mapping[str, Any]) -> str:
                     parts.append(f"@{node.get('user_name') or node.get('user_id') or ''}")
             lines.append("".join(parts))
     return "\n".join(lines)
+
+
+def _post_images(body: Mapping[str, Any]) -> tuple[Resource, ...]:
+    post = body if "content" in body else next(iter(body.values()), {})
+    found: list[Resource] = []
+    paragraphs = post.get("content") if isinstance(post, Mapping) else None
+    for paragraph in paragraphs if isinstance(paragraphs, list) else ():
+        for node in paragraph if isinstance(paragraph, list) else ():
+            if isinstance(node, Mapping) and node.get("tag") == "img":
+                key = _text(node.get("image_key"))
+                if key is not None:
+                    found.append(Resource("image", key))
+    return tuple(found)
 
 
 def _click(event_id: str, event: Mapping[str, Any]) -> Parsed:
@@ -342,10 +380,10 @@ def freshness(message: InboundMessage, *, now: float, started_at: float) -> Lite
 @dataclass(frozen=True, slots=True)
 class ChatCommand:
     """A command the transport handles: ``mute`` (``on``: mention-only, ``off``, or ``None``:
-    toggle) or ``restart`` (``--force``: the immediate one); ``refusal`` when it cannot be
-    done here."""
+    toggle), ``restart`` (``--force``: the immediate one), ``newgroup`` / ``forkgroup``
+    (``argument``: the group's title, if any); ``refusal`` when it cannot be done here."""
 
-    name: Literal["mute", "restart"]
+    name: Literal["mute", "restart", "newgroup", "forkgroup"]
     argument: str | None = None
     refusal: str | None = None
 
@@ -370,4 +408,17 @@ def command(admit: Admit) -> ChatCommand | None:
         if argument not in (None, "--force"):
             return ChatCommand("restart", argument, "usage: /restart or /restart --force")
         return ChatCommand("restart", argument)
+    group = _GROUP_COMMANDS.get(head)
+    if group is not None:
+        return ChatCommand(group, " ".join(words[1:]) or None)
     return None
+
+
+_GROUP_COMMANDS: Mapping[str, Literal["newgroup", "forkgroup"]] = {
+    "/newgroup": "newgroup",
+    "/ng": "newgroup",
+    "/forkgroup": "forkgroup",
+    "/fg": "forkgroup",
+}
+"""The group commands and their registered initialisms (the engine's command resolver knows
+neither: these are the transport's, as a group chat is the platform's)."""

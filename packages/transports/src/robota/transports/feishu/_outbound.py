@@ -20,6 +20,7 @@ import hashlib
 import json
 import logging
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from robota.core.cards import (
@@ -34,7 +35,16 @@ from ._errors import ApiError
 from ._inbound import route_chat
 from ._rest import RestClient
 
-__all__ = ["FINAL_BYTES", "FeishuCards", "FeishuSink", "Messenger", "idempotency_key"]
+__all__ = [
+    "FINAL_BYTES",
+    "RESET",
+    "STOP",
+    "FeishuCards",
+    "FeishuSink",
+    "Messenger",
+    "ResetButton",
+    "idempotency_key",
+]
 
 log = logging.getLogger("robota.transports.feishu")
 
@@ -135,6 +145,16 @@ class Messenger:
         await self.rest.call("DELETE", path, retries=1)
 
 
+def _button(element_id: str, label: str, kind: str, token: str) -> dict[str, Any]:
+    return {
+        "tag": "button",
+        "element_id": element_id,
+        "text": {"tag": "plain_text", "content": label},
+        "type": kind,
+        "behaviors": [{"type": "callback", "value": {"token": token}}],
+    }
+
+
 def _content(value: object) -> str:
     return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
 
@@ -177,13 +197,26 @@ class FeishuSink:
 STOP = "stop"
 """The ``approval_id`` of a Stop button's binding (``CardAction``): not an approval, the
 route's ``Interrupt``."""
+RESET = "reset"
+"""The ``approval_id`` of a Reset button's binding (its ``decision`` is the attempt id): the
+route's ``/turns reset``."""
+
+
+@dataclass(frozen=True, slots=True)
+class ResetButton:
+    """A completed card's Reset action and the compact warning below it."""
+
+    token: str
+    label: str
+    warning: str
 
 
 class FeishuCards:
     """The platform strategy (``robota.core.cards.CardPlatform``); see the module docstring.
 
     ``stop_token`` is the opaque token of the turn's Stop button (bound by the transport once
-    the card exists); ``None``: no Stop button."""
+    the card exists); ``None``: no Stop button. ``reset``: the Reset action a completed card
+    shows (where the agent forks through a turn)."""
 
     name = "feishu"
 
@@ -194,10 +227,12 @@ class FeishuCards:
         layout: Layout = "grouped",
         stop_token: str | None = None,
         stop_label: str = "Stop",
+        reset: ResetButton | None = None,
     ) -> None:
         self._cards = FeishuPlatform(agent=agent, layout=layout)
         self._stop_token = stop_token
         self._stop_label = stop_label
+        self._reset = reset
 
     def render(
         self,
@@ -207,18 +242,18 @@ class FeishuCards:
         approval_tokens: Mapping[str, Mapping[Any, str]],
     ) -> Any:
         card = self._cards.render(view, elapsed=elapsed, approval_tokens=approval_tokens)
-        if self._stop_token is None or view.display_state not in ("starting", "working"):
+        added: list[dict[str, Any]] = []
+        if self._stop_token is not None and view.display_state in ("starting", "working"):
+            added.append(_button("turn_stop", self._stop_label, "danger", self._stop_token))
+        if self._reset is not None and view.display_state == "completed":
+            reset = self._reset
+            added.append(_button("turn_reset", reset.label, "default", reset.token))
+            added.append({"tag": "markdown", "element_id": "reset_note", "content": reset.warning})
+        if not added:
             return card
         body = card.get("body", {})
-        stop = {
-            "tag": "button",
-            "element_id": "turn_stop",
-            "text": {"tag": "plain_text", "content": self._stop_label},
-            "type": "danger",
-            "behaviors": [{"type": "callback", "value": {"token": self._stop_token}}],
-        }
         # The renderer's dicts are shared with its cache: build around them, never into them.
-        return {**card, "body": {**body, "elements": [*body.get("elements", ()), stop]}}
+        return {**card, "body": {**body, "elements": [*body.get("elements", ()), *added]}}
 
     def final_chunks(self, text: str) -> list[Any]:
         if not text.strip():

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 import trio
 
-from ._errors import ApiError
+from ._errors import ApiError, TooLarge
 from ._policy import BACKOFF, Done, PatchLimiter, RefreshToken, Retry, TokenCache, decide
 
 if TYPE_CHECKING:
@@ -139,6 +139,54 @@ class RestClient:
         if not isinstance(bot, Mapping):
             raise ApiError("GET /open-apis/bot/v3/info", status=200, code=0, msg="no bot object")
         return bot
+
+    async def download(
+        self, path: str, *, params: Mapping[str, str], limit: int
+    ) -> tuple[bytes, str]:
+        """A binary resource (a message's image or file) and its content type, read as it
+        streams in: ``TooLarge`` as soon as it passes ``limit`` bytes (declared or read), the
+        platform's JSON error as ``ApiError``. A refused token is refreshed once; nothing else
+        is retried (a person can send it again)."""
+        token = await self.tenant_token()
+        try:
+            return await self._download(path, params, limit, token)
+        except ApiError as error:
+            refresh = decide(error.status, error.code, retries=0)
+            if not isinstance(refresh, RefreshToken):
+                raise
+            self._tokens.invalidate(token)
+            return await self._download(path, params, limit, await self.tenant_token())
+
+    async def _download(
+        self, path: str, params: Mapping[str, str], limit: int, token: str
+    ) -> tuple[bytes, str]:
+        import httpx  # noqa: PLC0415 (lazy, see the facade)
+
+        if self._http is None:
+            raise RuntimeError("RestClient used outside `async with`")
+        name = f"GET {path}"
+        headers = {"Authorization": f"Bearer {token}"}
+        try:
+            async with self._http.stream(
+                "GET", path, params=params, headers=headers, timeout=self.timeout
+            ) as response:
+                kind = response.headers.get("content-type", "")
+                if response.status_code != 200 or kind.startswith("application/json"):
+                    _, code, msg = _code_and_msg((await response.aread())[:65536])
+                    status = response.status_code
+                    raise ApiError(name, status=status, code=code, msg=scrub(msg, self._secret))
+                declared = response.headers.get("content-length", "")
+                if declared.isdigit() and int(declared) > limit:
+                    raise TooLarge(int(declared), limit)
+                chunks, size = [], 0
+                async for chunk in response.aiter_bytes():
+                    size += len(chunk)
+                    if size > limit:
+                        raise TooLarge(size, limit)
+                    chunks.append(chunk)
+        except httpx.HTTPError as error:
+            raise ApiError(name, status=0, code=None, msg=type(error).__name__) from None
+        return b"".join(chunks), kind
 
     async def call(
         self,

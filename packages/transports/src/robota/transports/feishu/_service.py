@@ -40,6 +40,7 @@ import secrets
 import time
 from collections import deque
 from collections.abc import Mapping
+from contextlib import closing
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -84,6 +85,7 @@ from robota.core.store import (
     NoteChat,
     RecordReaction,
     SetChatSetting,
+    Task,
     Together,
     TurnAttempt,
     chat_contexts,
@@ -91,10 +93,13 @@ from robota.core.store import (
     open_reader,
     unsettled_chat_turns,
 )
+from robota.core.store import task as load_task
 
+from ._agents import declared
 from ._client import LongConnectionClient
 from ._connection import Delivery
 from ._errors import ApiError, ConnectionRefused
+from ._groups import FeishuGroups, group_notes, open_group, welcome_text
 from ._inbound import (
     Admit,
     CardClick,
@@ -111,12 +116,14 @@ from ._inbound import (
     parse_event,
     screen,
 )
-from ._outbound import STOP, FeishuCards, FeishuSink, Messenger
+from ._media import Prepared, Refused, fetch, media_notes, prompt_with, safe_name
+from ._outbound import RESET, STOP, FeishuCards, FeishuSink, Messenger, ResetButton
+from ._recovery_notes import recovery_note, recovery_texts
 from ._rest import RestClient
 from ._settings import _BOT_OPEN_IDS, FeishuSettings
 
 if TYPE_CHECKING:
-    from robota.core.frontend import RouteLink
+    from robota.core.frontend import GroupChat, RouteLink
 
 __all__ = ["FeishuService"]
 
@@ -153,6 +160,8 @@ class _Turn:
     status: str | None = None
     completed: bool = False
     """The card was told the turn's end (from the route, or from the store after a restart)."""
+    reset_token: str | None = None
+    """The completed card's Reset button (``None``: the agent cannot fork through a turn)."""
 
 
 @dataclass(slots=True)
@@ -188,6 +197,9 @@ def _notes(locale: str) -> Mapping[str, str]:
             "restart_restarted": "重启完成。robota 已重新上线。",
             "reason": "原因",
             "not_cancelled": "这次重启已无法取消",
+            "reset": "重置到这一轮",
+            "reset_warning": "会话回到这一轮之后; 磁盘上的文件不会还原。",
+            "resetting": "正在重置",
         }
     return {
         "online": "robota is online: write here to start.",
@@ -213,6 +225,10 @@ def _notes(locale: str) -> Mapping[str, str]:
         "restart_restarted": "Restarted: robota is back online.",
         "reason": "Reason",
         "not_cancelled": "This restart can no longer be cancelled",
+        "reset": "Reset to this turn",
+        "reset_warning": "The conversation goes back to just after this turn; files on disk "
+        "are not reverted.",
+        "resetting": "Resetting",
     }
 
 
@@ -251,6 +267,8 @@ class FeishuService:
         """(schedule id, route key) -> the message id of its scheduled note card."""
         self._noted: set[tuple[str, str]] = set()
         """(schedule id, route key) told ``scheduled`` (so a second ``/restart`` says so)."""
+        self._groups: FeishuGroups | None = None
+        """The ``GroupMaker`` (``_groups``), inviting the owner; a chat's binds its sender."""
 
     # -- the host's safe restart (RestartNotes, PendingFinals) ------------------------------
 
@@ -317,6 +335,7 @@ class FeishuService:
             self._port = LoopPort()
             self._messenger = Messenger(rest)
             self._sink = FeishuSink(self._messenger)
+            self._groups = FeishuGroups(rest, invite=s.user_open_id, opened=self._group_opened)
             timers = Timers()
             self._delivery = CardDelivery(self._sink, self._store)
             self._cards = CardHost(store=self._store, timers=timers)
@@ -338,6 +357,7 @@ class FeishuService:
             while not await self._ready(rest):
                 await trio.sleep(5.0)
             self.context.report(TransportStatus("connected"))
+            self.context.offer_groups(self._groups)
             await trio.sleep_forever()
 
     async def _ready(self, rest: RestClient) -> bool:
@@ -413,6 +433,17 @@ class FeishuService:
                 self._outbound_ok = True
             except ApiError as error:
                 log.warning("feishu: the start-up note to %s failed: %s", receive_id, error)
+
+    async def _group_opened(self, group: GroupChat, task_id: str) -> None:
+        """A group the host made is this transport's route now: served, and greeted."""
+        self._route(group.route_key)
+        self._store.submit(NoteChat(group.route_key, "feishu:group"), _logged)
+        task = await trio.to_thread.run_sync(self._read_task, task_id)
+        await self._say(group.route_key, None, welcome_text(task, group_notes(self.context.locale)))
+
+    def _read_task(self, task_id: str) -> Task | None:
+        with closing(open_reader(self.context.db_path)) as db:
+            return load_task(db, task_id)
 
     # -- inbound ----------------------------------------------------------------------------
 
@@ -514,11 +545,37 @@ class FeishuService:
         if chat_command is not None:
             await self._chat_command(route, message, chat_command)
             return
-        if admit.text.startswith("/"):
+        prepared: Prepared | None = Prepared(admit.text, ())
+        if message.resources:
+            prepared = await self._with_media(route, message, admit.text)
+        if prepared is None:
+            return  # refused, and said why
+        text = prepared.text
+        if text.startswith("/"):
             route.commands.append(message.message_id)
         else:
-            route.pending.append(_Pending(message.message_id, admit.text))
-        self.context.port.tell(route.key, UserInput(admit.text, message_id=message.message_id))
+            route.pending.append(_Pending(message.message_id, text))
+        input_ = UserInput(text, images=prepared.images, message_id=message.message_id)
+        self.context.port.tell(route.key, input_)
+
+    async def _with_media(
+        self, route: _Route, message: InboundMessage, text: str
+    ) -> Prepared | None:
+        """The message's images and files downloaded (``_media``), or ``None`` once the
+        person was told why not."""
+        assert self._messenger is not None
+        notes = media_notes(self.context.locale)
+        folder = self.context.profile.data_dir / "attachments" / safe_name(message.chat_id, "chat")
+        saved = await fetch(
+            self._messenger.rest, message.message_id, message.resources, folder, notes
+        )
+        if isinstance(saved, Refused):
+            log.info("feishu: a message's attachment was refused: %s", saved.reason)
+            await self._say(route.key, message.message_id, saved.reason)
+            await self._settle_reaction(message.message_id, "ERROR")
+            return None
+        images = declared(self.context.config, route.agent).images
+        return prompt_with(text, saved, takes_images=images, notes=notes)
 
     async def _chat_command(
         self, route: _Route, message: InboundMessage, chat_command: ChatCommand
@@ -526,6 +583,17 @@ class FeishuService:
         if chat_command.refusal is not None:
             await self._say(route.key, message.message_id, chat_command.refusal)
             await self._settle_reaction(message.message_id, "ERROR")
+            return
+        if chat_command.name in ("newgroup", "forkgroup"):
+            maker = self._groups.inviting(message.sender_open_id) if self._groups else None
+            fork, title = chat_command.name == "forkgroup", chat_command.argument
+            notes = group_notes(self.context.locale)
+            host = self.context.host
+            made, reply = await open_group(
+                host, maker, route.key, fork=fork, title=title, notes=notes
+            )
+            await self._say(route.key, message.message_id, reply)
+            await self._settle_reaction(message.message_id, "DONE" if made else "ERROR")
             return
         if chat_command.name == "mute":
             chat_key = chat_route(message.chat_id)
@@ -580,6 +648,10 @@ class FeishuService:
         if action.approval_id == STOP:
             self.context.port.tell(route_key, Interrupt())
             return _toast("info", notes["stopping"])
+        if action.approval_id == RESET:  # the engine's /turns reset; its reply to the card
+            self._route(route_key).commands.append(click.message_id)
+            self.context.port.tell(route_key, UserInput(f"/turns reset {action.decision}"))
+            return _toast("info", notes["resetting"])
         self.context.port.tell(route_key, AnswerApproval(action.approval_id, action.decision))  # type: ignore[arg-type]
         return _toast("success", notes["answered"])
 
@@ -654,6 +726,13 @@ class FeishuService:
         agent = route.agent or self.context.config.defaults.agent
         layout = self.settings.thinking_card_layout
         stop_label = self.notes["stop"]
+        forks = declared(self.context.config, agent).fork_at_turn
+        reset_token = secrets.token_urlsafe(18) if forks else None
+        reset = (
+            ResetButton(reset_token, self.notes["reset"], self.notes["reset_warning"])
+            if reset_token
+            else None
+        )
         if anchor is not None:
             self._sink.anchors[card_id] = anchor
         port = self._port
@@ -664,12 +743,16 @@ class FeishuService:
         address = self._cards.open(
             CardTurn(card_id, task_id, route.key, started_at=started_at or time.time()),
             lambda: FeishuCards(
-                agent=agent, layout=layout, stop_token=stop_token, stop_label=stop_label
+                agent=agent,
+                layout=layout,
+                stop_token=stop_token,
+                stop_label=stop_label,
+                reset=reset,
             ),
             self._delivery,
             notify=notify,
         )
-        turn = _Turn(card_id, route.key, address, stop_token, messages)
+        turn = _Turn(card_id, route.key, address, stop_token, messages, reset_token=reset_token)
         self._turns[attempt_id] = turn
         return turn
 
@@ -703,6 +786,7 @@ class FeishuService:
         reactions = self._read_reactions([a.anchor_message_id for a, _ in unsettled])
         self._reactions.update(reactions)
         taken: set[str] = set()
+        continuing: set[str] = set()
         for attempt in attempts:
             if attempt.id in self._turns:
                 continue
@@ -719,6 +803,7 @@ class FeishuService:
                     ):
                         anchor = earlier.anchor_message_id
                         taken.add(earlier.id)
+                        continuing.add(attempt.id)
             if anchor is not None and (attempt.id not in taken):
                 messages = [anchor]
             route = self._route(attempt.route_key)
@@ -745,6 +830,22 @@ class FeishuService:
             turn_ = self._turns.get(attempt_id)
             if turn_ is not None:
                 turn_.messages.clear()  # its successor settles the message's reaction
+        self._recovery_notes(attempts, continuing, taken)
+
+    def _recovery_notes(
+        self, attempts: list[TurnAttempt], continuing: set[str], taken: set[str]
+    ) -> None:
+        """Tell each chat what became of its unsettled turns (``_recovery_notes``)."""
+        assert self._nursery is not None
+        texts = recovery_texts(self.context.locale)
+        for attempt in attempts:
+            note = recovery_note(
+                attempt.status, continues=attempt.id in continuing, continued=attempt.id in taken
+            )
+            turn = self._turns.get(attempt.id)
+            anchor = self._sink.anchors.get(turn.card_id) if turn and self._sink else None
+            if note is not None and anchor is not None:  # said beside the message it concerns
+                self._nursery.start_soon(self._say, attempt.route_key, anchor, texts[note])
 
     def _unsettled(self, since: float) -> list[tuple[TurnAttempt, str | None]]:
         db = open_reader(self.context.db_path)
@@ -772,9 +873,13 @@ class FeishuService:
         assert self._nursery is not None
         if isinstance(notice, ProgressCardPosted):
             self._card_routes[notice.message_id] = turn.route_key
-            binding = ActionBinding(turn.stop_token, CardAction(turn.card_id, STOP, "cancel"))
+            bindings = [ActionBinding(turn.stop_token, CardAction(turn.card_id, STOP, "cancel"))]
+            if turn.reset_token is not None:
+                # Its own turn id: a turn's tokens end with its answer, Reset is for after it.
+                action = CardAction(f"{turn.card_id}:reset", RESET, attempt_id)
+                bindings.append(ActionBinding(turn.reset_token, action))
             self._store.submit(
-                BindCardActions(notice.message_id, turn.route_key, (binding,)), _logged
+                BindCardActions(notice.message_id, turn.route_key, tuple(bindings)), _logged
             )
         elif isinstance(notice, FinalAnswerDelivered | FinalAnswerFailed):
             del self._turns[attempt_id]

@@ -34,7 +34,7 @@ THINKING_CARD_LAYOUTS: tuple[ThinkingCardLayout, ...] = ("grouped", "timeline")
 
 _BOT_OPEN_IDS: dict[str, str] = {}
 """The bot's open_id by app id, as ``/open-apis/bot/v3/info`` said in this process (the host
-asks ``agent_env`` before its transports start, so a first start has none)."""
+asks ``agent_env`` before its transports start: on a first start ``agent_env`` reads it)."""
 
 _PATH = "transports.feishu"
 _KEYS = (
@@ -79,6 +79,12 @@ class FeishuTransport:
         if settings.user_open_id:
             env["ROBOTA_LARK_USER_OPEN_ID"] = settings.user_open_id
         bot = _BOT_OPEN_IDS.get(settings.app_id)
+        if bot is None and settings.enabled:  # a first start: the service has not read it yet
+            from ._bot_identity import bot_open_id  # noqa: PLC0415 (lazy: the host only)
+
+            bot = bot_open_id(settings.domain, settings.app_id, settings.app_secret)
+            if bot:
+                _BOT_OPEN_IDS[settings.app_id] = bot
         if bot:
             env["ROBOTA_LARK_BOT_OPEN_ID"] = bot
         return env
