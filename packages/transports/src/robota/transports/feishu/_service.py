@@ -58,6 +58,7 @@ from robota.core.engine import (
     AnswerApproval,
     InputSteered,
     Interrupt,
+    NewTask,
     RouteReply,
     TaskOpened,
     TurnBegan,
@@ -91,6 +92,7 @@ from robota.core.store import (
     open_reader,
     unsettled_chat_turns,
 )
+from robota.core.teams import FollowUpInput, StartRequest, TeamDoor
 
 from ._client import LongConnectionClient
 from ._connection import Delivery
@@ -114,6 +116,7 @@ from ._inbound import (
 from ._outbound import STOP, FeishuCards, FeishuSink, Messenger
 from ._rest import RestClient
 from ._settings import _BOT_OPEN_IDS, FeishuSettings
+from ._team import FeishuTeamReplies, team_chat, team_message, team_screen
 
 if TYPE_CHECKING:
     from robota.core.frontend import RouteLink
@@ -251,6 +254,8 @@ class FeishuService:
         """(schedule id, route key) -> the message id of its scheduled note card."""
         self._noted: set[tuple[str, str]] = set()
         """(schedule id, route key) told ``scheduled`` (so a second ``/restart`` says so)."""
+        self._teams: list[FeishuTeamReplies] = []
+        """The team groups' doors this service is attached to (``_team``)."""
 
     # -- the host's safe restart (RestartNotes, PendingFinals) ------------------------------
 
@@ -333,12 +338,19 @@ class FeishuService:
             nursery.start_soon(self._connect, client, up)
             await up.wait()
             await self._startup_notes()
+            self._attach_teams(nursery)
             task_status.started()
-            # Readiness waits for one outbound call to succeed, however long that takes.
-            while not await self._ready(rest):
-                await trio.sleep(5.0)
-            self.context.report(TransportStatus("connected"))
-            await trio.sleep_forever()
+            try:
+                # Readiness waits for one outbound call to succeed, however long that takes.
+                while not await self._ready(rest):
+                    await trio.sleep(5.0)
+                self.context.report(TransportStatus("connected"))
+                await trio.sleep_forever()
+            finally:
+                with trio.move_on_after(NOTE_TIMEOUT) as scope:
+                    scope.shield = True  # the offline notes go out on the way down
+                    for replies in self._teams:
+                        await replies.offline()
 
     async def _ready(self, rest: RestClient) -> bool:
         if not self._outbound_ok:
@@ -430,9 +442,17 @@ class FeishuService:
         return None
 
     def _on_message(self, message: InboundMessage) -> None:
-        decision = screen(
-            message, self.screen, muted=self._muted.get(chat_route(message.chat_id), False)
-        )
+        door = self.context.teams.get(message.chat_id)
+        if door is not None:  # a team's group: its door decides who is heard
+            decision = screen(message, team_screen(door, self.screen.bot_open_id))
+            route_key = (
+                team_message(decision).route if isinstance(decision, Admit) else message.route_key
+            )
+        else:
+            decision = screen(
+                message, self.screen, muted=self._muted.get(chat_route(message.chat_id), False)
+            )
+            route_key = message.route_key
         if isinstance(decision, Ignore):
             log.info(
                 "feishu message ignored: %s",
@@ -441,8 +461,8 @@ class FeishuService:
             )
             return
         if self.context.host is not None:
-            self.context.host.note_inbound(message.route_key)
-        route = self._route(message.route_key)
+            self.context.host.note_inbound(route_key)
+        route = self._route(route_key)
         try:
             route.lane.send_nowait(decision)
         except trio.WouldBlock:
@@ -508,6 +528,10 @@ class FeishuService:
                 extra={"message_id": message.message_id},
             )
             return
+        door = self.context.teams.get(message.chat_id)
+        if door is not None:
+            door.handle(team_message(admit))  # its effects come back through _team
+            return
         await self._react(message.message_id, "OnIt")
         self._store.submit(NoteChat(chat_key, f"feishu:{message.chat_type}"), _logged)
         chat_command = command(admit)
@@ -553,10 +577,16 @@ class FeishuService:
 
     async def _on_click(self, click: CardClick) -> Mapping[str, Any]:
         notes = self.notes
-        refused = allowed(click.operator_open_id, self.screen)
-        if refused is not None:
-            log.info("feishu card action refused: %s", refused.reason)
-            return _toast("error", notes["owner_only"])
+        door = self._team_door(self._card_routes.get(click.message_id, ""))
+        if door is not None:  # a team thread's card: admins answer its approvals
+            if not door.may_approve(click.operator_open_id):
+                log.info("feishu card action refused: not an admin of team %s", door.team.name)
+                return _toast("error", door.refusal("approval_admins_only"))
+        else:
+            refused = allowed(click.operator_open_id, self.screen)
+            if refused is not None:
+                log.info("feishu card action refused: %s", refused.reason)
+                return _toast("error", notes["owner_only"])
         if click.token is None:
             return _toast("warning", notes["not_ours"])
         first = await self._store.write(
@@ -622,6 +652,9 @@ class FeishuService:
                 turn.completed = True
                 turn.status = notice.status
                 turn.address.tell(notice.as_event())
+            door = self._team_door(route.key)
+            if door is not None:
+                door.turn_ended(route.key)
         elif isinstance(notice, RouteReply):
             anchor = route.commands.popleft() if route.commands else None
             assert self._nursery is not None
@@ -672,6 +705,38 @@ class FeishuService:
         turn = _Turn(card_id, route.key, address, stop_token, messages)
         self._turns[attempt_id] = turn
         return turn
+
+    # -- team groups (``_team``) -----------------------------------------------------------
+
+    def _attach_teams(self, nursery: trio.Nursery) -> None:
+        assert self._port is not None and self._messenger is not None
+        for door in self.context.teams.values():
+            replies = FeishuTeamReplies(door, self._port, self._messenger, self, nursery)
+            door.attach(replies, owner=self.settings.user_open_id)
+            self._teams.append(replies)
+
+    def _team_door(self, route_key: str) -> TeamDoor | None:
+        chat = team_chat(route_key)
+        return None if chat is None else self.context.teams.get(chat)
+
+    def team_input(self, effect: StartRequest | FollowUpInput) -> None:
+        """A team request starts, or text goes on to its thread's task (the loop)."""
+        assert self._nursery is not None
+        self._nursery.start_soon(self._team_input, self._route(effect.route), effect)
+
+    async def _team_input(self, route: _Route, effect: StartRequest | FollowUpInput) -> None:
+        await self._react(effect.anchor, "OnIt")
+        if isinstance(effect, StartRequest):
+            text = effect.prompt
+            if effect.new_task:
+                self.context.port.tell(route.key, NewTask(effect.settings, announce=False))
+        else:
+            text = effect.text
+        if text.startswith("/"):
+            route.commands.append(effect.anchor)
+        else:
+            route.pending.append(_Pending(effect.anchor, text))
+        self.context.port.tell(route.key, UserInput(text, message_id=effect.anchor))
 
     # -- after a restart --------------------------------------------------------------------
 

@@ -1,0 +1,170 @@
+"""A team group on Feishu end to end: a real host process with a real agent against the fake
+model, serving ``teams.web`` on the fake platform. Members and admins write in the group; the
+door decides (refusals, confirmations, plain questions in plan mode), every request is answered
+in its own thread (``reply_in_thread``), and the operator pauses and resumes the team from the
+CLI while the host runs."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager, closing
+from pathlib import Path
+from typing import Any
+
+import trio
+
+from robota.core.config import resolve_profile
+from robota.core.store import open_reader, team_row
+
+from ...host.test_host import sandboxed
+from ...support.model_server import FakeModel
+from .fake_platform import FakePlatform, Sent, fake_platform
+from .test_served import BOUND, OWNER, Served, configure, host_process, message_event
+
+CHAT = "oc_team"
+ADMIN = "ou_admin"
+MEMBER = "ou_member"
+
+
+def team_event(n: int, text: str, sender: str, *, root: str = "") -> dict[str, Any]:
+    event = message_event(n, text, sender=sender, chat_id=CHAT, chat_type="group")
+    if root:  # a message in the request's thread: Feishu names its root and the thread
+        event["event"]["message"]["root_id"] = root
+        event["event"]["message"]["thread_id"] = f"omt_{root}"
+    return event
+
+
+def add_team(home: Path, project: Path) -> None:
+    config = json.loads((home / "config.yaml").read_text())
+    config["teams"] = {
+        "web": {
+            "transport": "feishu",
+            "chat": CHAT,
+            "project": str(project),
+            "admins": [ADMIN],
+            "members": "all",
+            "respondToAllMessages": True,
+            "intents": {
+                "deploy": {"description": "deploy to production", "prompt": "deploy {args}"},
+                "release": {"description": "cut a release", "prompt": "release {args} now"},
+            },
+            "intentPermissions": {"release": "admin-confirm"},
+        }
+    }
+    (home / "config.yaml").write_text(json.dumps(config, indent=2))
+
+
+class Team(Served):
+    def replies_to(self, message_id: str, msg_type: str = "text") -> list[Sent]:
+        return [
+            m for m in self.fake.messages if m.reply_to == message_id and m.msg_type == msg_type
+        ]
+
+    def notes(self) -> list[str]:
+        return [
+            m.content.get("text", "")
+            for m in self.fake.messages
+            if m.receive_id == CHAT and m.msg_type == "text"
+        ]
+
+    async def replied(self, message_id: str, words: str) -> Sent:
+        def found() -> Sent | None:
+            for sent in self.replies_to(message_id):
+                if words in sent.content.get("text", ""):
+                    return sent
+            return None
+
+        await self.fake.wait_until(found, timeout=BOUND)
+        sent = found()
+        assert sent is not None
+        return sent
+
+    async def noted(self, words: str) -> None:
+        await self.fake.wait_until(lambda: any(words in n for n in self.notes()), timeout=BOUND)
+
+
+@asynccontextmanager
+async def team_host(root: Path, model: FakeModel) -> AsyncIterator[tuple[Team, Any, Path]]:
+    robota, profile = sandboxed(root, model, "codex-acp")
+    project = root / "project"
+    project.mkdir()
+    async with fake_platform() as fake:
+        configure(robota.home, fake.domain)
+        add_team(robota.home, project)
+        async with host_process(robota, fake, root / "host.log") as process:
+            yield Team(fake, model, profile.control_socket), robota, project
+    assert process.returncode == 0, (root / "host.log").read_text()[-4000:]
+
+
+def store_path(robota: Any) -> Path:
+    return Path(resolve_profile({"ROBOTA_HOME": str(robota.home)}).data_dir) / "robota.sqlite"
+
+
+def held(robota: Any) -> int:
+    with closing(open_reader(store_path(robota))) as db:
+        row = team_row(db, "web")
+    return 0 if row is None else row.held_count
+
+
+async def test_a_team_group_decides_answers_in_threads_and_pauses(
+    short_root: Path, model: FakeModel
+) -> None:
+    async with team_host(short_root, model) as (bot, robota, project):
+        fake: FakePlatform = bot.fake
+        await bot.noted("已上线")  # the online note went to the group
+
+        # A member's /deploy (a risky name: admin only) is refused in its thread, never run.
+        await fake.push_event(team_event(1, "/deploy prod", MEMBER))
+        refusal = await bot.replied("om_user1", "管理员")
+        assert refusal.in_thread
+        assert bot.prompts("deploy prod") == 0
+
+        # An admin's admin-confirm intent asks first, and runs after 确认 in the thread.
+        await fake.push_event(team_event(2, "/release v2", ADMIN))
+        question = await bot.replied("om_user2", "确认")
+        assert question.in_thread and bot.prompts("release v2 now") == 0
+        await fake.push_event(team_event(3, "确认", ADMIN, root="om_user2"))
+        await bot.answered("om_user3")
+        assert bot.prompts("release v2 now") == 1
+        (final,) = bot.finals_for("om_user3")
+        assert final.in_thread and "ECHO: release v2 now" in json.dumps(final.content)
+
+        # A member's plain question is its own task in the team's project, in plan mode, and
+        # its answer is in its thread.
+        await fake.push_event(team_event(4, "what does the project do?", MEMBER))
+        await bot.answered("om_user4")
+        (answer,) = bot.finals_for("om_user4")
+        assert answer.in_thread
+        assert "ECHO: what does the project do?" in json.dumps(answer.content)
+        assert all(card.in_thread for card in bot.cards_for("om_user4"))
+        with closing(open_reader(store_path(robota))) as db:
+            modes = [
+                row["permission_mode"]
+                for row in db.query(
+                    "SELECT permission_mode FROM tasks WHERE cwd = ? ORDER BY created_at",
+                    (str(project),),
+                )
+            ]
+        # The admin's release: the task default; the member's question: memberPermissionMode.
+        assert modes == ["default", "plan"], modes
+
+        # Paused from the operator's terminal: the group is told; a message is claimed and
+        # counted, gets no reaction and no turn; resuming says how many arrived.
+        paused = await trio.to_thread.run_sync(robota.run, "team", "pause", "web")
+        assert paused.returncode == 0, paused.stderr
+        await bot.noted("已下线")
+        await fake.push_event(team_event(5, "are you there?", MEMBER))
+        await fake.wait_until(lambda: held(robota) == 1, timeout=BOUND)
+        resumed = await trio.to_thread.run_sync(robota.run, "team", "resume", "web")
+        assert resumed.returncode == 0, resumed.stderr
+        assert "1 messages arrived" in resumed.stdout
+        await bot.noted("暂停期间收到 1 条消息")
+        assert fake.reactions_on("om_user5") == [] and bot.prompts("are you there?") == 0
+        assert bot.replies_to("om_user5") == [] and bot.cards_for("om_user5") == []
+
+        # The owner's ordinary chat still works beside the team.
+        await fake.push_event(message_event(6, "hello owner", sender=OWNER))
+        await bot.answered("om_user6")
+    # The host stopped: the group was told it went offline (after the pause's note).
+    assert sum("已下线" in note for note in bot.notes()) == 2, bot.notes()
