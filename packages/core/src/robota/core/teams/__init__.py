@@ -22,11 +22,13 @@ from ._door import (
     DoorEffect,
     FollowUpInput,
     GroupNote,
+    LoopReplies,
     StartRequest,
     TeamDoor,
     TeamMessage,
     TeamReplies,
     ThreadReply,
+    say_offline,
 )
 
 __all__ = [
@@ -34,6 +36,7 @@ __all__ = [
     "DoorEffect",
     "FollowUpInput",
     "GroupNote",
+    "LoopReplies",
     "StartRequest",
     "TeamDoor",
     "TeamMessage",
@@ -45,4 +48,5 @@ __all__ = [
     "TeamEffect",
     "TeamSnapshot",
     "TeamState",
+    "say_offline",
 ]

@@ -35,14 +35,14 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from .._dists import robota_version
 from ..config import TeamConfig
-from ..engine import TaskSettings
+from ..engine import FrontEndRequest, NewTask, TaskSettings, UserInput
 from ..policy import (
     Answer,
     Cancelled,
@@ -84,8 +84,14 @@ from ._actor import (
     TeamSnapshot,
 )
 
+if TYPE_CHECKING:
+    import trio
+
+    from .._bridge import LoopPort
+
 __all__ = [
     "DoorEffect",
+    "LoopReplies",
     "FollowUpInput",
     "GroupNote",
     "StartRequest",
@@ -93,6 +99,7 @@ __all__ = [
     "TeamMessage",
     "TeamReplies",
     "ThreadReply",
+    "say_offline",
 ]
 
 logger = logging.getLogger("robota.core.teams")
@@ -125,10 +132,16 @@ class ThreadReply:
 class StartRequest:
     route: str
     anchor: str
-    prompt: str
+    text: str
+    """The request's prompt."""
     settings: TaskSettings
     new_task: bool
     """Start the route on a new task first (its first request); else the thread's task."""
+
+    def requests(self) -> list[FrontEndRequest]:
+        """What the transport tells the route, in order."""
+        opening = [NewTask(self.settings, announce=False)] if self.new_task else []
+        return [*opening, UserInput(self.text, message_id=self.anchor)]
 
 
 @dataclass(frozen=True, slots=True)
@@ -136,6 +149,9 @@ class FollowUpInput:
     route: str
     anchor: str
     text: str
+
+    def requests(self) -> list[FrontEndRequest]:
+        return [UserInput(self.text, message_id=self.anchor)]
 
 
 @dataclass(frozen=True, slots=True)
@@ -151,6 +167,73 @@ class TeamReplies(Protocol):
     """What a transport gives its team door: ``perform`` one effect (any thread, quick)."""
 
     def perform(self, effect: DoorEffect) -> None: ...
+
+
+class LoopReplies:
+    """``TeamReplies`` for a transport on a trio loop: each effect is posted to the loop;
+    there a task's input goes to ``inputs`` and a text to the coroutine ``say``, started in
+    ``nursery``. ``offline`` detaches from the door and says its offline note (awaited: the
+    transport bounds it on its way down)."""
+
+    def __init__(
+        self,
+        door: TeamDoor,
+        port: LoopPort,
+        nursery: trio.Nursery,
+        *,
+        inputs: Callable[[StartRequest | FollowUpInput], None],
+        say: Callable[[ThreadReply | GroupNote], Awaitable[None]],
+    ) -> None:
+        self.door = door
+        self._port = port
+        self._nursery = nursery
+        self._inputs = inputs
+        self._say = say
+
+    def perform(self, effect: DoorEffect) -> None:  # any thread
+        self._port.post(self._on_loop, effect)
+
+    def _on_loop(self, effect: DoorEffect) -> None:
+        if isinstance(effect, StartRequest | FollowUpInput):
+            self._inputs(effect)
+        else:
+            self._nursery.start_soon(self._say, effect)
+
+    async def offline(self) -> None:
+        text = self.door.detach()
+        if text is not None:
+            await self._say(GroupNote(text))
+
+    @classmethod
+    def attach_all(
+        cls,
+        doors: Iterable[TeamDoor],
+        port: LoopPort,
+        nursery: trio.Nursery,
+        *,
+        inputs: Callable[[StartRequest | FollowUpInput], None],
+        say: Callable[[TeamDoor], Callable[[ThreadReply | GroupNote], Awaitable[None]]],
+        owner: str | None,
+        prefix: str = "/",
+    ) -> list[LoopReplies]:
+        """Attach a transport to each of its doors (``say(door)``: that team's texts)."""
+        attached = []
+        for door in doors:
+            replies = cls(door, port, nursery, inputs=inputs, say=say(door))
+            door.attach(replies, owner=owner, prefix=prefix)
+            attached.append(replies)
+        return attached
+
+
+async def say_offline(attached: Iterable[LoopReplies], timeout: float) -> None:
+    """Each team's offline note, on a transport's way down: shielded from its cancellation
+    and bounded by ``timeout`` seconds."""
+    import trio  # noqa: PLC0415 (the door itself needs no loop)
+
+    with trio.move_on_after(timeout) as scope:
+        scope.shield = True
+        for replies in attached:
+            await replies.offline()
 
 
 class TeamDoor:

@@ -58,7 +58,6 @@ from robota.core.engine import (
     AnswerApproval,
     InputSteered,
     Interrupt,
-    NewTask,
     RouteReply,
     TaskOpened,
     TurnBegan,
@@ -92,7 +91,7 @@ from robota.core.store import (
     open_reader,
     unsettled_chat_turns,
 )
-from robota.core.teams import FollowUpInput, StartRequest, TeamDoor
+from robota.core.teams import FollowUpInput, LoopReplies, StartRequest, TeamDoor, say_offline
 
 from ._client import LongConnectionClient
 from ._connection import Delivery
@@ -116,7 +115,7 @@ from ._inbound import (
 from ._outbound import STOP, FeishuCards, FeishuSink, Messenger
 from ._rest import RestClient
 from ._settings import _BOT_OPEN_IDS, FeishuSettings
-from ._team import FeishuTeamReplies, team_chat, team_message, team_screen
+from ._team import team_chat, team_message, team_say, team_screen
 
 if TYPE_CHECKING:
     from robota.core.frontend import RouteLink
@@ -254,7 +253,7 @@ class FeishuService:
         """(schedule id, route key) -> the message id of its scheduled note card."""
         self._noted: set[tuple[str, str]] = set()
         """(schedule id, route key) told ``scheduled`` (so a second ``/restart`` says so)."""
-        self._teams: list[FeishuTeamReplies] = []
+        self._teams: list[LoopReplies] = []
         """The team groups' doors this service is attached to (``_team``)."""
 
     # -- the host's safe restart (RestartNotes, PendingFinals) ------------------------------
@@ -347,10 +346,7 @@ class FeishuService:
                 self.context.report(TransportStatus("connected"))
                 await trio.sleep_forever()
             finally:
-                with trio.move_on_after(NOTE_TIMEOUT) as scope:
-                    scope.shield = True  # the offline notes go out on the way down
-                    for replies in self._teams:
-                        await replies.offline()
+                await say_offline(self._teams, NOTE_TIMEOUT)  # on the way down
 
     async def _ready(self, rest: RestClient) -> bool:
         if not self._outbound_ok:
@@ -710,10 +706,15 @@ class FeishuService:
 
     def _attach_teams(self, nursery: trio.Nursery) -> None:
         assert self._port is not None and self._messenger is not None
-        for door in self.context.teams.values():
-            replies = FeishuTeamReplies(door, self._port, self._messenger, self, nursery)
-            door.attach(replies, owner=self.settings.user_open_id)
-            self._teams.append(replies)
+        messenger = self._messenger
+        self._teams = LoopReplies.attach_all(
+            self.context.teams.values(),
+            self._port,
+            nursery,
+            inputs=self.team_input,
+            say=lambda door: team_say(messenger, door.team.chat),
+            owner=self.settings.user_open_id,
+        )
 
     def _team_door(self, route_key: str) -> TeamDoor | None:
         chat = team_chat(route_key)
@@ -726,17 +727,13 @@ class FeishuService:
 
     async def _team_input(self, route: _Route, effect: StartRequest | FollowUpInput) -> None:
         await self._react(effect.anchor, "OnIt")
-        if isinstance(effect, StartRequest):
-            text = effect.prompt
-            if effect.new_task:
-                self.context.port.tell(route.key, NewTask(effect.settings, announce=False))
-        else:
-            text = effect.text
+        text = effect.text
         if text.startswith("/"):
             route.commands.append(effect.anchor)
         else:
             route.pending.append(_Pending(effect.anchor, text))
-        self.context.port.tell(route.key, UserInput(text, message_id=effect.anchor))
+        for request in effect.requests():
+            self.context.port.tell(route.key, request)
 
     # -- after a restart --------------------------------------------------------------------
 

@@ -7,48 +7,39 @@ and the stale guard the door gets it as a ``TeamMessage``. Every request is its 
 its route is ``feishu:chat_id:<chat>:request:<root message id>`` (``team_route``), where the
 root is the request's own message, so the follow-ups in its thread (Feishu gives them the
 root's id as ``root_id``) reach the same task, and everything the bot says there is a reply
-with ``reply_in_thread``. ``FeishuTeamReplies`` performs the door's effects on the service's
-loop: thread replies and group notes itself, the start of a request and follow-ups through the
-service (``TeamHost``), which shows the turn as for any chat message (reaction, card, answer).
+with ``reply_in_thread``. The door's effects are performed on the service's loop
+(``robota.core.teams.LoopReplies``): its texts by ``team_say``, the start of a request and its
+follow-ups by the service, which shows the turn as for any chat message (reaction, card,
+answer).
 """
 
 from __future__ import annotations
 
 import logging
 import re
-from typing import TYPE_CHECKING, Protocol
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING
 
-import trio
-
-from robota.core.teams import (
-    DoorEffect,
-    FollowUpInput,
-    GroupNote,
-    StartRequest,
-    TeamDoor,
-    TeamMessage,
-    ThreadReply,
-)
+from robota.core.teams import GroupNote, TeamDoor, TeamMessage, ThreadReply
 
 from ._errors import ApiError
 from ._inbound import Admit, InboundMessage, Screen
 
 if TYPE_CHECKING:
-    from robota.core import LoopPort
-
     from ._outbound import Messenger
 
 __all__ = [
-    "FeishuTeamReplies",
-    "TeamHost",
     "is_team_route",
     "team_chat",
     "team_message",
     "team_route",
+    "team_say",
     "team_screen",
 ]
 
 log = logging.getLogger("robota.transports.feishu")
+
+Said = ThreadReply | GroupNote
 
 _TEAM_ROUTE = re.compile(r"^feishu:chat_id:([^:]+):request:([^:]+)$")
 
@@ -89,54 +80,19 @@ def team_message(admit: Admit) -> TeamMessage:
     )
 
 
-class TeamHost(Protocol):
-    """What the service does for a team's effects (its loop)."""
+def team_say(
+    messenger: Messenger, chat: str
+) -> Callable[[ThreadReply | GroupNote], Awaitable[None]]:
+    """The door's texts for ``LoopReplies``: a thread reply, or a message to the group."""
 
-    def team_input(self, effect: StartRequest | FollowUpInput) -> None: ...
-
-
-class FeishuTeamReplies:
-    """``TeamReplies`` of one door: effects posted to the service's loop and performed there."""
-
-    def __init__(
-        self,
-        door: TeamDoor,
-        port: LoopPort,
-        messenger: Messenger,
-        host: TeamHost,
-        nursery: trio.Nursery,
-    ) -> None:
-        self.door = door
-        self._port = port
-        self._messenger = messenger
-        self._host = host
-        self._nursery = nursery
-
-    def perform(self, effect: DoorEffect) -> None:  # any thread
-        self._port.post(self._on_loop, effect)
-
-    def _on_loop(self, effect: DoorEffect) -> None:
-        if isinstance(effect, StartRequest | FollowUpInput):
-            self._host.team_input(effect)
-            return
-        self._nursery.start_soon(self._say, effect)
-
-    async def _say(self, effect: ThreadReply | GroupNote) -> None:
+    async def say(effect: Said) -> None:
         content = {"text": effect.text}
         try:
             if isinstance(effect, ThreadReply):
-                await self._messenger.reply(effect.anchor, "text", content, in_thread=True)
+                await messenger.reply(effect.anchor, "text", content, in_thread=True)
             else:
-                await self._messenger.send(self.door.team.chat, "text", content)
+                await messenger.send(chat, "text", content)
         except ApiError as error:
             log.warning("feishu: a team reply could not be sent: %s", error)
 
-    async def offline(self) -> None:
-        """Detach from the door and post its offline note (the caller bounds the time)."""
-        text = self.door.detach()
-        if text is None:
-            return
-        try:
-            await self._messenger.send(self.door.team.chat, "text", {"text": text})
-        except ApiError as error:
-            log.warning("feishu: the team's offline note could not be sent: %s", error)
+    return say
