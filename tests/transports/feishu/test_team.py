@@ -7,14 +7,16 @@ CLI while the host runs."""
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager, closing
 from pathlib import Path
 from typing import Any
 
+import pytest
 import trio
 
 from robota.core.config import resolve_profile
+from robota.core.policy import scheduler_from_json
 from robota.core.store import open_reader, team_row
 
 from ...host.test_host import sandboxed
@@ -168,3 +170,52 @@ async def test_a_team_group_decides_answers_in_threads_and_pauses(
         await bot.answered("om_user6")
     # The host stopped: the group was told it went offline (after the pause's note).
     assert sum("已下线" in note for note in bot.notes()) == 2, bot.notes()
+
+
+@pytest.fixture
+def slow_model() -> Iterator[FakeModel]:
+    """``SLOW`` streams for minutes: the operator's turn runs until the test stops it."""
+    with FakeModel(slow_deltas=4000, slow_delay=0.05) as fake:
+        yield fake
+
+
+def running_senders(robota: Any) -> list[str]:
+    with closing(open_reader(store_path(robota))) as db:
+        row = team_row(db, "web")
+    if row is None:
+        return []
+    return [r.request.sender for r in scheduler_from_json(row.scheduler_json).running]
+
+
+async def test_the_operators_turn_on_the_project_holds_a_write_slot(
+    short_root: Path, slow_model: FakeModel
+) -> None:
+    async with team_host(short_root, slow_model) as (bot, robota, project):
+        fake: FakePlatform = bot.fake
+        await bot.noted("已上线")
+        new = await trio.to_thread.run_sync(
+            robota.run, "task", "new", "--dir", str(project), "--json"
+        )
+        assert new.returncode == 0, new.stderr
+        task = json.loads(new.stdout)["task"]["id"]
+        sent = await trio.to_thread.run_sync(
+            robota.run, "task", "send", task, "SLOW the operator's own work"
+        )
+        assert sent.returncode == 0, sent.stderr
+        # The host sees the terminal's turn on the project and gives it a slot.
+        await fake.wait_until(lambda: running_senders(robota) == ["operator"], timeout=BOUND)
+
+        # A member's question only reads: it runs beside the operator.
+        await fake.push_event(team_event(1, "what is going on?", MEMBER))
+        await bot.answered("om_user1")
+        # An admin's request writes the project: it waits for the operator, told once.
+        await fake.push_event(team_event(2, "fix the build", ADMIN))
+        await bot.replied("om_user2", "已排队")
+        assert bot.prompts("fix the build") == 0
+
+        stopped = await trio.to_thread.run_sync(robota.run, "task", "stop", task)
+        assert stopped.returncode == 0, stopped.stderr
+        # The operator's turn ended: the admin's request starts by itself.
+        await bot.answered("om_user2")
+        assert bot.prompts("fix the build") == 1
+        assert running_senders(robota) == []

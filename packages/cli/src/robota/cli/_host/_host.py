@@ -131,7 +131,7 @@ class Host:
             go=self._replace,
             notify=lambda note: self.transports.note(note),  # noqa: PLW0108 (built below)
         )
-        self.teams = HostTeams(config, self.engine.store)
+        self.teams = HostTeams(config, self.engine.store, port=self.taps.port)
         self.transports = HostTransports(
             config,
             profile,

@@ -35,14 +35,14 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections.abc import Awaitable, Callable, Iterable
+from collections.abc import Awaitable, Callable, Collection, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from .._dists import robota_version
 from ..config import TeamConfig
-from ..engine import FrontEndRequest, NewTask, TaskSettings, UserInput
+from ..engine import FrontEndRequest, Interrupt, NewTask, TaskSettings, UserInput
 from ..policy import (
     Answer,
     Cancelled,
@@ -63,6 +63,7 @@ from ..policy import (
     Started,
     Submit,
     Sweep,
+    confirmations_from_json,
     confirmed,
     inbound,
     offline_note,
@@ -71,6 +72,7 @@ from ..policy import (
     queued_reply,
     reply,
     role_of,
+    scheduler_from_json,
     status_text,
     team_instructions,
     team_locale,
@@ -88,6 +90,7 @@ if TYPE_CHECKING:
     import trio
 
     from .._bridge import LoopPort
+    from ..frontend import FrontEndPort
 
 __all__ = [
     "DoorEffect",
@@ -105,6 +108,17 @@ __all__ = [
 logger = logging.getLogger("robota.core.teams")
 
 STORE_TIMEOUT = 10.0
+OPERATOR = "operator"
+"""The sender and intent of the operator's own turns in the scheduler."""
+OPERATOR_PREFIX = "operator:"
+_ID_SEPARATOR = "#"
+"""A request's id is its thread's route, this, and its message id (routes have no ``#``)."""
+
+
+def _split(request_id: str) -> tuple[str, str]:
+    """``(route, message id)`` of a request's id."""
+    route, _, anchor = request_id.rpartition(_ID_SEPARATOR)
+    return route, anchor
 
 
 @dataclass(frozen=True, slots=True)
@@ -246,9 +260,12 @@ class TeamDoor:
         store: StoreClient,
         *,
         agent: str | None = None,
+        port: FrontEndPort | None = None,
         clock: Callable[[], float] = time.time,
     ) -> None:
         self.team = team
+        self._port = port
+        """Where a timed-out request's turn is interrupted."""
         self._store = store
         self._agent = agent
         self._clock = clock
@@ -266,19 +283,47 @@ class TeamDoor:
         """Routes that have a task of this team (in this run)."""
         self._pending: dict[tuple[str, str], str] = {}
         """(thread route, sender) -> the message that asked for a confirmation."""
+        self._operator: set[str] = set()
+        """The operator's running turns the scheduler counts (attempt ids)."""
 
     # -- the host's side ---------------------------------------------------------------------
 
     def bind(self, actor: Any) -> None:
-        """The team's actor, started with ``deliver``; the pause switch read from the store."""
+        """The team's actor, started with ``deliver``; the pause switch, the pending
+        confirmations and what runs read from the store (the actor restores the same)."""
         self._actor = actor
         row = self._store.write_sync(LoadTeamRow(self.team.name), timeout=STORE_TIMEOUT)
         self.paused = bool(row is not None and row.paused)
-        if row is not None:
-            from ..policy import confirmations_from_json  # noqa: PLC0415 (only here)
+        if row is None:
+            return
+        for pending in confirmations_from_json(row.confirmations_json):
+            self._pending[(pending.thread, pending.sender)] = ""
+        for running in scheduler_from_json(row.scheduler_json).running:
+            request_id = running.request.id
+            if request_id.startswith(OPERATOR_PREFIX):
+                self._operator.add(request_id.removeprefix(OPERATOR_PREFIX))
+            else:  # a recovered turn's end completes it (``turn_ended``)
+                self._running[_split(request_id)[0]] = request_id
 
-            for pending in confirmations_from_json(row.confirmations_json):
-                self._pending[(pending.thread, pending.sender)] = ""
+    def operator_turns(self, running: Collection[str]) -> None:
+        """The turns the operator runs now on the team's project (attempt ids, from the
+        terminal or ``robota task send``): each occupies a slot, so teammates' writes wait and
+        reads go on. Its tag is ``read:<project>``: by the scheduler's rule a read conflicts
+        with every write of the project and with no read, which is that behaviour exactly (a
+        ``write:`` tag would hold the teammates' reads as well)."""
+        now = self._clock()
+        with self._lock:
+            started = sorted(set(running) - self._operator)
+            ended = sorted(self._operator - set(running))
+            self._operator = set(running)
+        if self._actor is None:
+            return
+        tags = (f"read:{self.team.project}",)
+        for attempt in started:
+            request = Request(f"{OPERATOR_PREFIX}{attempt}", OPERATOR, OPERATOR, tags)
+            self._actor.tell(Submit(request, now))
+        for attempt in ended:
+            self._actor.tell(Complete(f"{OPERATOR_PREFIX}{attempt}", now))
 
     def deliver(self, effect: TeamEffect) -> None:
         """The actor's effects (the store writer's thread, after the commit)."""
@@ -417,11 +462,12 @@ class TeamDoor:
             developer_instructions=team_instructions(self.team),
             title=f"{self.team.name}: {run.prompt[:60]}",
         )
+        request_id = f"{route}{_ID_SEPARATOR}{anchor}"
         with self._lock:
             start = StartRequest(route, anchor, run.prompt, settings, route not in self._tasks)
             self._tasks.add(route)
-            self._requests[anchor] = start
-        self._actor.tell(Submit(Request(anchor, sender, run.check.intent, run.tags), now))
+            self._requests[request_id] = start
+        self._actor.tell(Submit(Request(request_id, sender, run.check.intent, run.tags), now))
 
     def _report(self, name: str, route: str, anchor: str) -> None:
         team, paused, online = self.team, self.paused, self._online()
@@ -438,6 +484,8 @@ class TeamDoor:
     def _decided(self, effect: TeamEffect) -> list[DoorEffect]:
         """What the actor decided, as the transport's effects (under the lock)."""
         locale = team_locale(self.team)
+        if isinstance(effect, Started | Queued) and effect.request.sender == OPERATOR:
+            return []  # the operator's turn runs already; it only holds its slot
         if isinstance(effect, Started):
             start = self._requests.pop(effect.request.id, None)
             if start is None:  # its text was lost with the last run: nothing to run
@@ -458,13 +506,15 @@ class TeamDoor:
         if isinstance(effect, Ended):
             if not effect.timed_out:
                 return []
-            for route, request_id in list(self._running.items()):
-                if request_id == effect.request_id:
-                    del self._running[route]
-                    minutes = self.team.max_turn_minutes
-                    text = reply(locale, "timed_out", minutes=minutes)
-                    return [ThreadReply(route, effect.request_id, text)]
-            return []
+            if effect.request_id.startswith(OPERATOR_PREFIX):
+                return []  # the operator's own turn is the operator's to stop
+            route, anchor = _split(effect.request_id)
+            if self._running.get(route) == effect.request_id:
+                del self._running[route]
+            if self._port is not None:
+                self._port.tell(route, Interrupt())
+            text = reply(locale, "timed_out", minutes=self.team.max_turn_minutes)
+            return [ThreadReply(route, anchor, text)]
         if isinstance(effect, Confirmed | Cancelled | Expired):
             pending = effect.pending
             anchor = self._pending.pop((pending.thread, pending.sender), "") or pending.thread
