@@ -4,7 +4,6 @@ transport would see them."""
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -12,7 +11,7 @@ import pytest
 
 from robota.core.config import IntentConfig, TeamConfig
 from robota.core.engine import NewTask, UserInput
-from robota.core.store import StoreClient, StoreWriter, open_reader, team_row
+from robota.core.store import StoreClient, open_reader, team_row
 from robota.core.teams import (
     DoorEffect,
     FollowUpInput,
@@ -23,6 +22,8 @@ from robota.core.teams import (
     TeamMessage,
     ThreadReply,
 )
+
+from .test_actor import Deliveries
 
 ADMIN, MEMBER, OTHER = "ou_admin", "ou_member", "ou_other"
 TEAM = TeamConfig(
@@ -41,31 +42,11 @@ TEAM = TeamConfig(
 )
 
 
-class Recorded:
-    def __init__(self) -> None:
-        self._cond = threading.Condition()
-        self.effects: list[DoorEffect] = []
+class Recorded(Deliveries):
+    """The door's effects, kept in order (``Deliveries`` as the transport's ``TeamReplies``)."""
 
     def perform(self, effect: DoorEffect) -> None:
-        with self._cond:
-            self.effects.append(effect)
-            self._cond.notify_all()
-
-    def wait_for(self, count: int) -> list[DoorEffect]:
-        with self._cond:
-            if not self._cond.wait_for(lambda: len(self.effects) >= count, 10.0):
-                raise TimeoutError(f"{len(self.effects)} of {count} effects: {self.effects}")
-            return list(self.effects)
-
-
-@pytest.fixture
-def store(tmp_path: Path) -> Iterator[tuple[Path, StoreClient]]:
-    path = tmp_path / "robota.sqlite"
-    ref = StoreWriter.start(path)
-    client = StoreClient(ref)
-    client.ready_sync(timeout=10)
-    yield path, client
-    ref.stop(timeout=10)
+        self(effect)  # type: ignore[arg-type]  (Deliveries is typed for the actor's effects)
 
 
 MakeDoor = Callable[..., tuple[TeamDoor, Recorded]]
