@@ -19,10 +19,20 @@ from robota.core.config import resolve_profile
 from robota.core.policy import scheduler_from_json
 from robota.core.store import open_reader, team_row
 
+from ...cli.test_doctor import write_real_agents_config
 from ...host.test_host import sandboxed
 from ...support.model_server import FakeModel
 from .fake_platform import FakePlatform, Sent, fake_platform
-from .test_served import BOUND, OWNER, Served, configure, host_process, message_event
+from .test_served import (
+    BOUND,
+    OWNER,
+    Served,
+    _buttons,
+    click_event,
+    configure,
+    host_process,
+    message_event,
+)
 
 CHAT = "oc_team"
 ADMIN = "ou_admin"
@@ -87,8 +97,12 @@ class Team(Served):
 
 
 @asynccontextmanager
-async def team_host(root: Path, model: FakeModel) -> AsyncIterator[tuple[Team, Any, Path]]:
+async def team_host(
+    root: Path, model: FakeModel, *, ask: bool = False
+) -> AsyncIterator[tuple[Team, Any, Path]]:
     robota, profile = sandboxed(root, model, "codex-acp")
+    if ask:  # the agent asks before it runs a command
+        write_real_agents_config(robota, ["codex-acp"], model.url, ask=True)
     project = root / "project"
     project.mkdir()
     async with fake_platform() as fake:
@@ -219,3 +233,26 @@ async def test_the_operators_turn_on_the_project_holds_a_write_slot(
         await bot.answered("om_user2")
         assert bot.prompts("fix the build") == 1
         assert running_senders(robota) == []
+
+
+async def test_approvals_in_a_team_thread_are_answered_by_admins_only(
+    short_root: Path, model: FakeModel
+) -> None:
+    async with team_host(short_root, model, ask=True) as (bot, _, project):
+        fake: FakePlatform = bot.fake
+        await fake.push_event(team_event(1, "SHELL: touch made.txt && echo made", ADMIN))
+        await fake.wait_until(lambda: bot.cards_for("om_user1"), timeout=BOUND)
+        card = bot.cards_for("om_user1")[0]
+        assert card.in_thread
+        await fake.wait_until(lambda: "Allow once" in _buttons(fake, card), timeout=BOUND)
+        token = _buttons(fake, card)["Allow once"]
+
+        member = await fake.push_event(click_event(1, token, card.message_id, operator=MEMBER))
+        await fake.wait_until(lambda: any(a.header("message_id") == member for a in fake.acks))
+        toast = fake.ack_answer(member)["data"]["toast"]
+        assert toast["type"] == "error" and "管理员" in toast["content"]
+        admin = await fake.push_event(click_event(2, token, card.message_id, operator=ADMIN))
+        await fake.wait_until(lambda: any(a.header("message_id") == admin for a in fake.acks))
+        assert fake.ack_answer(admin)["data"]["toast"]["type"] == "success"
+        await bot.answered("om_user1")
+        assert (project / "made.txt").exists(), "the admin's approval ran the command"
