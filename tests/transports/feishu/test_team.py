@@ -256,3 +256,40 @@ async def test_approvals_in_a_team_thread_are_answered_by_admins_only(
         assert fake.ack_answer(admin)["data"]["toast"]["type"] == "success"
         await bot.answered("om_user1")
         assert (project / "made.txt").exists(), "the admin's approval ran the command"
+
+
+async def test_four_requests_at_three_slots_the_fourth_waits_and_then_runs(
+    short_root: Path, slow_model: FakeModel
+) -> None:
+    async with team_host(short_root, slow_model) as (bot, _, _project):
+        fake: FakePlatform = bot.fake
+        await bot.noted("已上线")
+        members = ["ou_m1", "ou_m2", "ou_m3", "ou_m4"]
+        for n, member in enumerate(members, 1):
+            await fake.push_event(team_event(n, f"SLOW question {n}", member))
+        # Each request has its own lane: which one comes fourth is theirs to decide. Three run
+        # (a card each, in its thread); the fourth is told it waits, and has no card.
+        ids = [f"om_user{n}" for n in (1, 2, 3, 4)]
+
+        def waiting() -> list[str]:
+            return [i for i in ids if any("已排队" in m.content["text"] for m in bot.replies_to(i))]
+
+        await fake.wait_until(waiting, timeout=BOUND)
+        (queued,) = waiting()
+        running = [i for i in ids if i != queued]
+        for message_id in running:
+            await fake.wait_until(lambda m=message_id: bot.cards_for(m), timeout=BOUND)
+        assert bot.cards_for(queued) == []
+
+        # An admin stops one (the Stop button of a team thread is an admin's): the fourth
+        # starts by itself.
+        card = bot.cards_for(running[0])[0]
+        await fake.wait_until(lambda: "Stop" in _buttons(fake, card), timeout=BOUND)
+        stop = await fake.push_event(
+            click_event(1, _buttons(fake, card)["Stop"], card.message_id, operator=ADMIN)
+        )
+        await fake.wait_until(lambda: any(a.header("message_id") == stop for a in fake.acks))
+        assert fake.ack_answer(stop)["data"]["toast"]["type"] == "info"
+        await fake.wait_until(lambda: bot.cards_for(queued), timeout=BOUND)
+        n = queued.removeprefix("om_user")
+        await fake.wait_until(lambda: bot.prompts(f"SLOW question {n}") == 1, timeout=BOUND)
