@@ -176,3 +176,20 @@ def test_a_store_from_before_teams_reads_as_teams_that_never_ran(robota: Robota)
         assert db.execute("SELECT max(version) FROM schema_versions").fetchone() == (4,)
     finally:
         db.close()
+
+
+def test_pause_and_resume_without_a_host_set_the_store_switch(robota: Robota) -> None:
+    _configure(robota)
+    _fill_store(robota)
+    paused = robota.run("team", "pause", "web")
+    assert paused.returncode == 0, paused.stderr
+    assert "no host runs" in paused.stdout
+    listed = robota.run_json("team", "list", "--json")["teams"]
+    assert [(t["name"], t["paused"]) for t in listed] == [("web", True), ("api", True)]
+    resumed = robota.run("team", "resume", "api")
+    assert resumed.returncode == 0, resumed.stderr
+    assert "0 messages arrived" in resumed.stdout
+    listed = robota.run_json("team", "list", "--json")["teams"]
+    assert [(t["name"], t["paused"]) for t in listed] == [("web", True), ("api", False)]
+    unknown = robota.run("team", "pause", "docs")
+    assert unknown.returncode == 1 and "no team 'docs' in " in unknown.stderr

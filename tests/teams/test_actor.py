@@ -27,7 +27,7 @@ from robota.core.policy import (
     conflict,
     scheduler_from_json,
 )
-from robota.core.store import StoreClient, StoreWriter, open_reader, team_row
+from robota.core.store import StoreClient, open_reader, team_row
 from robota.core.teams import (
     AnswerConfirmation,
     AskConfirmation,
@@ -56,16 +56,6 @@ class Deliveries:
             if not self._cond.wait_for(lambda: len(self.effects) >= count, timeout):
                 raise TimeoutError(f"{len(self.effects)} of {count} effects in {timeout:g} s")
             return list(self.effects)
-
-
-@pytest.fixture
-def store(tmp_path: Path) -> Iterator[tuple[Path, StoreClient]]:
-    path = tmp_path / "robota.sqlite"
-    ref = StoreWriter.start(path)
-    client = StoreClient(ref)
-    client.ready_sync(timeout=10)
-    yield path, client
-    ref.stop(timeout=10)
 
 
 @pytest.fixture

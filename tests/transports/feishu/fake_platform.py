@@ -64,6 +64,8 @@ class Sent:
     receive_id: str | None
     uuid: str | None
     at: float
+    in_thread: bool = False
+    """A reply with ``reply_in_thread`` (it goes into, or opens, the message's thread)."""
 
 
 @dataclass
@@ -314,6 +316,7 @@ class FakePlatform:
             receive_id=body.get("receive_id"),
             uuid=uuid,
             at=trio.current_time(),
+            in_thread=body.get("reply_in_thread") is True,
         )
         self.messages.append(sent)
         if self.hold_posts and sent.msg_type == "post":

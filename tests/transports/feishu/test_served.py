@@ -6,18 +6,15 @@ does and records every reaction, message, PATCH and ACK."""
 from __future__ import annotations
 
 import json
-import shutil
 import signal
 import subprocess
 import sys
-import tempfile
 import time
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
-import pytest
 import trio
 
 from robota.cli._host import process_gone
@@ -37,17 +34,7 @@ BOUND = 120.0
 """Seconds any one wait may take (agent start-up included); reached only when broken."""
 
 
-@pytest.fixture
-def model() -> Iterator[FakeModel]:
-    with FakeModel() as fake:
-        yield fake
-
-
-@pytest.fixture
-def short_root() -> Iterator[Path]:
-    path = Path(tempfile.mkdtemp(prefix="robota-feishu-", dir="/tmp"))
-    yield path
-    shutil.rmtree(path, ignore_errors=True)
+# ``model`` and ``short_root``: tests/transports/conftest.py
 
 
 def message_event(

@@ -5,8 +5,9 @@ hold ids, senders, intents, tags, times and decisions, never what anyone wrote. 
 running host: the store is read on its own connection and never created or migrated (a store
 from before teams existed reads as teams that never ran). ``--json`` for scripts.
 
-``robota team pause|resume`` are the host's to act on (it must stop reacting, tell the group,
-count what arrives meanwhile); the store side is ``robota.core.store.SetTeamPaused``.
+``robota team pause|resume NAME`` go through the running host's control endpoint (``team.pause``
+/ ``team.resume``: it stops reacting, tells the group, counts what arrives meanwhile and says
+how many on resume); with no host they set the switch in the store for the next one.
 """
 
 from __future__ import annotations
@@ -249,3 +250,53 @@ def audit_command(name: str, as_json: bool, limit: int) -> None:
             f"{_when(event.created_at)}  {event.sender}  {event.intent}  {event.level}"
             f"  -> {event.decision}"
         )
+
+
+def _switch(name: str, paused: bool) -> dict[str, Any]:
+    """Pause or resume ``name``: through the running host (it tells the group), else in the
+    store (the next host starts the team paused, or resumed)."""
+    from robota.core.control import (  # noqa: PLC0415
+        ControlClient,
+        HostRefused,
+        HostUnreachable,
+        NoHostRunning,
+    )
+
+    config, profile = load_profile()
+    _team(config, name)
+    try:
+        with ControlClient(profile.control_socket, timeout=30.0) as client:
+            answer = client.call("team.pause" if paused else "team.resume", {"name": name})
+            return {**answer, "host": True}
+    except NoHostRunning:
+        pass
+    except HostRefused as refused:
+        raise click.ClickException(f"team {name}: {refused.message}") from None
+    except HostUnreachable as error:
+        raise click.ClickException(f"team {name}: {error}") from None
+    from robota.core.store import SetTeamPaused, StoreClient, StoreWriter  # noqa: PLC0415
+
+    writer = StoreWriter.start(config.storage.sqlite_path)
+    try:
+        held = StoreClient(writer).write_sync(SetTeamPaused(name, paused), timeout=30.0)
+    finally:
+        writer.stop(timeout=30)
+    answer = {"team": name, "paused": paused, "host": False}
+    return answer if paused else {**answer, "held": held}
+
+
+@team_group.command("pause")
+@click.argument("name")
+def pause_command(name: str) -> None:
+    """Pause a team group: its messages are recorded, not run, until resume."""
+    answer = _switch(name, True)
+    where = "the group is told" if answer["host"] else "no host runs: recorded in the store"
+    click.echo(f"team {name} paused ({where})")
+
+
+@team_group.command("resume")
+@click.argument("name")
+def resume_command(name: str) -> None:
+    """Resume a paused team group; the group is told how many messages arrived meanwhile."""
+    answer = _switch(name, False)
+    click.echo(f"team {name} resumed; {answer.get('held', 0)} messages arrived while paused")

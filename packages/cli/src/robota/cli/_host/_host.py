@@ -5,6 +5,7 @@
     │                and the TUI build theirs: ``_engine_host.open_engine``)
     ├── taps         the host's subscriptions to routes (``RouteTaps``)
     ├── control      the local control endpoint (``robota.core.control.ControlServer``)
+    ├── teams        one team actor per ``teams.<name>`` and its door (``_teams.HostTeams``)
     └── transports   a supervisor of the chat transports, one child per enabled section
                      (``_transports.HostTransports``)
 
@@ -59,11 +60,14 @@ from ._requests import (
     TaskRename,
     TaskSend,
     TaskStop,
+    TeamPause,
+    TeamResume,
 )
 from ._restart import Schedule
 from ._restarter import Enrollment, HostRestarts, restarted_notes
 from ._routing import CLI_KIND, serves
 from ._taps import RouteTaps
+from ._teams import HostTeams
 from ._transports import HostTransports, transports_agent_env
 
 if TYPE_CHECKING:
@@ -117,8 +121,14 @@ class Host:
             go=self._replace,
             notify=lambda note: self.transports.note(note),  # noqa: PLW0108 (built below)
         )
+        self.teams = HostTeams(config, self.engine.store, port=self.taps.port)
         self.transports = HostTransports(
-            config, profile, port=self.taps.port, store=self.engine.store, host=self
+            config,
+            profile,
+            port=self.taps.port,
+            store=self.engine.store,
+            host=self,
+            teams=self.teams.for_transport,
         )
         self.groups = groups = GroupDesk(desk, lambda: self.transports.makers)
         self.server = ControlServer(
@@ -136,6 +146,8 @@ class Host:
                 Endpoint(TaskRename, desk.rename),
                 Endpoint(TaskNewGroup, groups.new_group),
                 Endpoint(TaskForkGroup, groups.fork_group),
+                Endpoint(TeamPause, self.teams.pause),
+                Endpoint(TeamResume, self.teams.resume),
             ],
         )
         transports = Supervisor("transports", self.transports.specs)
@@ -145,6 +157,7 @@ class Host:
                 ChildSpec("engine", lambda: self.engine, shutdown=45.0, start_timeout=60.0),
                 ChildSpec("taps", lambda: self.taps),
                 ChildSpec("control", lambda: self.server),
+                ChildSpec("teams", lambda: self.teams, shutdown=15.0),
                 ChildSpec("transports", lambda: transports, shutdown=20.0),
             ],
         )

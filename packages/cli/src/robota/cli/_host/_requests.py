@@ -25,6 +25,8 @@ __all__ = [
     "TaskRename",
     "TaskSend",
     "TaskStop",
+    "TeamPause",
+    "TeamResume",
 ]
 
 SEND_WAIT = 1800.0
@@ -155,3 +157,19 @@ class TaskForkGroup:
     task: str
     title: str | None = None
     transport: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class TeamPause:
+    """Pause a team group: its messages are claimed and counted, nothing more."""
+
+    TYPE: ClassVar[str] = "team.pause"
+    name: str
+
+
+@dataclass(frozen=True, slots=True)
+class TeamResume:
+    """Resume a paused team group; the reply carries how many messages arrived meanwhile."""
+
+    TYPE: ClassVar[str] = "team.resume"
+    name: str

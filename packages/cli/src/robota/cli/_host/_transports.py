@@ -14,6 +14,7 @@ One that implements ``PendingFinals`` adds its undelivered answers to ``pending_
 a safe restart waits for).
 A transport that can create group chats offers it through its context (``offer_groups``);
 ``makers`` holds the offers, by transport name, for ``task newgroup | forkgroup``.
+Each context carries the team doors of the teams configured on that transport (``teams``).
 """
 
 from __future__ import annotations
@@ -46,6 +47,7 @@ if TYPE_CHECKING:
     from robota.core.config import Config, Profile
     from robota.core.frontend import FrontEndPort, HostActions
     from robota.core.store import StoreClient
+    from robota.core.teams import TeamDoor
 
 __all__ = ["HostTransports", "enabled_transports", "host_locale", "transports_agent_env"]
 
@@ -99,6 +101,7 @@ class HostTransports:
         port: FrontEndPort,
         store: StoreClient,
         host: HostActions | None = None,
+        teams: Callable[[str], Mapping[str, TeamDoor]] | None = None,
         clock: Callable[[], float] = time.time,
     ) -> None:
         self.status: dict[str, TransportStatus] = {}
@@ -136,6 +139,7 @@ class HostTransports:
                 locale=host_locale(),
                 host=host,
                 groups=self._offer_groups,
+                teams=teams(name) if teams is not None else {},
             )
             self.specs.append(
                 ChildSpec(

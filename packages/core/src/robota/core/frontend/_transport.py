@@ -12,7 +12,8 @@ that implements ``PendingFinals`` says how many final answers of ended turns it 
 deliver (a safe restart waits for them). A
 transport that can create group chats offers that to the host once connected
 (``context.offer_groups(maker)``, a ``GroupMaker``): ``robota task newgroup | forkgroup`` go
-through it.
+through it. ``teams`` holds the team doors (``robota.core.teams.TeamDoor``) of the teams
+configured on this transport, by chat id: the transport hands those chats' messages to them.
 
 Why a context object and not constructor arguments: the host's offer grows (restart, group
 creation), and a frozen dataclass with defaults lets a third-party plugin built against an
@@ -21,8 +22,8 @@ older robota keep working.
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal, Protocol, runtime_checkable
 
@@ -31,6 +32,7 @@ from .._errors import RobotaError
 if TYPE_CHECKING:
     from ..config import Config, Profile
     from ..store import StoreClient
+    from ..teams import TeamDoor
     from ._port import FrontEndPort
 
 __all__ = [
@@ -187,6 +189,8 @@ class TransportContext:
     """The host's actions; ``None`` where nothing can restart (a test without a host)."""
     groups: Callable[[str, GroupMaker | None], None] | None = None
     """Where ``offer_groups`` goes (the host's group registry); ``None`` without a host."""
+    teams: Mapping[str, TeamDoor] = field(default_factory=dict)
+    """The team doors of this transport's team groups, by chat id."""
 
     def offer_groups(self, maker: GroupMaker | None) -> None:
         """Offer the host group creation through ``maker`` (trio loop), or withdraw the offer

@@ -16,7 +16,8 @@ transport's docstring), and nothing here does I/O, so each step is tested with t
    the text itself (``/mute``, ``/restart``) or the route gets it, verbatim.
 
 Route keys follow the reference's context keys: ``feishu:chat_id:<oc_...>`` for a private chat
-and a group timeline, ``feishu:chat_id:<oc_...>:thread_id:<omt_...>`` for a topic.
+and a group timeline, ``feishu:chat_id:<oc_...>:thread_id:<omt_...>`` for a topic; a team
+group's request threads are ``_team``'s.
 """
 
 from __future__ import annotations
@@ -95,6 +96,8 @@ class InboundMessage:
     """Epoch seconds (the platform's ``create_time``, milliseconds as a string)."""
     resources: tuple[Resource, ...] = ()
     """The images and files of an ``image``, ``file`` or ``post`` message."""
+    root_id: str | None = None
+    """The first message of the thread this one replies in (``None``: not in a thread)."""
 
     @property
     def route_key(self) -> str:
@@ -133,7 +136,9 @@ def chat_route(chat_id: str, thread_id: str | None = None) -> str:
     return f"{key}:thread_id:{thread_id}" if thread_id else key
 
 
-_ROUTE = re.compile(r"^feishu:chat_id:([^:]+)(?::thread_id:([^:]+))?$")
+_ROUTE = re.compile(r"^feishu:chat_id:([^:]+)(?::thread_id:([^:]+)|:request:[^:]+)?$")
+"""A private chat or a group, a topic (``thread_id``), or a team's request thread
+(``request``: ``_team.team_route``, whose replies name their message)."""
 
 
 def route_chat(route_key: str) -> tuple[str, str | None] | None:
@@ -219,6 +224,7 @@ def _message(event_id: str, event: Mapping[str, Any]) -> Parsed:
         mentions=tuple(mentions),
         created_at=created,
         resources=resources,
+        root_id=_text(message.get("root_id")),
     )
 
 

@@ -34,6 +34,7 @@ from robota.core.presentation import Layout, TurnView, split_markdown
 from ._errors import ApiError
 from ._inbound import route_chat
 from ._rest import RestClient
+from ._team import is_team_route
 
 __all__ = [
     "FINAL_BYTES",
@@ -80,9 +81,18 @@ class Messenger:
         self.rest = rest
 
     async def reply(
-        self, message_id: str, msg_type: str, content: object, *, key: str | None = None
+        self,
+        message_id: str,
+        msg_type: str,
+        content: object,
+        *,
+        key: str | None = None,
+        in_thread: bool = False,
     ) -> str:
+        """``in_thread``: the reply goes into (or opens) the message's thread."""
         body: dict[str, object] = {"msg_type": msg_type, "content": _content(content)}
+        if in_thread:
+            body["reply_in_thread"] = True
         if key is not None:
             body["uuid"] = idempotency_key(key)
         path = f"/open-apis/im/v1/messages/{message_id}/reply"
@@ -119,9 +129,11 @@ class Messenger:
         *,
         key: str | None = None,
     ) -> str:
-        """A reply to ``anchor`` when there is one, else a message to the route's chat."""
+        """A reply to ``anchor`` when there is one (in its thread on a team's request route),
+        else a message to the route's chat."""
         if anchor is not None:
-            return await self.reply(anchor, msg_type, content, key=key)
+            in_thread = is_team_route(route_key)
+            return await self.reply(anchor, msg_type, content, key=key, in_thread=in_thread)
         chat = route_chat(route_key)
         if chat is None:
             raise ApiError("send", status=0, code=None, msg=f"not a Feishu route: {route_key}")

@@ -94,6 +94,7 @@ from robota.core.store import (
     unsettled_chat_turns,
 )
 from robota.core.store import task as load_task
+from robota.core.teams import FollowUpInput, LoopReplies, StartRequest, TeamDoor, say_offline
 
 from ._agents import declared
 from ._client import LongConnectionClient
@@ -121,6 +122,7 @@ from ._outbound import RESET, STOP, FeishuCards, FeishuSink, Messenger, ResetBut
 from ._recovery_notes import recovery_note, recovery_texts
 from ._rest import RestClient
 from ._settings import _BOT_OPEN_IDS, FeishuSettings
+from ._team import team_chat, team_message, team_say, team_screen
 
 if TYPE_CHECKING:
     from robota.core.frontend import GroupChat, RouteLink
@@ -269,6 +271,8 @@ class FeishuService:
         """(schedule id, route key) told ``scheduled`` (so a second ``/restart`` says so)."""
         self._groups: FeishuGroups | None = None
         """The ``GroupMaker`` (``_groups``), inviting the owner; a chat's binds its sender."""
+        self._teams: list[LoopReplies] = []
+        """The team groups' doors this service is attached to (``_team``)."""
 
     # -- the host's safe restart (RestartNotes, PendingFinals) ------------------------------
 
@@ -352,13 +356,17 @@ class FeishuService:
             nursery.start_soon(self._connect, client, up)
             await up.wait()
             await self._startup_notes()
+            self._attach_teams(nursery)
             task_status.started()
-            # Readiness waits for one outbound call to succeed, however long that takes.
-            while not await self._ready(rest):
-                await trio.sleep(5.0)
-            self.context.report(TransportStatus("connected"))
-            self.context.offer_groups(self._groups)
-            await trio.sleep_forever()
+            try:
+                # Readiness waits for one outbound call to succeed, however long that takes.
+                while not await self._ready(rest):
+                    await trio.sleep(5.0)
+                self.context.report(TransportStatus("connected"))
+                self.context.offer_groups(self._groups)
+                await trio.sleep_forever()
+            finally:
+                await say_offline(self._teams, NOTE_TIMEOUT)  # on the way down
 
     async def _ready(self, rest: RestClient) -> bool:
         if not self._outbound_ok:
@@ -461,9 +469,17 @@ class FeishuService:
         return None
 
     def _on_message(self, message: InboundMessage) -> None:
-        decision = screen(
-            message, self.screen, muted=self._muted.get(chat_route(message.chat_id), False)
-        )
+        door = self.context.teams.get(message.chat_id)
+        if door is not None:  # a team's group: its door decides who is heard
+            decision = screen(message, team_screen(door, self.screen.bot_open_id))
+            route_key = (
+                team_message(decision).route if isinstance(decision, Admit) else message.route_key
+            )
+        else:
+            decision = screen(
+                message, self.screen, muted=self._muted.get(chat_route(message.chat_id), False)
+            )
+            route_key = message.route_key
         if isinstance(decision, Ignore):
             log.info(
                 "feishu message ignored: %s",
@@ -472,8 +488,8 @@ class FeishuService:
             )
             return
         if self.context.host is not None:
-            self.context.host.note_inbound(message.route_key)
-        route = self._route(message.route_key)
+            self.context.host.note_inbound(route_key)
+        route = self._route(route_key)
         try:
             route.lane.send_nowait(decision)
         except trio.WouldBlock:
@@ -538,6 +554,10 @@ class FeishuService:
                 "feishu: a stale message was recorded, not run",
                 extra={"message_id": message.message_id},
             )
+            return
+        door = self.context.teams.get(message.chat_id)
+        if door is not None:
+            door.handle(team_message(admit))  # its effects come back through _team
             return
         await self._react(message.message_id, "OnIt")
         self._store.submit(NoteChat(chat_key, f"feishu:{message.chat_type}"), _logged)
@@ -621,10 +641,16 @@ class FeishuService:
 
     async def _on_click(self, click: CardClick) -> Mapping[str, Any]:
         notes = self.notes
-        refused = allowed(click.operator_open_id, self.screen)
-        if refused is not None:
-            log.info("feishu card action refused: %s", refused.reason)
-            return _toast("error", notes["owner_only"])
+        door = self._team_door(self._card_routes.get(click.message_id, ""))
+        if door is not None:  # a team thread's card: admins answer its approvals
+            if not door.may_approve(click.operator_open_id):
+                log.info("feishu card action refused: not an admin of team %s", door.team.name)
+                return _toast("error", door.refusal("approval_admins_only"))
+        else:
+            refused = allowed(click.operator_open_id, self.screen)
+            if refused is not None:
+                log.info("feishu card action refused: %s", refused.reason)
+                return _toast("error", notes["owner_only"])
         if click.token is None:
             return _toast("warning", notes["not_ours"])
         first = await self._store.write(
@@ -694,6 +720,9 @@ class FeishuService:
                 turn.completed = True
                 turn.status = notice.status
                 turn.address.tell(notice.as_event())
+            door = self._team_door(route.key)
+            if door is not None:
+                door.turn_ended(route.key)
         elif isinstance(notice, RouteReply):
             anchor = route.commands.popleft() if route.commands else None
             assert self._nursery is not None
@@ -755,6 +784,39 @@ class FeishuService:
         turn = _Turn(card_id, route.key, address, stop_token, messages, reset_token=reset_token)
         self._turns[attempt_id] = turn
         return turn
+
+    # -- team groups (``_team``) -----------------------------------------------------------
+
+    def _attach_teams(self, nursery: trio.Nursery) -> None:
+        assert self._port is not None and self._messenger is not None
+        messenger = self._messenger
+        self._teams = LoopReplies.attach_all(
+            self.context.teams.values(),
+            self._port,
+            nursery,
+            inputs=self.team_input,
+            say=lambda door: team_say(messenger, door.team.chat),
+            owner=self.settings.user_open_id,
+        )
+
+    def _team_door(self, route_key: str) -> TeamDoor | None:
+        chat = team_chat(route_key)
+        return None if chat is None else self.context.teams.get(chat)
+
+    def team_input(self, effect: StartRequest | FollowUpInput) -> None:
+        """A team request starts, or text goes on to its thread's task (the loop)."""
+        assert self._nursery is not None
+        self._nursery.start_soon(self._team_input, self._route(effect.route), effect)
+
+    async def _team_input(self, route: _Route, effect: StartRequest | FollowUpInput) -> None:
+        await self._react(effect.anchor, "OnIt")
+        text = effect.text
+        if text.startswith("/"):
+            route.commands.append(effect.anchor)
+        else:
+            route.pending.append(_Pending(effect.anchor, text))
+        for request in effect.requests():
+            self.context.port.tell(route.key, request)
 
     # -- after a restart --------------------------------------------------------------------
 

@@ -77,6 +77,7 @@ from robota.core.store import (
     open_reader,
     unsettled_chat_turns,
 )
+from robota.core.teams import FollowUpInput, LoopReplies, StartRequest, TeamDoor, say_offline
 
 from ._client import SocketModeClient
 from ._errors import ApiError, ConnectionRefused
@@ -98,6 +99,7 @@ from ._inbound import (
 )
 from ._outbound import STOP, SlackCards, SlackSink, message_id
 from ._settings import SlackSettings
+from ._team import PREFIX, team_message, team_say, team_screen, team_thread
 from ._web import WebApi
 
 if TYPE_CHECKING:
@@ -110,6 +112,8 @@ __all__ = ["CARD_SUFFIX", "REACTIONS", "SlackService"]
 log = logging.getLogger("robota.transports.slack")
 
 STORE_TIMEOUT = 10.0
+NOTE_TIMEOUT = 5.0
+"""Seconds the team channels' offline notes may take on the way down (shielded)."""
 CARD_SUFFIX = ":slack"
 """A card's turn id is the engine's attempt id and this (see the module docstring)."""
 ONLINE = "robota is online: write here to start."
@@ -179,6 +183,8 @@ class SlackService:
         self._sink: SlackSink | None = None
         self._delivery: CardDelivery | None = None
         self._cards: CardHost | None = None
+        self._teams: list[LoopReplies] = []
+        """The team channels' doors this service is attached to (``_team``)."""
 
     # -- the service ------------------------------------------------------------------------
 
@@ -211,7 +217,11 @@ class SlackService:
             task_status.started()
             self.context.report(TransportStatus("connected"))
             await self._startup_notes(web)
-            await trio.sleep_forever()
+            self._attach_teams(nursery, web)
+            try:
+                await trio.sleep_forever()
+            finally:
+                await say_offline(self._teams, NOTE_TIMEOUT)  # on the way down
 
     async def _identify(self, web: WebApi) -> bool:
         """``auth.test`` until it answers: the bot's user id. ``False``: refused for good."""
@@ -313,11 +323,19 @@ class SlackService:
         self._on_message(parsed)
 
     async def _on_click(self, click: ButtonClick) -> None:
-        """An approval's button: the clicker checked like a sender, the token claimed once."""
-        refused = allowed(click.user, self.screen)
-        if refused is not None:
-            log.info("slack button refused: %s", refused.reason)
-            return
+        """An approval's button: the clicker checked like a sender (in a team's thread: an
+        admin of the team), the token claimed once."""
+        card_key = message_id(click.channel, click.message_ts)
+        door = self._team_door(self._card_routes.get(card_key, ""))
+        if door is not None:
+            if not door.may_approve(click.user):
+                log.info("slack button refused: not an admin of team %s", door.team.name)
+                return
+        else:
+            refused = allowed(click.user, self.screen)
+            if refused is not None:
+                log.info("slack button refused: %s", refused.reason)
+                return
         if click.token is None:
             log.info("slack button dropped: not one of robota's buttons")
             return
@@ -336,11 +354,16 @@ class SlackService:
         self.context.port.tell(route_key, AnswerApproval(action.approval_id, action.decision))  # type: ignore[arg-type]
 
     def _on_message(self, message: InboundMessage) -> None:
-        decision = screen(message, self.screen)
+        door = self.context.teams.get(message.channel)
+        if door is not None:  # a team's channel: its door decides who is heard
+            decision = screen(message, team_screen(door, self.screen.bot_user_id))
+        else:
+            decision = screen(message, self.screen)
         if isinstance(decision, Ignore):
             log.info("slack message ignored: %s", decision.reason, extra={"ts": message.ts})
             return
-        route = self._route(message.route_key, message.channel)
+        route_key = team_message(decision).route if door is not None else message.route_key
+        route = self._route(route_key, message.channel)
         try:
             route.lane.send_nowait(decision)
         except trio.WouldBlock:
@@ -400,6 +423,10 @@ class SlackService:
             )
             log.info("slack: a stale message was recorded, not run", extra={"ts": message.ts})
             return
+        door = self.context.teams.get(message.channel)
+        if door is not None:
+            door.handle(team_message(admit))  # its effects come back through _team
+            return
         await self._react(message.channel, message.ts, WORKING)
         kind = "slack:im" if message.is_dm else "slack:channel"
         self._store.submit(NoteChat(f"slack:{message.channel}", kind), _logged)
@@ -449,6 +476,9 @@ class SlackService:
                 turn.completed = True
                 turn.status = notice.status
                 turn.address.tell(notice.as_event())
+            door = self._team_door(route.key)
+            if door is not None:
+                door.turn_ended(route.key)
         elif isinstance(notice, RouteReply):
             anchor = route.commands.popleft() if route.commands else None
             assert self._nursery is not None
@@ -498,6 +528,41 @@ class SlackService:
         turn = _Turn(card_id, route.key, route.channel, address, stop_token, messages)
         self._turns[attempt_id] = turn
         return turn
+
+    # -- team channels (``_team``) ---------------------------------------------------------
+
+    def _attach_teams(self, nursery: trio.Nursery, web: WebApi) -> None:
+        assert self._port is not None
+        self._teams = LoopReplies.attach_all(
+            self.context.teams.values(),
+            self._port,
+            nursery,
+            inputs=self.team_input,
+            say=lambda door: team_say(web, door.team.chat),
+            owner=self.settings.user_id,
+            prefix=PREFIX,
+        )
+
+    def _team_door(self, route_key: str) -> TeamDoor | None:
+        thread = team_thread(route_key)
+        return None if thread is None else self.context.teams.get(thread[0])
+
+    def team_input(self, effect: StartRequest | FollowUpInput) -> None:
+        """A team request starts, or text goes on to its thread's task (the loop)."""
+        thread = team_thread(effect.route)
+        assert self._nursery is not None and thread is not None
+        route = self._route(effect.route, thread[0])
+        self._nursery.start_soon(self._team_input, route, thread[1], effect)
+
+    async def _team_input(
+        self, route: _Route, thread: str, effect: StartRequest | FollowUpInput
+    ) -> None:
+        await self._react(route.channel, effect.anchor, WORKING)
+        text = effect.text
+        pending = _Pending(effect.anchor, text, thread)
+        (route.commands if text.startswith("/") else route.pending).append(pending)
+        for request in effect.requests():
+            self.context.port.tell(route.key, request)
 
     # -- after a restart --------------------------------------------------------------------
 

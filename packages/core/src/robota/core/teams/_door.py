@@ -1,0 +1,565 @@
+"""``TeamDoor``: a team group's messages in, the effects a chat transport performs out.
+
+The one typed interface between a chat transport and a team (``teams.<name>``): the transport
+parses its platform's event into a ``TeamMessage`` (the chat, the sender, the text with the
+bot's mention removed, the message id, and ``route``: the route of the request thread the
+message belongs to, or would open) and calls ``handle``; the door decides with
+``robota.core.policy`` and the ``TeamActor`` (scheduler and confirmations, persisted) and
+answers with ``DoorEffect``s through the transport's ``TeamReplies``:
+
+* ``ThreadReply``   a fixed, localised text in the request's thread (a refusal, a question,
+  a queue position, ``/help``, ``/status``);
+* ``StartRequest``  the request runs: a new task on the thread's route (the team's project,
+  its developer instructions, ``memberPermissionMode`` for members) and its prompt; the
+  transport reacts, tells the route and shows the turn as for any chat message;
+* ``FollowUpInput`` text to the thread's task (a follow-up, an engine command);
+* ``GroupNote``     a note to the group itself (online, offline, the pause summary).
+
+The transport tells the door when a thread's turn ends (``turn_ended``: the scheduler's
+``Complete``, which promotes what waits) and asks it who may answer an approval in a team
+thread (``may_approve``: admins only). The host holds the doors (one per team, built from the
+config with its actor) and hands each to its transport; ``pause``/``resume`` come from the
+operator (``robota team pause|resume`` through the control endpoint): while paused a message is
+counted in the store and gets nothing, and resuming tells the group how many arrived.
+
+No platform knowledge: routes are opaque strings the transport made. Thread-safe: ``handle``
+runs on the transport's loop, the actor's effects arrive on the store writer's thread; both
+only take the lock briefly and hand effects to ``TeamReplies.perform`` (which must not block).
+A queued request's prompt waits here, in memory: a restart keeps its place in the queue (the
+actor's registry) but not its text, which the store never holds; it is then answered as
+ended.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Awaitable, Callable, Collection, Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+
+from .._dists import robota_version
+from ..config import TeamConfig
+from ..engine import FrontEndRequest, Interrupt, NewTask, TaskSettings, UserInput
+from ..policy import (
+    Answer,
+    Cancelled,
+    Command,
+    Complete,
+    Confirm,
+    Confirmed,
+    Ended,
+    Expired,
+    FollowUp,
+    Ignore,
+    Pending,
+    Queued,
+    Rejected,
+    Report,
+    Request,
+    Run,
+    Started,
+    Submit,
+    Sweep,
+    confirmations_from_json,
+    confirmed,
+    inbound,
+    offline_note,
+    online_note,
+    queue_text,
+    queued_reply,
+    reply,
+    role_of,
+    scheduler_from_json,
+    status_text,
+    team_instructions,
+    team_locale,
+)
+from ..store import AppendTeamAudit, CountHeldTeamMessage, LoadTeamRow, SetTeamPaused, StoreClient
+from ._actor import (
+    AnswerConfirmation,
+    AskConfirmation,
+    SweepConfirmations,
+    TeamEffect,
+    TeamSnapshot,
+)
+
+if TYPE_CHECKING:
+    import trio
+
+    from .._bridge import LoopPort
+    from ..frontend import FrontEndPort
+
+__all__ = [
+    "DoorEffect",
+    "LoopReplies",
+    "FollowUpInput",
+    "GroupNote",
+    "StartRequest",
+    "TeamDoor",
+    "TeamMessage",
+    "TeamReplies",
+    "ThreadReply",
+    "say_offline",
+]
+
+logger = logging.getLogger("robota.core.teams")
+
+STORE_TIMEOUT = 10.0
+OPERATOR = "operator"
+"""The sender and intent of the operator's own turns in the scheduler."""
+OPERATOR_PREFIX = "operator:"
+_ID_SEPARATOR = "#"
+"""A request's id is its thread's route, this, and its message id (routes have no ``#``)."""
+
+
+def _split(request_id: str) -> tuple[str, str]:
+    """``(route, message id)`` of a request's id."""
+    route, _, anchor = request_id.rpartition(_ID_SEPARATOR)
+    return route, anchor
+
+
+@dataclass(frozen=True, slots=True)
+class TeamMessage:
+    chat: str
+    sender: str
+    text: str
+    """The bot's mention removed."""
+    message_id: str
+    route: str
+    """The route of the request thread: the message's own (a new request) or its thread's."""
+    in_thread: bool
+    """The message is inside a request's thread (a follow-up), not a new request."""
+
+
+@dataclass(frozen=True, slots=True)
+class ThreadReply:
+    route: str
+    anchor: str
+    """The message replied to (in its thread)."""
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class StartRequest:
+    route: str
+    anchor: str
+    text: str
+    """The request's prompt."""
+    settings: TaskSettings
+    new_task: bool
+    """Start the route on a new task first (its first request); else the thread's task."""
+
+    def requests(self) -> list[FrontEndRequest]:
+        """What the transport tells the route, in order."""
+        opening = [NewTask(self.settings, announce=False)] if self.new_task else []
+        return [*opening, UserInput(self.text, message_id=self.anchor)]
+
+
+@dataclass(frozen=True, slots=True)
+class FollowUpInput:
+    route: str
+    anchor: str
+    text: str
+
+    def requests(self) -> list[FrontEndRequest]:
+        return [UserInput(self.text, message_id=self.anchor)]
+
+
+@dataclass(frozen=True, slots=True)
+class GroupNote:
+    text: str
+
+
+DoorEffect = ThreadReply | StartRequest | FollowUpInput | GroupNote
+
+
+@runtime_checkable
+class TeamReplies(Protocol):
+    """What a transport gives its team door: ``perform`` one effect (any thread, quick)."""
+
+    def perform(self, effect: DoorEffect) -> None: ...
+
+
+class LoopReplies:
+    """``TeamReplies`` for a transport on a trio loop: each effect is posted to the loop;
+    there a task's input goes to ``inputs`` and a text to the coroutine ``say``, started in
+    ``nursery``. ``offline`` detaches from the door and says its offline note (awaited: the
+    transport bounds it on its way down)."""
+
+    def __init__(
+        self,
+        door: TeamDoor,
+        port: LoopPort,
+        nursery: trio.Nursery,
+        *,
+        inputs: Callable[[StartRequest | FollowUpInput], None],
+        say: Callable[[ThreadReply | GroupNote], Awaitable[None]],
+    ) -> None:
+        self.door = door
+        self._port = port
+        self._nursery = nursery
+        self._inputs = inputs
+        self._say = say
+
+    def perform(self, effect: DoorEffect) -> None:  # any thread
+        self._port.post(self._on_loop, effect)
+
+    def _on_loop(self, effect: DoorEffect) -> None:
+        if isinstance(effect, StartRequest | FollowUpInput):
+            self._inputs(effect)
+        else:
+            self._nursery.start_soon(self._say, effect)
+
+    async def offline(self) -> None:
+        text = self.door.detach()
+        if text is not None:
+            await self._say(GroupNote(text))
+
+    @classmethod
+    def attach_all(
+        cls,
+        doors: Iterable[TeamDoor],
+        port: LoopPort,
+        nursery: trio.Nursery,
+        *,
+        inputs: Callable[[StartRequest | FollowUpInput], None],
+        say: Callable[[TeamDoor], Callable[[ThreadReply | GroupNote], Awaitable[None]]],
+        owner: str | None,
+        prefix: str = "/",
+    ) -> list[LoopReplies]:
+        """Attach a transport to each of its doors (``say(door)``: that team's texts)."""
+        attached = []
+        for door in doors:
+            replies = cls(door, port, nursery, inputs=inputs, say=say(door))
+            door.attach(replies, owner=owner, prefix=prefix)
+            attached.append(replies)
+        return attached
+
+
+async def say_offline(attached: Iterable[LoopReplies], timeout: float) -> None:
+    """Each team's offline note, on a transport's way down: shielded from its cancellation
+    and bounded by ``timeout`` seconds."""
+    import trio  # noqa: PLC0415 (the door itself needs no loop)
+
+    with trio.move_on_after(timeout) as scope:
+        scope.shield = True
+        for replies in attached:
+            await replies.offline()
+
+
+class TeamDoor:
+    """See the module docstring. ``actor`` is the team's ``TeamActor`` (a ref with ``tell``);
+    it must deliver its effects to ``deliver``."""
+
+    def __init__(
+        self,
+        team: TeamConfig,
+        store: StoreClient,
+        *,
+        agent: str | None = None,
+        port: FrontEndPort | None = None,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        self.team = team
+        self._port = port
+        """Where a timed-out request's turn is interrupted."""
+        self._store = store
+        self._agent = agent
+        self._clock = clock
+        self._lock = threading.RLock()
+        self._actor: Any = None
+        self._replies: TeamReplies | None = None
+        self._owner: str | None = None
+        self._prefix = "/"
+        self.paused = False
+        self._requests: dict[str, StartRequest] = {}
+        """Request id -> what starts it (until it starts)."""
+        self._running: dict[str, str] = {}
+        """Route -> the running request's id."""
+        self._tasks: set[str] = set()
+        """Routes that have a task of this team (in this run)."""
+        self._pending: dict[tuple[str, str], str] = {}
+        """(thread route, sender) -> the message that asked for a confirmation."""
+        self._operator: set[str] = set()
+        """The operator's running turns the scheduler counts (attempt ids)."""
+
+    # -- the host's side ---------------------------------------------------------------------
+
+    def bind(self, actor: Any) -> None:
+        """The team's actor, started with ``deliver``; the pause switch, the pending
+        confirmations and what runs read from the store (the actor restores the same)."""
+        self._actor = actor
+        row = self._store.write_sync(LoadTeamRow(self.team.name), timeout=STORE_TIMEOUT)
+        self.paused = bool(row is not None and row.paused)
+        if row is None:
+            return
+        for pending in confirmations_from_json(row.confirmations_json):
+            self._pending[(pending.thread, pending.sender)] = ""
+        for running in scheduler_from_json(row.scheduler_json).running:
+            request_id = running.request.id
+            if request_id.startswith(OPERATOR_PREFIX):
+                self._operator.add(request_id.removeprefix(OPERATOR_PREFIX))
+            else:  # a recovered turn's end completes it (``turn_ended``)
+                self._running[_split(request_id)[0]] = request_id
+
+    def operator_turns(self, running: Collection[str]) -> None:
+        """The turns the operator runs now on the team's project (attempt ids, from the
+        terminal or ``robota task send``): each occupies a slot, so teammates' writes wait and
+        reads go on. Its tag is ``read:<project>``: by the scheduler's rule a read conflicts
+        with every write of the project and with no read, which is that behaviour exactly (a
+        ``write:`` tag would hold the teammates' reads as well)."""
+        now = self._clock()
+        with self._lock:
+            started = sorted(set(running) - self._operator)
+            ended = sorted(self._operator - set(running))
+            self._operator = set(running)
+        if self._actor is None:
+            return
+        tags = (f"read:{self.team.project}",)
+        for attempt in started:
+            request = Request(f"{OPERATOR_PREFIX}{attempt}", OPERATOR, OPERATOR, tags)
+            self._actor.tell(Submit(request, now))
+        for attempt in ended:
+            self._actor.tell(Complete(f"{OPERATOR_PREFIX}{attempt}", now))
+
+    def deliver(self, effect: TeamEffect) -> None:
+        """The actor's effects (the store writer's thread, after the commit)."""
+        with self._lock:
+            out = self._decided(effect)
+        for each in out:
+            self._perform(each)
+
+    def pause(self) -> None:
+        self._store.write_sync(SetTeamPaused(self.team.name, True), timeout=STORE_TIMEOUT)
+        with self._lock:
+            was, self.paused = self.paused, True
+        if not was:
+            self._perform(GroupNote(offline_note(team_locale(self.team))))
+
+    def resume(self) -> int:
+        """Resume; how many messages arrived while paused (the group is told)."""
+        held = self._store.write_sync(SetTeamPaused(self.team.name, False), timeout=STORE_TIMEOUT)
+        with self._lock:
+            was, self.paused = self.paused, False
+        if was:
+            locale = team_locale(self.team)
+            self._perform(GroupNote(self._online()))
+            if held:
+                self._perform(GroupNote(reply(locale, "paused_summary", count=held)))
+        return int(held)
+
+    def sweep(self) -> None:
+        """The timers: requests past ``maxTurnMinutes``, confirmations past 15 minutes."""
+        if self._actor is not None:
+            now = self._clock()
+            self._actor.tell(Sweep(now))
+            self._actor.tell(SweepConfirmations(now))
+
+    def stop(self) -> None:
+        if self._actor is not None:
+            self._actor.stop(timeout=10)
+
+    # -- the transport's side ----------------------------------------------------------------
+
+    def attach(self, replies: TeamReplies | None, *, owner: str | None, prefix: str = "/") -> None:
+        """The transport's replies (``None``: it stopped); says online when it attaches."""
+        with self._lock:
+            self._replies, self._owner, self._prefix = replies, owner, prefix
+        if replies is not None and not self.paused:
+            self._perform(GroupNote(self._online()))
+
+    def detach(self) -> str | None:
+        """The transport stops: no more effects; the offline note it posts on its way out
+        (``None`` while paused: the group was told at the pause)."""
+        with self._lock:
+            self._replies = None
+        return None if self.paused else offline_note(team_locale(self.team))
+
+    def refusal(self, key: str) -> str:
+        """A fixed reply in the team's locale (``approval_admins_only`` for a member's click)."""
+        return reply(team_locale(self.team), key)
+
+    def may_approve(self, sender: str) -> bool:
+        """Approvals in a team thread are answered by admins only."""
+        return role_of(sender, self.team, self._owner) == "admin"
+
+    def handles(self, route: str) -> bool:
+        with self._lock:
+            return route in self._tasks
+
+    def turn_ended(self, route: str) -> None:
+        with self._lock:
+            request_id = self._running.pop(route, None)
+        if request_id is not None and self._actor is not None:
+            self._actor.tell(Complete(request_id, self._clock()))
+
+    def handle(self, message: TeamMessage) -> None:
+        """One claimed, fresh message of the team's group (the transport's loop)."""
+        if self.paused:
+            self._store.submit(CountHeldTeamMessage(self.team.name), _logged)
+            return
+        now = self._clock()
+        key = (message.route, message.sender)
+        with self._lock:
+            asked = key in self._pending if message.in_thread else False
+            if asked:
+                self._pending[key] = message.message_id
+        if asked:
+            # The sender's next message in the thread answers the question (the actor decides:
+            # confirm, cancel, or expired, which then goes on as an ordinary message).
+            self._actor.tell(AnswerConfirmation(message.route, message.sender, message.text, now))
+            return
+        self._ordinary(message, now)
+
+    # -- deciding ---------------------------------------------------------------------------
+
+    def _ordinary(self, message: TeamMessage, now: float) -> None:
+        team = self.team
+        outcome = inbound(
+            team,
+            sender=message.sender,
+            text=message.text,
+            chat=message.chat,
+            in_thread=message.in_thread,
+            owner=self._owner,
+            prefix=self._prefix,
+        )
+        if isinstance(outcome, Ignore):
+            return
+        check = outcome.check
+        self._store.submit(
+            AppendTeamAudit(team.name, message.sender, check.intent, check.level, check.decision),
+            _logged,
+        )
+        route, anchor = message.route, message.message_id
+        if isinstance(outcome, Answer):
+            self._perform(ThreadReply(route, anchor, outcome.text))
+        elif isinstance(outcome, Confirm):
+            with self._lock:
+                self._pending[(route, message.sender)] = anchor
+            pending = Pending(route, message.sender, check.intent, outcome.args, now)
+            self._actor.tell(AskConfirmation(pending))
+            self._perform(ThreadReply(route, anchor, outcome.text))
+        elif isinstance(outcome, Report):
+            self._report(outcome.name, route, anchor)
+        elif isinstance(outcome, Command):
+            text = f"/{outcome.name} {outcome.args}".strip()
+            self._perform(FollowUpInput(route, anchor, text))
+        elif isinstance(outcome, FollowUp):
+            if outcome.ack is not None:
+                self._perform(ThreadReply(route, anchor, outcome.ack))
+            self._perform(FollowUpInput(route, anchor, outcome.text))
+        else:
+            self._submit(outcome, message.sender, route, anchor, now)
+
+    def _submit(self, run: Run, sender: str, route: str, anchor: str, now: float) -> None:
+        settings = TaskSettings(
+            cwd=Path(self.team.project),
+            permission_mode=run.permission_mode,
+            developer_instructions=team_instructions(self.team),
+            title=f"{self.team.name}: {run.prompt[:60]}",
+        )
+        request_id = f"{route}{_ID_SEPARATOR}{anchor}"
+        with self._lock:
+            start = StartRequest(route, anchor, run.prompt, settings, route not in self._tasks)
+            self._tasks.add(route)
+            self._requests[request_id] = start
+        self._actor.tell(Submit(Request(request_id, sender, run.check.intent, run.tags), now))
+
+    def _report(self, name: str, route: str, anchor: str) -> None:
+        team, paused, online = self.team, self.paused, self._online()
+
+        def answer(state: Any) -> None:  # the actor's thread
+            if name == "queue":
+                text = queue_text(team, state.scheduler)
+            else:
+                text = status_text(team, state.scheduler, note=online, paused=paused)
+            self._perform(ThreadReply(route, anchor, text))
+
+        self._actor.tell(TeamSnapshot(answer))
+
+    def _decided(self, effect: TeamEffect) -> list[DoorEffect]:
+        """What the actor decided, as the transport's effects (under the lock)."""
+        locale = team_locale(self.team)
+        if isinstance(effect, Started | Queued) and effect.request.sender == OPERATOR:
+            return []  # the operator's turn runs already; it only holds its slot
+        if isinstance(effect, Started):
+            start = self._requests.pop(effect.request.id, None)
+            if start is None:  # its text was lost with the last run: nothing to run
+                self._actor.tell(Complete(effect.request.id, self._clock()))
+                return []
+            self._running[start.route] = effect.request.id
+            return [start]
+        if isinstance(effect, Queued):
+            start = self._requests.get(effect.request.id)
+            if start is None:
+                return []
+            return [ThreadReply(start.route, start.anchor, queued_reply(locale, effect))]
+        if isinstance(effect, Rejected):
+            start = self._requests.pop(effect.request.id, None)
+            if start is None:
+                return []
+            return [ThreadReply(start.route, start.anchor, reply(locale, "queue_full"))]
+        if isinstance(effect, Ended):
+            if not effect.timed_out:
+                return []
+            if effect.request_id.startswith(OPERATOR_PREFIX):
+                return []  # the operator's own turn is the operator's to stop
+            route, anchor = _split(effect.request_id)
+            if self._running.get(route) == effect.request_id:
+                del self._running[route]
+            if self._port is not None:
+                self._port.tell(route, Interrupt())
+            text = reply(locale, "timed_out", minutes=self.team.max_turn_minutes)
+            return [ThreadReply(route, anchor, text)]
+        if isinstance(effect, Confirmed | Cancelled | Expired):
+            pending = effect.pending
+            anchor = self._pending.pop((pending.thread, pending.sender), "") or pending.thread
+            if isinstance(effect, Confirmed):
+                return self._confirmed(pending, anchor)
+            key = "confirm_cancelled" if isinstance(effect, Cancelled) else "confirm_expired"
+            text = reply(locale, key, intent=pending.intent, minutes=15)
+            return [ThreadReply(pending.thread, anchor, text)]
+        return []  # Withdrawn: nothing to say
+
+    def _confirmed(self, pending: Pending, anchor: str) -> list[DoorEffect]:
+        outcome = confirmed(self.team, pending, chat=self.team.chat, owner=self._owner)
+        if isinstance(outcome, Ignore):
+            return []
+        if isinstance(outcome, Answer):
+            return [ThreadReply(pending.thread, anchor, outcome.text)]
+        self._store.submit(
+            AppendTeamAudit(
+                self.team.name,
+                pending.sender,
+                outcome.check.intent,
+                outcome.check.level,
+                "confirmed",
+            ),
+            _logged,
+        )
+        self._submit(outcome, pending.sender, pending.thread, anchor, self._clock())
+        return []
+
+    def _online(self) -> str:
+        return online_note(
+            team_locale(self.team), robota_version=robota_version(), agent=self._agent
+        )
+
+    def _perform(self, effect: DoorEffect) -> None:
+        replies = self._replies
+        if replies is None:
+            logger.info("team %s: no transport to show %s", self.team.name, type(effect).__name__)
+            return
+        try:
+            replies.perform(effect)
+        except Exception:
+            logger.exception("team %s: an effect could not be performed", self.team.name)
+
+
+def _logged(value: object, /) -> None:
+    if isinstance(value, BaseException):
+        logger.error("team: a store write failed: %s: %s", type(value).__name__, value)
