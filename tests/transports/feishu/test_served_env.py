@@ -9,9 +9,7 @@ from pathlib import Path
 from ...cli.test_doctor import live_processes
 from ...support.model_server import FakeModel
 from .fake_platform import APP_ID, APP_SECRET
-from .test_served import BOT, OWNER, message_event, model, served, short_root
-
-__all__ = ["model", "short_root"]  # the fixtures, used by name
+from .test_served import BOT, OWNER, message_event, served
 
 
 async def test_the_first_starts_agent_has_the_bots_open_id(

@@ -21,9 +21,7 @@ import trio
 from ...host.test_task_cmd import task
 from ...support.model_server import FakeModel
 from .fake_platform import FakePlatform, Sent
-from .test_served import BOUND, OWNER, Served, message_event, model, served, short_root
-
-__all__ = ["model", "short_root"]  # the fixtures, used by name
+from .test_served import BOUND, OWNER, Served, message_event, served
 
 
 def texts_to(
