@@ -15,12 +15,8 @@ from .test_served import (
     click_event,
     last_patch,
     message_event,
-    model,
     served,
-    short_root,
 )
-
-__all__ = ["model", "short_root"]  # the fixtures, used by name
 
 
 async def test_reset_from_a_completed_card_goes_back_to_its_turn(
