@@ -22,6 +22,8 @@ sandboxed profile (``_real.Sandbox``), and the same agent set up again for the r
   (``--quick``: 1 000 routes, 10 active). Target: under 60 MB.
 
 Every answer is checked (``ECHO: <prompt>``); the host is stopped and no process is left.
+For an A/B, run it with ``PYTHONPATH=OLD/packages/cli/src:OLD/packages/core/src:...`` (another
+checkout's sources first; the sandbox passes ``PYTHONPATH`` through), then without.
 """
 
 from __future__ import annotations
