@@ -33,7 +33,10 @@ brackets::
     │   ├── BadHostState               [ValueError] host.json is not a host's state
     │   ├── MalformedReply             [ValueError] a line that is no control reply
     │   ├── Refused                    a request refused while decoding it (its error code)
-    │   └── HandlerError               a handler refuses its request with its own code
+    │   ├── HandlerError               a handler refuses its request with its own code
+    │   ├── BadRegistration            [ValueError] a file that is not a session's registration
+    │   └── SessionUnverified          a background session whose owner cannot be verified live
+    ├── WireError                      [ValueError] a frame that is not one of the attach wire's
     ├── LinkEnded                      a front end's subscription to its route ended
     ├── Overflowed                     a front end fell too far behind its route (the reason)
     ├── TaskNotResolved                a front end's task reference (``-r``) names no one task
@@ -60,6 +63,7 @@ brackets::
     │   ├── FrameError                 [ValueError] bytes that are not a pbbp2 frame
     │   ├── ApiError                   a REST call failed: HTTP status, platform code and msg
     │   ├── ConnectionRefused          the platform refused the long connection for good
+    │   ├── TooLarge                   a download went past its limit (``size`` seen)
     │   └── RegistrationFailed         the one-click app registration cannot go on (init)
     ├── SlackError                     the Slack transport (robota.transports.slack)
     │   ├── ApiError                   a Web API call failed: method, HTTP status, Slack's error
@@ -68,6 +72,7 @@ brackets::
     ├── SkillError                     ``robota skills``: a directory robota must not change
     ├── AutostartError                 ``robota server autostart``: no service manager, or it failed
     ├── UsageError                     print mode: the command line or its session is wrong
+    ├── AttachRefused                  ``robota --attach``: the session did not take the attach
     ├── PreviewError                   [ValueError] a line ``robota cards preview`` cannot draw
     └── EngineStopped                  [RuntimeError] the TUI's engine is not running
 

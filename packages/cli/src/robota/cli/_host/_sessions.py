@@ -176,7 +176,7 @@ def session_rows(profile: Profile) -> list[dict[str, object]]:
     return rows
 
 
-class SessionUnverified(Exception):
+class SessionUnverified(ControlError):
     """The session named cannot be controlled; the message says why."""
 
 
