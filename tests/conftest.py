@@ -6,6 +6,8 @@ Race-prone tests carry ``@pytest.mark.concurrency``; each runs ``--concurrency-r
 
 from __future__ import annotations
 
+import sys
+
 import pytest
 
 
@@ -26,3 +28,13 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
         raise pytest.UsageError("--concurrency-reps must be >= 1")
     metafunc.fixturenames.append("repetition")
     metafunc.parametrize("repetition", range(reps), ids=lambda i: f"rep{i}")
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    # lark_oapi's long-connection module makes an event loop when it is imported (the SDK
+    # acceptance tests import it) and never closes it: close it here, or the interpreter's exit
+    # reports the loop and its self-pipe as unclosed.
+    client = sys.modules.get("lark_oapi.ws.client")
+    loop = getattr(client, "loop", None)
+    if loop is not None and not loop.is_running() and not loop.is_closed():
+        loop.close()

@@ -22,6 +22,7 @@ emptied the group, so a watched id always names an agent's group.
 
 from __future__ import annotations
 
+import atexit
 import logging
 import subprocess
 import threading
@@ -40,6 +41,7 @@ class Reaper:
         self._lock = threading.Lock()
         self._process: subprocess.Popen[str] | None = None
         self._watched: set[int] = set()
+        self._closes_at_exit = False
 
     def watch(self, pgid: int) -> None:
         with self._lock:
@@ -64,7 +66,10 @@ class Reaper:
             self._watched.clear()
         if process is not None and process.stdin is not None:
             process.stdin.close()
-            process.wait(timeout=self._grace + 5)
+            try:
+                process.wait(timeout=self._grace + 5)
+            except subprocess.TimeoutExpired:
+                logger.warning("agent reaper: the watcher did not end (pid %d)", process.pid)
 
     def _send(self, line: str) -> None:
         process = self._process
@@ -85,6 +90,11 @@ class Reaper:
             logger.warning("agent reaper: cannot reach the watcher: %s", error)
 
     def _start(self) -> subprocess.Popen[str] | None:
+        if not self._closes_at_exit:
+            # A clean exit does what death does, but also reaps the watcher: without it the
+            # interpreter's last garbage collection finds a Popen whose child still runs.
+            atexit.register(self.close)
+            self._closes_at_exit = True
         try:
             return subprocess.Popen(
                 watcher_command(self._grace),
