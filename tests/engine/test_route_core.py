@@ -49,6 +49,8 @@ from robota.core.engine import (
     RouteIdle,
     RouteReply,
     Running,
+    SessionsEntry,
+    SessionsListing,
     TaskDefaults,
     TaskOpened,
     Tell,
@@ -696,6 +698,32 @@ def test_sessions_asks_each_agent_that_lists_and_answers_when_all_did() -> None:
     assert text[1].startswith("2. t0 ") and text[1].endswith("<- current")
     assert effects[-1] == Notify(RouteIdle(KEY, 1))
     assert len(core.state.last_listing) == 2
+
+
+def test_a_sessions_page_comes_as_data_beside_its_text() -> None:
+    """What a chat draws as a card: the page's entries numbered across pages, the search kept,
+    whether a next page exists, and the same lines the terminal shows."""
+    tasks = [task(f"t{n}", title=f"pear {n}", updated_at=WALL - n) for n in range(10)]
+    reads = Reads(tasks_by_id={t.id: t for t in tasks})
+    core = route(CODEX, current=tasks[0], reads=reads)
+    core.handle(UserInput("/sessions pear 2"))
+    thread = AgentSessionInfo("thread-x", "desktop pear", "/elsewhere", WALL + 10)
+    effects = core.handle(SessionsListed("r1", "codex", (thread,)))
+    (answer,) = [e.notice for e in of(effects, Notify) if isinstance(e.notice, RouteReply)]
+    listing = answer.listing
+    assert isinstance(listing, SessionsListing)
+    assert (listing.page, listing.search, listing.more, listing.failures) == (2, "pear", True, ())
+    assert [entry.number for entry in listing.entries] == [6, 7, 8, 9, 10]
+    assert answer.text.splitlines()[0].startswith(f"6. {listing.entries[0].ref} ")
+    assert answer.text.splitlines()[-2] == "more: /sessions pear 3"
+    first = SessionsEntry(1, "codex", WALL + 10, "desktop pear", "external", "/elsewhere")
+    (asked,) = of(core.handle(UserInput("/sessions pear")), ListAgentSessions)
+    page_one = core.handle(SessionsListed(asked.ref, "codex", (thread,)))
+    (answer,) = [e.notice for e in of(page_one, Notify) if isinstance(e.notice, RouteReply)]
+    assert answer.listing is not None
+    assert answer.listing.entries[0] == replace(first, session_id="thread-x")
+    assert answer.listing.entries[0].ref == "thread-x"
+    assert answer.listing.entries[1].current and answer.listing.entries[1].ref == "t0"
 
 
 def test_sessions_follows_the_capability_not_the_kind() -> None:

@@ -38,6 +38,8 @@ from ._messages import (
     RouteIdle,
     RouteNotice,
     RouteReply,
+    SessionsEntry,
+    SessionsListing,
     TaskOpened,
     TaskSettings,
     TurnBegan,
@@ -109,6 +111,8 @@ __all__ = [
     "InputQueued",
     "TurnFinished",
     "RouteReply",
+    "SessionsListing",
+    "SessionsEntry",
     "RouteIdle",
     # commands
     "COMMANDS",

@@ -38,6 +38,8 @@ __all__ = [
     "NewTask",
     "RouteIdle",
     "RouteNotice",
+    "SessionsEntry",
+    "SessionsListing",
     "RouteReply",
     "TaskOpened",
     "TaskSettings",
@@ -190,10 +192,47 @@ class TurnFinished:
 
 
 @dataclass(frozen=True, slots=True)
+class SessionsEntry:
+    """One numbered entry of a ``/sessions`` page: a robota task (``task_id``), or an agent's
+    thread robota has no task for (``task_id`` None, ``session_id`` the agent's thread id)."""
+
+    number: int
+    agent: str
+    updated_at: float
+    title: str
+    state: str
+    """The task's last turn status (``new`` before its first), or ``external``."""
+    cwd: str | None
+    task_id: str | None = None
+    session_id: str | None = None
+    current: bool = False
+
+    @property
+    def ref(self) -> str:
+        """What ``/switch`` and the task commands take for this entry."""
+        return self.task_id or self.session_id or ""
+
+
+@dataclass(frozen=True, slots=True)
+class SessionsListing:
+    """A ``/sessions`` page as data, beside its text: a chat can draw it as a card whose buttons
+    switch to an entry, page (the search kept, the numbers global) or make a group of it."""
+
+    entries: tuple[SessionsEntry, ...]
+    page: int
+    search: str | None
+    more: bool
+    """A next page exists."""
+    failures: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
 class RouteReply:
     route_key: str
     text: str
     level: Literal["info", "error"] = "info"
+    listing: SessionsListing | None = None
+    """Set on a ``/sessions`` answer: the page ``text`` shows, for front ends that draw it."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -25,7 +25,8 @@ from pathlib import Path
 
 from ..agents import AgentSessionInfo, CloseSession, SessionOpened, SessionsListed
 from ..store import ResetTaskToTurn, Task, TurnAttempt
-from ._route_effects import ListAgentSessions, Tell
+from ._messages import RouteReply, SessionsEntry, SessionsListing
+from ._route_effects import ListAgentSessions, Notify, Tell
 from ._route_state import BUSY, Listing, ListingEntry, PendingReset, RouteData
 from ._route_tasks import use_task
 
@@ -92,36 +93,70 @@ def _show(route: RouteData, listing: Listing) -> None:
     entries.sort(key=lambda e: e.updated_at, reverse=True)
     route.last_listing = entries
     start = SESSIONS_PAGE * (listing.page - 1)
-    shown = entries[start : start + SESSIONS_PAGE]
-    lines = [
-        f"{number}. {_describe(route, entry)}"
-        for number, entry in enumerate(shown, start=start + 1)
-    ]
+    shown = tuple(
+        _entry(route, number, entry)
+        for number, entry in enumerate(entries[start : start + SESSIONS_PAGE], start=start + 1)
+    )
+    page = SessionsListing(
+        shown,
+        listing.page,
+        listing.search,
+        more=len(entries) > start + SESSIONS_PAGE,
+        failures=tuple(listing.failures),
+    )
+    route.effects.append(Notify(RouteReply(route.key, sessions_text(page), listing=page)))
+
+
+def sessions_text(page: SessionsListing) -> str:
+    """The lines a terminal shows for a ``/sessions`` page."""
+    lines = [f"{entry.number}. {_describe(entry)}" for entry in page.entries]
+    search = page.search
     if not lines:
-        search = listing.search
         lines.append("no tasks" + (f" matching {search!r}" if search else ""))
-    elif len(entries) > start + SESSIONS_PAGE:
-        search = listing.search
-        lines.append(f"more: /sessions {search + ' ' if search else ''}{listing.page + 1}")
-    lines.extend(listing.failures)
-    if shown:
+    elif page.more:
+        lines.append(f"more: /sessions {search + ' ' if search else ''}{page.page + 1}")
+    lines.extend(page.failures)
+    if page.entries:
         lines.append("/switch N (or a task id) makes one current")
-    route.reply("\n".join(lines))
+    return "\n".join(lines)
 
 
-def _describe(route: RouteData, entry: ListingEntry) -> str:
-    when = datetime.fromtimestamp(entry.updated_at).strftime("%Y-%m-%d %H:%M")
+def _entry(route: RouteData, number: int, entry: ListingEntry) -> SessionsEntry:
     if entry.task is not None:
         task = entry.task
-        current = "  <- current" if route.task and task.id == route.task.id else ""
-        state = task.last_turn_status or "new"
-        title = task.title or "untitled"
-        return f"{task.id}  {when}  {task.agent:<10} {state:<11} {title}  ({task.cwd}){current}"
+        return SessionsEntry(
+            number,
+            task.agent,
+            entry.updated_at,
+            task.title or "untitled",
+            task.last_turn_status or "new",
+            str(task.cwd),
+            task_id=task.id,
+            current=route.task is not None and task.id == route.task.id,
+        )
     thread = entry.thread
     assert thread is not None
-    where = f"  ({thread.cwd})" if thread.cwd else ""
-    title = thread.title or "untitled"
-    return f"{thread.session_id}  {when}  {entry.agent:<10} {'external':<11} {title}{where}"
+    return SessionsEntry(
+        number,
+        entry.agent,
+        entry.updated_at,
+        thread.title or "untitled",
+        "external",
+        str(thread.cwd) if thread.cwd else None,
+        session_id=thread.session_id,
+    )
+
+
+def _describe(entry: SessionsEntry) -> str:
+    when = datetime.fromtimestamp(entry.updated_at).strftime("%Y-%m-%d %H:%M")
+    if entry.task_id is not None:
+        current = "  <- current" if entry.current else ""
+        return (
+            f"{entry.task_id}  {when}  {entry.agent:<10} {entry.state:<11} {entry.title}  "
+            f"({entry.cwd}){current}"
+        )
+    where = f"  ({entry.cwd})" if entry.cwd else ""
+    return f"{entry.session_id}  {when}  {entry.agent:<10} {entry.state:<11} {entry.title}{where}"
 
 
 def switch(route: RouteData, args: str) -> None:
