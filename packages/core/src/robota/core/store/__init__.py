@@ -26,7 +26,7 @@ functions here take one. Reads never queue behind writes and never block them.
 Ops are small frozen dataclasses with an ``apply(db)`` method (``WriteOp``); the typed ones here
 cover inbound-event dedupe, route states, the final-delivery ledger, turn attempts, the prompt
 queue, the audit trail, what chat transports keep of their chats (``_chats``), and team groups'
-registry and decision audit (``_teams``). The schema
+registry, decision audit and stored requests (``_teams``). The schema
 grows through ``MIGRATIONS``, applied by the writer when it starts; a database from a newer
 robota is refused with ``StoreError``. Migrations that change tables are written with
 sqlite-utils (``schema_change``), which is also what ``inspect_store`` (``robota store``) reads

@@ -15,7 +15,8 @@ the schema forward (no down migrations: restore the backup instead); add sample 
 table to ``tests/store/test_migrations.py``, whose guard test fails until you do. Write it with
 sqlite-utils (``schema_change``: ``create_table``, ``create_index``, ``add_column``, and
 ``transform`` for what ``ALTER TABLE`` cannot do) rather than hand-written DDL; ``_statements``
-is the form the released ones 1-4 have, kept as they are so old and new files stay identical.
+is the form the released ones 1-5 have, kept as they are so old and new files stay identical
+(6 on are ``schema_change``).
 """
 
 from __future__ import annotations
