@@ -162,3 +162,23 @@ def test_the_notes_show_the_model_and_context_of_the_teams_last_task(
     notes = [e.text for e in recorded.wait_for(4) if isinstance(e, GroupNote)]
     assert notes[-1].splitlines()[0] == "● Online"
     assert notes[-1].splitlines()[2:] == ["Model · gpt-5", "Context · ███░░░░░░░ 30%"]
+
+
+def test_a_restored_request_whose_continued_turn_ended_unheard_is_settled(
+    open_door: Open, store: tuple[Path, StoreClient]
+) -> None:
+    door, recorded = open_door()
+    door.handle(message(1, "question 1", "ou_a"))
+    door.handle(message(2, "question 2", "ou_b"))
+    recorded.wait_for(3)
+    store[1].write_sync(_Attempt("a1", "t1", "slack:C1:1", "running"), timeout=5)
+    close(door)
+
+    again, after = open_door()
+    after.wait_for(1)
+    assert again.recovered_routes() == ["slack:C1:1"]
+    again.settle_recovered({"slack:C1:1"})  # still live: nothing happens
+    assert again.recovered_routes() == ["slack:C1:1"] and starts(after) == []
+    again.settle_recovered(set())  # its turn ended and nobody said so: it is completed
+    after.wait_for(2)
+    assert starts(after) == ["question 2"] and again.recovered_routes() == []

@@ -321,6 +321,8 @@ class TeamDoor:
         """When the group was last given the busy placeholder."""
         self._last = TeamLastTask()
         """The model and usage of the team's last task, for the notes."""
+        self._recovered: set[str] = set()
+        """Requests restored running with a live turn (the engine's recovery continues it)."""
 
     # -- the host's side ---------------------------------------------------------------------
 
@@ -367,7 +369,9 @@ class TeamDoor:
                     self._requests[row.id] = start
                 elif row.id in running and not began:  # handed over, never begun: again
                     self._backlog.append(start)
-                elif row.id in running and not live:  # it ended while the host was down
+                elif row.id in running and live:  # its continued turn ends it
+                    self._recovered.add(row.id)
+                elif row.id in running:  # it ended while the host was down
                     self._running.pop(row.route, None)
                     ended.append(row.id)
                 elif row.id not in running:  # the registry never took it: nobody was told
@@ -467,8 +471,21 @@ class TeamDoor:
         with self._lock:
             return route in self._tasks
 
+    def recovered_routes(self) -> list[str]:
+        """The routes of the requests restored with a live turn that have not ended yet."""
+        with self._lock:
+            return sorted(_split(request_id)[0] for request_id in self._recovered)
+
+    def settle_recovered(self, live: Collection[str]) -> None:
+        """The host read which of ``recovered_routes`` still have a live turn: the others
+        ended, perhaps before the transport listened to them, and are completed."""
+        for route in self.recovered_routes():
+            if route not in live:
+                self.turn_ended(route)
+
     def turn_ended(self, route: str) -> None:
         with self._lock:
+            self._recovered = {r for r in self._recovered if _split(r)[0] != route}
             request_id = self._running.pop(route, None)
         if request_id is not None and self._actor is not None:
             self._actor.tell(Complete(request_id, self._clock()))
