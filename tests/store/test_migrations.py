@@ -251,6 +251,22 @@ SAMPLE_ROWS: dict[int, dict[str, list[dict[str, object]]]] = {
             }
         ],
     },
+    6: {
+        "team_requests": [
+            {
+                "id": "slack:C1:1.5#1.5",
+                "team": "web",
+                "route": "slack:C1:1.5",
+                "anchor": "1.5",
+                "text": "what changed?",
+                "permission_mode": "plan",
+                "title": "web: what changed?",
+                "new_task": 1,
+                "started_at": None,
+                "created_at": 12.0,
+            }
+        ],
+    },
 }
 
 

@@ -1,6 +1,6 @@
 """Team scheduler benchmark: 30 senders x 3 requests at once, decision time and admission.
 
-    .venv/bin/python tools/bench/teams.py [--quick] [--rounds N]
+    .venv/bin/python tools/bench/teams.py [--quick] [--rounds N] [--feishu] [--senders N]
 
 Two figures, each over ``--rounds`` rounds (default 20; 3 with ``--quick``) of the issue's load,
 30 senders sending 3 requests each at the same moment to a team of 3 slots (tags drawn from a
@@ -14,8 +14,12 @@ happens for slots, for conflicts and for the same sender), each request complete
   delivered, which happens only after the registry holding it was committed to a real SQLite
   store (WAL, the real ``StoreWriter``); p50 and p99 over every request.
 
-What this does not measure yet: the chat transport's part of admission (an event from the
-platform to the reply in its thread), which waits for the transports to serve team groups.
+* with ``--feishu``, **admission end to end** (``_team_feishu``): a real host and agent serve the
+  team on the fake Feishu Open Platform; ``--senders`` members (default 30; 5 with
+  ``--quick``) post 3 requests each at once, and each request's time from its event to the
+  platform receiving the bot's first answer (the ``OnIt`` reaction of a start, or the queued
+  reply in its thread) is taken; p50 and p99; then every request must be answered once.
+
 Figures are printed, not judged.
 """
 
@@ -23,14 +27,19 @@ from __future__ import annotations
 
 import argparse
 import statistics
+import sys
 import tempfile
 import threading
 import time
 from pathlib import Path
 from typing import Any
 
-from robota.core.config import TeamConfig
-from robota.core.policy import (
+ROOT = Path(__file__).resolve().parents[2]
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+from robota.core.config import TeamConfig  # noqa: E402
+from robota.core.policy import (  # noqa: E402
     Complete,
     Ended,
     Queued,
@@ -40,8 +49,8 @@ from robota.core.policy import (
     Started,
     Submit,
 )
-from robota.core.store import StoreClient, StoreWriter
-from robota.core.teams import TeamActor, TeamEffect
+from robota.core.store import StoreClient, StoreWriter  # noqa: E402
+from robota.core.teams import TeamActor, TeamEffect  # noqa: E402
 
 SENDERS = 30
 PER_SENDER = 3
@@ -163,11 +172,12 @@ def admission_times(rounds: int, directory: Path) -> list[float]:
         writer.stop(timeout=10)
 
 
-def report(name: str, samples: list[float]) -> str:
+def report(name: str, samples: list[float], *, unit: str = "us") -> str:
+    scale = 1e6 if unit == "us" else 1e3
     return (
-        f"{name:<34} p50 {percentile(samples, 0.5) * 1e6:8.1f} us   "
-        f"p99 {percentile(samples, 0.99) * 1e6:8.1f} us   "
-        f"mean {statistics.fmean(samples) * 1e6:8.1f} us   n={len(samples)}"
+        f"{name:<34} p50 {percentile(samples, 0.5) * scale:8.1f} {unit}   "
+        f"p99 {percentile(samples, 0.99) * scale:8.1f} {unit}   "
+        f"mean {statistics.fmean(samples) * scale:8.1f} {unit}   n={len(samples)}"
     )
 
 
@@ -175,6 +185,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="3 rounds, for the test suite")
     parser.add_argument("--rounds", type=int, default=20)
+    parser.add_argument("--feishu", action="store_true", help="also end to end on the fake")
+    parser.add_argument("--senders", type=int, default=None)
+    parser.add_argument("--agent", default="codex-acp")
     options = parser.parse_args()
     rounds = 3 if options.quick else options.rounds
     print(f"{SENDERS} senders x {PER_SENDER} requests at once, 3 slots, {rounds} rounds")
@@ -182,6 +195,20 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as directory:
         admissions = admission_times(rounds, Path(directory))
     print(report("admission (tell -> committed reply)", admissions))
+    if options.feishu:
+        feishu(options)
+
+
+def feishu(options: argparse.Namespace) -> None:
+    from _real import fake_model
+    from _team_feishu import feishu_admissions
+
+    senders = options.senders or (5 if options.quick else SENDERS)
+    print(f"fake Feishu, a real host and {options.agent}: {senders} senders x {PER_SENDER} at once")
+    with tempfile.TemporaryDirectory(prefix="rb-teams-", dir="/tmp") as tmp, fake_model() as url:
+        samples, line = feishu_admissions(Path(tmp), url, options.agent, senders, PER_SENDER)
+    print(report("admission (event -> first answer)", samples, unit="ms"))
+    print(line)
 
 
 if __name__ == "__main__":

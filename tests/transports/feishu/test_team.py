@@ -19,7 +19,7 @@ from robota.core.config import resolve_profile
 from robota.core.policy import scheduler_from_json
 from robota.core.store import open_reader, team_row
 
-from ...cli.test_doctor import write_real_agents_config
+from ...cli.test_doctor import processes_with_home_under, write_real_agents_config
 from ...host.test_host import sandboxed
 from ...support.model_server import FakeModel
 from .fake_platform import FakePlatform, Sent, fake_platform
@@ -47,10 +47,11 @@ def team_event(n: int, text: str, sender: str, *, root: str = "") -> dict[str, A
     return event
 
 
-def add_team(home: Path, project: Path) -> None:
+def add_team(home: Path, project: Path, **settings: Any) -> None:
     config = json.loads((home / "config.yaml").read_text())
     config["teams"] = {
         "web": {
+            **settings,
             "transport": "feishu",
             "chat": CHAT,
             "project": str(project),
@@ -284,6 +285,11 @@ async def test_four_requests_at_three_slots_the_fourth_waits_and_then_runs(
         # An admin stops one (the Stop button of a team thread is an admin's): the fourth
         # starts by itself.
         card = bot.cards_for(running[0])[0]
+        # Once the card was updated the service knows it as the thread's (a click on a card
+        # it has not heard of yet is an ordinary chat's, the owner's only).
+        await fake.wait_until(
+            lambda: any(p.message_id == card.message_id for p in fake.patched), timeout=BOUND
+        )
         await fake.wait_until(lambda: "Stop" in _buttons(fake, card), timeout=BOUND)
         stop = await fake.push_event(
             click_event(1, _buttons(fake, card)["Stop"], card.message_id, operator=ADMIN)
@@ -293,3 +299,49 @@ async def test_four_requests_at_three_slots_the_fourth_waits_and_then_runs(
         await fake.wait_until(lambda: bot.cards_for(queued), timeout=BOUND)
         n = queued.removeprefix("om_user")
         await fake.wait_until(lambda: bot.prompts(f"SLOW question {n}") == 1, timeout=BOUND)
+
+
+async def test_a_host_killed_with_a_queue_of_two_runs_both_after_its_restart_once_in_order(
+    short_root: Path, slow_model: FakeModel
+) -> None:
+    robota, profile = sandboxed(short_root, slow_model, "codex-acp")
+    project = short_root / "project"
+    project.mkdir()
+    log = short_root / "host.log"
+    async with fake_platform() as fake:
+        configure(robota.home, fake.domain)
+        add_team(robota.home, project, slots=1)
+        bot = Team(fake, slow_model, profile.control_socket)
+        async with host_process(robota, fake, log) as first:
+            await bot.noted("已上线")
+            await fake.push_event(team_event(1, "SLOW the first request", "ou_m1"))
+            await fake.wait_until(lambda: bot.prompts("SLOW the first request") == 1)
+            # One slot: the next two wait, each told once, in the order they came.
+            await fake.push_event(team_event(2, "the second request", "ou_m2"))
+            await bot.replied("om_user2", "已排队(第 1 位)")
+            await fake.push_event(team_event(3, "the third request", "ou_m3"))
+            await bot.replied("om_user3", "已排队(第 2 位)")
+            first.kill()  # SIGKILL: nothing is said, nothing is flushed
+            await first.wait()
+        assert bot.prompts("the second request") == bot.prompts("the third request") == 0
+
+        slow_model.slow_deltas = 20  # the first request's continued turn now ends soon
+        async with host_process(robota, fake, log) as second:
+            # The engine's recovery continues the first request; when it ends, the queue runs
+            # by itself: the second, then the third, each in its own thread, once.
+            await bot.answered("om_user2")
+            await bot.answered("om_user3")
+            asked = [
+                r.prompt
+                for r in slow_model.model_requests()
+                if r.prompt in ("the second request", "the third request")
+            ]
+            assert asked == ["the second request", "the third request"]
+            for message_id in ("om_user2", "om_user3"):
+                (final,) = bot.finals_for(message_id)
+                assert final.in_thread
+                queued = [m for m in bot.replies_to(message_id) if "已排队" in m.content["text"]]
+                assert len(queued) == 1  # told once, before the restart; never again
+            await fake.wait_until(lambda: running_senders(robota) == [], timeout=BOUND)
+        assert second.returncode == 0, log.read_text()[-4000:]
+    assert processes_with_home_under(short_root / "agents") == []

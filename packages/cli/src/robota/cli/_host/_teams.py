@@ -12,7 +12,9 @@ terminal's route (the TUI, print mode, ``robota task send``'s ``cli:`` routes: a
 is no chat transport's) in a team's project; each door counts them as the operator's
 (``TeamDoor.operator_turns``: a slot, teammates' writes wait, reads go on). The store, not
 this host's engine, so a TUI of the same profile counts too; a turn whose heartbeat stopped
-does not.
+does not. The same poll settles the requests a restart found running with a live turn: once
+the store shows none on their route, the door completes them (a continued turn may end before
+the transport listens to its route, which would otherwise leave the slot held until the sweep).
 """
 
 from __future__ import annotations
@@ -81,6 +83,7 @@ class HostTeams:
             while True:
                 await trio.sleep(OPERATOR_POLL)
                 await self._operator_turns(started)
+                await self._settle_recovered(started)
                 if trio.current_time() - swept >= SWEEP_EVERY:
                     swept = trio.current_time()
                     for door in started:
@@ -98,6 +101,31 @@ class HostTeams:
             return
         for door in doors:
             door.operator_turns([a for a, cwd in running if cwd == str(door.team.project)])
+
+    async def _settle_recovered(self, doors: list[TeamDoor]) -> None:
+        waiting = [(door, door.recovered_routes()) for door in doors]
+        waiting = [(door, routes) for door, routes in waiting if routes]
+        if not waiting:
+            return
+        routes = [route for _, mine in waiting for route in mine]
+        try:
+            live = await trio.to_thread.run_sync(self._live_routes, routes)
+        except Exception:
+            logger.exception("teams: the recovered turns could not be read")
+            return
+        for door, _ in waiting:
+            door.settle_recovered(live)
+
+    def _live_routes(self, routes: list[str]) -> set[str]:
+        """Which of ``routes`` have a turn accepted, running or recovering now."""
+        marks = ", ".join("?" * len(routes))
+        with closing(open_reader(self.db_path)) as db:
+            rows = db.query(
+                "SELECT DISTINCT route_key FROM turn_attempts WHERE"
+                f" route_key IN ({marks}) AND status IN ('accepted', 'running', 'recovering')",
+                routes,
+            )
+            return {str(row["route_key"]) for row in rows}
 
     def _terminal_turns(self) -> list[tuple[str, str]]:
         """(attempt id, project) of each live turn on a route no chat transport serves."""

@@ -13,6 +13,7 @@ in), each concept in its own module and tested with tables:
 * ``_inbound``      what one message leads to: all of the above in their order, one outcome;
 * ``_confirm``      pending confirmations of ``admin-confirm`` intents (15 minutes);
 * ``_tags``         resource tags and their conflicts;
+* ``_busy``         the busy placeholder while the operator's turn holds a request back;
 * ``_scheduler``    the dispatch scheduler: slots, conflicts, per-sender order, the queue;
 * ``_records``      the scheduler's state and the confirmations as the store keeps them (JSON);
 * ``_replies``      the fixed, localised replies, and a team's transport defaults;
@@ -27,6 +28,7 @@ the team actor, the store's team tables and the chat transports build on it.
 
 from ._acks import MAX_LENGTH as ACK_MAX_LENGTH
 from ._acks import AckKind, detect_ack
+from ._busy import PLACEHOLDER_SECONDS, placeholder_due, waits_for_operator
 from ._confirm import (
     CONFIRM_SECONDS,
     CONFIRM_WORDS,
@@ -65,6 +67,7 @@ from ._intents import (
 )
 from ._notes import (
     context_bar,
+    context_percent,
     offline_note,
     online_note,
     queue_text,
@@ -194,6 +197,10 @@ __all__ = [
     "conflict",
     "conflict_reason",
     "tags_conflict",
+    # the busy placeholder
+    "PLACEHOLDER_SECONDS",
+    "placeholder_due",
+    "waits_for_operator",
     # the store's JSON of a team's registry
     "confirmations_from_json",
     "confirmations_to_json",
@@ -210,6 +217,7 @@ __all__ = [
     "team_time_zone",
     # notes, /status, /queue, a team task's instructions
     "context_bar",
+    "context_percent",
     "offline_note",
     "online_note",
     "queue_text",

@@ -25,6 +25,7 @@ from ._scheduler import SchedulerState
 
 __all__ = [
     "context_bar",
+    "context_percent",
     "offline_note",
     "online_note",
     "queue_text",
@@ -49,6 +50,23 @@ def context_bar(percent: float, width: int = 10) -> str:
     share = min(max(percent, 0.0), 100.0)
     filled = round(share / 100 * width)
     return "█" * filled + "░" * (width - filled) + f" {share:.0f}%"
+
+
+def context_percent(usage: object) -> float | None:
+    """The share of the context window a task's last reported usage fills (the store's
+    ``usage_json``: ``total_tokens``, else ``input_tokens``, over ``context_window``); ``None``
+    when the agent did not say both."""
+    if not isinstance(usage, dict):
+        return None
+    window = usage.get("context_window")
+    used = usage.get("total_tokens")
+    if not isinstance(used, int) or isinstance(used, bool):
+        used = usage.get("input_tokens")
+    if not isinstance(window, int) or not isinstance(used, int) or window <= 0:
+        return None
+    if isinstance(window, bool) or isinstance(used, bool):
+        return None
+    return min(100.0, 100.0 * used / window)
 
 
 def _context_line(locale: Locale, percent: float | None) -> list[str]:

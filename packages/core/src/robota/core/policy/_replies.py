@@ -71,6 +71,11 @@ REPLIES: Mapping[str, Mapping[Locale, str]] = {
         "en-US": "Queued (position {position}): {ahead} requests are running ahead of yours;"
         " it starts by itself.",
     },
+    "operator_busy": {
+        "zh-CN": "开发者正在终端处理本项目,你的请求已排队(第 {position} 位),完成后会自动开始。",
+        "en-US": "The developer is working on this project from the terminal; your request is"
+        " queued (position {position}) and starts by itself when they finish.",
+    },
     "timed_out": {
         "zh-CN": "已超时({minutes} 分钟),请求已结束。",
         "en-US": "Timed out after {minutes} minutes; the request was ended.",
@@ -118,7 +123,11 @@ def decision_reply(locale: Locale, check: Check, *, minutes: int = 15) -> str | 
     return None
 
 
-def queued_reply(locale: Locale, queued: Queued) -> str:
+def queued_reply(locale: Locale, queued: Queued, *, operator_busy: bool = False) -> str:
+    """A queued request's one reply: its position, or the busy placeholder when it waits for
+    the operator's own turn (``_busy``)."""
+    if operator_busy:
+        return reply(locale, "operator_busy", position=queued.position)
     return reply(locale, "queued", position=queued.position, ahead=queued.running_ahead)
 
 

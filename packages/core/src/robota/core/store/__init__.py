@@ -26,7 +26,7 @@ functions here take one. Reads never queue behind writes and never block them.
 Ops are small frozen dataclasses with an ``apply(db)`` method (``WriteOp``); the typed ones here
 cover inbound-event dedupe, route states, the final-delivery ledger, turn attempts, the prompt
 queue, the audit trail, what chat transports keep of their chats (``_chats``), and team groups'
-registry and decision audit (``_teams``). The schema
+registry, decision audit and stored requests (``_teams``). The schema
 grows through ``MIGRATIONS``, applied by the writer when it starts; a database from a newer
 robota is refused with ``StoreError``. Migrations that change tables are written with
 sqlite-utils (``schema_change``), which is also what ``inspect_store`` (``robota store``) reads
@@ -144,13 +144,21 @@ if typing.TYPE_CHECKING:
     from ._teams import (
         AppendTeamAudit,
         CountHeldTeamMessage,
+        DropTeamRequest,
+        LoadTeamLastTask,
+        LoadTeamRequests,
         LoadTeamRow,
+        SaveTeamRequest,
         SaveTeamState,
         SetTeamPaused,
+        StartTeamRequest,
         TeamAuditEvent,
+        TeamLastTask,
+        TeamRequestRow,
         TeamRow,
         latest_team_audit,
         team_audit,
+        team_requests,
         team_row,
         team_rows,
     )
@@ -260,13 +268,21 @@ __all__ = [
     # teams
     "AppendTeamAudit",
     "CountHeldTeamMessage",
+    "DropTeamRequest",
+    "LoadTeamLastTask",
+    "LoadTeamRequests",
     "LoadTeamRow",
+    "SaveTeamRequest",
+    "StartTeamRequest",
+    "TeamLastTask",
+    "TeamRequestRow",
     "SaveTeamState",
     "SetTeamPaused",
     "TeamAuditEvent",
     "TeamRow",
     "latest_team_audit",
     "team_audit",
+    "team_requests",
     "team_row",
     "team_rows",
 ]
@@ -361,13 +377,21 @@ _LAZY = {
     "tasks": "._tasks",
     "AppendTeamAudit": "._teams",
     "CountHeldTeamMessage": "._teams",
+    "DropTeamRequest": "._teams",
+    "LoadTeamLastTask": "._teams",
+    "LoadTeamRequests": "._teams",
     "LoadTeamRow": "._teams",
+    "SaveTeamRequest": "._teams",
+    "StartTeamRequest": "._teams",
+    "TeamLastTask": "._teams",
+    "TeamRequestRow": "._teams",
     "SaveTeamState": "._teams",
     "SetTeamPaused": "._teams",
     "TeamAuditEvent": "._teams",
     "TeamRow": "._teams",
     "latest_team_audit": "._teams",
     "team_audit": "._teams",
+    "team_requests": "._teams",
     "team_row": "._teams",
     "team_rows": "._teams",
     "StoreClient": "._client",

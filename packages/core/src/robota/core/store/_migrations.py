@@ -15,7 +15,8 @@ the schema forward (no down migrations: restore the backup instead); add sample 
 table to ``tests/store/test_migrations.py``, whose guard test fails until you do. Write it with
 sqlite-utils (``schema_change``: ``create_table``, ``create_index``, ``add_column``, and
 ``transform`` for what ``ALTER TABLE`` cannot do) rather than hand-written DDL; ``_statements``
-is the form the released ones 1-4 have, kept as they are so old and new files stay identical.
+is the form the released ones 1-5 have, kept as they are so old and new files stay identical
+(6 on are ``schema_change``).
 """
 
 from __future__ import annotations
@@ -24,9 +25,14 @@ import sqlite3
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from .._errors import StoreError
 from ._database import Database
+from ._tables import schema_change
+
+if TYPE_CHECKING:
+    import sqlite_utils
 
 __all__ = ["MIGRATIONS", "Migration", "migrate", "schema_version"]
 
@@ -280,12 +286,43 @@ _V5_TEAMS = _statements(
     "CREATE INDEX team_audit_by_team ON team_audit (team, id)",
 )
 
+
+def _v6_team_requests(db: sqlite_utils.Database) -> None:
+    # A team request's prompt and settings from the moment it is submitted until it ends, so a
+    # request queued (or started but not yet begun) when the host died runs after the restart,
+    # once and in order (the scheduler's registry in ``teams`` keeps its place).
+    db.create_table(
+        "team_requests",
+        {
+            "id": str,
+            "team": str,
+            "route": str,
+            "anchor": str,
+            "text": str,
+            "permission_mode": str,
+            "title": str,
+            "new_task": int,
+            "started_at": float,
+            "created_at": float,
+        },
+        pk="id",
+        not_null={"team", "route", "anchor", "text", "new_task", "created_at"},
+        defaults={"new_task": 1},
+    )
+    db.table("team_requests").create_index(
+        ["team", "created_at"], index_name="team_requests_by_team"
+    )
+    # The route of the team's last started request: whose task the notes' context bar shows.
+    db.table("teams").add_column("last_route", str)
+
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "conversation state", _V1_CONVERSATIONS),
     Migration(2, "presentation and audit", _V2_PRESENTATION_AND_AUDIT),
     Migration(3, "task lineage and turn outcomes", _V3_TASK_LINEAGE_AND_OUTCOMES),
     Migration(4, "turn lineage", _V4_TURN_LINEAGE),
     Migration(5, "teams", _V5_TEAMS),
+    Migration(6, "team requests", schema_change(_v6_team_requests)),
 )
 """Every migration this code knows, oldest first; the last one's version is the schema's."""
 

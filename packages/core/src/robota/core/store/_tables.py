@@ -4,8 +4,8 @@ SQLite's ``ALTER TABLE`` cannot drop a column used by an index, change a type, a
 ``NOT NULL`` or a primary key; each of those is the twelve-step rebuild (create the new table,
 copy the rows, drop the old one, rename, recreate the indexes) that sqlite-utils'
 ``Table.transform`` does, keeping ``CHECK`` constraints and ``AUTOINCREMENT``. So migrations
-from version 5 on are written against sqlite-utils (``schema_change``), and so is the store's
-inspection (``_inspect``); the four released migrations stay the DDL they were released as
+from version 6 on are written against sqlite-utils (``schema_change``), and so is the store's
+inspection (``_inspect``); the five released before it stay the DDL they were released as
 (a released migration is never edited: an old database and a new one must end at the same
 schema, to the byte).
 

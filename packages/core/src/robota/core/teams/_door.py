@@ -25,9 +25,20 @@ counted in the store and gets nothing, and resuming tells the group how many arr
 No platform knowledge: routes are opaque strings the transport made. Thread-safe: ``handle``
 runs on the transport's loop, the actor's effects arrive on the store writer's thread; both
 only take the lock briefly and hand effects to ``TeamReplies.perform`` (which must not block).
-A queued request's prompt waits here, in memory: a restart keeps its place in the queue (the
-actor's registry) but not its text, which the store never holds; it is then answered as
-ended.
+Effects decided while no transport is attached (a restart's promotions before the transport is
+up) wait in the door and are performed when it attaches.
+
+Restarts: what starts each request (its prompt, permission mode, title) is stored
+(``SaveTeamRequest``, before the scheduler hears of it) until it ends, so ``bind`` after a
+restart, even a SIGKILL, takes the queue back with its texts, in order: a queued request starts
+when the registry promotes it, a started request whose route never began a turn starts again,
+one that ended while the host was down is completed (which promotes), and one whose turn the
+engine's recovery continues ends with that turn (``turn_ended``). Each runs once.
+
+Notes: the online and offline notes carry the model and the context bar of the team's last
+task (``LoadTeamLastTask``, refreshed when a request's turn ends). A teammate's request that
+waits behind the operator's own turn gets the busy placeholder as its queued reply, at most one
+per five minutes per group (``robota.core.policy``'s ``_busy``).
 """
 
 from __future__ import annotations
@@ -41,6 +52,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from .._dists import robota_version
+from ..agents import PERMISSION_MODES
 from ..config import TeamConfig
 from ..engine import FrontEndRequest, Interrupt, NewTask, TaskSettings, UserInput
 from ..policy import (
@@ -51,7 +63,6 @@ from ..policy import (
     Confirm,
     Confirmed,
     Ended,
-    Expired,
     FollowUp,
     Ignore,
     Pending,
@@ -63,11 +74,14 @@ from ..policy import (
     Started,
     Submit,
     Sweep,
+    Withdrawn,
     confirmations_from_json,
     confirmed,
+    context_percent,
     inbound,
     offline_note,
     online_note,
+    placeholder_due,
     queue_text,
     queued_reply,
     reply,
@@ -76,8 +90,22 @@ from ..policy import (
     status_text,
     team_instructions,
     team_locale,
+    waits_for_operator,
 )
-from ..store import AppendTeamAudit, CountHeldTeamMessage, LoadTeamRow, SetTeamPaused, StoreClient
+from ..store import (
+    AppendTeamAudit,
+    CountHeldTeamMessage,
+    DropTeamRequest,
+    LoadTeamLastTask,
+    LoadTeamRequests,
+    LoadTeamRow,
+    SaveTeamRequest,
+    SetTeamPaused,
+    StartTeamRequest,
+    StoreClient,
+    TeamLastTask,
+    TeamRequestRow,
+)
 from ._actor import (
     AnswerConfirmation,
     AskConfirmation,
@@ -108,6 +136,8 @@ __all__ = [
 logger = logging.getLogger("robota.core.teams")
 
 STORE_TIMEOUT = 10.0
+BACKLOG_LIMIT = 1000
+"""Effects kept while no transport is attached; past this the oldest are dropped (logged)."""
 OPERATOR = "operator"
 """The sender and intent of the operator's own turns in the scheduler."""
 OPERATOR_PREFIX = "operator:"
@@ -285,6 +315,14 @@ class TeamDoor:
         """(thread route, sender) -> the message that asked for a confirmation."""
         self._operator: set[str] = set()
         """The operator's running turns the scheduler counts (attempt ids)."""
+        self._backlog: list[DoorEffect] = []
+        """Effects decided while no transport was attached, in order."""
+        self._placeholder_at: float | None = None
+        """When the group was last given the busy placeholder."""
+        self._last = TeamLastTask()
+        """The model and usage of the team's last task, for the notes."""
+        self._recovered: set[str] = set()
+        """Requests restored running with a live turn (the engine's recovery continues it)."""
 
     # -- the host's side ---------------------------------------------------------------------
 
@@ -292,18 +330,55 @@ class TeamDoor:
         """The team's actor, started with ``deliver``; the pause switch, the pending
         confirmations and what runs read from the store (the actor restores the same)."""
         self._actor = actor
-        row = self._store.write_sync(LoadTeamRow(self.team.name), timeout=STORE_TIMEOUT)
+        name = self.team.name
+        row = self._store.write_sync(LoadTeamRow(name), timeout=STORE_TIMEOUT)
+        self._last = self._store.write_sync(LoadTeamLastTask(name), timeout=STORE_TIMEOUT)
         self.paused = bool(row is not None and row.paused)
         if row is None:
             return
         for pending in confirmations_from_json(row.confirmations_json):
             self._pending[(pending.thread, pending.sender)] = ""
-        for running in scheduler_from_json(row.scheduler_json).running:
+        registry = scheduler_from_json(row.scheduler_json)
+        for running in registry.running:
             request_id = running.request.id
             if request_id.startswith(OPERATOR_PREFIX):
                 self._operator.add(request_id.removeprefix(OPERATOR_PREFIX))
             else:  # a recovered turn's end completes it (``turn_ended``)
                 self._running[_split(request_id)[0]] = request_id
+        self._restore(
+            self._store.write_sync(LoadTeamRequests(name), timeout=STORE_TIMEOUT),
+            running={r.request.id for r in registry.running},
+            queued={w.request.id for w in registry.queue},
+        )
+
+    def _restore(
+        self,
+        rows: list[tuple[TeamRequestRow, bool, bool]],
+        *,
+        running: set[str],
+        queued: set[str],
+    ) -> None:
+        """The stored requests back in the door (see the module docstring, Restarts)."""
+        ended: list[str] = []
+        with self._lock:
+            for row, began, live in rows:
+                settings = self._settings(row.permission_mode, row.title)
+                start = StartRequest(row.route, row.anchor, row.text, settings, row.new_task)
+                self._tasks.add(row.route)
+                if row.id in queued:
+                    self._requests[row.id] = start
+                elif row.id in running and not began:  # handed over, never begun: again
+                    self._backlog.append(start)
+                elif row.id in running and live:  # its continued turn ends it
+                    self._recovered.add(row.id)
+                elif row.id in running:  # it ended while the host was down
+                    self._running.pop(row.route, None)
+                    ended.append(row.id)
+                elif row.id not in running:  # the registry never took it: nobody was told
+                    self._store.submit(DropTeamRequest(row.id), _logged)
+        now = self._clock()
+        for request_id in ended:
+            self._actor.tell(Complete(request_id, now))
 
     def operator_turns(self, running: Collection[str]) -> None:
         """The turns the operator runs now on the team's project (attempt ids, from the
@@ -337,7 +412,7 @@ class TeamDoor:
         with self._lock:
             was, self.paused = self.paused, True
         if not was:
-            self._perform(GroupNote(offline_note(team_locale(self.team))))
+            self._perform(GroupNote(self._offline()))
 
     def resume(self) -> int:
         """Resume; how many messages arrived while paused (the group is told)."""
@@ -368,15 +443,21 @@ class TeamDoor:
         """The transport's replies (``None``: it stopped); says online when it attaches."""
         with self._lock:
             self._replies, self._owner, self._prefix = replies, owner, prefix
-        if replies is not None and not self.paused:
+        if replies is None:
+            return
+        if not self.paused:
             self._perform(GroupNote(self._online()))
+        with self._lock:
+            backlog, self._backlog = self._backlog, []
+        for effect in backlog:
+            self._perform(effect)
 
     def detach(self) -> str | None:
         """The transport stops: no more effects; the offline note it posts on its way out
         (``None`` while paused: the group was told at the pause)."""
         with self._lock:
             self._replies = None
-        return None if self.paused else offline_note(team_locale(self.team))
+        return None if self.paused else self._offline()
 
     def refusal(self, key: str) -> str:
         """A fixed reply in the team's locale (``approval_admins_only`` for a member's click)."""
@@ -390,11 +471,29 @@ class TeamDoor:
         with self._lock:
             return route in self._tasks
 
+    def recovered_routes(self) -> list[str]:
+        """The routes of the requests restored with a live turn that have not ended yet."""
+        with self._lock:
+            return sorted(_split(request_id)[0] for request_id in self._recovered)
+
+    def settle_recovered(self, live: Collection[str]) -> None:
+        """The host read which of ``recovered_routes`` still have a live turn: the others
+        ended, perhaps before the transport listened to them, and are completed."""
+        for route in self.recovered_routes():
+            if route not in live:
+                self.turn_ended(route)
+
     def turn_ended(self, route: str) -> None:
         with self._lock:
+            self._recovered = {r for r in self._recovered if _split(r)[0] != route}
             request_id = self._running.pop(route, None)
         if request_id is not None and self._actor is not None:
             self._actor.tell(Complete(request_id, self._clock()))
+            self._store.submit(LoadTeamLastTask(self.team.name), self._learned)
+
+    def _learned(self, last: object) -> None:  # the writer's thread
+        if isinstance(last, TeamLastTask):
+            self._last = last
 
     def handle(self, message: TeamMessage) -> None:
         """One claimed, fresh message of the team's group (the transport's loop)."""
@@ -455,18 +554,36 @@ class TeamDoor:
         else:
             self._submit(outcome, message.sender, route, anchor, now)
 
-    def _submit(self, run: Run, sender: str, route: str, anchor: str, now: float) -> None:
-        settings = TaskSettings(
+    def _settings(self, permission_mode: str | None, title: str | None) -> TaskSettings:
+        mode = next((m for m in PERMISSION_MODES if m == permission_mode), None)
+        return TaskSettings(
             cwd=Path(self.team.project),
-            permission_mode=run.permission_mode,
+            permission_mode=mode,
             developer_instructions=team_instructions(self.team),
-            title=f"{self.team.name}: {run.prompt[:60]}",
+            title=title,
         )
+
+    def _submit(self, run: Run, sender: str, route: str, anchor: str, now: float) -> None:
+        title = f"{self.team.name}: {run.prompt[:60]}"
+        settings = self._settings(run.permission_mode, title)
         request_id = f"{route}{_ID_SEPARATOR}{anchor}"
         with self._lock:
-            start = StartRequest(route, anchor, run.prompt, settings, route not in self._tasks)
+            new_task = route not in self._tasks
+            start = StartRequest(route, anchor, run.prompt, settings, new_task)
             self._tasks.add(route)
             self._requests[request_id] = start
+        # Stored before the registry that names it (one writer, in order): a restart finds it.
+        save = SaveTeamRequest(
+            self.team.name,
+            request_id,
+            route,
+            anchor,
+            run.prompt,
+            run.permission_mode,
+            title,
+            new_task,
+        )
+        self._store.submit(save, _logged)
         self._actor.tell(Submit(Request(request_id, sender, run.check.intent, run.tags), now))
 
     def _report(self, name: str, route: str, anchor: str) -> None:
@@ -492,22 +609,30 @@ class TeamDoor:
                 self._actor.tell(Complete(effect.request.id, self._clock()))
                 return []
             self._running[start.route] = effect.request.id
+            self._store.submit(StartTeamRequest(self.team.name, effect.request.id), _logged)
             return [start]
         if isinstance(effect, Queued):
             start = self._requests.get(effect.request.id)
             if start is None:
                 return []
-            return [ThreadReply(start.route, start.anchor, queued_reply(locale, effect))]
+            text = queued_reply(locale, effect, operator_busy=self._busy(effect))
+            return [ThreadReply(start.route, start.anchor, text)]
         if isinstance(effect, Rejected):
+            self._store.submit(DropTeamRequest(effect.request.id), _logged)
             start = self._requests.pop(effect.request.id, None)
             if start is None:
                 return []
             return [ThreadReply(start.route, start.anchor, reply(locale, "queue_full"))]
+        if isinstance(effect, Withdrawn):
+            self._store.submit(DropTeamRequest(effect.request_id), _logged)
+            self._requests.pop(effect.request_id, None)
+            return []
         if isinstance(effect, Ended):
-            if not effect.timed_out:
-                return []
             if effect.request_id.startswith(OPERATOR_PREFIX):
                 return []  # the operator's own turn is the operator's to stop
+            self._store.submit(DropTeamRequest(effect.request_id), _logged)
+            if not effect.timed_out:
+                return []
             route, anchor = _split(effect.request_id)
             if self._running.get(route) == effect.request_id:
                 del self._running[route]
@@ -515,15 +640,14 @@ class TeamDoor:
                 self._port.tell(route, Interrupt())
             text = reply(locale, "timed_out", minutes=self.team.max_turn_minutes)
             return [ThreadReply(route, anchor, text)]
-        if isinstance(effect, Confirmed | Cancelled | Expired):
-            pending = effect.pending
-            anchor = self._pending.pop((pending.thread, pending.sender), "") or pending.thread
-            if isinstance(effect, Confirmed):
-                return self._confirmed(pending, anchor)
-            key = "confirm_cancelled" if isinstance(effect, Cancelled) else "confirm_expired"
-            text = reply(locale, key, intent=pending.intent, minutes=15)
-            return [ThreadReply(pending.thread, anchor, text)]
-        return []  # Withdrawn: nothing to say
+        # a confirmation's end: Confirmed, Cancelled or Expired
+        pending = effect.pending
+        anchor = self._pending.pop((pending.thread, pending.sender), "") or pending.thread
+        if isinstance(effect, Confirmed):
+            return self._confirmed(pending, anchor)
+        key = "confirm_cancelled" if isinstance(effect, Cancelled) else "confirm_expired"
+        text = reply(locale, key, intent=pending.intent, minutes=15)
+        return [ThreadReply(pending.thread, anchor, text)]
 
     def _confirmed(self, pending: Pending, anchor: str) -> list[DoorEffect]:
         outcome = confirmed(self.team, pending, chat=self.team.chat, owner=self._owner)
@@ -544,16 +668,43 @@ class TeamDoor:
         self._submit(outcome, pending.sender, pending.thread, anchor, self._clock())
         return []
 
+    def _busy(self, queued: Queued) -> bool:
+        """Whether ``queued`` gets the busy placeholder (under the lock)."""
+        operator = [(f"read:{self.team.project}",)] if self._operator else []
+        if not waits_for_operator(queued.reason, queued.request.tags, operator):
+            return False
+        now = self._clock()
+        if not placeholder_due(self._placeholder_at, now):
+            return False
+        self._placeholder_at = now
+        return True
+
     def _online(self) -> str:
+        last = self._last
         return online_note(
-            team_locale(self.team), robota_version=robota_version(), agent=self._agent
+            team_locale(self.team),
+            robota_version=robota_version(),
+            agent=self._agent,
+            model=last.model,
+            context_percent=context_percent(last.usage),
+        )
+
+    def _offline(self) -> str:
+        return offline_note(
+            team_locale(self.team), context_percent=context_percent(self._last.usage)
         )
 
     def _perform(self, effect: DoorEffect) -> None:
-        replies = self._replies
-        if replies is None:
-            logger.info("team %s: no transport to show %s", self.team.name, type(effect).__name__)
-            return
+        with self._lock:
+            replies = self._replies
+            if replies is None:  # performed when a transport attaches
+                self._backlog.append(effect)
+                if len(self._backlog) > BACKLOG_LIMIT:
+                    dropped = self._backlog.pop(0)
+                    logger.warning(
+                        "team %s: no transport: %s dropped", self.team.name, type(dropped).__name__
+                    )
+                return
         try:
             replies.perform(effect)
         except Exception:
