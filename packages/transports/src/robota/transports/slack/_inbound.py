@@ -45,7 +45,9 @@ __all__ = [
     "Screen",
     "Unsupported",
     "allowed",
+    "Restart",
     "bang",
+    "restart_command",
     "chat_route",
     "freshness",
     "parse_envelope",
@@ -275,3 +277,25 @@ def bang(text: str, commands: Collection[str]) -> str:
         return text
     word, _, _ = text[1:].partition(" ")
     return "/" + text[1:] if word.lower() in commands else text
+
+
+# -- what the transport answers itself ------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Restart:
+    """The owner's ``/restart`` (``--force``: the immediate one); ``refusal``: a usage error."""
+
+    force: bool = False
+    refusal: str | None = None
+
+
+def restart_command(text: str) -> Restart | None:
+    """The transport's ``/restart`` in ``text`` (after ``bang``), or ``None``: the route's."""
+    words = text.split()
+    if not words or words[0].lower() != "/restart":
+        return None
+    argument = " ".join(words[1:]) or None
+    if argument not in (None, "--force"):
+        return Restart(refusal="usage: /restart or /restart --force (or !restart)")
+    return Restart(force=argument == "--force")

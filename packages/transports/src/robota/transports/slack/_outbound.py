@@ -33,7 +33,14 @@ from ._errors import ApiError
 from ._inbound import route_chat
 from ._web import WebApi
 
-__all__ = ["STOP", "SlackCards", "SlackSink", "message_id", "split_message_id"]
+__all__ = [
+    "STOP",
+    "SlackCards",
+    "SlackSink",
+    "message_id",
+    "restart_blocks",
+    "split_message_id",
+]
 
 STOP = "stop"
 """The ``approval_id`` of a Stop button's binding (``CardAction``): not an approval, the
@@ -148,3 +155,19 @@ class SlackCards(StopButtonCards):
 
 def _blocks(message: Any, added: list[Any]) -> Any:
     return {**message, "blocks": [*message.get("blocks", ()), *added]}
+
+
+def restart_blocks(text: str, label: str, token: str | None) -> list[Mapping[str, Any]]:
+    """A restart note: its text, and a cancel button carrying ``token`` when it is set."""
+    blocks: list[Mapping[str, Any]] = [
+        {"type": "section", "block_id": "note", "text": {"type": "mrkdwn", "text": text}}
+    ]
+    if token is not None:
+        button = {
+            "type": "button",
+            "action_id": "restart_cancel",
+            "text": {"type": "plain_text", "text": label},
+            "value": token,
+        }
+        blocks.append({"type": "actions", "block_id": "note_action", "elements": [button]})
+    return blocks

@@ -37,12 +37,15 @@ from robota.core import LoopPort, Timers
 from robota.core.cards import CardDelivery, CardHost
 from robota.core.engine import COMMANDS, AnswerApproval, Interrupt, RouteReply, UserInput
 from robota.core.frontend import (
+    RESTART_CANCEL,
     ChatRoute,
     ChatTurn,
     ChatTurns,
     Opening,
     Outcome,
     Pending,
+    RestartDesk,
+    RestartNote,
     TransportContext,
     TransportStatus,
     inbound_claims,
@@ -69,16 +72,25 @@ from ._inbound import (
     Ignore,
     InboundMessage,
     Malformed,
+    Restart,
     Screen,
     Unsupported,
     allowed,
     bang,
     chat_route,
     parse_envelope,
+    restart_command,
     route_chat,
     screen,
 )
-from ._outbound import STOP, SlackCards, SlackSink, message_id
+from ._outbound import (
+    STOP,
+    SlackCards,
+    SlackSink,
+    message_id,
+    restart_blocks,
+    split_message_id,
+)
 from ._settings import SlackSettings
 from ._team import PREFIX, team_message, team_say, team_screen, team_thread
 from ._web import WebApi
@@ -98,8 +110,23 @@ CARD_SUFFIX = ":slack"
 ONLINE = "robota is online: write here to start."
 WORKING = "eyes"
 _COMMAND_NAMES = frozenset(
-    name for c in COMMANDS for name in (c.name, c.initialism) if name is not None
+    {"restart", *(name for c in COMMANDS for name in (c.name, c.initialism) if name is not None)}
 )
+"""What ``!name`` means ``/name`` for: the engine's commands and the transport's ``restart``."""
+_RESTART = {
+    "restart": "Restart scheduled",
+    "no_restart": "Nothing can restart from here",
+    "restart_scheduled": (
+        "Restart scheduled: once running turns end, their answers are delivered and "
+        "15 s pass without a message."
+    ),
+    "restart_forced": "Immediate restart scheduled.",
+    "restart_cancel": "Cancel the restart",
+    "restart_cancelled": "Restart cancelled.",
+    "restart_restarting": "Restarting now...",
+    "restart_restarted": "Restarted: robota is back online.",
+    "reason": "Reason",
+}
 REACTIONS: Mapping[Outcome, str] = {
     "completed": "white_check_mark",
     "failed": "x",
@@ -134,6 +161,9 @@ class SlackService(ChatTurns[_Turn]):
         self._web: WebApi | None = None
         self._sink: SlackSink | None = None
         self._teams: list[LoopReplies] = []
+        self._restarts = RestartDesk(
+            self._store, _RESTART, self._send_restart_note, name="slack", log=log
+        )
         """The team channels' doors this service is attached to (``_team``)."""
 
     # -- the service ------------------------------------------------------------------------
@@ -298,6 +328,11 @@ class SlackService(ChatTurns[_Turn]):
             log.info("slack button refused: %s", outcome.reason)
             return
         action = outcome.action
+        if action.approval_id == RESTART_CANCEL:
+            host = self.context.host
+            if host is None or not host.cancel_restart(action.decision):
+                log.info("slack: the restart %s can no longer be cancelled", action.decision)
+            return
         if action.approval_id == STOP:
             self.context.port.tell(route_key, Interrupt())
             return
@@ -313,6 +348,8 @@ class SlackService(ChatTurns[_Turn]):
             log.info("slack message ignored: %s", decision.reason, extra={"ts": message.ts})
             return
         route_key = team_message(decision).route if door is not None else message.route_key
+        if self.context.host is not None:
+            self.context.host.note_inbound(route_key)
         self.hand_to_lane(self.route(route_key, message.channel), decision)
 
     def item_extra(self, item: Any) -> Mapping[str, object]:
@@ -342,12 +379,67 @@ class SlackService(ChatTurns[_Turn]):
         kind = "slack:im" if message.is_dm else "slack:channel"
         self._store.submit(NoteChat(f"slack:{message.channel}", kind), self.logged)
         text = bang(admit.text, _COMMAND_NAMES)
+        restart = restart_command(text)
+        if restart is not None:
+            await self._restart(route, message, restart)
+            return
         pending = Pending(message.ts, text, message.reply_thread)
         if text.startswith("/"):
             route.commands.append(pending)
         else:
             route.pending.append(pending)
         self.context.port.tell(route.key, UserInput(text, message_id=message.ts))
+
+    # -- the host's safe restart (RestartNotes, PendingFinals) ------------------------------
+
+    def restart_note(self, note: RestartNote) -> None:
+        self._restarts.note(note, self._nursery)
+
+    async def _restart(self, route: ChatRoute, message: InboundMessage, restart: Restart) -> None:
+        """The owner's ``/restart`` (``!restart``): the route enrolled in the host's restart."""
+        host = self.context.host
+        refusal = restart.refusal or (None if host is not None else _RESTART["no_restart"])
+        reply = refusal
+        if host is not None and refusal is None:
+            schedule = self._restarts.request(
+                host, route.key, message.reply_thread, force=restart.force
+            )
+            if schedule is not None:  # already enrolled: no new note
+                reply = f"{_RESTART['restart']} ({schedule})"
+        if reply is not None:
+            await self._post(route.channel, reply, message.reply_thread)
+        name = REACTIONS["failed"] if refusal is not None else REACTIONS["completed"]
+        await self._settle_reaction(route.channel, message.ts, name)
+
+    async def _send_restart_note(
+        self, route_key: str, text: str, token: str | None, earlier: str | None, anchor: str | None
+    ) -> str | None:
+        """``RestartDesk``'s ``send``: a thread reply (its cancel button when ``token`` is set),
+        or the scheduled note updated."""
+        assert self._web is not None
+        blocks = restart_blocks(text, _RESTART["restart_cancel"], token)
+        if earlier is not None:
+            channel, ts = split_message_id(earlier)
+            await self._web.update_message(channel, ts, text=text, blocks=blocks)
+            return None
+        chat = route_chat(route_key)
+        if chat is None:
+            return None
+        channel, thread = chat
+        ts = await self._web.post_message(
+            channel, text=text, blocks=blocks, thread_ts=anchor or thread
+        )
+        posted = message_id(channel, ts)
+        if token is not None:
+            self._card_routes[posted] = route_key
+        return posted
+
+    async def _post(self, channel: str, text: str, thread: str | None) -> None:
+        assert self._web is not None
+        try:
+            await self._web.post_message(channel, text=text, thread_ts=thread)
+        except ApiError as error:
+            log.warning("slack: a reply could not be sent: %s", error)
 
     # -- the routes' notices (``ChatTurns``) ------------------------------------------------
 
