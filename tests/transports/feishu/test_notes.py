@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from robota.transports.feishu._service import _note_card, _notes
+from robota.transports.feishu._texts import _note_card, _notes
 
 
 @pytest.mark.parametrize("locale", ["zh_CN.UTF-8", "en", "C"])

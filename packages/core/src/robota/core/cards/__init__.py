@@ -25,7 +25,8 @@ Design, in four parts (layer 7 of ``robota.core``: it uses the kernel, the store
   tokens, and sends nothing if the answer is already out.
 
 The platform is a strategy (``FeishuPlatform``, ``SlackPlatform``, ``TerminalPlatform``):
-view to payload, answer to chunks split on Markdown boundaries within the platform's limits.
+view to payload, answer to chunks split on Markdown boundaries within the platform's limits;
+``StopButtonCards`` decorates one with a transport's own buttons (Stop while the turn runs).
 Approval buttons carry opaque random tokens bound in the store (``BindCardActions``); the
 transport resolves a click with ``robota.core.store.ClaimCardAction`` (a stale or foreign token
 is refused with a reason).
@@ -62,6 +63,7 @@ the agent; the ``ApprovalResolved`` event that follows retires the approval's ot
 """
 
 from ._actor import CardActor
+from ._buttons import RUNNING_STATES, StopButtonCards
 from ._core import CardPolicy, Effect, Restored, TurnCard
 from ._delivery import CardDelivery
 from ._host import CARD_BACKOFF, CardHost
@@ -101,6 +103,8 @@ __all__ = [
     "FeishuPlatform",
     "SlackPlatform",
     "TerminalPlatform",
+    "StopButtonCards",
+    "RUNNING_STATES",
     # what a transport implements
     "CardSink",
     "SendError",

@@ -22,10 +22,14 @@ engine (it knows the engine only as a ``RouteHub``: connect, disconnect, tell), 
 nothing else of the engine's wiring, and the engine's internals change without front ends
 noticing.
 
-Layering, bottom up: ``_backpressure`` (pure), ``_resolve`` (pure), ``_port``, ``_wire`` (an
+Layering, bottom up: ``_backpressure`` (pure), ``_resolve`` (pure), ``_inbound`` (pure: the
+chat transports' owner filter, stale guard and durable claim), ``_port``, ``_wire`` (an
 attached surface's frames, sans-IO), ``_transport``
 (what the host hands a chat transport it starts: the port, the store, a status callback;
-what a transport offers back: group creation).
+what a transport offers back: group creation), ``_chat`` (``ChatTurns``: the shell every chat
+transport's service extends, its routes read and its cards opened, and ``recovery_plan``, the
+restart's decision, pure; above ``robota.core.cards``), ``_restarts`` (``RestartDesk``: a chat
+transport's side of the host's safe restart, its notes through the platform's ``send``).
 """
 
 import typing
@@ -34,8 +38,22 @@ from .._lazy import lazy_attributes as _lazy_attributes
 
 if typing.TYPE_CHECKING:
     from ._backpressure import CAPACITY, COALESCE_AFTER, merge_notices
+    from ._chat import (
+        RECOVER_SINCE,
+        ChatRoute,
+        ChatTurn,
+        ChatTurns,
+        Opening,
+        Outcome,
+        Pending,
+        RecoveredTurn,
+        recovery_plan,
+        take_pending,
+    )
+    from ._inbound import STALE_AFTER, Dated, Ignore, freshness, inbound_claims, owner_filter
     from ._port import FrontEndPort, LinkEnded, Overflowed, RouteHub, RouteLink
     from ._resolve import AmbiguousTask, TaskNotFound, TaskNotResolved, resolve_task
+    from ._restarts import NOTE_TIMEOUT, RESTART_CANCEL, RestartDesk, RestartSend, restart_text
     from ._transport import (
         GroupChat,
         GroupMaker,
@@ -84,6 +102,28 @@ __all__ = [
     "GroupMaker",
     "GroupChat",
     "GroupRefused",
+    # what every chat transport shares: its turns, its restart, its inbound order's pure steps
+    "ChatTurns",
+    "ChatRoute",
+    "ChatTurn",
+    "Pending",
+    "Opening",
+    "Outcome",
+    "RECOVER_SINCE",
+    "RecoveredTurn",
+    "recovery_plan",
+    "take_pending",
+    "STALE_AFTER",
+    "Dated",
+    "Ignore",
+    "freshness",
+    "inbound_claims",
+    "owner_filter",
+    "RestartDesk",
+    "RestartSend",
+    "RESTART_CANCEL",
+    "NOTE_TIMEOUT",
+    "restart_text",
     # an attached surface's frames (notices and requests as JSON lines)
     "MAX_FRAME",
     "WIRE_PROTOCOL",
@@ -102,6 +142,27 @@ __all__ = [
 ]
 
 _HOMES = {
+    "NOTE_TIMEOUT": "._restarts",
+    "RESTART_CANCEL": "._restarts",
+    "RestartDesk": "._restarts",
+    "RestartSend": "._restarts",
+    "restart_text": "._restarts",
+    "RECOVER_SINCE": "._chat",
+    "ChatRoute": "._chat",
+    "ChatTurn": "._chat",
+    "ChatTurns": "._chat",
+    "Outcome": "._chat",
+    "Opening": "._chat",
+    "Pending": "._chat",
+    "RecoveredTurn": "._chat",
+    "recovery_plan": "._chat",
+    "take_pending": "._chat",
+    "STALE_AFTER": "._inbound",
+    "Dated": "._inbound",
+    "Ignore": "._inbound",
+    "freshness": "._inbound",
+    "inbound_claims": "._inbound",
+    "owner_filter": "._inbound",
     "AmbiguousTask": "._resolve",
     "TaskNotFound": "._resolve",
     "TaskNotResolved": "._resolve",

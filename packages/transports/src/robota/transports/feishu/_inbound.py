@@ -28,6 +28,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from robota.core.frontend import STALE_AFTER, Ignore, freshness, owner_filter
+
 __all__ = [
     "MAX_TEXT",
     "STALE_AFTER",
@@ -51,8 +53,6 @@ __all__ = [
     "screen",
 ]
 
-STALE_AFTER = 300.0
-"""Seconds after which a message older than the host's start is not run."""
 MAX_TEXT = 100_000
 """Characters of text one message may bring (Feishu's own limit is about 150 KB of JSON):
 beyond it the message is dropped and logged, never handed to an agent."""
@@ -318,11 +318,6 @@ class Screen:
 
 
 @dataclass(frozen=True, slots=True)
-class Ignore:
-    reason: str
-
-
-@dataclass(frozen=True, slots=True)
 class Admit:
     message: InboundMessage
     text: str
@@ -337,13 +332,7 @@ NO_OWNER = (
 
 def allowed(open_id: str, screen_: Screen) -> Ignore | None:
     """The owner filter, for a sender and a card's operator alike."""
-    if not screen_.owner_only:
-        return None
-    if screen_.owner is None:
-        return Ignore(NO_OWNER)
-    if open_id != screen_.owner:
-        return Ignore("the sender is not the owner (respondToOwnerOnly)")
-    return None
+    return owner_filter(open_id, screen_.owner, owner_only=screen_.owner_only, no_owner=NO_OWNER)
 
 
 def screen(message: InboundMessage, screen_: Screen, *, muted: bool = False) -> Admit | Ignore:
@@ -367,17 +356,6 @@ def screen(message: InboundMessage, screen_: Screen, *, muted: bool = False) -> 
     for mention in mentions:
         text = text.replace(mention.key, "" if mention.open_id == bot else f"@{mention.name}")
     return Admit(message, re.sub(r"[ \t]{2,}", " ", text).strip())
-
-
-# -- 4. the stale guard ----------------------------------------------------------------------
-
-
-def freshness(message: InboundMessage, *, now: float, started_at: float) -> Literal["run", "stale"]:
-    """``stale`` for a message created before this host started and more than
-    ``STALE_AFTER`` seconds ago (the platform delivers the backlog of an outage)."""
-    if message.created_at < started_at and now - message.created_at > STALE_AFTER:
-        return "stale"
-    return "run"
 
 
 # -- 5. what the transport answers itself ------------------------------------------------------

@@ -27,9 +27,10 @@ from robota.core.cards import (
     FeishuPlatform,
     PermanentSendError,
     SendError,
+    StopButtonCards,
     TransientSendError,
 )
-from robota.core.presentation import Layout, TurnView, split_markdown
+from robota.core.presentation import Layout, split_markdown
 
 from ._errors import ApiError
 from ._inbound import route_chat
@@ -167,6 +168,11 @@ def _button(element_id: str, label: str, kind: str, token: str) -> dict[str, Any
     }
 
 
+def _elements(card: Any, added: list[Any]) -> Any:
+    body = card.get("body", {})
+    return {**card, "body": {**body, "elements": [*body.get("elements", ()), *added]}}
+
+
 def _content(value: object) -> str:
     return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
 
@@ -223,14 +229,12 @@ class ResetButton:
     warning: str
 
 
-class FeishuCards:
+class FeishuCards(StopButtonCards):
     """The platform strategy (``robota.core.cards.CardPlatform``); see the module docstring.
 
     ``stop_token`` is the opaque token of the turn's Stop button (bound by the transport once
     the card exists); ``None``: no Stop button. ``reset``: the Reset action a completed card
     shows (where the agent forks through a turn)."""
-
-    name = "feishu"
 
     def __init__(
         self,
@@ -241,31 +245,21 @@ class FeishuCards:
         stop_label: str = "Stop",
         reset: ResetButton | None = None,
     ) -> None:
-        self._cards = FeishuPlatform(agent=agent, layout=layout)
-        self._stop_token = stop_token
-        self._stop_label = stop_label
-        self._reset = reset
-
-    def render(
-        self,
-        view: TurnView,
-        *,
-        elapsed: float | None,
-        approval_tokens: Mapping[str, Mapping[Any, str]],
-    ) -> Any:
-        card = self._cards.render(view, elapsed=elapsed, approval_tokens=approval_tokens)
-        added: list[dict[str, Any]] = []
-        if self._stop_token is not None and view.display_state in ("starting", "working"):
-            added.append(_button("turn_stop", self._stop_label, "danger", self._stop_token))
-        if self._reset is not None and view.display_state == "completed":
-            reset = self._reset
-            added.append(_button("turn_reset", reset.label, "default", reset.token))
-            added.append({"tag": "markdown", "element_id": "reset_note", "content": reset.warning})
-        if not added:
-            return card
-        body = card.get("body", {})
-        # The renderer's dicts are shared with its cache: build around them, never into them.
-        return {**card, "body": {**body, "elements": [*body.get("elements", ()), *added]}}
+        stop = None
+        if stop_token is not None:
+            stop = _button("turn_stop", stop_label, "danger", stop_token)
+        completed: list[dict[str, Any]] = []
+        if reset is not None:
+            completed.append(_button("turn_reset", reset.label, "default", reset.token))
+            completed.append(
+                {"tag": "markdown", "element_id": "reset_note", "content": reset.warning}
+            )
+        super().__init__(
+            FeishuPlatform(agent=agent, layout=layout),
+            append=_elements,
+            stop=stop,
+            completed=completed,
+        )
 
     def final_chunks(self, text: str) -> list[Any]:
         if not text.strip():

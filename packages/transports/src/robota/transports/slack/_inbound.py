@@ -31,6 +31,8 @@ from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from robota.core.frontend import STALE_AFTER, Ignore, freshness, owner_filter
+
 __all__ = [
     "MAX_TEXT",
     "NO_OWNER",
@@ -43,7 +45,9 @@ __all__ = [
     "Screen",
     "Unsupported",
     "allowed",
+    "Restart",
     "bang",
+    "restart_command",
     "chat_route",
     "freshness",
     "parse_envelope",
@@ -51,8 +55,6 @@ __all__ = [
     "screen",
 ]
 
-STALE_AFTER = 300.0
-"""Seconds after which a message older than the host's start is not run."""
 MAX_TEXT = 100_000
 """Characters of text one message may bring; beyond it the message is dropped and logged."""
 
@@ -224,11 +226,6 @@ class Screen:
 
 
 @dataclass(frozen=True, slots=True)
-class Ignore:
-    reason: str
-
-
-@dataclass(frozen=True, slots=True)
 class Admit:
     message: InboundMessage
     text: str
@@ -243,13 +240,7 @@ NO_OWNER = (
 
 def allowed(user: str, screen_: Screen) -> Ignore | None:
     """The owner filter, for a sender and a button's clicker alike."""
-    if not screen_.owner_only:
-        return None
-    if screen_.owner is None:
-        return Ignore(NO_OWNER)
-    if user != screen_.owner:
-        return Ignore("the sender is not the owner (respondToOwnerOnly)")
-    return None
+    return owner_filter(user, screen_.owner, owner_only=screen_.owner_only, no_owner=NO_OWNER)
 
 
 def screen(message: InboundMessage, screen_: Screen) -> Admit | Ignore:
@@ -288,12 +279,23 @@ def bang(text: str, commands: Collection[str]) -> str:
     return "/" + text[1:] if word.lower() in commands else text
 
 
-# -- 4. the stale guard ----------------------------------------------------------------------
+# -- what the transport answers itself ------------------------------------------------------
 
 
-def freshness(message: InboundMessage, *, now: float, started_at: float) -> Literal["run", "stale"]:
-    """``stale`` for a message written before this host started and more than
-    ``STALE_AFTER`` seconds ago (Slack delivers the backlog of an outage)."""
-    if message.created_at < started_at and now - message.created_at > STALE_AFTER:
-        return "stale"
-    return "run"
+@dataclass(frozen=True, slots=True)
+class Restart:
+    """The owner's ``/restart`` (``--force``: the immediate one); ``refusal``: a usage error."""
+
+    force: bool = False
+    refusal: str | None = None
+
+
+def restart_command(text: str) -> Restart | None:
+    """The transport's ``/restart`` in ``text`` (after ``bang``), or ``None``: the route's."""
+    words = text.split()
+    if not words or words[0].lower() != "/restart":
+        return None
+    argument = " ".join(words[1:]) or None
+    if argument not in (None, "--force"):
+        return Restart(refusal="usage: /restart or /restart --force (or !restart)")
+    return Restart(force=argument == "--force")

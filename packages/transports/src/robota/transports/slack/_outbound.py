@@ -20,14 +20,27 @@ import dataclasses
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from robota.core.cards import PermanentSendError, SendError, SlackPlatform, TransientSendError
-from robota.core.presentation import SLACK_LIMITS, TurnView
+from robota.core.cards import (
+    PermanentSendError,
+    SendError,
+    SlackPlatform,
+    StopButtonCards,
+    TransientSendError,
+)
+from robota.core.presentation import SLACK_LIMITS
 
 from ._errors import ApiError
 from ._inbound import route_chat
 from ._web import WebApi
 
-__all__ = ["STOP", "SlackCards", "SlackSink", "message_id", "split_message_id"]
+__all__ = [
+    "STOP",
+    "SlackCards",
+    "SlackSink",
+    "message_id",
+    "restart_blocks",
+    "split_message_id",
+]
 
 STOP = "stop"
 """The ``approval_id`` of a Stop button's binding (``CardAction``): not an approval, the
@@ -115,44 +128,46 @@ class SlackSink:
         return sent
 
 
-class SlackCards:
+class SlackCards(StopButtonCards):
     """The platform strategy (``robota.core.cards.CardPlatform``); see the module docstring.
 
     ``stop_token`` is the opaque token of the turn's Stop button (bound by the transport once
     the message exists); ``None``: no Stop button."""
 
-    name = "slack"
-
     def __init__(self, *, agent: str, stop_token: str | None = None, stop_label: str = "Stop"):
-        self._cards = SlackPlatform(agent=agent, limits=_LIMITS)
-        self._stop_token = stop_token
-        self._stop_label = stop_label
+        stop = None
+        if stop_token is not None:
+            stop = {
+                "type": "actions",
+                "block_id": "turn_stop",
+                "elements": [
+                    {
+                        "type": "button",
+                        "action_id": "turn_stop",
+                        "text": {"type": "plain_text", "text": stop_label},
+                        "style": "danger",
+                        "value": stop_token,
+                    }
+                ],
+            }
+        super().__init__(SlackPlatform(agent=agent, limits=_LIMITS), append=_blocks, stop=stop)
 
-    def render(
-        self,
-        view: TurnView,
-        *,
-        elapsed: float | None,
-        approval_tokens: Mapping[str, Mapping[Any, str]],
-    ) -> Any:
-        message = self._cards.render(view, elapsed=elapsed, approval_tokens=approval_tokens)
-        if self._stop_token is None or view.display_state not in ("starting", "working"):
-            return message
-        stop = {
-            "type": "actions",
-            "block_id": "turn_stop",
-            "elements": [
-                {
-                    "type": "button",
-                    "action_id": "turn_stop",
-                    "text": {"type": "plain_text", "text": self._stop_label},
-                    "style": "danger",
-                    "value": self._stop_token,
-                }
-            ],
+
+def _blocks(message: Any, added: list[Any]) -> Any:
+    return {**message, "blocks": [*message.get("blocks", ()), *added]}
+
+
+def restart_blocks(text: str, label: str, token: str | None) -> list[Mapping[str, Any]]:
+    """A restart note: its text, and a cancel button carrying ``token`` when it is set."""
+    blocks: list[Mapping[str, Any]] = [
+        {"type": "section", "block_id": "note", "text": {"type": "mrkdwn", "text": text}}
+    ]
+    if token is not None:
+        button = {
+            "type": "button",
+            "action_id": "restart_cancel",
+            "text": {"type": "plain_text", "text": label},
+            "value": token,
         }
-        # The renderer's dicts are shared with its cache: build around them, never into them.
-        return {**message, "blocks": [*message.get("blocks", ()), stop]}
-
-    def final_chunks(self, text: str) -> list[Any]:
-        return self._cards.final_chunks(text)
+        blocks.append({"type": "actions", "block_id": "note_action", "elements": [button]})
+    return blocks

@@ -1,0 +1,564 @@
+"""A chat transport's turns, platform-neutral: routes read, cards opened, a restart finished.
+
+Every chat transport (docs/architecture.md §10) serves its routes the same way, and this is
+that shell; a transport's service extends ``ChatTurns`` with its platform's part:
+
+* ``route(key)`` makes a route served: subscribed on the front-end port before anything is
+  told to it (no notice of its first turn can be missed), a lane (one task per route, so a
+  chat's messages keep their order and one slow chat holds no other) whose items go to
+  ``admit``, and a reader of the route's notices. A reader that fell behind (``Overflowed``)
+  subscribes again; one whose route another front end took over leaves it be.
+* The notices: ``TaskOpened`` names the route's agent, ``TurnBegan`` opens the turn's card
+  (``open_turn``, by ``open_card``; anchored to the person's message it answers: the oldest
+  pending one with its text, recorded by ``AnchorTurnAttempt``), ``TurnUpdate`` feeds it,
+  ``InputSteered`` adds the steering message to the turn's, ``TurnFinished`` ends it (then
+  ``turn_ended``), and a ``RouteReply`` answers the oldest command (``route_reply``).
+* The card renderer's notices (``notify``): ``ProgressCardPosted`` -> ``card_posted``; the
+  answer delivered or failed -> the turn is forgotten and ``answer_done`` settles its messages
+  with the outcome (``completed``, ``failed``, ``interrupted``).
+* ``recover``: the engine recovered before the transport started, so a continued turn's start
+  may have been said to nobody. What is unsettled is read (``unsettled_chat_turns``), its
+  routes subscribed, the store read again on the loop with no await before the cards open
+  (``recovery_plan``, pure): a turn that ended before the second read is ended from the store,
+  one that ends after it is told by its route, never both and never neither.
+* ``claimed_and_fresh``: the lane's first steps, the durable claim (``inbound_claims``) and the
+  stale guard (``freshness``), a stale message recorded in the audit trail.
+
+A card's turn id is the engine's attempt id with the transport's ``card_suffix``: the engine's
+own ledger row for the attempt and the card's for the answer never see each other.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections import deque
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Generic, Literal, TypeVar
+
+import trio
+
+from ..cards import (
+    CardDelivery,
+    CardHost,
+    CardPlatform,
+    CardTurn,
+    FinalAnswerDelivered,
+    FinalAnswerFailed,
+    ProgressCardPosted,
+)
+from ..engine import (
+    InputSteered,
+    RouteReply,
+    TaskOpened,
+    TurnBegan,
+    TurnFinished,
+    TurnUpdate,
+    prompt_answers,
+)
+from ..events import TurnCompleted, TurnError
+from ..presentation import UserSteer
+from ..store import (
+    ACTIVE_TURN_STATUSES,
+    AnchorTurnAttempt,
+    AppendAuditEvent,
+    TurnAttempt,
+    WriteOp,
+    open_reader,
+    unsettled_chat_turns,
+)
+from ._inbound import Dated, freshness
+from ._port import Overflowed
+
+if TYPE_CHECKING:
+    from .._address import Address
+    from .._bridge import LoopPort
+    from ._port import RouteLink
+    from ._transport import TransportContext
+
+__all__ = [
+    "RECOVER_SINCE",
+    "ChatRoute",
+    "ChatTurn",
+    "ChatTurns",
+    "Opening",
+    "Outcome",
+    "Pending",
+    "RecoveredTurn",
+    "recovery_plan",
+    "take_pending",
+]
+
+STORE_TIMEOUT = 10.0
+RECOVER_SINCE = 3600.0
+"""Seconds back a restart looks for turns whose card or answer the last run left unsent."""
+
+Outcome = Literal["completed", "failed", "interrupted"]
+_ENDED: Mapping[str, Outcome] = {"failed": "failed", "interrupted": "interrupted"}
+
+
+@dataclass(slots=True)
+class Pending:
+    """A person's message told to the route, waiting for the turn (or reply) it gets."""
+
+    message_id: str
+    text: str
+    thread: str | None = None
+    """Where the platform answers it, when that is not the message itself."""
+
+
+@dataclass(slots=True)
+class ChatRoute:
+    key: str
+    lane: trio.MemorySendChannel[Any]
+    link: RouteLink
+    channel: str = ""
+    """The platform's conversation the route is in, where the transport needs it."""
+    pending: deque[Pending] = field(default_factory=deque)
+    commands: deque[Pending] = field(default_factory=deque)
+    agent: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Opening:
+    """A turn's card to open: the turn, its card's turn id, and the messages it answers."""
+
+    attempt_id: str
+    task_id: str
+    card_id: str
+    anchor: str | None
+    """The person's message the card answers, if known."""
+    messages: tuple[str, ...]
+    """The messages whose reactions settle with the turn."""
+    started_at: float
+
+
+@dataclass(slots=True)
+class ChatTurn:
+    """A running turn's card and the person's messages it answers."""
+
+    card_id: str
+    route_key: str
+    address: Address
+    stop_token: str
+    messages: list[str] = field(default_factory=list)
+    status: str | None = None
+    completed: bool = False
+    """The card was told the turn's end (from the route, or from the store after a restart)."""
+
+
+T = TypeVar("T", bound=ChatTurn)
+
+
+def take_pending(pending: deque[Pending], text: str) -> Pending | None:
+    """The oldest pending message whose text is ``text`` (a recovered turn's prompt ends with
+    it), taken out of the queue."""
+    for index, item in enumerate(pending):
+        if prompt_answers(text, item.text):
+            del pending[index]
+            return item
+    return None
+
+
+# -- the restart's decision, pure -------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class RecoveredTurn:
+    """A turn the last run left unsettled, and how its card opens again."""
+
+    attempt: TurnAttempt
+    anchor: str | None
+    """The person's message the card answers (a continued turn: its predecessor's)."""
+    messages: tuple[str, ...]
+    """The messages whose reaction settles with this turn (not a predecessor's: its
+    successor settles them)."""
+    ended: TurnCompleted | None
+    """The end to tell the card at once (the attempt ended before this start); ``None``: it
+    runs on, and its route tells the end."""
+    continues: bool = False
+    """It continues an interrupted predecessor."""
+    continued: bool = False
+    """It was interrupted and a successor continues it."""
+
+
+def recovery_plan(
+    unsettled: Sequence[tuple[TurnAttempt, str | None]], *, skip: frozenset[str] = frozenset()
+) -> list[RecoveredTurn]:
+    """The cards to open again for ``unsettled`` (attempt, its card's message id), oldest
+    first; ``skip``: attempts not to open (already open, or on no route of this transport)."""
+    attempts = [
+        attempt
+        for attempt, card in unsettled
+        # An interrupted or failed turn that never showed a card needs none now.
+        if card is not None or attempt.status in (*ACTIVE_TURN_STATUSES, "completed")
+    ]
+    anchors: dict[str, str | None] = {}
+    taken: set[str] = set()
+    continuing: set[str] = set()
+    for attempt in attempts:
+        if attempt.id in skip:
+            continue
+        anchor = attempt.anchor_message_id
+        if attempt.status in ACTIVE_TURN_STATUSES and anchor is None:
+            # A continued turn answers the message its interrupted predecessor did (its
+            # prompt ends with that message's text).
+            for earlier, _ in unsettled:
+                if (
+                    earlier.route_key == attempt.route_key
+                    and earlier.status == "interrupted"
+                    and earlier.anchor_message_id
+                    and attempt.prompt.endswith(earlier.prompt)
+                ):
+                    anchor = earlier.anchor_message_id
+                    taken.add(earlier.id)
+                    continuing.add(attempt.id)
+        anchors[attempt.id] = anchor
+    plan = []
+    for attempt in attempts:
+        if attempt.id not in anchors:
+            continue
+        anchor = anchors[attempt.id]
+        messages = (anchor,) if anchor is not None and attempt.id not in taken else ()
+        plan.append(
+            RecoveredTurn(
+                attempt,
+                anchor,
+                messages,
+                _ended(attempt),
+                continues=attempt.id in continuing,
+                continued=attempt.id in taken,
+            )
+        )
+    return plan
+
+
+def _ended(attempt: TurnAttempt) -> TurnCompleted | None:
+    if attempt.status in ACTIVE_TURN_STATUSES:
+        return None
+    status: Outcome
+    if attempt.status == "completed":
+        status = "completed"
+    elif attempt.status == "interrupted":
+        status = "interrupted"
+    else:
+        status = "failed"
+    error = None
+    if status == "failed":
+        error = TurnError(attempt.error or "failed", "unknown", retryable=False)
+    return TurnCompleted(
+        attempt.remote_turn_id or "",
+        status,
+        error,
+        final_text=attempt.final_text if status == "completed" else None,
+    )
+
+
+# -- the shell ----------------------------------------------------------------------------------
+
+
+class ChatTurns(Generic[T]):
+    """See the module docstring. ``name`` prefixes the log lines; ``route_prefix`` is what
+    this transport's route keys begin with."""
+
+    def __init__(
+        self,
+        context: TransportContext,
+        *,
+        name: str,
+        route_prefix: str,
+        card_suffix: str,
+        log: logging.Logger,
+    ) -> None:
+        self.context = context
+        self._store = context.store
+        self._chat_name = name
+        self._route_prefix = route_prefix
+        self._card_suffix = card_suffix
+        self._log = log
+        self._routes: dict[str, ChatRoute] = {}
+        self._turns: dict[str, T] = {}
+        self._nursery: trio.Nursery | None = None
+        self._port: LoopPort | None = None
+        self._cards: CardHost | None = None
+        self._delivery: CardDelivery | None = None
+
+    # -- the platform's part -------------------------------------------------------------------
+
+    async def admit(self, route: ChatRoute, item: Any) -> None:
+        """One item of the route's lane, in order."""
+        raise NotImplementedError
+
+    def item_extra(self, item: Any) -> Mapping[str, object]:
+        """The log fields naming a lane item."""
+        del item
+        return {}
+
+    def open_turn(self, route: ChatRoute, opening: Opening) -> T:
+        """The turn's card (``open_card``) as a turn."""
+        raise NotImplementedError
+
+    async def route_reply(
+        self, route: ChatRoute, anchor: Pending | None, reply: RouteReply
+    ) -> None:
+        """A command's reply; ``anchor``: the command's message, if it came from one."""
+        raise NotImplementedError
+
+    def turn_ended(self, route_key: str) -> None:
+        """After the route said a turn ended (its card was told)."""
+
+    def card_posted(self, attempt_id: str, turn: T, message_id: str) -> None:
+        """The turn's card exists: its buttons may be bound."""
+
+    def answer_done(self, turn: T, outcome: Outcome) -> None:
+        """The turn's answer was delivered (or failed: ``outcome`` is then ``failed``): its
+        messages' reactions settle."""
+
+    def route_of(self, route_key: str) -> ChatRoute | None:
+        """The served route of a key the store names (``None``: not one of this transport's)."""
+        return self.route(route_key)
+
+    def recovering(self, unsettled: Sequence[tuple[TurnAttempt, str | None]]) -> None:
+        """What the last run left, read on the loop before its cards open again."""
+
+    def recovered(self, plan: Sequence[RecoveredTurn]) -> None:
+        """The unsettled turns' cards are open again."""
+
+    def pending_finals(self) -> int:
+        """``PendingFinals``: the turns that ended whose answer is not delivered yet."""
+        return sum(1 for turn in self._turns.values() if turn.completed)
+
+    # -- routes ------------------------------------------------------------------------------
+
+    def route(self, route_key: str, channel: str = "") -> ChatRoute:
+        route = self._routes.get(route_key)
+        if route is not None:
+            return route
+        assert self._nursery is not None
+        send, receive = trio.open_memory_channel[Any](1000)
+        # Subscribed before the first input is told: no notice of its turn can be missed.
+        link = self.context.port.subscribe(route_key, shared=True)
+        route = ChatRoute(route_key, send, link, channel)
+        self._routes[route_key] = route
+        self._nursery.start_soon(self._lane, route, receive)
+        self._nursery.start_soon(self._read_route, route)
+        return route
+
+    def hand_to_lane(self, route: ChatRoute, item: Any) -> None:
+        try:
+            route.lane.send_nowait(item)
+        except trio.WouldBlock:
+            full = True
+        else:
+            full = False
+        if full:
+            self._log.error(
+                "%s: the lane of %s is full; message dropped", self._chat_name, route.key
+            )
+
+    async def _lane(self, route: ChatRoute, receive: trio.MemoryReceiveChannel[Any]) -> None:
+        async for item in receive:
+            try:
+                await self.admit(route, item)
+            except Exception:
+                self._log.exception(
+                    "%s: a message could not be handled",
+                    self._chat_name,
+                    extra=dict(self.item_extra(item)),
+                )
+
+    async def claimed_and_fresh(
+        self,
+        claims: WriteOp[tuple[object, ...]],
+        message: Dated,
+        stale: AppendAuditEvent,
+        extra: Mapping[str, object],
+    ) -> bool:
+        """The claim written, and the message not stale (else recorded by ``stale``)."""
+        name = self._chat_name
+        if not all(await self._store.write(claims, timeout=STORE_TIMEOUT)):
+            self._log.info("%s message already claimed", name, extra=dict(extra))
+            return False
+        if freshness(message, now=time.time(), started_at=self.context.started_at) == "stale":
+            await self._store.write(stale, timeout=STORE_TIMEOUT)
+            self._log.info("%s: a stale message was recorded, not run", name, extra=dict(extra))
+            return False
+        return True
+
+    # -- the routes' notices -----------------------------------------------------------------
+
+    async def _read_route(self, route: ChatRoute) -> None:
+        while True:
+            async for batch in route.link:  # ends quietly on LinkEnded
+                for notice in batch:
+                    try:
+                        self._notice(route, notice)
+                    except Exception:
+                        self._log.exception(
+                            "%s: a route notice could not be shown", self._chat_name
+                        )
+            reason = route.link.reason
+            self._log.warning(
+                "%s: the subscription of %s ended (%s)", self._chat_name, route.key, reason
+            )
+            if not isinstance(reason, Overflowed):
+                return  # closed, or another front end took the route over: leave it be
+            # Fell behind: what was missed is in the store; the cards carry on from here.
+            route.link = self.context.port.subscribe(route.key, shared=True)
+
+    def _notice(self, route: ChatRoute, notice: object) -> None:
+        if isinstance(notice, TaskOpened):
+            route.agent = notice.agent
+        elif isinstance(notice, TurnBegan):
+            self._open_card(route, notice)
+        elif isinstance(notice, TurnUpdate):
+            turn = self._turns.get(notice.attempt_id)
+            if turn is not None and not isinstance(notice.event, TurnCompleted):
+                turn.address.tell(notice.event)
+        elif isinstance(notice, InputSteered):
+            turn = self._turns.get(notice.attempt_id)
+            pending = take_pending(route.pending, notice.text)
+            if turn is not None:
+                if pending is not None:
+                    turn.messages.append(pending.message_id)
+                turn.address.tell(UserSteer(notice.text))
+        elif isinstance(notice, TurnFinished):
+            turn = self._turns.get(notice.attempt_id)
+            if turn is not None and not turn.completed:
+                turn.completed = True
+                turn.status = notice.status
+                turn.address.tell(notice.as_event())
+            self.turn_ended(route.key)
+        elif isinstance(notice, RouteReply):
+            anchor = route.commands.popleft() if route.commands else None
+            assert self._nursery is not None
+            self._nursery.start_soon(self.route_reply, route, anchor, notice)
+
+    def _open_card(self, route: ChatRoute, began: TurnBegan) -> None:
+        if began.attempt_id in self._turns:
+            return  # opened from the store after a restart
+        pending = take_pending(route.pending, began.prompt)
+        if pending is None and route.pending and not began.recovery:
+            pending = route.pending.popleft()
+        anchor = pending.message_id if pending is not None else None
+        if anchor is not None:
+            self._store.submit(AnchorTurnAttempt(began.attempt_id, anchor), self.logged)
+        self._open(route, began.attempt_id, began.task_id, anchor, (anchor,) if anchor else ())
+
+    def _open(  # noqa: PLR0917 (the one place a card opens; every caller names them all)
+        self,
+        route: ChatRoute,
+        attempt_id: str,
+        task_id: str,
+        anchor: str | None,
+        messages: tuple[str, ...],
+        started_at: float | None = None,
+    ) -> T:
+        card_id = f"{attempt_id}{self._card_suffix}"
+        opening = Opening(attempt_id, task_id, card_id, anchor, messages, started_at or time.time())
+        turn = self.open_turn(route, opening)
+        self._turns[attempt_id] = turn
+        return turn
+
+    def open_card(
+        self, route: ChatRoute, opening: Opening, platform: Callable[[], CardPlatform]
+    ) -> Address:
+        """The turn's card actor, its notices carried to this loop."""
+        assert self._cards is not None and self._delivery is not None
+        return self._cards.open(
+            CardTurn(opening.card_id, opening.task_id, route.key, started_at=opening.started_at),
+            platform,
+            self._delivery,
+            notify=self.notify(opening.attempt_id),
+        )
+
+    # -- the card renderer's notices -----------------------------------------------------------
+
+    def notify(self, attempt_id: str) -> Callable[[object], None]:
+        """What a card actor tells (on its thread), carried to the loop."""
+        port = self._port
+        assert port is not None
+
+        def notify(notice: object) -> None:  # the card actor's thread
+            port.post(self._card_notice, attempt_id, notice)
+
+        return notify
+
+    def _card_notice(self, attempt_id: str, notice: object) -> None:
+        turn = self._turns.get(attempt_id)
+        if turn is None:
+            return
+        if isinstance(notice, ProgressCardPosted):
+            self.card_posted(attempt_id, turn, notice.message_id)
+        elif isinstance(notice, FinalAnswerDelivered | FinalAnswerFailed):
+            del self._turns[attempt_id]
+            outcome: Outcome = "completed"
+            if isinstance(notice, FinalAnswerFailed):
+                self._log.error(
+                    "%s: the answer of %s was not delivered: %s",
+                    self._chat_name,
+                    attempt_id,
+                    notice.error,
+                )
+                outcome = "failed"
+            else:
+                outcome = _ENDED.get(turn.status or "", "completed")
+            self.answer_done(turn, outcome)
+
+    # -- after a restart ---------------------------------------------------------------------
+
+    async def recover(self) -> None:
+        """Finish what the last run left: cards still running, answers not sent (see the
+        module docstring)."""
+        since = time.time() - RECOVER_SINCE
+        try:
+            first = await trio.to_thread.run_sync(self._unsettled, since)
+        except Exception:
+            self._log.exception("%s: what the last run left could not be read", self._chat_name)
+            return
+        if not first:
+            return
+        for attempt, _ in first:
+            self.route_of(attempt.route_key)
+        unsettled = self._unsettled(since)  # on the loop: see the module docstring
+        self.recovering(unsettled)
+        skip = frozenset(
+            attempt.id
+            for attempt, _ in unsettled
+            if attempt.id in self._turns or self.route_of(attempt.route_key) is None
+        )
+        plan = recovery_plan(unsettled, skip=skip)
+        for item in plan:
+            attempt = item.attempt
+            route = self.route_of(attempt.route_key)
+            assert route is not None
+            turn = self._open(
+                route, attempt.id, attempt.task_id, item.anchor, item.messages, attempt.created_at
+            )
+            self._log.info(
+                "%s: turn %s of %s recovered (%s)",
+                self._chat_name,
+                attempt.id,
+                route.key,
+                attempt.status,
+            )
+            if item.ended is not None:
+                turn.completed = True
+                turn.status = item.ended.status
+                turn.address.tell(item.ended)
+        self.recovered(plan)
+
+    def _unsettled(self, since: float) -> list[tuple[TurnAttempt, str | None]]:
+        db = open_reader(self.context.db_path)
+        try:
+            return unsettled_chat_turns(db, self._route_prefix, self._card_suffix, since=since)
+        finally:
+            db.close()
+
+    def logged(self, value: object, /) -> None:
+        """The ack of a write nobody waits for: a failure is logged (the writer's thread)."""
+        if isinstance(value, BaseException):
+            self._log.error(
+                "%s: a store write failed: %s: %s", self._chat_name, type(value).__name__, value
+            )
