@@ -126,8 +126,10 @@ class RouteData:
         *,
         human_approves: bool = True,
         ids: IdsAndClocks | None = None,
+        restricted: Callable[[Path], bool] | None = None,
     ) -> None:
         self.key = key
+        self._restricted = restricted
         self.agents = agents
         self.defaults = defaults
         self.reads = reads
@@ -308,9 +310,16 @@ class RouteData:
         if task.id in self.opened:
             self.emit(OpenAgentSession(task.agent, task.id, self.session_spec(task)))
 
+    def restricted(self, task: Task) -> bool:
+        """Whether ``task``'s directory runs Restricted (the engine's trust hook)."""
+        return self._restricted is not None and self._restricted(Path(task.cwd))
+
     def session_spec(self, task: Task) -> SessionSpec:
-        """What ``task``'s agent session opens with: resumed, forked, or reset to a turn."""
+        """What ``task``'s agent session opens with: resumed, forked, or reset to a turn; a
+        Restricted directory's always with permission mode ``plan``."""
         mode = task.permission_mode if task.permission_mode in PERMISSION_MODES else "default"
+        if self.restricted(task):
+            mode = "plan"
         resume_id, fork_from, fork_turn_id = task.remote_id, None, task.fork_turn_id
         reset = self.resetting
         if reset is not None and reset.task_id == task.id:

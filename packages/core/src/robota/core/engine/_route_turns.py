@@ -118,7 +118,14 @@ def _dispatch(route: RouteData, turn: Turn) -> tuple[Effect, ...]:
     prompt waits for; told after the prompt, the turn's first events could reach the front end
     before it."""
     assert route.task is not None
-    began = TurnBegan(route.key, turn.task_id, turn.attempt_id, turn.prompt, turn.recovery)
+    began = TurnBegan(
+        route.key,
+        turn.task_id,
+        turn.attempt_id,
+        turn.prompt,
+        turn.recovery,
+        restricted=route.restricted(route.task),
+    )
     return (
         Running(turn.attempt_id, running=True),
         Notify(began),

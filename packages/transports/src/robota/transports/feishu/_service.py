@@ -770,7 +770,13 @@ class FeishuService:
             port.post(self._card_notice, attempt_id, notice)
 
         address = self._cards.open(
-            CardTurn(card_id, task_id, route.key, started_at=started_at or time.time()),
+            CardTurn(
+                card_id,
+                task_id,
+                route.key,
+                started_at=started_at or time.time(),
+                restricted=self.context.restricted(task_id),
+            ),
             lambda: FeishuCards(
                 agent=agent,
                 layout=layout,
