@@ -31,6 +31,7 @@ from ..cli.test_doctor import (
     write_real_agents_config,
 )
 from ..cli.test_tui_tmux import wait_for_exit
+from ..support.trust import trust_workspace
 from ..support.model_server import FakeModel
 from ..support.terminal import Tmux
 from .test_host import BOUND, sandboxed
@@ -55,11 +56,11 @@ def sandbox(short_root: Path, model: FakeModel) -> Iterator[tuple[Robota, Profil
 
 
 def workspace(robota: Robota, name: str = "project") -> Path:
-    """The one place a test's workspace is made (a git repository's root): when workspace
-    trust comes, trusting it is one edit here."""
+    """The one place a test's workspace is made (a git repository's root), trusted."""
     path = robota.root / name
     path.mkdir()
     (path / ".git").mkdir()
+    trust_workspace(robota.home, path)
     return path
 
 

@@ -547,12 +547,14 @@ def run_print(options: PrintOptions, prestart: Prestart | None = None) -> int:
         options = replace(options, prompt=prompt)
     config, profile = load_profile() if prestart is None else (prestart.config, prestart.profile)
     agent = prestart.agent if prestart is not None else None
+    directory = (options.cwd or config.defaults.cwd).resolve()
     try:
+        # A directory that is none is the run's usage error (``PrintRun``): no turn runs.
         workspace = headless_workspace(
             config,
             profile,
-            (options.cwd or config.defaults.cwd).resolve(),
-            restricted=options.restricted,
+            directory,
+            restricted=options.restricted or not directory.is_dir(),
             mode="print",
         )
     except (WorkspaceRefused, ConfigError) as refused:

@@ -141,6 +141,8 @@ class RouteData:
         """Ids of the queued prompts this route knows are pending, in no promised order."""
         self.steers: deque[str] = deque()
         self.opened: set[str] = set()
+        self.session_restricted: dict[str, bool] = {}
+        """Whether each task's session was last opened Restricted (see ``check_restriction``)."""
         """Tasks whose session this incarnation opened at the agent (``OpenSession`` sent)."""
         self.capabilities: dict[str, AgentCapabilities] = {}
         """What each task's agent session can do, once it opened (or was taken back)."""
@@ -314,11 +316,20 @@ class RouteData:
         """Whether ``task``'s directory runs Restricted (the engine's trust hook)."""
         return self._restricted is not None and self._restricted(Path(task.cwd))
 
+    def check_restriction(self, task: Task) -> bool:
+        """Whether ``task`` runs Restricted now. A session opened before its workspace's
+        trust changed (trusted, revoked) gets the new permission mode before the turn."""
+        now = self.restricted(task)
+        if task.id in self.opened and self.session_restricted.get(task.id, now) != now:
+            self.update_session(task)
+        return now
+
     def session_spec(self, task: Task) -> SessionSpec:
         """What ``task``'s agent session opens with: resumed, forked, or reset to a turn; a
         Restricted directory's always with permission mode ``plan``."""
         mode = task.permission_mode if task.permission_mode in PERMISSION_MODES else "default"
-        if self.restricted(task):
+        restricted = self.session_restricted[task.id] = self.restricted(task)
+        if restricted:
             mode = "plan"
         resume_id, fork_from, fork_turn_id = task.remote_id, None, task.fork_turn_id
         reset = self.resetting

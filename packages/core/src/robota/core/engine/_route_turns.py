@@ -99,6 +99,7 @@ def begin(
     turn = Turn(ids.attempt_id(), task.id, text, images, ids.monotonic(), retry_count, recovery)
     route.turn = turn
     route.open_session(task)
+    route.check_restriction(task)
     insert = InsertTurnAttempt(
         id=turn.attempt_id,
         task_id=task.id,
@@ -124,7 +125,7 @@ def _dispatch(route: RouteData, turn: Turn) -> tuple[Effect, ...]:
         turn.attempt_id,
         turn.prompt,
         turn.recovery,
-        restricted=route.restricted(route.task),
+        restricted=route.session_restricted.get(turn.task_id, False),
     )
     return (
         Running(turn.attempt_id, running=True),
