@@ -31,9 +31,9 @@ from ..cli.test_doctor import (
     write_real_agents_config,
 )
 from ..cli.test_tui_tmux import wait_for_exit
-from ..support.trust import trust_workspace
 from ..support.model_server import FakeModel
 from ..support.terminal import Tmux
+from ..support.trust import trust_workspace
 from .test_host import BOUND, sandboxed
 
 AGENT = "codex-acp"

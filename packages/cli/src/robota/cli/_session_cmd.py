@@ -267,23 +267,9 @@ def attach_session(registration: Registration, *, observe: bool) -> None:
 
 def _confirm_on_terminal(question: str) -> bool:
     """Ask on the controlling terminal (``/dev/tty``, never standard input)."""
-    try:
-        fd = os.open("/dev/tty", os.O_RDWR | os.O_NOCTTY)
-    except OSError:
-        return False
-    try:
-        os.write(fd, question.encode())
-        answer = b""
-        while not answer.endswith(b"\n") and len(answer) < 256:
-            chunk = os.read(fd, 256)
-            if not chunk:
-                break
-            answer += chunk
-    except OSError:
-        return False
-    finally:
-        os.close(fd)
-    return answer.decode("utf-8", "replace").strip().lower() in ("y", "yes")
+    from ._trust import ask_terminal  # noqa: PLC0415
+
+    return ask_terminal(question) in ("y", "yes")
 
 
 @session_group.command("attach")

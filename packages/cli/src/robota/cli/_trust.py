@@ -34,6 +34,7 @@ __all__ = [
     "Workspace",
     "WorkspaceRefused",
     "ask_on_terminal",
+    "ask_terminal",
     "headless_workspace",
     "refused_exit",
     "restricted_hook",
@@ -149,6 +150,28 @@ def refused_exit(error: WorkspaceRefused) -> None:
     sys.exit(2)
 
 
+def ask_terminal(question: str) -> str:
+    """Ask on the controlling terminal (``/dev/tty``, never standard input); the answer's line,
+    stripped and lower-cased, ``""`` without a terminal or an answer."""
+    try:
+        fd = os.open("/dev/tty", os.O_RDWR | os.O_NOCTTY)
+    except OSError:
+        return ""
+    try:
+        os.write(fd, question.encode())
+        answer = b""
+        while not answer.endswith(b"\n") and len(answer) < 256:
+            chunk = os.read(fd, 256)
+            if not chunk:
+                break
+            answer += chunk
+    except OSError:
+        return ""
+    finally:
+        os.close(fd)
+    return answer.decode("utf-8", "replace").strip().lower()
+
+
 def ask_on_terminal(decision: TrustDecision) -> Literal["trust", "restricted", "quit"]:
     """The TUI's question before it composes a session in an untrusted workspace, asked on
     the controlling terminal (``/dev/tty``); no terminal, or no answer, is "quit"."""
@@ -159,23 +182,7 @@ def ask_on_terminal(decision: TrustDecision) -> Literal["trust", "restricted", "
         "Restricted ignores the project's settings and runs the agent in plan mode.\n"
         "[t] trust it   [r] continue Restricted   [q] quit: "
     )
-    try:
-        fd = os.open("/dev/tty", os.O_RDWR | os.O_NOCTTY)
-    except OSError:
-        return "quit"
-    try:
-        os.write(fd, question.encode())
-        answer = b""
-        while not answer.endswith(b"\n") and len(answer) < 256:
-            chunk = os.read(fd, 256)
-            if not chunk:
-                break
-            answer += chunk
-    except OSError:
-        return "quit"
-    finally:
-        os.close(fd)
-    choice = answer.decode("utf-8", "replace").strip().lower()
+    choice = ask_terminal(question)
     if choice in ("t", "trust"):
         return "trust"
     if choice in ("r", "restricted"):

@@ -14,12 +14,12 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Literal
 
 import click
 
 if TYPE_CHECKING:
-    from robota.core.trust import TrustStore
+    from robota.core.trust import TrustEntry, TrustStore
 
 __all__ = ["trust_group"]
 
@@ -43,6 +43,19 @@ def _need_yes(yes: bool, what: str) -> None:
         sys.exit(2)
 
 
+def _change(action: Literal["grant", "revoke"], cwd: Path | None) -> TrustEntry | None:
+    """Grant or revoke the workspace of ``cwd``; exit 1 when the store cannot be changed."""
+    from robota.core.trust import TrustStoreUnreadable, workspace_root  # noqa: PLC0415
+
+    store = _store()
+    workspace = workspace_root(cwd or Path.cwd())
+    try:
+        return store.grant(workspace) if action == "grant" else store.revoke(workspace)
+    except (TrustStoreUnreadable, OSError) as error:
+        click.echo(f"robota: {error}", err=True)
+        sys.exit(1)
+
+
 @click.group("trust", invoke_without_command=True)
 @click.option("--yes", is_flag=True, help="Trust this workspace (required: nothing is asked).")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object on stdout.")
@@ -52,16 +65,9 @@ def trust_group(ctx: click.Context, yes: bool, as_json: bool, cwd: Path | None) 
     """Workspace trust: with --yes, trust this workspace (its git root, or the directory)."""
     if ctx.invoked_subcommand is not None:
         return
-    from robota.core.trust import TrustStoreUnreadable, workspace_root  # noqa: PLC0415
-
     _need_yes(yes, "trusting this workspace applies its .robota/config.yaml")
-    store = _store()
-    workspace = workspace_root(cwd or Path.cwd())
-    try:
-        entry = store.grant(workspace)
-    except (TrustStoreUnreadable, OSError) as error:
-        click.echo(f"robota: {error}", err=True)
-        sys.exit(1)
+    entry = _change("grant", cwd)
+    assert entry is not None
     if as_json:
         click.echo(json.dumps({"workspace": entry.workspace, "state": "trusted"}))
     else:
@@ -104,16 +110,11 @@ def status_command(as_json: bool, cwd: Path | None) -> None:
 @_CWD
 def revoke_command(yes: bool, as_json: bool, cwd: Path | None) -> None:
     """Stop trusting this workspace: it runs Restricted again."""
-    from robota.core.trust import TrustStoreUnreadable, workspace_root  # noqa: PLC0415
+    from robota.core.trust import workspace_root  # noqa: PLC0415
 
     _need_yes(yes, "revoking trust")
-    store = _store()
     workspace = workspace_root(cwd or Path.cwd())
-    try:
-        entry = store.revoke(workspace)
-    except (TrustStoreUnreadable, OSError) as error:
-        click.echo(f"robota: {error}", err=True)
-        sys.exit(1)
+    entry = _change("revoke", cwd)
     state = "revoked" if entry is not None else "untrusted"
     if as_json:
         click.echo(json.dumps({"workspace": str(workspace), "state": state}))
