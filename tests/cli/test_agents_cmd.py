@@ -10,6 +10,7 @@ import time
 from pathlib import Path
 
 from ..runtimes.test_agent_actor import FAULT_AGENT, alive
+from ..support.trust import trust_workspace
 from ._robota import Robota
 from .test_doctor import processes_with_home_under, write_real_agents_config
 
@@ -136,6 +137,7 @@ def write_dying_agent_config(robota: Robota, *, mid_turn: bool = False) -> None:
     }
     robota.home.mkdir(mode=0o700, exist_ok=True)
     (robota.home / "config.yaml").write_text(json.dumps(config))
+    trust_workspace(robota.home, robota.root)
     env_file = robota.home / ".env"
     env_file.write_text(f"DYING_PASSWORD={DOTENV_SECRET}\n")
     env_file.chmod(0o600)

@@ -14,6 +14,7 @@ from typing import Any
 
 from ..runtimes.test_probe import PINNED
 from ..support.agents import isolated
+from ..support.trust import trust_workspace
 from ._robota import Robota
 
 TEMPLATE_NAMES = {"claude-agent-acp": "claude"}
@@ -44,6 +45,7 @@ def write_real_agents_config(
     }
     robota.home.mkdir(mode=0o700, exist_ok=True)
     (robota.home / "config.yaml").write_text(json.dumps(config, indent=2))
+    trust_workspace(robota.home, robota.root)  # headless starts refuse untrusted workspaces
     return config
 
 

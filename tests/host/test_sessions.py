@@ -33,6 +33,7 @@ from ..cli.test_doctor import (
 from ..cli.test_tui_tmux import wait_for_exit
 from ..support.model_server import FakeModel
 from ..support.terminal import Tmux
+from ..support.trust import trust_workspace
 from .test_host import BOUND, sandboxed
 
 AGENT = "codex-acp"
@@ -55,11 +56,11 @@ def sandbox(short_root: Path, model: FakeModel) -> Iterator[tuple[Robota, Profil
 
 
 def workspace(robota: Robota, name: str = "project") -> Path:
-    """The one place a test's workspace is made (a git repository's root): when workspace
-    trust comes, trusting it is one edit here."""
+    """The one place a test's workspace is made (a git repository's root), trusted."""
     path = robota.root / name
     path.mkdir()
     (path / ".git").mkdir()
+    trust_workspace(robota.home, path)
     return path
 
 

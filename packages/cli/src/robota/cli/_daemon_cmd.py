@@ -71,6 +71,18 @@ def _handed(registration: Registration, restricted: bool) -> Registration:
     return registration
 
 
+def _gate(profile: Profile, workspace: Path, restricted: bool) -> None:
+    """Exit 2 in a workspace nobody trusted unless ``--restricted`` (before any handover:
+    an untrusted workspace's daemon is never handed to a plain start)."""
+    from robota.core.trust import decide  # noqa: PLC0415
+
+    from ._trust import WorkspaceRefused, refused_exit, trust_store  # noqa: PLC0415
+
+    decision = decide(trust_store(profile), workspace)
+    if decision.restricted and not restricted:
+        refused_exit(WorkspaceRefused(decision, "daemon"))
+
+
 @daemon_group.command("start")
 @click.option("--json", "as_json", is_flag=True, help='Print {"id", ...} on stdout.')
 @click.option("--restricted", is_flag=True, help="Run Restricted (permission mode plan).")
@@ -81,6 +93,7 @@ def start_command(as_json: bool, restricted: bool, agent: str | None) -> None:
     from ._session_cmd import start_background  # noqa: PLC0415
 
     profile, workspace = _here()
+    _gate(profile, workspace, restricted)
     running = find_daemon(profile, workspace)
     if running is not None:
         _report(_handed(running, restricted), started=False, as_json=as_json)

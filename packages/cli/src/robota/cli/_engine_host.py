@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Callable, Mapping
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 import click
@@ -44,15 +45,18 @@ def open_engine(
     recover: Callable[[str], bool] | None = None,
     prestarted: PrestartedAgent | None = None,
     agent_env: Mapping[str, str] | None = None,
+    restricted: Callable[[Path], bool] | None = None,
 ) -> Engine:
     """An engine for the profile's agents and store, logging to the profile's log file; the
     host of ``prestarted``'s agent adopts that process (see ``_prestart``); every agent also
-    gets ``agent_env`` (non-secret)."""
+    gets ``agent_env`` (non-secret). ``restricted(cwd)``: which directories run Restricted
+    (``_trust``; ``None``: each by its workspace's trust, fail closed)."""
     from robota.core import runtime_plugins  # noqa: PLC0415
     from robota.core.engine import Engine, EngineAgent, TaskDefaults  # noqa: PLC0415
     from robota.core.logs import configure_logging  # noqa: PLC0415
 
     from ._launch import agent_launch  # noqa: PLC0415
+    from ._trust import restricted_hook  # noqa: PLC0415
 
     configure_logging(config.logging.path, config.logging.level, secrets=config.secrets)
     plugins = runtime_plugins()
@@ -79,4 +83,5 @@ def open_engine(
         defaults,
         human_approves=human_approves,
         recover=recover,
+        restricted=restricted if restricted is not None else restricted_hook(profile),
     )

@@ -90,6 +90,12 @@ def conversation_options(command: F) -> F:
             help="Attach the TUI to this workspace's running daemon (robota daemon start).",
         ),
         click.option(
+            "--restricted",
+            is_flag=True,
+            help="Run Restricted: the project's .robota/config.yaml ignored, permission mode "
+            "plan (print mode runs in an untrusted workspace only so).",
+        ),
+        click.option(
             "--fork-session",
             is_flag=True,
             help="With -c or -r: a new task from that task's latest completed turn.",
@@ -163,6 +169,7 @@ def _run_print(options: dict[str, Any], prompt: str, prestart: Prestart | None) 
         continue_=options["continue_"],
         resume=options["resume"],
         fork=options["fork_session"],
+        restricted=options["restricted"],
     )
     return run_print(print_options, prestart)
 
@@ -178,4 +185,5 @@ def _tui_arguments(options: dict[str, Any]) -> dict[str, Any]:
         "permission_mode": options["permission_mode"],
         "name": options["name"],
         "append_system_prompt": options["append_system_prompt"],
+        "restricted": options["restricted"],
     }

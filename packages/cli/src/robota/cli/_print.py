@@ -83,6 +83,9 @@ class PrintOptions:
     continue_: bool = False
     resume: str | None = None
     fork: bool = False
+    restricted: bool = False
+    """``--restricted``: run Restricted even where the workspace is trusted; the only way to
+    run in an untrusted one (``_trust.headless_workspace``)."""
 
 
 class UsageError(RobotaError):
@@ -317,6 +320,8 @@ class PrintRun:
                 )
             case TurnBegan():
                 self.task_id = notice.task_id
+                if notice.restricted:
+                    self._emit({"type": "restricted", "turn_id": notice.attempt_id, "mode": "plan"})
                 if self.progress:
                     # Only a terminal on stderr draws progress: the renderers load then, not
                     # on every start (~20 ms of import a start would otherwise pay).
@@ -325,8 +330,10 @@ class PrintRun:
                         TurnView,
                     )
 
+                    view = TurnView()
+                    view.restricted = notice.restricted
                     self._views[notice.attempt_id] = (
-                        TurnView(),
+                        view,
                         TerminalRenderer(agent=self.agent or ""),
                         time.monotonic(),
                     )
@@ -521,10 +528,15 @@ def run_print(options: PrintOptions, prestart: Prestart | None = None) -> int:
     """Build the engine for the profile, run one print-mode session, return the exit code.
     ``prestart``: the configuration already loaded and the agent spawned from it, which the
     engine adopts (the caller closes it afterwards; see ``_prestart``)."""
-    from robota.core import Terminated, run_main  # noqa: PLC0415
+    from robota.core import (  # noqa: PLC0415
+        ConfigError,
+        Terminated,
+        run_main,
+    )
 
     from . import _gc  # noqa: PLC0415
     from ._engine_host import load_profile, open_engine  # noqa: PLC0415
+    from ._trust import WorkspaceRefused, headless_workspace  # noqa: PLC0415
 
     if options.input_format == "text":
         try:
@@ -535,7 +547,26 @@ def run_print(options: PrintOptions, prestart: Prestart | None = None) -> int:
         options = replace(options, prompt=prompt)
     config, profile = load_profile() if prestart is None else (prestart.config, prestart.profile)
     agent = prestart.agent if prestart is not None else None
-    engine = open_engine(config, profile, human_approves=False, prestarted=agent)
+    directory = (options.cwd or config.defaults.cwd).resolve()
+    try:
+        # A directory that is none is the run's usage error (``PrintRun``): no turn runs.
+        workspace = headless_workspace(
+            config,
+            profile,
+            directory,
+            restricted=options.restricted or not directory.is_dir(),
+            mode="print",
+        )
+    except (WorkspaceRefused, ConfigError) as refused:
+        sys.stderr.write(f"robota: {refused}\n")
+        return 2
+    engine = open_engine(
+        workspace.config,
+        profile,
+        human_approves=False,
+        prestarted=agent,
+        restricted=workspace.hook,
+    )
     _gc.settle()
     run = PrintRun(
         engine,

@@ -56,6 +56,8 @@ def start_background(
     reason and its log) when it is not. Shared with ``robota daemon start``."""
     import secrets  # noqa: PLC0415
 
+    from robota.core import ConfigError  # noqa: PLC0415
+
     from ._engine_host import load_profile  # noqa: PLC0415
     from ._host import (  # noqa: PLC0415
         READY_TIMEOUT,
@@ -65,11 +67,25 @@ def start_background(
         wait_session_ready,
         workspace_of,
     )
+    from ._trust import WorkspaceRefused, headless_workspace, refused_exit  # noqa: PLC0415
 
     config, profile = load_profile()
     directory = (cwd or Path.cwd()).resolve()
     if not directory.is_dir():
         click.echo(f"robota: --cwd {directory}: not a directory", err=True)
+        sys.exit(2)
+    try:
+        config = headless_workspace(
+            config,
+            profile,
+            directory,
+            restricted=restricted,
+            mode="daemon" if daemon else "background session",
+        ).config
+    except WorkspaceRefused as refused:
+        refused_exit(refused)
+    except ConfigError as invalid:
+        click.echo(f"robota: {invalid}", err=True)
         sys.exit(2)
     agent_name = agent or config.defaults.agent
     if agent_name not in config.agents:
@@ -112,13 +128,24 @@ def start_background(
     help="Its working directory (default: this one).",
 )
 @click.option("--json", "as_json", is_flag=True, help='Print {"id", "name"} on stdout.')
-def start_command(
-    background: bool, name: str | None, agent: str | None, cwd: Path | None, as_json: bool
+@click.option(
+    "--restricted",
+    is_flag=True,
+    help="Run Restricted (project settings ignored, permission mode plan); needed in an "
+    "untrusted workspace.",
+)
+def start_command(  # noqa: PLR0917 (click passes the options positionally)
+    background: bool,
+    name: str | None,
+    agent: str | None,
+    cwd: Path | None,
+    as_json: bool,
+    restricted: bool,
 ) -> None:
     """Start a background session and print its id once it is ready."""
     if not background:
         raise click.UsageError("only background sessions start here: add --background")
-    registration = start_background(name=name, agent=agent, cwd=cwd)
+    registration = start_background(name=name, agent=agent, cwd=cwd, restricted=restricted)
     if as_json:
         _echo_json({"id": registration.id, "name": registration.name})
     else:
@@ -240,23 +267,9 @@ def attach_session(registration: Registration, *, observe: bool) -> None:
 
 def _confirm_on_terminal(question: str) -> bool:
     """Ask on the controlling terminal (``/dev/tty``, never standard input)."""
-    try:
-        fd = os.open("/dev/tty", os.O_RDWR | os.O_NOCTTY)
-    except OSError:
-        return False
-    try:
-        os.write(fd, question.encode())
-        answer = b""
-        while not answer.endswith(b"\n") and len(answer) < 256:
-            chunk = os.read(fd, 256)
-            if not chunk:
-                break
-            answer += chunk
-    except OSError:
-        return False
-    finally:
-        os.close(fd)
-    return answer.decode("utf-8", "replace").strip().lower() in ("y", "yes")
+    from ._trust import ask_terminal  # noqa: PLC0415
+
+    return ask_terminal(question) in ("y", "yes")
 
 
 @session_group.command("attach")

@@ -72,6 +72,9 @@ brackets::
     ├── SkillError                     ``robota skills``: a directory robota must not change
     ├── AutostartError                 ``robota server autostart``: no service manager, or it failed
     ├── UsageError                     print mode: the command line or its session is wrong
+    ├── TrustError                     workspace trust (robota.core.trust)
+    │   └── TrustStoreUnreadable       the trust store cannot be read or is damaged: fail closed
+    ├── WorkspaceRefused               a headless start in a workspace nobody trusted (exit 2)
     ├── AttachRefused                  ``robota --attach``: the session did not take the attach
     ├── PreviewError                   [ValueError] a line ``robota cards preview`` cannot draw
     └── EngineStopped                  [RuntimeError] the TUI's engine is not running

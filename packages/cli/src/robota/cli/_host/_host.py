@@ -44,6 +44,7 @@ from robota.core.frontend import FrontEndPort, GroupMaker
 from robota.core.store import open_reader
 
 from .._engine_host import open_engine
+from .._trust import restricted_hook, task_restricted_hook
 from ._desk import TaskDesk
 from ._groups import GroupDesk
 from ._reads import count_routes
@@ -99,6 +100,8 @@ class Host:
             human_approves=lambda key: not serves(frozenset({CLI_KIND}), key),
             recover=lambda key: serves(self.kinds, key),
             agent_env=transports_agent_env(config),
+            # Each task's directory by its workspace's trust: an untrusted one runs Restricted.
+            restricted=restricted_hook(profile),
         )
         self.taps = RouteTaps(FrontEndPort(self.engine))
         self.accepting = True
@@ -129,6 +132,7 @@ class Host:
             store=self.engine.store,
             host=self,
             teams=self.teams.for_transport,
+            restricted_task=task_restricted_hook(profile, config.storage.sqlite_path),
         )
         self.groups = groups = GroupDesk(desk, lambda: self.transports.makers)
         self.server = ControlServer(

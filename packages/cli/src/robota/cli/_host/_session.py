@@ -62,6 +62,9 @@ from ._sessions import SessionSpec, session_paths
 from ._taps import RouteTaps
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+    from pathlib import Path
+
     from robota.core.config import Config, Profile
 
 __all__ = ["SessionHost"]
@@ -74,7 +77,15 @@ STOP_REPLY_GRACE = 1.0
 class SessionHost:
     """See the module docstring. ``run`` until ``stop`` (or a signal, see ``run_session``)."""
 
-    def __init__(self, config: Config, profile: Profile, lock: HostLock, spec: SessionSpec) -> None:
+    def __init__(
+        self,
+        config: Config,
+        profile: Profile,
+        lock: HostLock,
+        spec: SessionSpec,
+        *,
+        restricted: Callable[[Path], bool] | None = None,
+    ) -> None:
         self.profile = profile
         self.lock = lock
         self.spec = spec
@@ -85,6 +96,7 @@ class SessionHost:
             # Asked of the attached driving surfaces; with none, declined (``_watch``).
             human_approves=True,
             recover=lambda key: key == self.route,
+            restricted=restricted,
         )
         self.taps = RouteTaps(FrontEndPort(self.engine))
         self.accepting = True

@@ -13,9 +13,11 @@ import contextlib
 import logging
 import sys
 
+from robota.core import ConfigError
 from robota.core.control import HostAlreadyRunning, HostLock, acquire_host_lock
 
 from .._engine_host import load_profile
+from .._trust import WorkspaceRefused, headless_workspace
 from ._daemon import daemon_lock_paths
 from ._session import SessionHost
 from ._sessions import SessionSpec, session_paths
@@ -28,6 +30,14 @@ logger = logging.getLogger("robota.cli.session")
 
 def run_session(spec: SessionSpec) -> int:
     config, profile = load_profile()
+    try:
+        # Checked again here: trust may have been revoked since the start looked.
+        workspace = headless_workspace(
+            config, profile, spec.cwd, restricted=spec.restricted, mode="background session"
+        )
+    except (WorkspaceRefused, ConfigError) as refused:
+        print(f"robota: {refused}", file=sys.stderr)
+        return 2
     lock_path, registration_path, _socket = session_paths(profile, spec.session_id)
     with contextlib.ExitStack() as held:
         try:
@@ -44,7 +54,7 @@ def run_session(spec: SessionSpec) -> int:
                 print("robota: a daemon already serves this workspace", file=sys.stderr)
                 return 1
             held.enter_context(workspace_lock)
-        host = SessionHost(config, profile, lock, spec)
+        host = SessionHost(workspace.config, profile, lock, spec, restricted=workspace.hook)
         try:
             run_until_stopped(host)
         except Exception as failed:

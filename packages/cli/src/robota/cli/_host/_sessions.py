@@ -72,11 +72,9 @@ class SessionSpec:
 
 def workspace_of(path: Path) -> Path:
     """The workspace ``path`` is in: its git repository's root, or the directory itself."""
-    path = path.resolve()
-    for candidate in (path, *path.parents):
-        if (candidate / ".git").exists():
-            return candidate
-    return path
+    from robota.core.trust import workspace_root  # noqa: PLC0415
+
+    return workspace_root(path)
 
 
 def session_logs(profile: Profile, session_id: str) -> tuple[Path, Path]:

@@ -103,6 +103,7 @@ class HostTransports:
         host: HostActions | None = None,
         teams: Callable[[str], Mapping[str, TeamDoor]] | None = None,
         clock: Callable[[], float] = time.time,
+        restricted_task: Callable[[str], bool] | None = None,
     ) -> None:
         self.status: dict[str, TransportStatus] = {}
         self.specs: list[ChildSpec] = []
@@ -140,6 +141,7 @@ class HostTransports:
                 host=host,
                 groups=self._offer_groups,
                 teams=teams(name) if teams is not None else {},
+                restricted_task=restricted_task,
             )
             self.specs.append(
                 ChildSpec(

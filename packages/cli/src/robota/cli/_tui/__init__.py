@@ -53,6 +53,7 @@ def run_tui(
     permission_mode: PermissionMode | None = None,
     name: str | None = None,
     append_system_prompt: str | None = None,
+    restricted: bool = False,
 ) -> int:
     """Run the interactive UI until the person leaves; the exit status.
 
@@ -67,6 +68,8 @@ def run_tui(
     (with ``resume`` or ``continue_``): a new task from the chosen one's latest completed turn,
     the original untouched. The rest set up a new task (``None``: the profile's default);
     ``cwd`` is also the directory ``continue_`` looks in, ``name`` also titles a fork.
+    In an untrusted workspace the profile's engine asks first, on the terminal (trust it,
+    continue Restricted, or quit); ``restricted`` runs Restricted without asking.
 
     Exit status: 0 when the person left, 1 when the engine failed, 2 for options that do not
     go together, 128 + N on signal N (SIGTERM, SIGHUP; the engine and its agents are stopped
@@ -84,8 +87,12 @@ def run_tui(
         title=name,
         developer_instructions=append_system_prompt,
     )
+
+    def factory() -> EngineLike:
+        return profile_engine(cwd=settings.cwd, restricted=restricted)
+
     return run(
-        engine_factory or profile_engine,
+        engine_factory or factory,
         route_key=route_key or f"tui:{uuid.uuid4().hex[:12]}",
         resume=True if resume == "" else (resume or None),
         continue_=continue_,

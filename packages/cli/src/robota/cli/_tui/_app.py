@@ -342,6 +342,7 @@ class RobotaApp(App[None]):
                 break
         self.task_id = notice.task_id
         self.turn = LiveTurn(notice.attempt_id, notice.prompt)
+        self.turn.view.restricted = notice.restricted
         marker = "(recovery) > " if notice.recovery else "> "
         card = TurnCard(self.turn, agent=self.agent or "agent")
         self.cards.append(card)

@@ -11,6 +11,7 @@ import os
 import signal
 import sys
 from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from .. import _gc
@@ -28,12 +29,33 @@ STOP_TIMEOUT = 30.0
 """Seconds the engine gets to stop (agents are given 0.5 s, then SIGTERM, then SIGKILL)."""
 
 
-def profile_engine() -> EngineLike:
-    """The profile's engine, for a person at the terminal (approvals are theirs to answer)."""
+def profile_engine(*, cwd: Path | None = None, restricted: bool = False) -> EngineLike:
+    """The profile's engine, for a person at the terminal (approvals are theirs to answer).
+    In an untrusted workspace (of ``cwd``, default the profile's) it asks first on the
+    terminal: trust it, continue Restricted, or quit (exit 1)."""
+    from robota.core import ConfigError  # noqa: PLC0415
+
     from .._engine_host import load_profile, open_engine  # noqa: PLC0415
+    from .._trust import ask_on_terminal, trust_store, workspace_config  # noqa: PLC0415
 
     config, profile = load_profile()
-    return open_engine(config, profile, human_approves=True)
+    directory = (cwd or config.defaults.cwd).resolve()
+    try:
+        workspace = workspace_config(config, profile, directory, restricted=restricted)
+        if workspace.restricted and not restricted:
+            choice = ask_on_terminal(workspace.decision)
+            if choice == "quit":
+                print("robota: not started (the workspace is not trusted)", file=sys.stderr)
+                sys.exit(1)
+            if choice == "trust":
+                trust_store(profile).grant(workspace.root)
+            workspace = workspace_config(
+                config, profile, directory, restricted=choice == "restricted"
+            )
+    except (ConfigError, OSError) as error:
+        print(f"robota: {error}", file=sys.stderr)
+        sys.exit(2)
+    return open_engine(workspace.config, profile, human_approves=True, restricted=workspace.hook)
 
 
 def build(engine: EngineLike, *, route_key: str, start: Start) -> tuple[RobotaApp, EngineThread]:

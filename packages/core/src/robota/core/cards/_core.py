@@ -161,6 +161,7 @@ class TurnCard:
         self.view = TurnView.from_json(snapshot.snapshot) if snapshot is not None else TurnView()
         if snapshot is not None:
             self.saved_version = self.view.version
+        self.view.restricted = self.view.restricted or turn.restricted
 
     # -- inputs ---------------------------------------------------------------------------------
 

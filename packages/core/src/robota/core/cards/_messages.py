@@ -41,6 +41,8 @@ class CardTurn:
     the message to reply to); action tokens are bound to it."""
     started_at: float | None = None
     """When the turn started (epoch seconds), for the elapsed time on the card."""
+    restricted: bool = False
+    """The turn runs Restricted (``TurnBegan.restricted``): the card says "Restricted"."""
 
 
 # -- actor to delivery service -----------------------------------------------------------------

@@ -50,6 +50,7 @@ if typing.TYPE_CHECKING:
         WsSettings,
     )
     from ._paths import Profile, profile_environment, resolve_profile
+    from ._project import ProjectConfig, apply_project, load_project_config, parse_project_config
     from ._reader import Reader, credential_url
     from ._secrets import is_secret_value, looks_secret
     from ._teams import (
@@ -91,6 +92,10 @@ __all__ = [
     "reserved_intent_keys",
     # loading
     "load_config",
+    "ProjectConfig",
+    "apply_project",
+    "load_project_config",
+    "parse_project_config",
     "load_dotenv",
     "parse_config",
     "looks_secret",
@@ -156,6 +161,10 @@ _HOMES = {
     "Transports": "._model",
     "WsSettings": "._model",
     "Profile": "._paths",
+    "ProjectConfig": "._project",
+    "apply_project": "._project",
+    "load_project_config": "._project",
+    "parse_project_config": "._project",
     "profile_environment": "._paths",
     "resolve_profile": "._paths",
     "Reader": "._reader",

@@ -124,6 +124,10 @@ class EngineContext:
     human_approves: bool | Callable[[str], bool] = True
     """Whether a person answers the approvals of a route's sessions (else policy declines),
     for every route or by route key (a host: chats yes, its unattended ``cli:`` routes no)."""
+    restricted: Callable[[Path], bool] | None = None
+    """Whether a session opened in a directory runs Restricted (permission mode ``plan``
+    whatever the task says; the turn's ``TurnBegan.restricted`` says so): the workspace
+    trust decision, asked by the route each time it opens a session. ``None``: never."""
     clock: Callable[[], float] = time.time
     running: RunningAttempts = field(default_factory=RunningAttempts)
     write_timeout: float = 10.0

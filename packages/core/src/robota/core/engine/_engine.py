@@ -78,12 +78,14 @@ class Engine:
         *,
         human_approves: bool | Callable[[str], bool] = True,
         recover: Callable[[str], bool] | None = None,
+        restricted: Callable[[Path], bool] | None = None,
         idle_after: float = 600.0,
         backoff: Backoff | None = None,
         heartbeat_interval: float = HEARTBEAT_INTERVAL,
     ) -> None:
         """``recover`` picks the routes whose unfinished turns this engine takes over on
-        start (``None``: none; a print-mode run must not adopt another process's turns)."""
+        start (``None``: none; a print-mode run must not adopt another process's turns).
+        ``restricted`` decides which directories run Restricted (``EngineContext``)."""
         self.db_path = db_path
         self._recover = recover
         self._heartbeat_interval = heartbeat_interval
@@ -116,6 +118,7 @@ class Engine:
             outputs=self.outputs,
             route=self.directory.tell,
             human_approves=human_approves,
+            restricted=restricted,
         )
 
     @property

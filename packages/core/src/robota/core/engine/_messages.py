@@ -141,6 +141,9 @@ class TurnBegan:
     prompt: str
     recovery: bool = False
     """Started by robota itself to continue a turn a crash or restart cut short."""
+    restricted: bool = False
+    """The task's workspace is not trusted: its agent runs with permission mode ``plan`` and
+    the project's settings are ignored (front ends say "Restricted")."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -115,6 +115,7 @@ class ConversationRoute(RouteActor[int]):
                 ctx.human_approves(key) if callable(ctx.human_approves) else ctx.human_approves
             ),
             ids=IdsAndClocks(wall=ctx.clock),
+            restricted=ctx.restricted,
         )
         self.perform(self._core.start())
 

@@ -16,7 +16,7 @@ queued first in line. The turn's own order is ``_route_turns``'s.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import replace
 from pathlib import Path
 
@@ -92,8 +92,17 @@ class RouteCore:
         restored: Restored | None = None,
         human_approves: bool = True,
         ids: IdsAndClocks | None = None,
+        restricted: Callable[[Path], bool] | None = None,
     ) -> None:
-        self.state = RouteData(key, agents, defaults, reads, human_approves=human_approves, ids=ids)
+        self.state = RouteData(
+            key,
+            agents,
+            defaults,
+            reads,
+            human_approves=human_approves,
+            ids=ids,
+            restricted=restricted,
+        )
         self._restored = restored if restored is not None else Restored()
 
     @property

@@ -126,8 +126,10 @@ class RouteData:
         *,
         human_approves: bool = True,
         ids: IdsAndClocks | None = None,
+        restricted: Callable[[Path], bool] | None = None,
     ) -> None:
         self.key = key
+        self._restricted = restricted
         self.agents = agents
         self.defaults = defaults
         self.reads = reads
@@ -139,6 +141,8 @@ class RouteData:
         """Ids of the queued prompts this route knows are pending, in no promised order."""
         self.steers: deque[str] = deque()
         self.opened: set[str] = set()
+        self.session_restricted: dict[str, bool] = {}
+        """Whether each task's session was last opened Restricted (see ``check_restriction``)."""
         """Tasks whose session this incarnation opened at the agent (``OpenSession`` sent)."""
         self.capabilities: dict[str, AgentCapabilities] = {}
         """What each task's agent session can do, once it opened (or was taken back)."""
@@ -308,9 +312,25 @@ class RouteData:
         if task.id in self.opened:
             self.emit(OpenAgentSession(task.agent, task.id, self.session_spec(task)))
 
+    def restricted(self, task: Task) -> bool:
+        """Whether ``task``'s directory runs Restricted (the engine's trust hook)."""
+        return self._restricted is not None and self._restricted(Path(task.cwd))
+
+    def check_restriction(self, task: Task) -> bool:
+        """Whether ``task`` runs Restricted now. A session opened before its workspace's
+        trust changed (trusted, revoked) gets the new permission mode before the turn."""
+        now = self.restricted(task)
+        if task.id in self.opened and self.session_restricted.get(task.id, now) != now:
+            self.update_session(task)
+        return now
+
     def session_spec(self, task: Task) -> SessionSpec:
-        """What ``task``'s agent session opens with: resumed, forked, or reset to a turn."""
+        """What ``task``'s agent session opens with: resumed, forked, or reset to a turn; a
+        Restricted directory's always with permission mode ``plan``."""
         mode = task.permission_mode if task.permission_mode in PERMISSION_MODES else "default"
+        restricted = self.session_restricted[task.id] = self.restricted(task)
+        if restricted:
+            mode = "plan"
         resume_id, fork_from, fork_turn_id = task.remote_id, None, task.fork_turn_id
         reset = self.resetting
         if reset is not None and reset.task_id == task.id:

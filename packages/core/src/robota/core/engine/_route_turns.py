@@ -99,6 +99,7 @@ def begin(
     turn = Turn(ids.attempt_id(), task.id, text, images, ids.monotonic(), retry_count, recovery)
     route.turn = turn
     route.open_session(task)
+    route.check_restriction(task)
     insert = InsertTurnAttempt(
         id=turn.attempt_id,
         task_id=task.id,
@@ -118,7 +119,14 @@ def _dispatch(route: RouteData, turn: Turn) -> tuple[Effect, ...]:
     prompt waits for; told after the prompt, the turn's first events could reach the front end
     before it."""
     assert route.task is not None
-    began = TurnBegan(route.key, turn.task_id, turn.attempt_id, turn.prompt, turn.recovery)
+    began = TurnBegan(
+        route.key,
+        turn.task_id,
+        turn.attempt_id,
+        turn.prompt,
+        turn.recovery,
+        restricted=route.session_restricted.get(turn.task_id, False),
+    )
     return (
         Running(turn.attempt_id, running=True),
         Notify(began),

@@ -467,7 +467,13 @@ class ChatTurns(Generic[T]):
         """The turn's card actor, its notices carried to this loop."""
         assert self._cards is not None and self._delivery is not None
         return self._cards.open(
-            CardTurn(opening.card_id, opening.task_id, route.key, started_at=opening.started_at),
+            CardTurn(
+                opening.card_id,
+                opening.task_id,
+                route.key,
+                started_at=opening.started_at,
+                restricted=self.context.restricted(opening.task_id),
+            ),
             platform,
             self._delivery,
             notify=self.notify(opening.attempt_id),

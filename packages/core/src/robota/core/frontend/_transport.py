@@ -191,6 +191,13 @@ class TransportContext:
     """Where ``offer_groups`` goes (the host's group registry); ``None`` without a host."""
     teams: Mapping[str, TeamDoor] = field(default_factory=dict)
     """The team doors of this transport's team groups, by chat id."""
+    restricted_task: Callable[[str], bool] | None = None
+    """Whether a task's directory runs Restricted (the host's workspace trust decision; the
+    engine already runs it with ``plan``): the turn's card says so. ``None``: never."""
+
+    def restricted(self, task_id: str) -> bool:
+        """Whether the turns of ``task_id`` run Restricted (a card shows "Restricted")."""
+        return self.restricted_task is not None and self.restricted_task(task_id)
 
     def offer_groups(self, maker: GroupMaker | None) -> None:
         """Offer the host group creation through ``maker`` (trio loop), or withdraw the offer

@@ -38,7 +38,7 @@ from ._slack import (
     slack_final_answer,
 )
 from ._terminal import TerminalRenderer, render_terminal
-from ._text import format_elapsed, strip_launcher
+from ._text import RESTRICTED, format_elapsed, strip_launcher
 from ._throttle import BACKOFF, ThrottleError, UpdateThrottle, payload_hash
 from ._view import (
     SNAPSHOT_VERSION,
@@ -80,6 +80,7 @@ __all__ = [
     # text
     "split_markdown",
     "strip_launcher",
+    "RESTRICTED",
     "format_elapsed",
     # renderers
     "TerminalRenderer",

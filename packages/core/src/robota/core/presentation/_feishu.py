@@ -41,6 +41,7 @@ from ._feishu_pages import GroupedRow, Row, TimelineRow, Unit, dumps, escaped_le
 from ._groups import OUTCOMES, ToolGroup, tool_label
 from ._markdown import count_tables, defuse_tables, split_markdown
 from ._text import (
+    RESTRICTED,
     STATUS_ICONS,
     element_id,
     format_elapsed,
@@ -263,6 +264,8 @@ class FeishuRenderer:
         if not (before or activity or after):
             after.append(_markdown("empty", "<font color='grey'>Starting…</font>"))
         subtitle = [format_elapsed(elapsed)]
+        if view.restricted:
+            subtitle.insert(0, RESTRICTED)
         if view.tool_count:
             subtitle.append(f"{view.tool_count} tool" + ("s" if view.tool_count != 1 else ""))
         if not view.terminal and view.current_title:

@@ -24,7 +24,15 @@ from typing import Any
 from ..events import ApprovalDecision
 from ._groups import OUTCOMES, Block, StreamGrouper, ToolGroup, group_signature, tool_label
 from ._markdown import split_markdown
-from ._text import STATUS_ICONS, element_id, format_elapsed, head, strip_launcher, tail_lines
+from ._text import (
+    RESTRICTED,
+    STATUS_ICONS,
+    element_id,
+    format_elapsed,
+    head,
+    strip_launcher,
+    tail_lines,
+)
 from ._view import STATE_LABELS, Approval, DisplayState, Message, Steer, ToolCall, TurnView
 
 __all__ = [
@@ -114,6 +122,8 @@ class SlackRenderer:
             "text": {"type": "plain_text", "text": head(f"{icon} {agent} · {status}", 150)},
         }
         facts = [format_elapsed(elapsed)]
+        if view.restricted:
+            facts.insert(0, RESTRICTED)
         if view.tool_count:
             facts.append(f"{view.tool_count} tool" + ("s" if view.tool_count != 1 else ""))
         if view.usage is not None and view.usage.total_tokens:

@@ -18,7 +18,7 @@ from collections.abc import Collection
 from typing import Literal
 
 from ._groups import OUTCOMES, Block, StreamGrouper, ToolGroup, group_signature, tool_label
-from ._text import STATUS_ICONS, format_elapsed, head, strip_launcher, tail_lines
+from ._text import RESTRICTED, STATUS_ICONS, format_elapsed, head, strip_launcher, tail_lines
 from ._view import Approval, ErrorNote, Message, Steer, ToolCall, TurnView
 
 __all__ = ["TerminalRenderer", "render_terminal"]
@@ -87,6 +87,8 @@ class TerminalRenderer:
         out = _Lines(width, color)
         status = view.status if not view.pending_approvals else "waiting for approval"
         facts = [f"{self.agent} · {status}", format_elapsed(elapsed)]
+        if view.restricted:
+            facts.insert(1, RESTRICTED)
         if view.tool_count:
             facts.append(f"{view.tool_count} tool" + ("s" if view.tool_count != 1 else ""))
         if view.usage is not None and view.usage.total_tokens:

@@ -13,6 +13,7 @@ import shlex
 from ..events import ToolStatus
 
 __all__ = [
+    "RESTRICTED",
     "STATUS_ICONS",
     "element_id",
     "format_elapsed",
@@ -22,6 +23,9 @@ __all__ = [
     "tail_lines",
     "utf8_len",
 ]
+
+RESTRICTED = "Restricted"
+"""What every renderer shows on the turn of an untrusted workspace (``TurnView.restricted``)."""
 
 STATUS_ICONS: dict[ToolStatus, str] = {
     "pending": "⏸️",

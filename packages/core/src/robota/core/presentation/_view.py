@@ -279,6 +279,8 @@ class TurnView:
         self._tool_approvals: dict[str, list[Approval]] = {}
         self._latest_reasoning: Reasoning | None = None
         self._last_message: Message | None = None
+        self.restricted = False
+        """The turn runs Restricted (its workspace is not trusted): every renderer says so."""
 
     # -- reading --------------------------------------------------------------------------------
 
@@ -548,6 +550,7 @@ class TurnView:
             "plan": [{"content": e.content, "status": e.status} for e in self.plan],
             "usage": _usage_json(self.usage),
             "activities": [_activity_json(a) for a in self._stream],
+            "restricted": self.restricted,
         }
 
     @classmethod
@@ -564,6 +567,7 @@ class TurnView:
         view._final_text = data["final_text"]
         view.plan = tuple(PlanEntry(e["content"], e["status"]) for e in data["plan"])
         view.usage = Usage(**data["usage"]) if data["usage"] is not None else None
+        view.restricted = bool(data.get("restricted", False))
         for raw in data["activities"]:
             activity = _activity_from_json(raw, view.output_cap)
             view._stream.append(activity)
