@@ -222,6 +222,13 @@ class AcpClient:
                 await self.set_mode(session.id, candidate)
                 session.current_mode = candidate
                 return True
+        if mode == "plan":
+            # Nothing of the agent's own keeps it from editing: say so in the log.
+            logger.warning(
+                "acp: the agent offers no plan or read-only mode (its modes: %s); it runs in its "
+                "current mode although plan was asked for",
+                ", ".join(session.modes) or "none",
+            )
         return False
 
     async def close_session(self, session_id: str) -> None:

@@ -56,7 +56,8 @@ ACP_PERMISSION_MODES: Mapping[str, tuple[str, ...]] = {
     "default": ("default",),
     "acceptEdits": ("acceptEdits", "autoEdit", "auto-edit"),
     "bypassPermissions": ("bypassPermissions", "yolo"),
-    "plan": ("plan",),
+    # codex-acp has no "plan": its "read-only" asks before every edit, the nearest it offers.
+    "plan": ("plan", "read-only", "readOnly"),
 }
 """How robota's permission modes map onto the modes ACP agents advertise in ``session/new``."""
 
