@@ -41,12 +41,12 @@ FILE = Path("/w/.robota/config.yaml")
             "a secret-named variable",
         ),
         (
-            {"agents": {"codex": {"env": {"FEISHU_APP_ID": "cli_1"}}}},
-            "agents.codex.env.FEISHU_APP_ID",
-            "the reserved name FEISHU_APP_ID",
+            {"agents": {"codex": {"env": {"ROBOTA_LARK_APP_ID": "cli_1"}}}},
+            "agents.codex.env.ROBOTA_LARK_APP_ID",
+            "the reserved name ROBOTA_LARK_APP_ID",
         ),
         (
-            {"agents": {"codex": {"env": {"HOME_COPY": "${FEISHU_APP_SECRET}"}}}},
+            {"agents": {"codex": {"env": {"HOME_COPY": "${CHAT_APP_SECRET}"}}}},
             "agents.codex.env.HOME_COPY",
             "a ${NAME} reference",
         ),

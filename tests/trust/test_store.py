@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import stat
+import threading
 from pathlib import Path
 
 import pytest
@@ -143,3 +144,14 @@ def test_status_previews_from_metadata_and_follows_no_link(tmp_path: Path) -> No
     trust.grant(repo)
     assert preview(trust, repo)["state"] == "trusted"
     assert os.path.lexists(config)
+
+
+def test_concurrent_grants_lose_none(tmp_path: Path) -> None:
+    trust = store(tmp_path)
+    workspaces = [tmp_path / f"w{i}" for i in range(16)]
+    threads = [threading.Thread(target=trust.grant, args=(w,)) for w in workspaces]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert sorted(trust.entries()) == sorted(str(w) for w in workspaces)

@@ -10,9 +10,10 @@
 
 Validated like the profile's file (``ConfigError`` names the file, the key, what was found
 and what was expected). The environment overrides must not become a way to move a secret
-into an agent: a secret-named variable (``looks_secret``), one robota scrubs from every
-agent (``FEISHU_*``, ``SLACK_*``, ``ROBOTA_*``) and any ``${NAME}`` reference (which would
-copy a variable of robota's environment under another name) are refused; values are literal.
+into an agent: a secret-named variable (``looks_secret``), one of robota's own (``ROBOTA*``)
+and any ``${NAME}`` reference (which would copy a variable of robota's environment under
+another name) are refused; values are literal. The merged environment is still the runtimes'
+to scrub (the chat transports' reserved names are theirs, never set from here).
 
 The file is opened without following links (``O_NOFOLLOW``, and ``.robota`` itself must be a
 directory, not a link): a workspace cannot point its settings elsewhere. Whether to load it at
@@ -41,7 +42,7 @@ __all__ = ["ProjectConfig", "apply_project", "load_project_config", "parse_proje
 PROJECT_FILE = Path(".robota") / "config.yaml"
 MAX_PROJECT_BYTES = 256 * 1024
 _ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
-_RESERVED = re.compile(r"^(FEISHU_|SLACK_|ROBOTA_)", re.IGNORECASE)
+_RESERVED = re.compile(r"^ROBOTA", re.IGNORECASE)
 _EMPTY: Mapping[str, Mapping[str, str]] = MappingProxyType({})
 
 
@@ -88,7 +89,7 @@ def _env(file: str, agent: str, raw: object) -> dict[str, str]:
                 file,
                 where,
                 f"the reserved name {name}",
-                "a name not starting FEISHU_, SLACK_, ROBOTA_",
+                "a name not starting ROBOTA (robota's own)",
             )
         value = raw_value
         if isinstance(value, int | float) and not isinstance(value, bool):

@@ -95,10 +95,13 @@ def preview(store: TrustStore, path: Path) -> dict[str, object]:
                 ]
             else:
                 project["note"] = f"a {kind}, not followed: ignored even when trusted"
-        with os.scandir(workspace / ".robota") as listing:
-            project["entries"] = sorted(
-                f"{e.name} ({_kind(e.stat(follow_symlinks=False).st_mode)})" for e in listing
-            )
+        try:
+            with os.scandir(workspace / ".robota") as listing:
+                project["entries"] = sorted(
+                    f"{e.name} ({_kind(e.stat(follow_symlinks=False).st_mode)})" for e in listing
+                )
+        except OSError as error:
+            project["note"] = f".robota cannot be listed ({error.strerror})"
     result: dict[str, object] = {
         "workspace": str(workspace),
         "key": "git repository root" if git else "directory",

@@ -19,11 +19,13 @@ Stdlib only.
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import json
 import os
 import stat
 import tempfile
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
@@ -177,30 +179,44 @@ class TrustStore:
 
     def grant(self, workspace: Path) -> TrustEntry:
         """Trust ``workspace`` (a revoked one again); a damaged store is refused, not replaced."""
-        entries = self.entries()
-        entry = TrustEntry(str(workspace), _now())
-        entries[entry.workspace] = entry
-        self._write(entries)
+        with self._locked():
+            entries = self.entries()
+            entry = TrustEntry(str(workspace), _now())
+            entries[entry.workspace] = entry
+            self._write(entries)
         return entry
 
     def revoke(self, workspace: Path) -> TrustEntry | None:
         """Mark ``workspace`` revoked; ``None`` when it was never trusted."""
-        entries = self.entries()
-        old = entries.get(str(workspace))
-        if old is None:
-            return None
-        entry = TrustEntry(old.workspace, old.trusted_at, old.revoked_at or _now())
-        entries[entry.workspace] = entry
-        self._write(entries)
+        with self._locked():
+            entries = self.entries()
+            old = entries.get(str(workspace))
+            if old is None:
+                return None
+            entry = TrustEntry(old.workspace, old.trusted_at, old.revoked_at or _now())
+            entries[entry.workspace] = entry
+            self._write(entries)
         return entry
 
-    def _write(self, entries: dict[str, TrustEntry]) -> None:
+    @contextlib.contextmanager
+    def _locked(self) -> Iterator[None]:
+        """The store's directory (owner-only, checked) with its write lock held: two changes
+        at once never lose one (each reads the store under the lock)."""
         directory = self.path.parent
         directory.mkdir(mode=0o700, parents=True, exist_ok=True)
         info = os.lstat(directory)
         if not stat.S_ISDIR(info.st_mode) or info.st_uid != os.getuid():
             raise TrustStoreUnreadable(self.path, "is in a directory that is not this user's own")
         directory.chmod(0o700)
+        fd = os.open(directory / ".lock", os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o600)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            yield
+        finally:
+            os.close(fd)
+
+    def _write(self, entries: dict[str, TrustEntry]) -> None:
+        directory = self.path.parent
         document = {
             "version": STORE_VERSION,
             "workspaces": {
