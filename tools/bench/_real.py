@@ -29,6 +29,7 @@ if str(ROOT) not in sys.path:
 
 # These need the path set above (tests/support is not an installed package).
 from tests.support.agents import AgentSetup, isolated  # noqa: E402
+from tests.support.trust import trust_workspace  # noqa: E402
 from tools.raw_client import Protocol, RawAgent  # noqa: E402
 
 __all__ = [
@@ -157,6 +158,9 @@ class Sandbox:
             "storage": {"sqlitePath": "./data/robota.sqlite"},
         }
         (self.home / "config.yaml").write_text(json.dumps(config, indent=2))
+        # Headless starts refuse an untrusted workspace: the sandbox's own is trusted, as a user
+        # would with `robota trust --yes` there.
+        trust_workspace(self.home, self.cwd)
 
     def robota(self, *args: str) -> list[str]:
         return [str(ROBOTA), *args]
