@@ -63,6 +63,7 @@ from ._requests import (
     TaskStop,
     TeamPause,
     TeamResume,
+    TurnsChanged,
 )
 from ._restart import Schedule
 from ._restarter import Enrollment, HostRestarts, restarted_notes
@@ -152,6 +153,7 @@ class Host:
                 Endpoint(TaskForkGroup, groups.fork_group),
                 Endpoint(TeamPause, self.teams.pause),
                 Endpoint(TeamResume, self.teams.resume),
+                Endpoint(TurnsChanged, self.teams.turns_changed),
             ],
         )
         transports = Supervisor("transports", self.transports.specs)

@@ -16,7 +16,7 @@ import os
 import signal
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, ClassVar, Literal, Protocol
@@ -109,6 +109,8 @@ class Start:
     attached: str | None = None
     """The task of the background session this terminal attached to: the route is the
     session's and already on it, so nothing is picked or told."""
+    on_turn: Callable[[], None] | None = None
+    """Called when a turn begins and when it ends (``HostBeacon``: a team's operator)."""
 
 
 class RobotaApp(App[None]):
@@ -334,6 +336,8 @@ class RobotaApp(App[None]):
         self.transcript.mount(*shown, before=before)
 
     def _turn_began(self, notice: TurnBegan) -> None:
+        if self.opening.on_turn is not None:
+            self.opening.on_turn()
         if self.turn is not None:  # a finish we never heard of: freeze what we have
             self.turn.ended = time.monotonic()
         for prompt_id, text in list(self.queued.items()):
@@ -352,6 +356,8 @@ class RobotaApp(App[None]):
         transcript.mount(card)
 
     def _turn_finished(self, notice: TurnFinished) -> None:
+        if self.opening.on_turn is not None:
+            self.opening.on_turn()
         turn = self.turn
         if turn is None or turn.attempt_id != notice.attempt_id:
             return
