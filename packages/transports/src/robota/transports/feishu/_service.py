@@ -57,6 +57,7 @@ from robota.core.engine import (
 )
 from robota.core.frontend import (
     NOTE_TIMEOUT,
+    QUEUE_CANCEL,
     RESTART_CANCEL,
     ChatRoute,
     ChatTurn,
@@ -64,12 +65,14 @@ from robota.core.frontend import (
     Opening,
     Outcome,
     Pending,
+    QueueNote,
     RecoveredTurn,
     RestartDesk,
     RestartNote,
     TransportContext,
     TransportStatus,
     inbound_claims,
+    queue_texts,
 )
 from robota.core.store import (
     ActionBinding,
@@ -182,6 +185,8 @@ class FeishuService(ChatTurns[_Turn]):
         """The ``GroupMaker`` (``_groups``), inviting the owner; a chat's binds its sender."""
         self._teams: list[LoopReplies] = []
         """The team groups' doors this service is attached to (``_team``)."""
+        self._swallowed: set[str] = set()
+        """Queued notes whose Cancel was told to the route: its reply is the note itself."""
         self._repaints: set[str] = set()
         """``/sessions`` cards whose Previous / Next was clicked: the reply redraws them."""
 
@@ -515,6 +520,8 @@ class FeishuService(ChatTurns[_Turn]):
         if action.approval_id == STOP:
             self.context.port.tell(route_key, Interrupt())
             return _toast("info", notes["stopping"])
+        if action.approval_id == QUEUE_CANCEL:
+            return self._queue_click(route_key, click, action.decision)
         if action.approval_id == SESSIONS:
             return self._sessions_click(route_key, click, action.decision)
         if action.approval_id == RESET:  # the engine's /turns reset; its reply to the card
@@ -535,12 +542,90 @@ class FeishuService(ChatTurns[_Turn]):
         self, route: ChatRoute, anchor: Pending | None, reply: RouteReply
     ) -> None:
         anchor_id = anchor.message_id if anchor else None
+        if anchor_id is not None and anchor_id in self._swallowed:
+            self._swallowed.discard(anchor_id)  # the note says it (``_queue_click``)
+            return
         if anchor_id is not None and anchor_id in self._repaints:
             self._repaints.discard(anchor_id)
             if reply.listing is not None:  # a page click: the same card, the next page
                 await self._sessions_card(route.key, anchor_id, reply.listing, replace=True)
                 return
         await self._reply_notice(route.key, anchor_id, reply)
+
+    # -- a queued prompt's note (``robota.core.frontend.QueueNotes``) ----------------------
+
+    def input_queued(self, note: QueueNote) -> None:
+        assert self._nursery is not None
+        self._nursery.start_soon(self._queued_note, note)
+
+    async def _queued_note(self, note: QueueNote) -> None:
+        """The note beside the person's message, its Cancel bound to the route and prompt."""
+        assert self._messenger is not None
+        texts = queue_texts(self.context.locale)
+        token = secrets.token_urlsafe(18)
+        text = texts["queued"].format(ahead=note.ahead)
+        card = _note_card(self.notes["title"], text, button=(texts["cancel"], token))
+        try:
+            message_id = await self._messenger.to_route(
+                note.route_key, note.anchor, "interactive", card
+            )
+        except ApiError as error:
+            log.warning("feishu: the queued note could not be sent: %s", error)
+            return
+        self._card_routes[message_id] = note.route_key
+        action = CardAction(f"queue:{note.prompt_id}", QUEUE_CANCEL, str(note.prompt_id))
+        await self._store.write(
+            BindCardActions(message_id, note.route_key, (ActionBinding(token, action),)),
+            timeout=STORE_TIMEOUT,
+        )
+        now = self.queue_notes.posted(note.route_key, note.prompt_id, message_id)
+        if now is not None and now.state != "queued":  # it started (or went) meanwhile
+            await self._settle_note(now)
+
+    def queued_started(self, note: QueueNote) -> None:
+        assert self._nursery is not None
+        if note.message_id is not None:  # else the note, once posted, sees it started
+            self._nursery.start_soon(self._settle_note, note)
+
+    async def _settle_note(self, note: QueueNote) -> None:
+        """The note without its action: ``started`` or ``cancelled``."""
+        assert self._messenger is not None and note.message_id is not None
+        texts = queue_texts(self.context.locale)
+        card = _note_card(self.notes["title"], texts[note.state])
+        try:
+            await self._messenger.patch_card(note.message_id, card)
+        except ApiError as error:
+            log.warning("feishu: the queued note could not be updated: %s", error)
+
+    def _queue_click(self, route_key: str, click: CardClick, decision: str) -> Mapping[str, Any]:
+        """A claimed Cancel: the engine's ``/queue cancel N``, the note says cancelled, the
+        person's message is settled; too late once the prompt's turn began."""
+        assert self._nursery is not None
+        texts = queue_texts(self.context.locale)
+        if not decision.isdigit():
+            log.warning("feishu: a queue action names no prompt: %r", decision)
+            return _toast("warning", self.notes["not_ours"])
+        prompt_id = int(decision)
+        verdict = self.queue_notes.click(route_key, prompt_id)
+        if verdict == "started":
+            return _toast("warning", texts["too_late"])
+        if verdict == "cancelled":
+            return _toast("info", texts["already"])
+        # ``unknown``: a note of the last run; the engine's queue outlived it, cancel there.
+        route = self._route(route_key)
+        note = self.queue_notes.get(route_key, prompt_id)
+        self._swallowed.add(click.message_id)
+        route.commands.append(Pending(click.message_id, ""))
+        self.context.port.tell(route_key, UserInput(f"/queue cancel {prompt_id}"))
+        if note is not None and note.anchor is not None:
+            for index, pending in enumerate(route.pending):
+                if pending.message_id == note.anchor:
+                    del route.pending[index]
+                    break
+            self._nursery.start_soon(self._settle_reaction, note.anchor, "CrossMark")
+        cancelled = QueueNote(route_key, prompt_id, "", None, click.message_id, "cancelled")
+        self._nursery.start_soon(self._settle_note, cancelled)
+        return _toast("success", texts["cancelling"])
 
     # -- the /sessions card (``_sessions_card``) ------------------------------------------
 
