@@ -57,6 +57,7 @@ from ..engine import (
     TurnBegan,
     TurnFinished,
     TurnUpdate,
+    UserInput,
     prompt_answers,
 )
 from ..events import TurnCompleted, TurnError
@@ -288,6 +289,8 @@ class ChatTurns(Generic[T]):
         self._delivery: CardDelivery | None = None
         self.queue_notes = QueueNotes()
         """The queued prompts' notes (``_queue``): told by ``InputQueued`` and ``TurnBegan``."""
+        self._swallowed: set[str] = set()
+        """Notes whose Cancel was told to the route: the engine's reply is the note itself."""
 
     # -- the platform's part -------------------------------------------------------------------
 
@@ -397,6 +400,29 @@ class ChatTurns(Generic[T]):
             return False
         return True
 
+    def cancel_queued(self, route: ChatRoute, prompt_id: int, note_id: str) -> QueueNote | None:
+        """A claimed Cancel on the note ``note_id`` of ``prompt_id``: the engine's ``/queue
+        cancel N`` told (the same path as typing it; its reply is not said, the note is) and
+        the person's message no longer pending; the note cancelled, to show (its ``anchor``:
+        the message to settle). ``None``: too late (it started) or cancelled already."""
+        verdict = self.queue_notes.click(route.key, prompt_id)
+        if verdict in ("started", "cancelled"):
+            self._log.info(
+                "%s: queued prompt %d not cancelled: %s", self._chat_name, prompt_id, verdict
+            )
+            return None
+        # ``unknown``: a note of the last run; the engine's queue outlived it, cancel there.
+        note = self.queue_notes.get(route.key, prompt_id)
+        anchor = note.anchor if note is not None else None
+        self._swallowed.add(note_id)
+        route.commands.append(Pending(note_id, ""))
+        self.context.port.tell(route.key, UserInput(f"/queue cancel {prompt_id}"))
+        for index, pending in enumerate(route.pending):
+            if anchor is not None and pending.message_id == anchor:
+                del route.pending[index]
+                break
+        return QueueNote(route.key, prompt_id, "", anchor, note_id, "cancelled")
+
     # -- the routes' notices -----------------------------------------------------------------
 
     async def _read_route(self, route: ChatRoute) -> None:
@@ -451,6 +477,9 @@ class ChatTurns(Generic[T]):
             self.input_queued(note)
         elif isinstance(notice, RouteReply):
             anchor = route.commands.popleft() if route.commands else None
+            if anchor is not None and anchor.message_id in self._swallowed:
+                self._swallowed.discard(anchor.message_id)  # the note says it (cancel_queued)
+                return
             assert self._nursery is not None
             self._nursery.start_soon(self.route_reply, route, anchor, notice)
 

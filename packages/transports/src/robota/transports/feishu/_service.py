@@ -185,8 +185,6 @@ class FeishuService(ChatTurns[_Turn]):
         """The ``GroupMaker`` (``_groups``), inviting the owner; a chat's binds its sender."""
         self._teams: list[LoopReplies] = []
         """The team groups' doors this service is attached to (``_team``)."""
-        self._swallowed: set[str] = set()
-        """Queued notes whose Cancel was told to the route: its reply is the note itself."""
         self._repaints: set[str] = set()
         """``/sessions`` cards whose Previous / Next was clicked: the reply redraws them."""
 
@@ -542,9 +540,6 @@ class FeishuService(ChatTurns[_Turn]):
         self, route: ChatRoute, anchor: Pending | None, reply: RouteReply
     ) -> None:
         anchor_id = anchor.message_id if anchor else None
-        if anchor_id is not None and anchor_id in self._swallowed:
-            self._swallowed.discard(anchor_id)  # the note says it (``_queue_click``)
-            return
         if anchor_id is not None and anchor_id in self._repaints:
             self._repaints.discard(anchor_id)
             if reply.listing is not None:  # a page click: the same card, the next page
@@ -598,32 +593,18 @@ class FeishuService(ChatTurns[_Turn]):
             log.warning("feishu: the queued note could not be updated: %s", error)
 
     def _queue_click(self, route_key: str, click: CardClick, decision: str) -> Mapping[str, Any]:
-        """A claimed Cancel: the engine's ``/queue cancel N``, the note says cancelled, the
-        person's message is settled; too late once the prompt's turn began."""
+        """A claimed Cancel (``ChatTurns.cancel_queued``): the note says cancelled and the
+        message gets CrossMark; too late once the prompt's turn began."""
         assert self._nursery is not None
         texts = queue_texts(self.context.locale)
         if not decision.isdigit():
             log.warning("feishu: a queue action names no prompt: %r", decision)
             return _toast("warning", self.notes["not_ours"])
-        prompt_id = int(decision)
-        verdict = self.queue_notes.click(route_key, prompt_id)
-        if verdict == "started":
+        cancelled = self.cancel_queued(self._route(route_key), int(decision), click.message_id)
+        if cancelled is None:
             return _toast("warning", texts["too_late"])
-        if verdict == "cancelled":
-            return _toast("info", texts["already"])
-        # ``unknown``: a note of the last run; the engine's queue outlived it, cancel there.
-        route = self._route(route_key)
-        note = self.queue_notes.get(route_key, prompt_id)
-        self._swallowed.add(click.message_id)
-        route.commands.append(Pending(click.message_id, ""))
-        self.context.port.tell(route_key, UserInput(f"/queue cancel {prompt_id}"))
-        if note is not None and note.anchor is not None:
-            for index, pending in enumerate(route.pending):
-                if pending.message_id == note.anchor:
-                    del route.pending[index]
-                    break
-            self._nursery.start_soon(self._settle_reaction, note.anchor, "CrossMark")
-        cancelled = QueueNote(route_key, prompt_id, "", None, click.message_id, "cancelled")
+        if cancelled.anchor is not None:
+            self._nursery.start_soon(self._settle_reaction, cancelled.anchor, "CrossMark")
         self._nursery.start_soon(self._settle_note, cancelled)
         return _toast("success", texts["cancelling"])
 
