@@ -115,7 +115,6 @@ def queue_texts(locale: str) -> Mapping[str, str]:
             "started": "已开始运行。",
             "too_late": "已开始运行,无法取消",
             "cancelling": "正在取消",
-            "already": "已取消",
         }
     return {
         "queued": "Queued: it starts when the running turn ends ({ahead} ahead).",
@@ -124,5 +123,4 @@ def queue_texts(locale: str) -> Mapping[str, str]:
         "started": "Started.",
         "too_late": "It already started: too late to cancel",
         "cancelling": "Cancelling",
-        "already": "Already cancelled",
     }
