@@ -210,9 +210,15 @@ class Host:
         self.restarts.inbound()
 
     async def open_group(
-        self, maker: GroupMaker, route_key: str, *, fork: bool, title: str | None
+        self,
+        maker: GroupMaker,
+        route_key: str,
+        *,
+        fork: bool,
+        title: str | None,
+        task: str | None = None,
     ) -> str:
-        return await self.groups.from_route(maker, route_key, fork=fork, title=title)
+        return await self.groups.from_route(maker, route_key, fork=fork, title=title, task=task)
 
     def _replace(self, schedule: Schedule) -> None:
         self.replacement = schedule
