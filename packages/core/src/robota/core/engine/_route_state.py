@@ -24,6 +24,7 @@ from pathlib import Path
 
 from .._capabilities import AgentCapabilities
 from ..agents import PERMISSION_MODES, AgentSessionInfo, CloseSession, SessionSpec
+from ..events import ApprovalRequested
 from ..store import BindRouteTask, CreateTask, Task, TurnAttempt, WriteOp
 from ._context import AgentEntry, TaskDefaults, new_attempt_id, new_task_id
 from ._messages import RouteIdle, RouteReply, TaskSettings
@@ -155,6 +156,16 @@ class RouteData:
         """A queued prompt is being taken (and recorded as the next turn) in the store."""
         self.inputs = 0
         """``UserInput`` taken in this engine run (see ``RouteIdle.inputs``)."""
+        self.surfaces: dict[str, bool] = {}
+        """Joined surfaces (``SurfaceJoined``): whether each drives (``_route_surfaces``)."""
+        self.attended = False
+        """Some surface has joined: approvals need a driving surface to be asked."""
+        self.approvals: dict[str, ApprovalRequested] = {}
+        """The agent's approvals not resolved yet, by id."""
+        self.answered: dict[str, str | None] = {}
+        """Approvals answered (sent to the agent) and not resolved yet: who answered."""
+        self.resolved: dict[str, str | None] = {}
+        """Recently resolved approvals (oldest first, bounded): who answered."""
         self.effects: list[Effect] = []
 
     # -- effects -------------------------------------------------------------------------------
