@@ -13,10 +13,12 @@ from robota.core.engine import (
     AnswerApproval,
     Effect,
     Notify,
+    Restored,
     RouteCore,
     RouteReply,
     SurfaceJoined,
     SurfaceLeft,
+    TaskDefaults,
     Tell,
     TurnUpdate,
 )
@@ -28,7 +30,7 @@ from robota.core.events import (
     TurnCompleted,
 )
 
-from .test_route_core import KEY, route, running_turn, task
+from .test_route_core import CODEX, CWD, KEY, Reads, ids, route, running_turn, task
 
 ASKED = ApprovalRequested("ap1", "command", "Run ls?")
 QUESTION = ApprovalRequested("ap1", "other", "Which file?", decisions=("accept", "cancel"))
@@ -185,3 +187,27 @@ def test_the_agents_own_policy_answer_names_policy_and_an_unknown_leave_is_only_
     (update,) = [n for n in notices(effects) if isinstance(n, TurnUpdate)]
     assert update.event == ApprovalResolved("ap1", "accept", by="policy", answerer="policy")
     assert told(core.handle(SurfaceLeft("never"))) == []
+
+
+def test_a_passivated_route_keeps_its_surfaces_and_pending_question() -> None:
+    core = asking(("ws:1", True), ("attach:2", False))
+    core.handle(AnswerApproval("ap1", "accept", surface="ws:1"))
+    kept = core.kept()
+    reads = Reads()
+    reads.tasks_by_id["t0"] = task()
+    again = RouteCore(
+        KEY,
+        {"codex": CODEX},
+        TaskDefaults(agent="codex", cwd=CWD),
+        reads,
+        restored=Restored(task(), kept=kept),
+        ids=ids(),
+    )
+    again.start()
+    assert again.state.surfaces == {"ws:1": True, "attach:2": False}
+    refused = again.handle(AnswerApproval("ap1", "decline", surface="attach:2"))
+    assert told(refused) == []
+    late = again.handle(AnswerApproval("ap1", "decline", surface="ws:1"))
+    assert [n.text for n in notices(late) if isinstance(n, RouteReply)] == [
+        "approval ap1 was already answered by ws:1"
+    ]

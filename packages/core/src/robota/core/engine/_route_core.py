@@ -61,7 +61,7 @@ from ._route_effects import (
     Tell,
 )
 from ._route_history import reset_failed, reset_opened, sessions_listed
-from ._route_state import IdsAndClocks, Restored, RouteData, Turn
+from ._route_state import IdsAndClocks, Kept, Restored, RouteData, Turn
 from ._route_tasks import fork_task, projectless_cwd, use_task
 from ._route_turns import (
     begin,
@@ -110,13 +110,33 @@ class RouteCore:
 
     @property
     def inputs(self) -> int:
-        """``UserInput`` taken in this engine run: what the route keeps across a passivation."""
+        """``UserInput`` taken in this engine run."""
         return self.state.inputs
+
+    def kept(self) -> Kept:
+        """What the route keeps across a passivation (the rest is in the store)."""
+        route = self.state
+        return Kept(
+            route.inputs,
+            tuple(route.surfaces.items()),
+            route.attended,
+            tuple(route.approvals.values()),
+            tuple(route.answered.items()),
+            tuple(route.resolved.items()),
+        )
 
     def start(self) -> list[Effect]:
         """The first call of every incarnation: continue from what was restored."""
         route, restored = self.state, self._restored
         route.inputs = restored.inputs
+        kept = restored.kept
+        if kept is not None:
+            route.inputs = kept.inputs
+            route.surfaces = dict(kept.surfaces)
+            route.attended = kept.attended
+            route.approvals = {a.approval_id: a for a in kept.approvals}
+            route.answered = dict(kept.answered)
+            route.resolved = dict(kept.resolved)
         route.task = restored.task
         route.pending = list(restored.pending)
         attempt = restored.running

@@ -83,6 +83,21 @@ class Restored:
     """The route's attempt a previous incarnation left running at the agent in this engine run
     (crashed, or passivated): its events reach this incarnation, which takes it back."""
     inputs: int = 0
+    kept: Kept | None = None
+    """What the previous incarnation of this engine run kept (``RouteCore.kept``)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Kept:
+    """What a route keeps across a passivation, beside the store: its input count and who shows
+    it (``_route_surfaces``): the surfaces joined and the approvals they may still answer."""
+
+    inputs: int = 0
+    surfaces: tuple[tuple[str, bool], ...] = ()
+    attended: bool = False
+    approvals: tuple[ApprovalRequested, ...] = ()
+    answered: tuple[tuple[str, str | None], ...] = ()
+    resolved: tuple[tuple[str, str | None], ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
