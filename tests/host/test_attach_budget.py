@@ -75,19 +75,37 @@ async def test_a_surface_that_stops_reading_is_cut_off(monkeypatch: pytest.Monke
     ours.close()
 
 
-async def test_an_observer_is_told_its_typing_is_refused() -> None:
+def surface_pair() -> tuple[
+    TalkingHub,
+    AttachDesk,
+    tuple[stdlib_socket.socket, stdlib_socket.socket],
+    tuple[trio.SocketStream, trio.SocketStream],
+]:
+    """A desk on a talking hub, and a connected pair: the session's end and the terminal's."""
     hub = TalkingHub()
     desk = AttachDesk(FrontEndPort(hub), ROUTE, lambda g: "task", dict)
     ours, theirs = stdlib_socket.socketpair()
     stream = trio.SocketStream(trio.socket.from_stdlib_socket(ours))
     client = trio.SocketStream(trio.socket.from_stdlib_socket(theirs))
+    return hub, desk, (ours, theirs), (stream, client)
+
+
+async def read_until(client: trio.SocketStream, text: bytes) -> bytes:
+    data = b""
+    while text not in data:
+        chunk = await client.receive_some(65536)
+        assert chunk, f"the connection ended before {text!r}"
+        data += chunk
+    return data
+
+
+async def test_an_observer_is_told_its_typing_is_refused() -> None:
+    hub, desk, (ours, theirs), (stream, client) = surface_pair()
     with trio.fail_after(30):
         async with trio.open_nursery() as nursery:
             nursery.start_soon(desk.attach, SessionAttach("gen", "observe"), stream)
             await client.send_all(b'{"type": "submit", "prompt": "hello"}\n')
-            data = b""
-            while b"only observes" not in data:
-                data += await client.receive_some(65536)
+            await read_until(client, b"only observes")
             assert hub.told == [SurfaceJoined("attach:1", False)], (
                 "an observer's typing reached the route"
             )
@@ -100,11 +118,7 @@ async def test_an_observer_is_told_its_typing_is_refused() -> None:
 
 
 async def test_answers_name_their_surface_and_a_reply_to_another_surface_is_dropped() -> None:
-    hub = TalkingHub()
-    desk = AttachDesk(FrontEndPort(hub), ROUTE, lambda g: "task", dict)
-    ours, theirs = stdlib_socket.socketpair()
-    stream = trio.SocketStream(trio.socket.from_stdlib_socket(ours))
-    client = trio.SocketStream(trio.socket.from_stdlib_socket(theirs))
+    hub, desk, (ours, theirs), (stream, client) = surface_pair()
     with trio.fail_after(30):
         async with trio.open_nursery() as nursery:
             nursery.start_soon(desk.attach, SessionAttach("gen"), stream)
@@ -116,9 +130,7 @@ async def test_answers_name_their_surface_and_a_reply_to_another_surface_is_drop
             assert hub.deliver is not None
             hub.deliver(RouteReply(ROUTE, "for another", "error", surface="attach:9"))
             hub.deliver(RouteReply(ROUTE, "for this one", "error", surface="attach:1"))
-            data = b""
-            while b"for this one" not in data:
-                data += await client.receive_some(65536)
+            data = await read_until(client, b"for this one")
             assert b"for another" not in data
             await client.aclose()
     await stream.aclose()
