@@ -287,9 +287,12 @@ class RobotaApp(App[None]):
         if isinstance(notice, TurnUpdate):
             turn = self.turn
             if turn is not None and turn.attempt_id == notice.attempt_id:
+                resolved = notice.event
+                if isinstance(resolved, ApprovalResolved):
+                    self._withdrawn(turn, resolved)
                 turn.view.apply(notice.event)
-                if isinstance(notice.event, ApprovalResolved):
-                    turn.answered.discard(notice.event.approval_id)
+                if isinstance(resolved, ApprovalResolved):
+                    turn.answered.discard(resolved.approval_id)
         elif isinstance(notice, TurnBegan):
             self._turn_began(notice)
         elif isinstance(notice, TurnFinished):
@@ -408,6 +411,18 @@ class RobotaApp(App[None]):
             self.turn.answered.add(event.approval_id)
         self.link.tell(AnswerApproval(event.approval_id, event.decision))
         self._paint()
+
+    def _withdrawn(self, turn: LiveTurn, resolved: ApprovalResolved) -> None:
+        """A question this terminal did not answer was: the bar withdraws it (the view drops
+        it); say which surface answered (a policy says so in its own reply)."""
+        if resolved.approval_id in turn.answered or resolved.answerer in (None, "policy"):
+            return
+        asked = next(
+            (a for a in turn.view.pending_approvals if a.approval_id == resolved.approval_id),
+            None,
+        )
+        if asked is not None:
+            self.note(f"{asked.title}: {resolved.decision} · answered by {resolved.answerer}")
 
     def on_approval_bar_left(self) -> None:
         self.prompt.focus()
