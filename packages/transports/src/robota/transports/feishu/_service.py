@@ -58,12 +58,19 @@ from robota.core.frontend import (
     Opening,
     Outcome,
     Pending,
+    Prepared,
     RecoveredTurn,
+    Refused,
     RestartDesk,
     RestartNote,
     TransportContext,
     TransportStatus,
+    attachments_folder,
     inbound_claims,
+    media_notes,
+    prompt_with,
+    recovery_note,
+    recovery_texts,
 )
 from robota.core.store import (
     ActionBinding,
@@ -107,9 +114,8 @@ from ._inbound import (
     parse_event,
     screen,
 )
-from ._media import Prepared, Refused, fetch, media_notes, prompt_with, safe_name
+from ._media import fetch
 from ._outbound import RESET, STOP, FeishuCards, FeishuSink, Messenger, ResetButton
-from ._recovery_notes import recovery_note, recovery_texts
 from ._rest import RestClient
 from ._settings import _BOT_OPEN_IDS, FeishuSettings
 from ._team import team_chat, team_message, team_say, team_screen
@@ -416,7 +422,7 @@ class FeishuService(ChatTurns[_Turn]):
         person was told why not."""
         assert self._messenger is not None
         notes = media_notes(self.context.locale)
-        folder = self.context.profile.data_dir / "attachments" / safe_name(message.chat_id, "chat")
+        folder = attachments_folder(self.context.profile.data_dir, message.chat_id)
         saved = await fetch(
             self._messenger.rest, message.message_id, message.resources, folder, notes
         )

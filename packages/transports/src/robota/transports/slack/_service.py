@@ -44,11 +44,17 @@ from robota.core.frontend import (
     Opening,
     Outcome,
     Pending,
+    Prepared,
+    Refused,
     RestartDesk,
     RestartNote,
     TransportContext,
     TransportStatus,
+    agent_capabilities,
+    attachments_folder,
     inbound_claims,
+    media_notes,
+    prompt_with,
 )
 from robota.core.store import (
     ActionBinding,
@@ -66,6 +72,7 @@ from robota.core.teams import FollowUpInput, LoopReplies, StartRequest, TeamDoor
 
 from ._client import SocketModeClient
 from ._errors import ApiError, ConnectionRefused
+from ._files import fetch
 from ._inbound import (
     Admit,
     ButtonClick,
@@ -383,12 +390,36 @@ class SlackService(ChatTurns[_Turn]):
         if restart is not None:
             await self._restart(route, message, restart)
             return
+        prepared: Prepared | None = Prepared(text, ())
+        if message.files:
+            prepared = await self._with_files(route, message, text)
+        if prepared is None:
+            return  # refused, and said why
+        text = prepared.text
         pending = Pending(message.ts, text, message.reply_thread)
         if text.startswith("/"):
             route.commands.append(pending)
         else:
             route.pending.append(pending)
-        self.context.port.tell(route.key, UserInput(text, message_id=message.ts))
+        input_ = UserInput(text, images=prepared.images, message_id=message.ts)
+        self.context.port.tell(route.key, input_)
+
+    async def _with_files(
+        self, route: ChatRoute, message: InboundMessage, text: str
+    ) -> Prepared | None:
+        """The message's files downloaded (``_files``), or ``None`` once the person was told
+        why not."""
+        assert self._web is not None
+        notes = media_notes(self.context.locale)
+        folder = attachments_folder(self.context.profile.data_dir, message.channel)
+        saved = await fetch(self._web, message.ts, message.files, folder, notes)
+        if isinstance(saved, Refused):
+            log.info("slack: a message's file was refused: %s", saved.reason)
+            await self._post(route.channel, saved.reason, message.reply_thread)
+            await self._settle_reaction(route.channel, message.ts, REACTIONS["failed"])
+            return None
+        takes = agent_capabilities(self.context.config, route.agent).images
+        return prompt_with(text, saved, takes_images=takes, notes=notes)
 
     # -- the host's safe restart (RestartNotes, PendingFinals) ------------------------------
 

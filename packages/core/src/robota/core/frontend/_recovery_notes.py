@@ -2,10 +2,10 @@
 
 After a crash or a restart the engine continues recent turns (their prompt warns the agent
 that effects may repeat) and marks older ones interrupted; the transport closes the old cards
-(``FeishuService._recover``). The person should not have to guess what happened: a continued
+(``ChatTurns.recover``). The person should not have to guess what happened: a continued
 turn gets a note, as a reply to the message it answers, that robota restarted and is carrying
 on; an interrupted turn that nothing continues gets one saying it was cut short and can be
-sent again. Pure: the shell sends the text (``_say``).
+sent again. Pure: each transport sends the text beside the message the turn answers.
 """
 
 from __future__ import annotations
