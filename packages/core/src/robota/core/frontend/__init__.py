@@ -73,7 +73,7 @@ if typing.TYPE_CHECKING:
         write_attachment,
     )
     from ._port import FrontEndPort, LinkEnded, Overflowed, RouteHub, RouteLink
-    from ._recovery_notes import RecoveryNote, recovery_note, recovery_texts
+    from ._recovery_notes import RecoveryNote, recovery_note, recovery_notes, recovery_texts
     from ._resolve import AmbiguousTask, TaskNotFound, TaskNotResolved, resolve_task
     from ._restarts import NOTE_TIMEOUT, RESTART_CANCEL, RestartDesk, RestartSend, restart_text
     from ._transport import (
@@ -148,6 +148,7 @@ __all__ = [
     "restart_text",
     "RecoveryNote",
     "recovery_note",
+    "recovery_notes",
     "recovery_texts",
     # a chat's images and files, once downloaded
     "FILE_BYTES",
@@ -204,6 +205,7 @@ _HOMES = {
     "write_attachment": "._media",
     "RecoveryNote": "._recovery_notes",
     "recovery_note": "._recovery_notes",
+    "recovery_notes": "._recovery_notes",
     "recovery_texts": "._recovery_notes",
     "NOTE_TIMEOUT": "._restarts",
     "RESTART_CANCEL": "._restarts",

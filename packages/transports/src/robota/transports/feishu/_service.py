@@ -69,8 +69,7 @@ from robota.core.frontend import (
     inbound_claims,
     media_notes,
     prompt_with,
-    recovery_note,
-    recovery_texts,
+    recovery_notes,
 )
 from robota.core.store import (
     ActionBinding,
@@ -600,14 +599,11 @@ class FeishuService(ChatTurns[_Turn]):
     def recovered(self, plan: Sequence[RecoveredTurn]) -> None:
         """Tell each chat what became of its unsettled turns (``_recovery_notes``)."""
         assert self._nursery is not None
-        texts = recovery_texts(self.context.locale)
-        for item in plan:
-            attempt = item.attempt
-            note = recovery_note(attempt.status, continues=item.continues, continued=item.continued)
-            turn = self._turns.get(attempt.id)
+        for item, text in recovery_notes(plan, self.context.locale):
+            turn = self._turns.get(item.attempt.id)
             anchor = self._sink.anchors.get(turn.card_id) if turn and self._sink else None
-            if note is not None and anchor is not None:  # said beside the message it concerns
-                self._nursery.start_soon(self._say, attempt.route_key, anchor, texts[note])
+            if anchor is not None:  # said beside the message it concerns
+                self._nursery.start_soon(self._say, item.attempt.route_key, anchor, text)
 
     def _read_reactions(self, message_ids: list[str | None]) -> dict[tuple[str, str], str]:
         found: dict[tuple[str, str], str] = {}

@@ -9,7 +9,8 @@ supervisor restarts it after a crash, built anew from the same context). In its 
   was acknowledged and hands a message to its route's lane (one task per route, so a
   conversation's messages keep their order and one slow conversation holds no other);
 * one reader per route on the front-end port (``TransportContext.port``), and the restart's
-  recovery: ``robota.core.frontend.ChatTurns``, which this service extends: ``TurnBegan`` opens
+  recovery (each unsettled turn's thread told what became of it, ``recovered``):
+  ``robota.core.frontend.ChatTurns``, which this service extends: ``TurnBegan`` opens
   the turn's progress message, ``TurnUpdate`` feeds it, ``TurnFinished`` ends it; the card
   renderer delivers the final answer once (the ledger) and says so, and the reaction on the
   person's message goes from ``eyes`` to ``white_check_mark`` / ``x`` / ``no_entry_sign``.
@@ -27,7 +28,7 @@ from __future__ import annotations
 
 import logging
 import secrets
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -45,6 +46,7 @@ from robota.core.frontend import (
     Outcome,
     Pending,
     Prepared,
+    RecoveredTurn,
     Refused,
     RestartDesk,
     RestartNote,
@@ -55,6 +57,7 @@ from robota.core.frontend import (
     inbound_claims,
     media_notes,
     prompt_with,
+    recovery_notes,
 )
 from robota.core.store import (
     ActionBinding,
@@ -536,6 +539,17 @@ class SlackService(ChatTurns[_Turn]):
     def route_of(self, route_key: str) -> ChatRoute | None:
         chat = route_chat(route_key)
         return None if chat is None else self.route(route_key, chat[0])
+
+    def recovered(self, plan: Sequence[RecoveredTurn]) -> None:
+        """Tell each thread what became of its unsettled turn (``recovery_notes``): carried
+        on after the restart, or cut short and to be sent again."""
+        assert self._nursery is not None
+        for item, text in recovery_notes(plan, self.context.locale):
+            turn = self._turns.get(item.attempt.id)
+            thread = self._sink.anchors.get(turn.card_id) if turn and self._sink else None
+            chat = route_chat(item.attempt.route_key)
+            if thread is not None and chat is not None:  # in the thread it concerns
+                self._nursery.start_soon(self._post, chat[0], text, thread)
 
     # -- the card renderer's notices (``ChatTurns``) -------------------------------------------
 
