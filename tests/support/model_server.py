@@ -113,6 +113,9 @@ CONTENT_KEYS = ("content", "contents", "text")
 KEYWORDS = ("SHELL", "WRITE", "READ", "SLOW", "HISTORY", "FAIL400", "FAIL500", "CUTSTREAM")
 _KEYWORD = re.compile(r"^(" + "|".join(KEYWORDS) + r")\b:?\s*(.*)$", re.DOTALL)
 
+_TOOLS = re.compile(r"^TOOLS\s+([0-9]{1,4})\b\s*(.*)$", re.DOTALL)
+"""``TOOLS N CMD``: N shell calls (CMD, or ``true``) in one turn, then it says so."""
+
 _CWD_PATTERNS = (
     re.compile(r"<cwd>([^<]+)</cwd>"),  # Codex
     re.compile(r"[Pp]rimary working directory: *(/\S+)"),  # Claude Code
@@ -147,6 +150,8 @@ class Conversation:
     prompts: list[str] = field(default_factory=list)
     tool_result: ToolResult | None = None
     """The tool result that ends the conversation (after the last prompt), if any."""
+    tool_results: int = 0
+    """Tool results since the last prompt (``TOOLS N``: N shell calls, one after another)."""
     tools: list[Tool] = field(default_factory=list)
     json_schema: dict[str, Any] | None = None
     json_mode: bool = False
@@ -201,8 +206,10 @@ class _Builder:
         if real:
             self.conversation.prompts.append(real[-1])
             self.conversation.tool_result = None
+            self.conversation.tool_results = 0
         elif results:
             self.conversation.tool_result = results[-1]
+            self.conversation.tool_results += len(results)
 
     def assistant_message(self) -> None:
         # A model turn after a tool result means that result was already answered.
@@ -551,6 +558,13 @@ def plan(conv: Conversation) -> Plan:
         if prompt.startswith("HISTORY"):
             return Plan("history", text="HISTORY: " + " | ".join(conv.prompts))
         return Plan("side", text=f"ECHO: {prompt}"[:200])
+    tools = _TOOLS.match(prompt)
+    if tools is not None and conv.tool_results < int(tools[1]):
+        shell = _find_tool(conv.tools, SHELL_TOOLS)
+        if shell is not None:
+            return Plan("tools", tool=_shell_call(shell, tools[2] or "true"))
+    if tools is not None:
+        return Plan("tools", text=f"TOOLS: {conv.tool_results} calls done")
     if conv.tool_result is not None:
         result = conv.tool_result
         return Plan("tool_result", text=f"TOOL {result.name} RESULT: {result.output[:2000]}")

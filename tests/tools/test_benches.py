@@ -85,6 +85,28 @@ def test_feishu(tmp_path: Path) -> None:
     ), out
 
 
+def test_slack(tmp_path: Path) -> None:
+    out = run_bench("slack.py", tmp_path)
+    figure = r"p50 +[\d.]+ ms +p99 +[\d.]+ ms"
+    assert re.search(
+        rf"^  event -> eyes +{figure}  target <= 50 ms \(p50\): (pass|OVER)$", out, re.M
+    )
+    progress = rf"^  event -> progress +{figure}  target <= 300 ms \(p50\): (pass|OVER)$"
+    assert re.search(progress, out, re.M), out
+    assert re.search(rf"^  event -> final +{figure}$", out, re.M), out
+    # The turn of 20 tool calls updated its progress message, never faster than the throttle.
+    cadence = re.search(
+        r"^cadence: a turn of 20 tool calls: (\d+) updates.*: (pass|OVER)$", out, re.M
+    )
+    assert cadence is not None and int(cadence[1]) >= 1 and cadence[2] == "pass", out
+    load = re.search(
+        r"^load: 3 channels x 2 messages at once: (\d+)/(\d+) answered, (\d+) answers doubled",
+        out,
+        re.M,
+    )
+    assert load is not None and load[1] == load[2] == "6" and load[3] == "0", out
+
+
 def test_sessions(tmp_path: Path) -> None:
     out = run_bench("sessions.py", tmp_path)
     assert re.search(r"^session start until ready +\d+ ms", out, re.M), out

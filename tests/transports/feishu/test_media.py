@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from robota.transports.feishu._media import (
+from robota.core.frontend import (
     IMAGE_EDGE,
     Saved,
     check_image,

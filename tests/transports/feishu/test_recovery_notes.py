@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from robota.transports.feishu._recovery_notes import recovery_note, recovery_texts
+from robota.core.frontend import recovery_note, recovery_texts
 
 
 @pytest.mark.parametrize(

@@ -25,7 +25,7 @@ from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from functools import partial
 from typing import Any
-from urllib.parse import parse_qs, urlsplit
+from urllib.parse import parse_qs, quote, urlsplit
 
 import trio
 import wsproto
@@ -123,12 +123,81 @@ class FakeSlack:
         self.max_connections = MAX_CONNECTIONS
         self.disabled = False
         """Socket Mode turned off for the app: connections get ``link_disabled``."""
+        self.files: dict[str, tuple[bytes, str]] = {}
+        """Download path -> (content, mime type): what ``share`` made downloadable."""
+        self.redirects: dict[str, str] = {}
+        """Download path -> where Slack answers it redirects (a test's steering)."""
+        self.downloads: list[Call] = []
+        """Every GET of a file or of the sign-in page, with its headers."""
         self._ts = itertools.count(1)
+        self._files = itertools.count(1)
         self._changed = trio.Event()
 
     @property
     def api_url(self) -> str:
         return f"http://127.0.0.1:{self.http_port}/api/"
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self.http_port}"
+
+    def share(self, name: str, data: bytes, mimetype: str, filetype: str) -> dict[str, Any]:
+        """A file a person shared, as the ``files`` entry of its event (Slack's shape);
+        downloadable at its ``url_private_download`` with the bot token only."""
+        file_id = f"F0FILE{next(self._files):04d}"
+        quoted = quote(name, safe="")
+        path = f"/files-pri/{TEAM}-{file_id}/download/{quoted}"
+        self.files[path] = (data, mimetype)
+        entry: dict[str, Any] = {
+            "id": file_id,
+            "created": 1796015967,
+            "timestamp": 1796015967,
+            "name": name,
+            "title": name,
+            "mimetype": mimetype,
+            "filetype": filetype,
+            "pretty_type": filetype.upper(),
+            "user": "U0ALICE",
+            "user_team": TEAM,
+            "editable": False,
+            "size": len(data),
+            "mode": "hosted",
+            "is_external": False,
+            "external_type": "",
+            "is_public": False,
+            "public_url_shared": False,
+            "display_as_bot": False,
+            "username": "",
+            "url_private": f"{self.base_url}/files-pri/{TEAM}-{file_id}/{quoted}",
+            "url_private_download": self.base_url + path,
+            "permalink": f"https://fake.slack.com/files/U0ALICE/{file_id}/{quoted}",
+            "permalink_public": f"https://slack-files.com/{TEAM}-{file_id}-0000",
+            "is_starred": False,
+            "has_rich_preview": False,
+            "file_access": "visible",
+        }
+        if mimetype.startswith("image/"):
+            entry.update(original_w=0, original_h=0, thumb_64=self.base_url + path + "?t=64")
+        return entry
+
+    def _download(self, request: HttpRequest) -> Answer:
+        """Slack's file download: the bot token required, else the sign-in page (a redirect)."""
+        call = Call(request.path, request.headers, {}, trio.current_time())
+        self.downloads.append(call)
+        self._touch()
+        if request.path == "/":
+            page = b"<!DOCTYPE html><html><body>Sign in to fake.slack.com</body></html>"
+            return 200, {"content-type": "text/html; charset=utf-8"}, page
+        if request.path in self.redirects:
+            return 302, {"location": self.redirects[request.path]}, b""
+        stored = self.files.get(request.path)
+        auth = request.headers.get("authorization", "")
+        if auth != f"Bearer {BOT_TOKEN}":
+            return 302, {"location": f"{self.base_url}/?redirect={request.path}"}, b""
+        if stored is None:
+            return 404, {"content-type": "text/plain"}, b"file not found"
+        data, mimetype = stored
+        return 200, {"content-type": mimetype}, data
 
     # -- observing -------------------------------------------------------------------------
 
@@ -298,6 +367,10 @@ class FakeSlack:
 
     def _receive(self, request: HttpRequest) -> Answer:
         headers = request.headers
+        if request.method == "GET" and (
+            request.path == "/" or request.path.startswith("/files-pri/")
+        ):
+            return self._download(request)
         if request.method != "POST" or not request.path.startswith("/api/"):
             return 404, {}, {"ok": False, "error": "unknown_method"}
         args: dict[str, Any] = {k: v[0] for k, v in parse_qs(request.query).items()}
@@ -470,6 +543,17 @@ def dm(text: str, *, user: str = "U0ALICE", ts: str = "1796015967.000001") -> di
             }
         ],
     }
+
+
+def file_share(
+    text: str, files: list[dict[str, Any]], *, ts: str = "1796015967.000001"
+) -> dict[str, Any]:
+    """A direct message a person shared ``files`` with (``subtype: file_share``)."""
+    event = dm(text, ts=ts)
+    event.update(subtype="file_share", files=files, upload=False, display_as_bot=False)
+    if not text:
+        del event["blocks"]
+    return event
 
 
 @asynccontextmanager

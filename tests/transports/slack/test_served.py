@@ -388,6 +388,11 @@ async def test_a_host_killed_mid_turn_answers_once_after_its_restart(
             finals = [m for m in replies if any(b["type"] == "markdown" for b in m["blocks"])]
             assert len(finals) == 1, replies
             assert replies[0]["ts"] == first_progress["ts"]
+            # The thread was told that the turn goes on after a restart.
+            await fake.wait_until(
+                lambda: any("restarted while this" in words(m) for m in bot.replies(ts)),
+                timeout=BOUND,
+            )
         assert second.returncode == 0, log.read_text()[-4000:]
 
         # A third start finds nothing left to settle: still one answer.

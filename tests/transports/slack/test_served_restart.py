@@ -10,7 +10,7 @@ import trio
 
 from robota.core.control import ControlClient
 
-from ...cli.test_doctor import processes_with_home_under
+from ...cli.test_doctor import kill_processes_with_home_under, processes_with_home_under
 from ...host.test_host import sandboxed
 from ...support.model_server import FakeModel
 from ..feishu.test_served import process_gone
@@ -27,6 +27,15 @@ def texts(bot: Served, ts: str) -> list[str]:
 async def test_an_owners_restart_enrolls_the_dm_and_a_strangers_is_ignored(
     short_root: Path, model: FakeModel
 ) -> None:
+    try:
+        await _restart_scenario(short_root, model)
+    finally:
+        # The forced restart's new host is no child of this test: had a step failed after it
+        # started, nothing else would stop it (it retries the fake Slack, gone, for ever).
+        kill_processes_with_home_under(short_root)
+
+
+async def _restart_scenario(short_root: Path, model: FakeModel) -> None:
     robota, profile = sandboxed(short_root, model, "codex-acp")
     async with fake_slack() as fake:
         configure(robota.home, fake.api_url)

@@ -30,7 +30,9 @@ what a transport offers back: group creation), ``_chat`` (``ChatTurns``: the she
 transport's service extends, its routes read and its cards opened, and ``recovery_plan``, the
 restart's decision, pure; above ``robota.core.cards``), ``_restarts`` (``RestartDesk``: a chat
 transport's side of the host's safe restart, its notes through the platform's ``send``),
-``_queue`` (``QueueNotes``: a queued prompt's note and its Cancel action, pure).
+``_queue`` (``QueueNotes``: a queued prompt's note and its Cancel action, pure),
+``_recovery_notes`` (pure: what a restarted host tells a chat of a turn it left unsettled),
+``_media`` (a chat's images and files once downloaded: limits, folder, what the agent gets).
 """
 
 import typing
@@ -52,6 +54,25 @@ if typing.TYPE_CHECKING:
         take_pending,
     )
     from ._inbound import STALE_AFTER, Dated, Ignore, freshness, inbound_claims, owner_filter
+    from ._media import (
+        FILE_BYTES,
+        IMAGE_BYTES,
+        IMAGE_EDGE,
+        Prepared,
+        Refused,
+        Saved,
+        agent_capabilities,
+        attachments_folder,
+        check_image,
+        image_extension,
+        image_size,
+        media_notes,
+        prompt_with,
+        safe_name,
+        stored,
+        too_big,
+        write_attachment,
+    )
     from ._port import FrontEndPort, LinkEnded, Overflowed, RouteHub, RouteLink
     from ._queue import (
         QUEUE_CANCEL,
@@ -61,6 +82,7 @@ if typing.TYPE_CHECKING:
         QueueState,
         queue_texts,
     )
+    from ._recovery_notes import RecoveryNote, recovery_note, recovery_notes, recovery_texts
     from ._resolve import AmbiguousTask, TaskNotFound, TaskNotResolved, resolve_task
     from ._restarts import NOTE_TIMEOUT, RESTART_CANCEL, RestartDesk, RestartSend, restart_text
     from ._transport import (
@@ -139,6 +161,28 @@ __all__ = [
     "queue_texts",
     "NOTE_TIMEOUT",
     "restart_text",
+    "RecoveryNote",
+    "recovery_note",
+    "recovery_notes",
+    "recovery_texts",
+    # a chat's images and files, once downloaded
+    "FILE_BYTES",
+    "IMAGE_BYTES",
+    "IMAGE_EDGE",
+    "Prepared",
+    "Refused",
+    "Saved",
+    "agent_capabilities",
+    "attachments_folder",
+    "check_image",
+    "image_extension",
+    "image_size",
+    "media_notes",
+    "prompt_with",
+    "safe_name",
+    "stored",
+    "too_big",
+    "write_attachment",
     # an attached surface's frames (notices and requests as JSON lines)
     "MAX_FRAME",
     "WIRE_PROTOCOL",
@@ -163,6 +207,27 @@ _HOMES = {
     "QueueNotes": "._queue",
     "QueueState": "._queue",
     "queue_texts": "._queue",
+    "FILE_BYTES": "._media",
+    "IMAGE_BYTES": "._media",
+    "IMAGE_EDGE": "._media",
+    "Prepared": "._media",
+    "Refused": "._media",
+    "Saved": "._media",
+    "agent_capabilities": "._media",
+    "attachments_folder": "._media",
+    "check_image": "._media",
+    "image_extension": "._media",
+    "image_size": "._media",
+    "media_notes": "._media",
+    "prompt_with": "._media",
+    "safe_name": "._media",
+    "stored": "._media",
+    "too_big": "._media",
+    "write_attachment": "._media",
+    "RecoveryNote": "._recovery_notes",
+    "recovery_note": "._recovery_notes",
+    "recovery_notes": "._recovery_notes",
+    "recovery_texts": "._recovery_notes",
     "NOTE_TIMEOUT": "._restarts",
     "RESTART_CANCEL": "._restarts",
     "RestartDesk": "._restarts",

@@ -65,14 +65,20 @@ from robota.core.frontend import (
     Opening,
     Outcome,
     Pending,
+    Prepared,
     QueueNote,
     RecoveredTurn,
+    Refused,
     RestartDesk,
     RestartNote,
     TransportContext,
     TransportStatus,
+    attachments_folder,
     inbound_claims,
+    media_notes,
+    prompt_with,
     queue_texts,
+    recovery_notes,
 )
 from robota.core.store import (
     ActionBinding,
@@ -116,9 +122,8 @@ from ._inbound import (
     parse_event,
     screen,
 )
-from ._media import Prepared, Refused, fetch, media_notes, prompt_with, safe_name
+from ._media import fetch
 from ._outbound import RESET, STOP, FeishuCards, FeishuSink, Messenger, ResetButton
-from ._recovery_notes import recovery_note, recovery_texts
 from ._rest import RestClient
 from ._sessions_card import sessions_card, sessions_notes
 from ._settings import _BOT_OPEN_IDS, FeishuSettings
@@ -431,7 +436,7 @@ class FeishuService(ChatTurns[_Turn]):
         person was told why not."""
         assert self._messenger is not None
         notes = media_notes(self.context.locale)
-        folder = self.context.profile.data_dir / "attachments" / safe_name(message.chat_id, "chat")
+        folder = attachments_folder(self.context.profile.data_dir, message.chat_id)
         saved = await fetch(
             self._messenger.rest, message.message_id, message.resources, folder, notes
         )
@@ -754,14 +759,11 @@ class FeishuService(ChatTurns[_Turn]):
     def recovered(self, plan: Sequence[RecoveredTurn]) -> None:
         """Tell each chat what became of its unsettled turns (``_recovery_notes``)."""
         assert self._nursery is not None
-        texts = recovery_texts(self.context.locale)
-        for item in plan:
-            attempt = item.attempt
-            note = recovery_note(attempt.status, continues=item.continues, continued=item.continued)
-            turn = self._turns.get(attempt.id)
+        for item, text in recovery_notes(plan, self.context.locale):
+            turn = self._turns.get(item.attempt.id)
             anchor = self._sink.anchors.get(turn.card_id) if turn and self._sink else None
-            if note is not None and anchor is not None:  # said beside the message it concerns
-                self._nursery.start_soon(self._say, attempt.route_key, anchor, texts[note])
+            if anchor is not None:  # said beside the message it concerns
+                self._nursery.start_soon(self._say, item.attempt.route_key, anchor, text)
 
     def _read_reactions(self, message_ids: list[str | None]) -> dict[tuple[str, str], str]:
         found: dict[tuple[str, str], str] = {}

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from robota.core import RobotaError
 
-__all__ = ["AUTH_ERRORS", "ApiError", "ConnectionRefused", "RateLimited", "SlackError"]
+__all__ = ["AUTH_ERRORS", "ApiError", "ConnectionRefused", "RateLimited", "SlackError", "TooLarge"]
 
 AUTH_ERRORS = frozenset(
     {
@@ -52,3 +52,12 @@ class ConnectionRefused(SlackError):
     """Socket Mode stopped for good: the app token refused (``invalid_auth``, ``not_authed``,
     ...) or Socket Mode turned off for the app (``link_disabled``). Retrying the same way would
     fail the same way, so the connection stops instead of looping."""
+
+
+class TooLarge(SlackError):
+    """A download went past its limit; ``size`` is what was seen (declared or read)."""
+
+    def __init__(self, size: int, limit: int) -> None:
+        self.size = size
+        self.limit = limit
+        super().__init__(f"{size} bytes, more than {limit}")

@@ -5,6 +5,8 @@ does I/O, so each step is tested with tables:
 
 1. ``parse_envelope`` turns an acknowledged ``events_api`` envelope into an ``InboundMessage``,
    or a ``Malformed`` / ``Unsupported`` that is logged and dropped (the socket keeps working).
+   Its ``files`` (``_files.parse_files``) come along: a message with files has the subtype
+   ``file_share``, a new message like one without.
 2. ``screen`` drops what no person wrote to the bot (bot messages, the bot's own posts, the
    ``message_changed`` / ``message_deleted`` / ``bot_message`` subtypes), then applies the owner
    filter, then the mention filter (in a channel only messages with ``<@BOTID>``, unless
@@ -32,6 +34,8 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from robota.core.frontend import STALE_AFTER, Ignore, freshness, owner_filter
+
+from ._files import SlackFile, parse_files
 
 __all__ = [
     "MAX_TEXT",
@@ -61,6 +65,8 @@ MAX_TEXT = 100_000
 _IGNORED_SUBTYPES = frozenset(
     {"bot_message", "message_changed", "message_deleted", "message_replied"}
 )
+FILE_SHARE = "file_share"
+"""The subtype of a message a person shared files with: a new message like any other."""
 _MENTION = re.compile(r"<@([A-Z0-9]+)(?:\|[^>]*)?>")
 
 
@@ -79,6 +85,8 @@ class InboundMessage:
     bot_id: str | None = None
     subtype: str | None = None
     retry_attempt: int = 0
+    files: tuple[SlackFile, ...] = ()
+    """What the person shared with the message (``_files``)."""
 
     @property
     def is_dm(self) -> bool:
@@ -178,6 +186,9 @@ def parse_envelope(
     thread_ts = _text(event.get("thread_ts"))
     if thread_ts is not None and not _TS.match(thread_ts):
         return Malformed("the message's thread_ts is not a Slack ts")
+    files = parse_files(event.get("files"))
+    if isinstance(files, str):
+        return Malformed(files)
     return InboundMessage(
         event_id=event_id,
         kind=event_type,
@@ -190,6 +201,7 @@ def parse_envelope(
         bot_id=_text(event.get("bot_id")),
         subtype=_text(event.get("subtype")),
         retry_attempt=retry_attempt,
+        files=files,
     )
 
 
@@ -248,7 +260,7 @@ def screen(message: InboundMessage, screen_: Screen) -> Admit | Ignore:
     bot = screen_.bot_user_id
     if message.subtype in _IGNORED_SUBTYPES:
         return Ignore(f"a {message.subtype} event, not a new message")
-    if message.subtype is not None:
+    if message.subtype is not None and message.subtype != FILE_SHARE:
         return Ignore(f"message subtype {message.subtype[:40]!r} is not handled")
     if message.bot_id is not None or (bot is not None and message.user == bot):
         return Ignore("sent by a bot, not a person")

@@ -9,7 +9,8 @@ supervisor restarts it after a crash, built anew from the same context). In its 
   was acknowledged and hands a message to its route's lane (one task per route, so a
   conversation's messages keep their order and one slow conversation holds no other);
 * one reader per route on the front-end port (``TransportContext.port``), and the restart's
-  recovery: ``robota.core.frontend.ChatTurns``, which this service extends: ``TurnBegan`` opens
+  recovery (each unsettled turn's thread told what became of it, ``recovered``):
+  ``robota.core.frontend.ChatTurns``, which this service extends: ``TurnBegan`` opens
   the turn's progress message, ``TurnUpdate`` feeds it, ``TurnFinished`` ends it; the card
   renderer delivers the final answer once (the ledger) and says so, and the reaction on the
   person's message goes from ``eyes`` to ``white_check_mark`` / ``x`` / ``no_entry_sign``.
@@ -27,7 +28,7 @@ from __future__ import annotations
 
 import logging
 import secrets
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -45,13 +46,21 @@ from robota.core.frontend import (
     Opening,
     Outcome,
     Pending,
+    Prepared,
     QueueNote,
+    RecoveredTurn,
+    Refused,
     RestartDesk,
     RestartNote,
     TransportContext,
     TransportStatus,
+    agent_capabilities,
+    attachments_folder,
     inbound_claims,
+    media_notes,
+    prompt_with,
     queue_texts,
+    recovery_notes,
 )
 from robota.core.store import (
     ActionBinding,
@@ -69,6 +78,7 @@ from robota.core.teams import FollowUpInput, LoopReplies, StartRequest, TeamDoor
 
 from ._client import SocketModeClient
 from ._errors import ApiError, ConnectionRefused
+from ._files import fetch
 from ._inbound import (
     Admit,
     ButtonClick,
@@ -389,12 +399,36 @@ class SlackService(ChatTurns[_Turn]):
         if restart is not None:
             await self._restart(route, message, restart)
             return
+        prepared: Prepared | None = Prepared(text, ())
+        if message.files:
+            prepared = await self._with_files(route, message, text)
+        if prepared is None:
+            return  # refused, and said why
+        text = prepared.text
         pending = Pending(message.ts, text, message.reply_thread)
         if text.startswith("/"):
             route.commands.append(pending)
         else:
             route.pending.append(pending)
-        self.context.port.tell(route.key, UserInput(text, message_id=message.ts))
+        input_ = UserInput(text, images=prepared.images, message_id=message.ts)
+        self.context.port.tell(route.key, input_)
+
+    async def _with_files(
+        self, route: ChatRoute, message: InboundMessage, text: str
+    ) -> Prepared | None:
+        """The message's files downloaded (``_files``), or ``None`` once the person was told
+        why not."""
+        assert self._web is not None
+        notes = media_notes(self.context.locale)
+        folder = attachments_folder(self.context.profile.data_dir, message.channel)
+        saved = await fetch(self._web, message.ts, message.files, folder, notes)
+        if isinstance(saved, Refused):
+            log.info("slack: a message's file was refused: %s", saved.reason)
+            await self._post(route.channel, saved.reason, message.reply_thread)
+            await self._settle_reaction(route.channel, message.ts, REACTIONS["failed"])
+            return None
+        takes = agent_capabilities(self.context.config, route.agent).images
+        return prompt_with(text, saved, takes_images=takes, notes=notes)
 
     # -- the host's safe restart (RestartNotes, PendingFinals) ------------------------------
 
@@ -511,6 +545,17 @@ class SlackService(ChatTurns[_Turn]):
     def route_of(self, route_key: str) -> ChatRoute | None:
         chat = route_chat(route_key)
         return None if chat is None else self.route(route_key, chat[0])
+
+    def recovered(self, plan: Sequence[RecoveredTurn]) -> None:
+        """Tell each thread what became of its unsettled turn (``recovery_notes``): carried
+        on after the restart, or cut short and to be sent again."""
+        assert self._nursery is not None
+        for item, text in recovery_notes(plan, self.context.locale):
+            turn = self._turns.get(item.attempt.id)
+            thread = self._sink.anchors.get(turn.card_id) if turn and self._sink else None
+            chat = route_chat(item.attempt.route_key)
+            if thread is not None and chat is not None:  # in the thread it concerns
+                self._nursery.start_soon(self._post, chat[0], text, thread)
 
     # -- the card renderer's notices (``ChatTurns``) -------------------------------------------
 

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 import trio
 
-from ._errors import ApiError, RateLimited
+from ._errors import ApiError, RateLimited, TooLarge
 from ._policy import BACKOFF, Done, LatestWins, RateGate, Retry, decide
 
 if TYPE_CHECKING:
@@ -30,6 +30,8 @@ if TYPE_CHECKING:
 __all__ = ["DEFAULT_TIMEOUT", "BotIdentity", "WebApi"]
 
 DEFAULT_TIMEOUT = 10.0
+DOWNLOAD_TIMEOUT = 120.0
+"""Seconds one shared file's download may take as a whole (50 MB on a slow link)."""
 RATE_RETRIES = 10
 """Rate-limited attempts in a row one progress message's updates may make before failing."""
 
@@ -175,6 +177,53 @@ class WebApi:
         except ApiError as error:
             if error.error != harmless:
                 raise
+
+    async def download(self, url: str, *, limit: int) -> bytes:
+        """A shared file's bytes (its ``url_private_download``), the token in the header, read
+        as they stream in: ``TooLarge`` past ``limit``. A redirect is followed only on the
+        configured Slack host (``_files.allowed_url``), at most ``MAX_REDIRECTS`` times; a
+        sign-in page (what Slack answers a download without a valid token) is an
+        ``ApiError``. Not retried: a person can send it again."""
+        import httpx  # noqa: PLC0415 (lazy, see the facade)
+
+        from ._files import MAX_REDIRECTS, allowed_url  # noqa: PLC0415 (no cycle at import)
+
+        if self._http is None:
+            raise RuntimeError("WebApi used outside `async with`")
+        name = "files.download"
+        headers = {"Authorization": f"Bearer {self._token}"}
+        with trio.move_on_after(DOWNLOAD_TIMEOUT) as bounded:
+            for _ in range(MAX_REDIRECTS + 1):
+                if not allowed_url(url, self.api_url):
+                    raise ApiError(name, status=0, error="the file is not on the Slack host")
+                try:
+                    async with self._http.stream("GET", url, headers=headers) as response:
+                        status = response.status_code
+                        if status in (301, 302, 303, 307, 308):
+                            url = str(response.url.join(response.headers.get("location", "")))
+                            continue
+                        kind = response.headers.get("content-type", "")
+                        if status != 200:
+                            raise ApiError(name, status=status, error=f"HTTP {status}")
+                        if kind.startswith("text/html"):
+                            raise ApiError(
+                                name, status=status, error="Slack answered with its sign-in page"
+                            )
+                        declared = response.headers.get("content-length", "")
+                        if declared.isdigit() and int(declared) > limit:
+                            raise TooLarge(int(declared), limit)
+                        chunks, size = [], 0
+                        async for chunk in response.aiter_bytes():
+                            size += len(chunk)
+                            if size > limit:
+                                raise TooLarge(size, limit)
+                            chunks.append(chunk)
+                        return b"".join(chunks)
+                except httpx.HTTPError as failure:
+                    raise ApiError(name, status=0, error=type(failure).__name__) from None
+            raise ApiError(name, status=0, error=f"more than {MAX_REDIRECTS} redirects")
+        assert bounded.cancelled_caught
+        raise ApiError(name, status=0, error=f"no answer within {DOWNLOAD_TIMEOUT:g} s")
 
     # -- calls -----------------------------------------------------------------------------
 

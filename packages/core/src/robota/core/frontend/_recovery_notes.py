@@ -2,18 +2,21 @@
 
 After a crash or a restart the engine continues recent turns (their prompt warns the agent
 that effects may repeat) and marks older ones interrupted; the transport closes the old cards
-(``FeishuService._recover``). The person should not have to guess what happened: a continued
+(``ChatTurns.recover``). The person should not have to guess what happened: a continued
 turn gets a note, as a reply to the message it answers, that robota restarted and is carrying
 on; an interrupted turn that nothing continues gets one saying it was cut short and can be
-sent again. Pure: the shell sends the text (``_say``).
+sent again. Pure: each transport sends the text beside the message the turn answers.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Literal
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Literal
 
-__all__ = ["RecoveryNote", "recovery_note", "recovery_texts"]
+if TYPE_CHECKING:
+    from ._chat import RecoveredTurn
+
+__all__ = ["RecoveryNote", "recovery_note", "recovery_notes", "recovery_texts"]
 
 RecoveryNote = Literal["continued", "interrupted"]
 
@@ -41,3 +44,16 @@ def recovery_texts(locale: str) -> Mapping[RecoveryNote, str]:
         ),
         "interrupted": "A restart of robota cut this turn short: send it again to retry.",
     }
+
+
+def recovery_notes(plan: Sequence[RecoveredTurn], locale: str) -> list[tuple[RecoveredTurn, str]]:
+    """The restart's plan (``ChatTurns.recovered``): each turn that gets a note, and its text."""
+    texts = recovery_texts(locale)
+    notes = []
+    for item in plan:
+        note = recovery_note(
+            item.attempt.status, continues=item.continues, continued=item.continued
+        )
+        if note is not None:
+            notes.append((item, texts[note]))
+    return notes
