@@ -9,7 +9,8 @@ a host message with ``host_message``, which the session's ``SessionStream`` stam
 ``seq`` and keeps for ``resume``.
 
 Layering, bottom up: ``_frames`` (the client vocabulary), ``_messages`` (notices to host
-messages), ``_stream`` (seq, resume buffer, the replies ``get-messages``/``get-pending`` read).
+messages), ``_stream`` (seq, resume buffer, the replies ``get-messages``/``get-pending`` read),
+``_hub`` (the host's clients and sessions on its trio loop: what a carrier plugin drives).
 """
 
 import typing
@@ -32,6 +33,7 @@ if typing.TYPE_CHECKING:
         SurfaceProtocolError,
         parse_client_frame,
     )
+    from ._hub import BYTE_BUDGET, SURFACE_PROTOCOL, SurfaceClient, SurfaceHub, SurfaceSession
     from ._messages import HOST_TYPES, host_message
     from ._stream import RESUME_BYTES, RESUME_MESSAGES, TRANSCRIPT_MESSAGES, SessionStream
 
@@ -58,6 +60,12 @@ __all__ = [
     "RESUME_MESSAGES",
     "RESUME_BYTES",
     "TRANSCRIPT_MESSAGES",
+    # the host's clients and sessions (the carrier's shell)
+    "SurfaceHub",
+    "SurfaceSession",
+    "SurfaceClient",
+    "SURFACE_PROTOCOL",
+    "BYTE_BUDGET",
 ]
 
 _HOMES = {
@@ -83,6 +91,10 @@ _HOMES = {
     "host_message": "._messages",
     **dict.fromkeys(
         ("SessionStream", "RESUME_MESSAGES", "RESUME_BYTES", "TRANSCRIPT_MESSAGES"), "._stream"
+    ),
+    **dict.fromkeys(
+        ("SurfaceHub", "SurfaceSession", "SurfaceClient", "SURFACE_PROTOCOL", "BYTE_BUDGET"),
+        "._hub",
     ),
 }
 """Where each lazily loaded name lives (the same as the imports for type checkers above)."""
