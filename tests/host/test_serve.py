@@ -22,7 +22,11 @@ from trio_websocket import (
 from robota.core.config import Profile
 
 from ..cli._robota import ROBOTA, Robota
-from ..cli.test_doctor import kill_processes_with_home_under, processes_with_home_under
+from ..cli.test_doctor import (
+    kill_processes_with_home_under,
+    processes_with_home_under,
+    write_real_agents_config,
+)
 from ..support.model_server import FakeModel
 from .test_host import BOUND, sandboxed
 from .test_sessions import workspace
@@ -78,7 +82,17 @@ def serve(
 
 @pytest.fixture
 def served(sandbox: tuple[Robota, Profile]) -> Iterator[Served]:
-    robota, _profile = sandbox
+    yield from start_served(sandbox[0])
+
+
+@pytest.fixture
+def served_asking(sandbox: tuple[Robota, Profile], model: FakeModel) -> Iterator[Served]:
+    """Its agent asks before every command."""
+    write_real_agents_config(sandbox[0], [AGENT], model.url, ask=True)
+    yield from start_served(sandbox[0])
+
+
+def start_served(robota: Robota) -> Iterator[Served]:
     process = serve(robota, workspace(robota))
     try:
         assert process.stdout is not None
@@ -289,3 +303,69 @@ def test_a_launchers_token_is_used_and_never_inherited(
     finally:
         process.send_signal(signal.SIGTERM)
         process.communicate(timeout=BOUND)
+
+
+def test_two_clients_one_approval_the_first_answer_wins(
+    served_asking: Served, short_root: Path
+) -> None:
+    served = served_asking
+
+    async def main() -> None:
+        async with (
+            open_websocket_url(served.url) as one,
+            open_websocket_url(served.url) as two,
+        ):
+            await receive(one)
+            await receive(two)
+            await two.send_message(json.dumps({"type": "ack", "seq": 0}))
+            await one.send_message(
+                json.dumps({"type": "submit", "prompt": "SHELL: touch made.txt && echo from-ws"})
+            )
+            asked = (await until(one, "permission_request"))[-1]
+            assert (await until(two, "permission_request"))[-1]["id"] == asked["id"]
+            await two.send_message(json.dumps({"type": "get-pending"}))
+            pending = (await until(two, "pending"))[-1]
+            assert [a["id"] for a in pending["approvals"]] == [asked["id"]]
+            accept = {"type": "permission-response", "id": asked["id"], "result": "accept"}
+            await two.send_message(json.dumps(accept))
+            resolved = (await until(one, "prompt_resolved"))[-1]
+            assert (resolved["id"], resolved["result"]) == (asked["id"], "accept")
+            # The late answer changes nothing: the question is already resolved.
+            await one.send_message(json.dumps({**accept, "result": "decline"}))
+            done = (await until(one, "complete"))[-1]
+            assert "from-ws" in (done["result"] or "")
+            rest = await until(two, "complete")
+            assert [m["result"] for m in rest if m["type"] == "prompt_resolved"] == ["accept"]
+
+    run(main)
+    made = list(short_root.rglob("made.txt"))
+    assert made, "the accepted command ran"
+
+
+def test_the_last_client_leaving_declines_a_pending_approval(
+    served_asking: Served, short_root: Path
+) -> None:
+    served = served_asking
+
+    async def main() -> None:
+        async with open_websocket_url(served.url) as ws:
+            await receive(ws)
+            await ws.send_message(
+                json.dumps({"type": "submit", "prompt": "SHELL: touch other.txt && echo left"})
+            )
+            asked = (await until(ws, "permission_request"))[-1]
+            last = asked["seq"]
+        async with open_websocket_url(served.url) as ws:
+            await receive(ws)
+            await ws.send_message(json.dumps({"type": "resume", "lastSeq": last}))
+            rest: list[dict[str, Any]] = []
+            while not rest or rest[-1]["type"] not in ("complete", "interrupted", "error"):
+                rest.append(await receive(ws))
+            resolved = [m for m in rest if m["type"] == "prompt_resolved"]
+            # codex-acp's only refusal ends the turn; either way nobody accepted it
+            assert all(m["result"] == "decline" for m in resolved)
+            await ws.send_message(json.dumps({"type": "get-pending"}))
+            assert (await until(ws, "pending"))[-1]["approvals"] == []
+
+    run(main)
+    assert list(short_root.rglob("other.txt")) == [], "the declined command never ran"

@@ -73,6 +73,13 @@ def drain(client: SurfaceClient) -> None:
             return
 
 
+async def published(hub: SurfaceHub, seq: int, session: str = "s1") -> None:
+    """Wait (bounded) until the session's stream published ``seq``."""
+    with trio.fail_after(WAIT):
+        while hub.sessions[session].stream.seq < seq:
+            await trio.sleep(0.01)
+
+
 async def settle() -> None:
     """Let the session's pump take what the route said (the port wakes it on this loop)."""
     for _ in range(50):
@@ -94,7 +101,7 @@ async def test_a_connection_hears_the_live_stream_from_its_hello() -> None:
             "w",
         )
         engine.say("serve:s1", delta("serve:s1", "a"), delta("serve:s1", "b"))
-        await settle()
+        await published(hub, 2)
         await hub.handle(client, '{"type": "submit", "prompt": "hi"}')
         got = await read(client, 2)
         assert [(m["type"], m["text"], m["seq"]) for m in got] == [
@@ -115,7 +122,7 @@ async def test_resume_as_the_first_frame_gives_exactly_what_came_after() -> None
         await read(first, 1)
         await hub.handle(first, '{"type": "ack", "seq": 0}')
         engine.say("serve:s1", *(delta("serve:s1", str(n)) for n in range(1, 6)))
-        await settle()
+        await published(hub, 5)
         assert [m["seq"] for m in await read(first, 3)] == [1, 2, 3]
         hub.leave(first)  # it read up to seq 3, then its connection dropped
         engine.say("serve:s1", delta("serve:s1", "6"))
@@ -123,7 +130,7 @@ async def test_resume_as_the_first_frame_gives_exactly_what_came_after() -> None
         (hello,) = await read(again, 1)
         assert hello["seq"] == 5
         engine.say("serve:s1", delta("serve:s1", "7"))  # while the client reconnects
-        await settle()
+        await published(hub, 7)
         await hub.handle(again, '{"type": "resume", "lastSeq": 3}')
         engine.say("serve:s1", delta("serve:s1", "8"))
         await settle()
