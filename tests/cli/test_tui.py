@@ -410,6 +410,24 @@ def test_a_pending_approval_shows_once_and_its_keys_have_one_name() -> None:
     drive(scenario)
 
 
+def test_a_question_another_surface_answered_is_withdrawn_and_says_who() -> None:
+    async def scenario(pilot: Pilot[None], app: RobotaApp, fake: FakeEngine) -> None:
+        fake.turn("a1", ApprovalRequested("ap-1", "command", "Run make clean?", command="make"))
+        bar = app.query_one(ApprovalBar)
+        await until(pilot, lambda: bar.has_focus, "the approval takes the keys")
+        fake.update("a1", ApprovalResolved("ap-1", "accept", answerer="ws:2"))
+        await until(pilot, lambda: bar.approval is None, "the question is withdrawn")
+        await until(
+            pilot,
+            lambda: "Run make clean?: accept · answered by ws:2" in transcript_text(app),
+            "the transcript says who answered",
+        )
+        await pilot.press("y")  # nothing waits: the key is text, not a second answer
+        assert fake.requests(AnswerApproval) == []
+
+    drive(scenario)
+
+
 def test_keys_typed_just_before_an_approval_appears_do_not_answer_it(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:

@@ -25,6 +25,7 @@ from robota.core.engine import (
 )
 from robota.core.events import (
     ApprovalRequested,
+    ApprovalResolved,
     TextDelta,
     ToolStarted,
     TurnCompleted,
@@ -56,6 +57,8 @@ NOTICES = [
     TurnFinished(R, "t1", "a1", "completed", "done", usage=Usage(input_tokens=3), duration_ms=9),
     TurnFinished(R, "t1", "a2", "failed", None, error=TurnError("x", "unknown", False, "E1")),
     RouteReply(R, "renamed", "info"),
+    RouteReply(R, "approval ap1 was already answered by ws:1", "error", surface="attach:2"),
+    TurnUpdate(R, "t1", "a1", ApprovalResolved("ap1", "decline", answerer="attach:1")),
     RouteIdle(R, inputs=4),
 ]
 

@@ -316,7 +316,7 @@ def test_two_clients_one_approval_the_first_answer_wins(
             open_websocket_url(served.url) as two,
         ):
             await receive(one)
-            await receive(two)
+            second = await receive(two)
             await two.send_message(json.dumps({"type": "ack", "seq": 0}))
             await one.send_message(
                 json.dumps({"type": "submit", "prompt": "SHELL: touch made.txt && echo from-ws"})
@@ -330,6 +330,7 @@ def test_two_clients_one_approval_the_first_answer_wins(
             await two.send_message(json.dumps(accept))
             resolved = (await until(one, "prompt_resolved"))[-1]
             assert (resolved["id"], resolved["result"]) == (asked["id"], "accept")
+            assert resolved["answerer"] == second["surface"]  # by whom
             # The late answer changes nothing: the question is already resolved.
             await one.send_message(json.dumps({**accept, "result": "decline"}))
             done = (await until(one, "complete"))[-1]

@@ -477,6 +477,12 @@ def test_surfaces_are_bounded_and_answer_approvals_first_driver_leaving_declines
     other.send({"type": "permission-response", "id": approval_id, "result": "accept"})
     resolved = driver.until(notice("TurnUpdate", "approval_resolved"))
     assert resolved["notice"]["event"]["decision"] == "accept"
+    assert resolved["notice"]["event"]["answerer"] == other.first["surface"]
+    # A later answer is refused, to that terminal alone.
+    driver.send({"type": "permission-response", "id": approval_id, "result": "decline"})
+    refused = driver.until(notice("RouteReply"))
+    assert f"already answered by {other.first['surface']}" in refused["notice"]["text"]
+    assert refused["notice"]["surface"] == driver.first["surface"]
     finished = watcher.until(notice("TurnFinished"))
     assert "from-attach" in (finished["notice"].get("final_text") or "")
     wait_state(robota, session_id, "idle")
@@ -488,6 +494,8 @@ def test_surfaces_are_bounded_and_answer_approvals_first_driver_leaving_declines
     driver.until(notice("TurnUpdate", "approval_requested"))
     driver.close()
     wait_state(robota, session_id, "idle")
+    assert (project / "made.txt").exists(), "the accepted command ran in the project"
+    assert not (project / "other.txt").exists(), "the declined command ran"
     assert robota_cmd(robota, "session", "stop", session_id).returncode == 0
 
 

@@ -15,11 +15,12 @@ from robota.core.engine import (
     AnswerApproval,
     FrontEndRequest,
     Outputs,
-    TurnFinished,
+    SurfaceJoined,
+    SurfaceLeft,
     TurnUpdate,
     UserInput,
 )
-from robota.core.events import ApprovalRequested, TextDelta
+from robota.core.events import TextDelta
 from robota.core.frontend import FrontEndPort
 from robota.core.surfaces import SurfaceClient, SurfaceHub
 
@@ -108,7 +109,7 @@ async def test_a_connection_hears_the_live_stream_from_its_hello() -> None:
             ("text_delta", "a", 1),
             ("text_delta", "b", 2),
         ]
-        assert engine.told == [("serve:s1", UserInput("hi"))]
+        assert engine.told[-1] == ("serve:s1", UserInput("hi"))
         hub.stop()
         nursery.cancel_scope.cancel()
 
@@ -177,7 +178,7 @@ async def test_a_wrong_frame_is_answered_and_the_client_still_served() -> None:
         assert got[0]["type"] == "protocol_error" and got[0]["message"] == "the frame is not JSON"
         assert got[1]["field"] == "permission-response.result"
         assert got[2] == {"type": "pending", "approvals": [], "seq": 0}
-        assert engine.told == []
+        assert not [r for _, r in engine.told if not isinstance(r, SurfaceJoined)]
         hub.stop()
         nursery.cancel_scope.cancel()
 
@@ -204,7 +205,7 @@ async def test_new_and_switch_bind_the_client_to_its_own_session() -> None:
         assert [m.get("text") for m in await read(one, 2)] == ["for one", None]
         await hub.handle(two, '{"type": "submit", "prompt": "x"}')
         assert [m.get("text") for m in await read(two, 1)] == ["for two"]
-        assert engine.told == [("serve:s2", UserInput("x"))]
+        assert engine.told[-1] == ("serve:s2", UserInput("x"))
         await hub.handle(two, '{"type": "command", "name": "switch", "args": {"session": "s9"}}')
         (refused,) = await read(two, 1)
         assert refused["field"] == "command.args.session"
@@ -234,28 +235,23 @@ async def test_a_client_that_stops_reading_is_cut_off_alone() -> None:
         nursery.cancel_scope.cancel()
 
 
-async def test_a_question_nobody_is_left_to_answer_is_declined() -> None:
+async def test_each_client_is_a_driving_surface_of_its_route() -> None:
     engine = Hub()
     hub = SurfaceHub(FrontEndPort(engine), opened)
-    asked = TurnUpdate("serve:s1", "t1", "a1", ApprovalRequested("ap1", "command", "run ls"))
     async with trio.open_nursery() as nursery:
         await nursery.start(hub.run)
-        client = await hub.join()
-        await read(client, 1)
-        engine.say("serve:s1", asked)
-        await settle()
-        await hub.handle(client, '{"type": "get-pending"}')
-        got = await read(client, 2)
-        assert got[0]["type"] == "permission_request"
-        assert [a["id"] for a in got[1]["approvals"]] == ["ap1"]
-        assert engine.told == []  # a driver is there to answer
-        hub.leave(client)
-        assert engine.told == [("serve:s1", AnswerApproval("ap1", "decline"))]
-        engine.say("serve:s1", TurnFinished("serve:s1", "t1", "a1", "completed", "ok"))
-        engine.say(
-            "serve:s1", TurnUpdate("serve:s1", "t1", "a2", ApprovalRequested("ap2", "command", "x"))
-        )
-        await settle()
-        assert engine.told[-1] == ("serve:s1", AnswerApproval("ap2", "decline"))  # asked of no one
+        one, two = await hub.join(), await hub.join()
+        await read(one, 1)
+        await hub.handle(one, '{"type": "permission-response", "id": "ap1", "result": "accept"}')
+        await hub.handle(two, '{"type": "command", "name": "new"}')
+        hub.leave(one)
+        assert engine.told == [
+            ("serve:s1", SurfaceJoined("surface:1", drives=True)),
+            ("serve:s1", SurfaceJoined("surface:2", drives=True)),
+            ("serve:s1", AnswerApproval("ap1", "accept", surface="surface:1")),
+            ("serve:s1", SurfaceLeft("surface:2")),
+            ("serve:s2", SurfaceJoined("surface:2", drives=True)),
+            ("serve:s1", SurfaceLeft("surface:1")),
+        ]
         hub.stop()
         nursery.cancel_scope.cancel()

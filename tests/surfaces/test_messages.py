@@ -87,8 +87,14 @@ TABLE: list[tuple[object, dict[str, Any] | None]] = [
         },
     ),
     (
-        update(ApprovalResolved("ap1", "decline", by="policy")),
-        {"type": "prompt_resolved", "id": "ap1", "result": "decline", "by": "policy"},
+        update(ApprovalResolved("ap1", "decline", by="user", answerer="surface:2")),
+        {
+            "type": "prompt_resolved",
+            "id": "ap1",
+            "result": "decline",
+            "by": "user",
+            "answerer": "surface:2",
+        },
     ),
     (
         TurnFinished(R, "t1", "a1", "completed", "done"),

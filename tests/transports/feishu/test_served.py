@@ -471,12 +471,17 @@ def _buttons(fake: FakePlatform, card: Sent) -> dict[str, str]:
     """Label -> token of the buttons the card shows now (its last PATCH, or as sent)."""
     patches = [p.content for p in fake.patched if p.message_id == card.message_id]
     content = patches[-1] if patches else card.content
-    found: dict[str, str] = {}
+    return {b["text"]["content"]: b["behaviors"][0]["value"]["token"] for b in buttons_in(content)}
+
+
+def buttons_in(content: object) -> list[dict[str, Any]]:
+    """Every button of a card, in order."""
+    found: list[dict[str, Any]] = []
 
     def walk(node: object) -> None:
         if isinstance(node, dict):
             if node.get("tag") == "button":
-                found[node["text"]["content"]] = node["behaviors"][0]["value"]["token"]
+                found.append(node)
             for value in node.values():
                 walk(value)
         elif isinstance(node, list):

@@ -28,6 +28,7 @@ import sys
 import time
 import uuid
 from collections import deque
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, Protocol, TextIO
@@ -52,6 +53,8 @@ from robota.core.engine import (
 )
 from robota.core.events import event_to_json
 from robota.core.frontend import FrontEndPort, RouteLink, TaskNotResolved, resolve_task
+
+from ._beacon import HostBeacon
 
 if TYPE_CHECKING:
     from robota.core.agents import PermissionMode
@@ -130,8 +133,11 @@ class PrintRun:
         stderr: TextIO,
         stdin: TextIO | None = None,
         progress: bool = False,
+        on_turn: Callable[[], None] | None = None,
     ) -> None:
         self.engine = engine
+        self.on_turn = on_turn
+        """Called when a turn begins and when it ends (``HostBeacon``: a team's operator)."""
         self.options = options
         self.stdout = stdout
         self.stderr = stderr
@@ -320,6 +326,8 @@ class PrintRun:
                 )
             case TurnBegan():
                 self.task_id = notice.task_id
+                if self.on_turn is not None:
+                    self.on_turn()
                 if notice.restricted:
                     self._emit({"type": "restricted", "turn_id": notice.attempt_id, "mode": "plan"})
                 if self.progress:
@@ -345,6 +353,8 @@ class PrintRun:
             case InputQueued():
                 self._emit({"type": "queued", "prompt_id": notice.prompt_id, "text": notice.text})
             case TurnFinished():
+                if self.on_turn is not None:
+                    self.on_turn()
                 self._clear_progress()
                 self._views.pop(notice.attempt_id, None)
                 self.results.append(notice)
@@ -575,6 +585,7 @@ def run_print(options: PrintOptions, prestart: Prestart | None = None) -> int:
         stderr=sys.stderr,
         stdin=sys.stdin,
         progress=sys.stderr.isatty(),
+        on_turn=HostBeacon(profile.control_socket) if config.teams else None,
     )
 
     async def main() -> int:

@@ -10,8 +10,10 @@ The connection then carries the frames of ``robota.core.frontend._wire`` (newlin
 A surface that stops reading is cut off, never holding the session: what waits unsent to it
 is counted in bytes, and past ``BYTE_BUDGET`` (or a send that takes ``SEND_TIMEOUT``) its
 connection is closed. Leaving (``/exit``, Ctrl-D, a closed terminal) ends the connection and
-nothing else: a running turn goes on. Approvals: the session asks its driving surfaces; with
-none attached (or once the last one left) a pending question is declined (``SessionHost``).
+nothing else: a running turn goes on. Each surface joins the route as ``attach:N``
+(``SurfaceJoined``, driving or observing) and leaves it (``SurfaceLeft``); its answers name it.
+Who may answer an approval, and what becomes of one nobody can answer, is the engine's rule
+(``robota.core.engine``): the first answer wins, the others are refused to their surface alone.
 """
 
 from __future__ import annotations
@@ -21,12 +23,13 @@ import logging
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
+from dataclasses import replace as _replace
 from typing import ClassVar
 
 import trio
 
 from robota.core.control import HandlerError, LineSplitter, Overlong
-from robota.core.engine import RouteReply
+from robota.core.engine import AnswerApproval, RouteReply, SurfaceJoined, SurfaceLeft
 from robota.core.frontend import (
     MAX_FRAME,
     WIRE_PROTOCOL,
@@ -67,13 +70,11 @@ class AttachDesk:
         route_key: str,
         check: Callable[[str], str],
         hello: Callable[[], dict[str, object]],
-        on_leave: Callable[[], None],
     ) -> None:
         self.port = port
         self.route_key = route_key
         self._check = check
         self._hello = hello
-        self._on_leave = on_leave
         self._numbers = itertools.count(1)
         self.surfaces: dict[int, str] = {}
         """Attached surfaces by number: their mode."""
@@ -89,12 +90,14 @@ class AttachDesk:
         if len(self.surfaces) >= MAX_SURFACES:
             raise HandlerError("busy", f"the session has {MAX_SURFACES} surfaces attached")
         number = next(self._numbers)
+        surface = f"attach:{number}"
         self.surfaces[number] = request.mode
         link = self.port.subscribe(self.route_key, shared=True)
+        self.port.tell(self.route_key, SurfaceJoined(surface, request.mode == "drive"))
         send, receive = trio.open_memory_channel[bytes](math.inf)
         queued = [0]
         hello = {"type": "hello", "protocol": WIRE_PROTOCOL, "mode": request.mode, **self._hello()}
-        hello["surface"] = f"attach:{number}"
+        hello["surface"] = surface
         try:
             async with trio.open_nursery() as nursery:
 
@@ -120,6 +123,11 @@ class AttachDesk:
                     seq = itertools.count(1)
                     async for batch in link:
                         for notice in batch:
+                            if isinstance(notice, RouteReply) and notice.surface not in (
+                                None,
+                                surface,
+                            ):
+                                continue  # said to another surface alone
                             put(
                                 {
                                     "type": "notice",
@@ -130,7 +138,7 @@ class AttachDesk:
                     nursery.cancel_scope.cancel()  # the session is stopping
 
                 async def read() -> None:
-                    await self._read(stream, request.mode, put)
+                    await self._read(stream, request.mode, surface, put)
                     nursery.cancel_scope.cancel()
 
                 put(hello)
@@ -142,10 +150,14 @@ class AttachDesk:
         finally:
             link.close()
             del self.surfaces[number]
-            self._on_leave()
+            self.port.tell(self.route_key, SurfaceLeft(surface))
 
     async def _read(
-        self, stream: trio.SocketStream, mode: str, put: Callable[[dict[str, object]], None]
+        self,
+        stream: trio.SocketStream,
+        mode: str,
+        surface: str,
+        put: Callable[[dict[str, object]], None],
     ) -> None:
         lines = LineSplitter(MAX_FRAME)
         while True:
@@ -165,4 +177,6 @@ class AttachDesk:
                     note = RouteReply(self.route_key, OBSERVING, "error")
                     put({"type": "notice", "seq": 0, "notice": notice_to_json(note)})
                     continue
+                if isinstance(request, AnswerApproval):
+                    request = _replace(request, surface=surface)
                 self.port.tell(self.route_key, request)

@@ -125,13 +125,24 @@ class GroupDesk:
             raise HandlerError("refused", f"task {source.id} has no completed turn to fork from")
 
     async def from_route(
-        self, maker: GroupMaker, route_key: str, *, fork: bool, title: str | None
+        self,
+        maker: GroupMaker,
+        route_key: str,
+        *,
+        fork: bool,
+        title: str | None,
+        task: str | None = None,
     ) -> str:
         """A chat's ``/newgroup`` or ``/forkgroup`` (``HostActions.open_group``): the task
-        current on ``route_key`` is the source; the new task's id, or ``GroupRefused``."""
+        current on ``route_key`` is the source (``task`` instead, when set); the new task's
+        id, or ``GroupRefused``."""
         try:
             self.desk.refuse_when_stopping()
-            source = await trio.to_thread.run_sync(self.desk.bound_task, route_key)
+            source = (
+                await self.desk.read_task(task)
+                if task is not None
+                else await trio.to_thread.run_sync(self.desk.bound_task, route_key)
+            )
             open_task: NewTask | ForkTask
             if fork:
                 if source is None:
@@ -142,10 +153,10 @@ class GroupDesk:
             else:
                 open_task = NewTask(group_settings(TaskNewGroup(title=title), source))
                 title = title or (source.title if source is not None else None) or DEFAULT_TITLE
-            _, task = await _opened(maker, title, open_task, self.desk)
+            _, made = await _opened(maker, title, open_task, self.desk)
         except HandlerError as error:
             raise GroupRefused(error.message) from None
-        return task.id
+        return made.id
 
     async def _make(
         self, wanted: str | None, title: str, open_task: NewTask | ForkTask, source: Task | None

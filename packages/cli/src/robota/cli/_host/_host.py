@@ -63,6 +63,7 @@ from ._requests import (
     TaskStop,
     TeamPause,
     TeamResume,
+    TurnsChanged,
 )
 from ._restart import Schedule
 from ._restarter import Enrollment, HostRestarts, restarted_notes
@@ -152,6 +153,7 @@ class Host:
                 Endpoint(TaskForkGroup, groups.fork_group),
                 Endpoint(TeamPause, self.teams.pause),
                 Endpoint(TeamResume, self.teams.resume),
+                Endpoint(TurnsChanged, self.teams.turns_changed),
             ],
         )
         transports = Supervisor("transports", self.transports.specs)
@@ -208,9 +210,15 @@ class Host:
         self.restarts.inbound()
 
     async def open_group(
-        self, maker: GroupMaker, route_key: str, *, fork: bool, title: str | None
+        self,
+        maker: GroupMaker,
+        route_key: str,
+        *,
+        fork: bool,
+        title: str | None,
+        task: str | None = None,
     ) -> str:
-        return await self.groups.from_route(maker, route_key, fork=fork, title=title)
+        return await self.groups.from_route(maker, route_key, fork=fork, title=title, task=task)
 
     def _replace(self, schedule: Schedule) -> None:
         self.replacement = schedule

@@ -27,6 +27,7 @@ __all__ = [
     "TaskStop",
     "TeamPause",
     "TeamResume",
+    "TurnsChanged",
 ]
 
 SEND_WAIT = 1800.0
@@ -173,3 +174,11 @@ class TeamResume:
 
     TYPE: ClassVar[str] = "team.resume"
     name: str
+
+
+@dataclass(frozen=True, slots=True)
+class TurnsChanged:
+    """A terminal of this profile (the TUI, print mode) began or ended a turn: the host reads
+    the running turns now instead of at its next poll (``HostTeams``: operator priority)."""
+
+    TYPE: ClassVar[str] = "turns.changed"

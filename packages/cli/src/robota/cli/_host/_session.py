@@ -17,8 +17,11 @@ generation; every request that acts on it must name that generation (``_session_
 A stop removes the registration, then the socket, then ends the tree and the agents.
 
 Approvals go to the attached driving surfaces (``_attach``: at most 4 surfaces); a question
-asked while none is attached, or pending when the last one leaves, is declined: nobody else
-could answer it. A pending question reads ``needs-input`` in ``session list``.
+asked while none is attached, or pending when the last one leaves, is declined (a question
+cancelled): nobody else could answer it. That is the engine's rule (``SurfaceJoined``): the
+session joins its route as ``send``, the surface of ``session send``, which only observes, so
+the route declines what no attached terminal can answer. A pending question reads
+``needs-input`` in ``session list``.
 """
 
 from __future__ import annotations
@@ -43,7 +46,7 @@ from robota.core.control import (
     now_iso,
     own_process_start,
 )
-from robota.core.engine import AnswerApproval, NewTask, TaskSettings, TurnFinished, TurnUpdate
+from robota.core.engine import NewTask, SurfaceJoined, TaskSettings, TurnFinished, TurnUpdate
 from robota.core.events import ApprovalRequested, ApprovalResolved
 from robota.core.frontend import FrontEndPort
 
@@ -72,6 +75,8 @@ __all__ = ["SessionHost"]
 logger = logging.getLogger("robota.cli.session")
 
 STOP_REPLY_GRACE = 1.0
+SEND_SURFACE = "send"
+"""The session's own surface on its route: ``session send`` prompts, and cannot answer."""
 
 
 class SessionHost:
@@ -93,7 +98,7 @@ class SessionHost:
         self.engine = open_engine(
             config,
             profile,
-            # Asked of the attached driving surfaces; with none, declined (``_watch``).
+            # Asked of the attached driving surfaces; with none, the route declines.
             human_approves=True,
             recover=lambda key: key == self.route,
             restricted=restricted,
@@ -114,7 +119,6 @@ class SessionHost:
                 "name": self.registration.name,
                 "task": self.task_id,
             },
-            self._left,
         )
         _, _, socket_path = session_paths(profile, spec.session_id)
         self.registration = Registration(
@@ -162,6 +166,7 @@ class SessionHost:
             )
             task = await self.desk.open_on(self.route, NewTask(settings))
             self.task_id = task.id
+            self.taps.tell(self.route, SurfaceJoined(SEND_SURFACE, drives=False))
             self.lock.publish(self.registration)
             async with trio.open_nursery() as beside:
                 await beside.start(self._watch)
@@ -194,7 +199,7 @@ class SessionHost:
     async def _watch(
         self, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED
     ) -> None:
-        """Follow the route's questions: asked of the driving surfaces, declined with none."""
+        """Follow the route's questions, for ``state``."""
         async with self.taps.tap(self.route) as notices:
             task_status.started()
             async for notice in notices:
@@ -202,8 +207,6 @@ class SessionHost:
                     event = notice.event
                     if isinstance(event, ApprovalRequested):
                         self.pending.add(event.approval_id)
-                        if not self.attach.drivers:
-                            self._decline(event.approval_id)
                     elif isinstance(event, ApprovalResolved):
                         self.pending.discard(event.approval_id)
                 elif isinstance(notice, TurnFinished):
@@ -211,15 +214,6 @@ class SessionHost:
 
     def _hello(self) -> dict[str, object]:
         return {"id": self.registration.id, "name": self.registration.name, "task": self.task_id}
-
-    def _decline(self, approval_id: str) -> None:
-        self.taps.tell(self.route, AnswerApproval(approval_id, "decline"))
-
-    def _left(self) -> None:
-        """A surface left: a question nobody else can answer is declined."""
-        if not self.attach.drivers:
-            for approval_id in list(self.pending):
-                self._decline(approval_id)
 
     # -- control requests ------------------------------------------------------------------------
 

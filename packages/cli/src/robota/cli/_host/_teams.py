@@ -7,14 +7,18 @@ child's loop is the teams' clock: every ``SWEEP_EVERY`` seconds the requests pas
 ``maxTurnMinutes`` and the confirmations past 15 minutes are swept. ``pause``/``resume`` serve
 ``robota team pause|resume`` (the control endpoint's ``team.pause`` / ``team.resume``).
 
-Operator priority: every ``OPERATOR_POLL`` seconds the store says which turns run on a
-terminal's route (the TUI, print mode, ``robota task send``'s ``cli:`` routes: any kind that
-is no chat transport's) in a team's project; each door counts them as the operator's
-(``TeamDoor.operator_turns``: a slot, teammates' writes wait, reads go on). The store, not
-this host's engine, so a TUI of the same profile counts too; a turn whose heartbeat stopped
-does not. The same poll settles the requests a restart found running with a live turn: once
-the store shows none on their route, the door completes them (a continued turn may end before
-the transport listens to its route, which would otherwise leave the slot held until the sweep).
+Operator priority: the store says which turns run on a terminal's route (the TUI, print
+mode, ``robota task send``'s ``cli:`` routes: any kind that is no chat transport's) in a team's
+project; each door counts them as the operator's (``TeamDoor.operator_turns``: a slot,
+teammates' writes wait, reads go on). The store, not this host's engine, so a TUI of the same
+profile counts too; a turn whose heartbeat stopped does not. It is read when a terminal tells
+the host that one of its turns began or ended (``turns.changed`` on the control endpoint,
+sent by ``robota.cli._beacon``), so a teammate's write that arrives right after the operator
+pressed Enter already waits, and every ``OPERATOR_POLL`` seconds for what nobody tells (a
+background session's turns, a terminal killed mid-turn). The same poll settles the requests
+a restart found running with a live turn: once the store shows none on their route, the door
+completes them (a continued turn may end before the transport listens to its route, which
+would otherwise leave the slot held until the sweep).
 """
 
 from __future__ import annotations
@@ -30,7 +34,7 @@ from robota.core.control import HandlerError
 from robota.core.store import open_reader
 from robota.core.teams import TeamActor, TeamDoor
 
-from ._requests import TeamPause, TeamResume
+from ._requests import TeamPause, TeamResume, TurnsChanged
 from ._routing import route_kind
 
 if TYPE_CHECKING:
@@ -61,6 +65,8 @@ class HostTeams:
             name: TeamDoor(team, store, agent=config.defaults.agent, port=port)
             for name, team in config.teams.items()
         }
+        self._told = trio.Event()
+        """Set by ``turns.changed``: read the running turns now."""
 
     def for_transport(self, transport: str) -> dict[str, TeamDoor]:
         """The doors of the teams on ``transport``, by chat id."""
@@ -81,7 +87,9 @@ class HostTeams:
                 await trio.sleep_forever()
             swept = trio.current_time()
             while True:
-                await trio.sleep(OPERATOR_POLL)
+                with trio.move_on_after(OPERATOR_POLL):
+                    await self._told.wait()
+                self._told = trio.Event()
                 await self._operator_turns(started)
                 await self._settle_recovered(started)
                 if trio.current_time() - swept >= SWEEP_EVERY:
@@ -148,6 +156,10 @@ class HostTeams:
         if door is None:
             raise HandlerError("not_found", f"no team {name!r} in config.yaml")
         return door
+
+    async def turns_changed(self, _request: TurnsChanged) -> dict[str, object]:
+        self._told.set()
+        return {"teams": len(self.doors)}
 
     async def pause(self, request: TeamPause) -> dict[str, object]:
         door = self._door(request.name)

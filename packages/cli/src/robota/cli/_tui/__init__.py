@@ -91,6 +91,13 @@ def run_tui(
     def factory() -> EngineLike:
         return profile_engine(cwd=settings.cwd, restricted=restricted)
 
+    on_turn = None
+    if engine_factory is None:  # the profile's engine: its host hears of this terminal's turns
+        from robota.core.config import resolve_profile  # noqa: PLC0415
+
+        from .._beacon import HostBeacon  # noqa: PLC0415
+
+        on_turn = HostBeacon(resolve_profile().control_socket)
     return run(
         engine_factory or factory,
         route_key=route_key or f"tui:{uuid.uuid4().hex[:12]}",
@@ -98,6 +105,7 @@ def run_tui(
         continue_=continue_,
         fork=fork,
         settings=settings,
+        on_turn=on_turn,
     )
 
 

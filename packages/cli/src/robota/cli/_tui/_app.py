@@ -16,7 +16,7 @@ import os
 import signal
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, ClassVar, Literal, Protocol
@@ -109,6 +109,8 @@ class Start:
     attached: str | None = None
     """The task of the background session this terminal attached to: the route is the
     session's and already on it, so nothing is picked or told."""
+    on_turn: Callable[[], None] | None = None
+    """Called when a turn begins and when it ends (``HostBeacon``: a team's operator)."""
 
 
 class RobotaApp(App[None]):
@@ -285,9 +287,12 @@ class RobotaApp(App[None]):
         if isinstance(notice, TurnUpdate):
             turn = self.turn
             if turn is not None and turn.attempt_id == notice.attempt_id:
+                resolved = notice.event
+                if isinstance(resolved, ApprovalResolved):
+                    self._withdrawn(turn, resolved)
                 turn.view.apply(notice.event)
-                if isinstance(notice.event, ApprovalResolved):
-                    turn.answered.discard(notice.event.approval_id)
+                if isinstance(resolved, ApprovalResolved):
+                    turn.answered.discard(resolved.approval_id)
         elif isinstance(notice, TurnBegan):
             self._turn_began(notice)
         elif isinstance(notice, TurnFinished):
@@ -334,6 +339,8 @@ class RobotaApp(App[None]):
         self.transcript.mount(*shown, before=before)
 
     def _turn_began(self, notice: TurnBegan) -> None:
+        if self.opening.on_turn is not None:
+            self.opening.on_turn()
         if self.turn is not None:  # a finish we never heard of: freeze what we have
             self.turn.ended = time.monotonic()
         for prompt_id, text in list(self.queued.items()):
@@ -352,6 +359,8 @@ class RobotaApp(App[None]):
         transcript.mount(card)
 
     def _turn_finished(self, notice: TurnFinished) -> None:
+        if self.opening.on_turn is not None:
+            self.opening.on_turn()
         turn = self.turn
         if turn is None or turn.attempt_id != notice.attempt_id:
             return
@@ -402,6 +411,18 @@ class RobotaApp(App[None]):
             self.turn.answered.add(event.approval_id)
         self.link.tell(AnswerApproval(event.approval_id, event.decision))
         self._paint()
+
+    def _withdrawn(self, turn: LiveTurn, resolved: ApprovalResolved) -> None:
+        """A question this terminal did not answer was: the bar withdraws it (the view drops
+        it); say which surface answered (a policy says so in its own reply)."""
+        if resolved.approval_id in turn.answered or resolved.answerer in (None, "policy"):
+            return
+        asked = next(
+            (a for a in turn.view.pending_approvals if a.approval_id == resolved.approval_id),
+            None,
+        )
+        if asked is not None:
+            self.note(f"{asked.title}: {resolved.decision} · answered by {resolved.answerer}")
 
     def on_approval_bar_left(self) -> None:
         self.prompt.focus()

@@ -76,6 +76,7 @@ def run(
     continue_: bool,
     fork: bool,
     settings: TaskSettings,
+    on_turn: Callable[[], None] | None = None,
 ) -> int:
     if fork and not (continue_ or resume):
         print("robota: --fork-session needs -c/--continue or -r/--resume", file=sys.stderr)
@@ -87,7 +88,9 @@ def run(
         print(f"robota: --cwd {settings.cwd}: not a directory", file=sys.stderr)
         return 2
     engine = engine_factory()  # here, so a configuration error exits before the screen changes
-    start = Start(resume=resume or None, continue_=continue_, fork=fork, settings=settings)
+    start = Start(
+        resume=resume or None, continue_=continue_, fork=fork, settings=settings, on_turn=on_turn
+    )
     app, thread = build(engine, route_key=route_key, start=start)
     _gc.settle()
     thread.start()

@@ -48,6 +48,7 @@ from ._messages import FrontEndRequest
 from ._recovery import Recover, abandon
 from ._recovery_plan import plan_recovery
 from ._route import ConversationRoute
+from ._route_state import Kept
 
 __all__ = ["Engine", "EngineAgent"]
 
@@ -104,9 +105,9 @@ class Engine:
             a.host.name: AgentEntry(a.host.name, a.kind, a.host.address, capabilities)
             for a, capabilities in zip(agents, _declared(agents), strict=True)
         }
-        self.directory: RouteDirectory[int] = RouteDirectory(
+        self.directory: RouteDirectory[Kept] = RouteDirectory(
             lambda key: ConversationRoute(key, self.context),
-            MemoryRouteStates[int](),
+            MemoryRouteStates[Kept](),
             idle_after=idle_after,
             backoff=backoff,
         )

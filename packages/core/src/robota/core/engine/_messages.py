@@ -41,6 +41,8 @@ __all__ = [
     "SessionsEntry",
     "SessionsListing",
     "RouteReply",
+    "SurfaceJoined",
+    "SurfaceLeft",
     "TaskOpened",
     "TaskSettings",
     "TurnBegan",
@@ -111,9 +113,38 @@ class Interrupt:
 class AnswerApproval:
     approval_id: str
     decision: ApprovalDecision
+    surface: str | None = None
+    """The surface that answered (``SurfaceJoined.surface``); ``None`` from a front end that is
+    the route's only one (the TUI, print mode, a chat)."""
 
 
-FrontEndRequest = UserInput | NewTask | UseTask | ForkTask | Interrupt | AnswerApproval
+@dataclass(frozen=True, slots=True)
+class SurfaceJoined:
+    """A surface (an attached terminal, a WebSocket client) now shows the route; one that
+    ``drives`` may answer its approvals, one that only observes may not. Once any surface has
+    joined, an approval asked while no driving surface is joined is declined by policy."""
+
+    surface: str
+    drives: bool
+
+
+@dataclass(frozen=True, slots=True)
+class SurfaceLeft:
+    """The surface left; the last driving surface leaving settles a pending approval."""
+
+    surface: str
+
+
+FrontEndRequest = (
+    UserInput
+    | NewTask
+    | UseTask
+    | ForkTask
+    | Interrupt
+    | AnswerApproval
+    | SurfaceJoined
+    | SurfaceLeft
+)
 
 
 # -- route to front end ----------------------------------------------------------------------
@@ -236,6 +267,8 @@ class RouteReply:
     level: Literal["info", "error"] = "info"
     listing: SessionsListing | None = None
     """Set on a ``/sessions`` answer: the page ``text`` shows, for front ends that draw it."""
+    surface: str | None = None
+    """Addressed to this surface alone (an answer it was refused); other surfaces drop it."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -60,7 +60,7 @@ from ._route_effects import (
     Tell,
     Write,
 )
-from ._route_state import IdsAndClocks, Restored
+from ._route_state import IdsAndClocks, Kept, Restored
 
 __all__ = ["ConversationRoute", "StoreReads"]
 
@@ -69,9 +69,10 @@ logger = logging.getLogger("robota.core.engine")
 _LEVELS = {"debug": logging.DEBUG, "info": logging.INFO, "warning": logging.WARNING}
 
 
-class ConversationRoute(RouteActor[int]):
+class ConversationRoute(RouteActor[Kept]):
     """One route's conversation. Its state lives in the store; ``snapshot`` keeps only the
-    count of inputs taken (``RouteIdle.inputs``) across a passivation."""
+    count of inputs taken (``RouteIdle.inputs``) and its surfaces (``Kept``) across a
+    passivation."""
 
     def __init__(self, key: str, context: EngineContext) -> None:
         super().__init__(key)
@@ -88,7 +89,7 @@ class ConversationRoute(RouteActor[int]):
 
     # -- lifecycle -----------------------------------------------------------------------------
 
-    def restore(self, state: int | None) -> None:
+    def restore(self, state: Kept | None) -> None:
         ctx, key = self.ctx, self.key
         db = self._db = open_reader(ctx.db_path, any_thread=True)
         binding = route_binding(db, key)
@@ -102,9 +103,8 @@ class ConversationRoute(RouteActor[int]):
             (a for a in active_turn_attempts(db) if a.route_key == key and a.id in ctx.running),
             None,
         )
-        restored = Restored(
-            task, tuple(p.id for p in pending_prompts(db, key)), running, state or 0
-        )
+        pending = tuple(p.id for p in pending_prompts(db, key))
+        restored = Restored(task, pending, running, kept=state)
         self._core = RouteCore(
             key,
             ctx.agents,
@@ -119,8 +119,8 @@ class ConversationRoute(RouteActor[int]):
         )
         self.perform(self._core.start())
 
-    def snapshot(self) -> int:
-        return self._core.inputs if self._core is not None else 0
+    def snapshot(self) -> Kept:
+        return self._core.kept() if self._core is not None else Kept()
 
     def terminated(self, reason: object) -> None:  # noqa: ARG002
         # A running turn stays in ``ctx.running``: it still runs at the agent, and the next

@@ -11,7 +11,8 @@ it with tables of message -> effects.
 
 Text typed while a turn runs steers it where the agent can (``AgentCapabilities.steer``, as its
 session reported) and is queued otherwise; a steer that lost the race with the turn's end is
-queued first in line. The turn's own order is ``_route_turns``'s.
+queued first in line. The turn's own order is ``_route_turns``'s; who may answer an approval,
+and what becomes of one nobody can answer, is ``_route_surfaces``'s.
 """
 
 from __future__ import annotations
@@ -22,7 +23,6 @@ from pathlib import Path
 
 from ..agents import (
     AgentFailure,
-    DecideApproval,
     SessionEvent,
     SessionOpened,
     SessionsListed,
@@ -33,12 +33,15 @@ from ..agents import (
     TurnRefused,
 )
 from ..store import UpdateTask
+from . import _route_surfaces as surfaces
 from ._context import AgentEntry, TaskDefaults
 from ._messages import (
     AnswerApproval,
     ForkTask,
     Interrupt,
     NewTask,
+    SurfaceJoined,
+    SurfaceLeft,
     TaskOpened,
     TaskSettings,
     UserInput,
@@ -58,7 +61,7 @@ from ._route_effects import (
     Tell,
 )
 from ._route_history import reset_failed, reset_opened, sessions_listed
-from ._route_state import IdsAndClocks, Restored, RouteData, Turn
+from ._route_state import IdsAndClocks, Kept, Restored, RouteData, Turn
 from ._route_tasks import fork_task, projectless_cwd, use_task
 from ._route_turns import (
     begin,
@@ -107,13 +110,33 @@ class RouteCore:
 
     @property
     def inputs(self) -> int:
-        """``UserInput`` taken in this engine run: what the route keeps across a passivation."""
+        """``UserInput`` taken in this engine run."""
         return self.state.inputs
+
+    def kept(self) -> Kept:
+        """What the route keeps across a passivation (the rest is in the store)."""
+        route = self.state
+        return Kept(
+            route.inputs,
+            tuple(route.surfaces.items()),
+            route.attended,
+            tuple(route.approvals.values()),
+            tuple(route.answered.items()),
+            tuple(route.resolved.items()),
+        )
 
     def start(self) -> list[Effect]:
         """The first call of every incarnation: continue from what was restored."""
         route, restored = self.state, self._restored
         route.inputs = restored.inputs
+        kept = restored.kept
+        if kept is not None:
+            route.inputs = kept.inputs
+            route.surfaces = dict(kept.surfaces)
+            route.attended = kept.attended
+            route.approvals = {a.approval_id: a for a in kept.approvals}
+            route.answered = dict(kept.answered)
+            route.resolved = dict(kept.resolved)
         route.task = restored.task
         route.pending = list(restored.pending)
         attempt = restored.running
@@ -149,7 +172,8 @@ class RouteCore:
                 self._input(message)
                 route.maybe_idle()
             case SessionEvent(key=key, event=runtime_event):
-                event(route, key, runtime_event)
+                event(route, key, surfaces.observe(route, runtime_event))
+                surfaces.settle_unattended(route, runtime_event)
             case PromptQueued():
                 queued(route, message)
             case AttemptNotRecorded():
@@ -174,10 +198,8 @@ class RouteCore:
                 self._agent_failure(message)
             case Interrupt():
                 interrupt(route)
-            case AnswerApproval(approval_id=approval_id, decision=decision):
-                if route.task is not None:
-                    request = DecideApproval(route.task.id, approval_id, decision)
-                    route.emit(Tell(route.task.agent, request))
+            case AnswerApproval() | SurfaceJoined() | SurfaceLeft():
+                surfaces.handle(route, message)
             case NewTask(settings=settings, announce=announce):
                 if settings.nodir:
                     settings = replace(settings, cwd=projectless_cwd(route), nodir=False)

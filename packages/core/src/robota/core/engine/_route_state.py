@@ -24,6 +24,7 @@ from pathlib import Path
 
 from .._capabilities import AgentCapabilities
 from ..agents import PERMISSION_MODES, AgentSessionInfo, CloseSession, SessionSpec
+from ..events import ApprovalRequested
 from ..store import BindRouteTask, CreateTask, Task, TurnAttempt, WriteOp
 from ._context import AgentEntry, TaskDefaults, new_attempt_id, new_task_id
 from ._messages import RouteIdle, RouteReply, TaskSettings
@@ -82,6 +83,21 @@ class Restored:
     """The route's attempt a previous incarnation left running at the agent in this engine run
     (crashed, or passivated): its events reach this incarnation, which takes it back."""
     inputs: int = 0
+    kept: Kept | None = None
+    """What the previous incarnation of this engine run kept (``RouteCore.kept``)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Kept:
+    """What a route keeps across a passivation, beside the store: its input count and who shows
+    it (``_route_surfaces``): the surfaces joined and the approvals they may still answer."""
+
+    inputs: int = 0
+    surfaces: tuple[tuple[str, bool], ...] = ()
+    attended: bool = False
+    approvals: tuple[ApprovalRequested, ...] = ()
+    answered: tuple[tuple[str, str | None], ...] = ()
+    resolved: tuple[tuple[str, str | None], ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -155,6 +171,16 @@ class RouteData:
         """A queued prompt is being taken (and recorded as the next turn) in the store."""
         self.inputs = 0
         """``UserInput`` taken in this engine run (see ``RouteIdle.inputs``)."""
+        self.surfaces: dict[str, bool] = {}
+        """Joined surfaces (``SurfaceJoined``): whether each drives (``_route_surfaces``)."""
+        self.attended = False
+        """Some surface has joined: approvals need a driving surface to be asked."""
+        self.approvals: dict[str, ApprovalRequested] = {}
+        """The agent's approvals not resolved yet, by id."""
+        self.answered: dict[str, str | None] = {}
+        """Approvals answered (sent to the agent) and not resolved yet: who answered."""
+        self.resolved: dict[str, str | None] = {}
+        """Recently resolved approvals (oldest first, bounded): who answered."""
         self.effects: list[Effect] = []
 
     # -- effects -------------------------------------------------------------------------------

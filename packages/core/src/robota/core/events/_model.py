@@ -175,6 +175,9 @@ class ApprovalResolved:
     decision: ApprovalDecision
     by: Literal["user", "policy", "runtime"] = "user"
     """``runtime``: resolved because the agent process went away (always ``cancel``)."""
+    answerer: str | None = None
+    """Who answered, as the route knows it: a surface's id, ``policy`` (decided by a rule, not
+    a person), or ``None`` when unknown; other surfaces withdraw their question and say who."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -29,7 +29,8 @@ attached surface's frames, sans-IO), ``_transport``
 what a transport offers back: group creation), ``_chat`` (``ChatTurns``: the shell every chat
 transport's service extends, its routes read and its cards opened, and ``recovery_plan``, the
 restart's decision, pure; above ``robota.core.cards``), ``_restarts`` (``RestartDesk``: a chat
-transport's side of the host's safe restart, its notes through the platform's ``send``).
+transport's side of the host's safe restart, its notes through the platform's ``send``),
+``_queue`` (``QueueNotes``: a queued prompt's note and its Cancel action, pure).
 """
 
 import typing
@@ -52,6 +53,14 @@ if typing.TYPE_CHECKING:
     )
     from ._inbound import STALE_AFTER, Dated, Ignore, freshness, inbound_claims, owner_filter
     from ._port import FrontEndPort, LinkEnded, Overflowed, RouteHub, RouteLink
+    from ._queue import (
+        QUEUE_CANCEL,
+        QueueClick,
+        QueueNote,
+        QueueNotes,
+        QueueState,
+        queue_texts,
+    )
     from ._resolve import AmbiguousTask, TaskNotFound, TaskNotResolved, resolve_task
     from ._restarts import NOTE_TIMEOUT, RESTART_CANCEL, RestartDesk, RestartSend, restart_text
     from ._transport import (
@@ -122,6 +131,12 @@ __all__ = [
     "RestartDesk",
     "RestartSend",
     "RESTART_CANCEL",
+    "QUEUE_CANCEL",
+    "QueueClick",
+    "QueueNote",
+    "QueueNotes",
+    "QueueState",
+    "queue_texts",
     "NOTE_TIMEOUT",
     "restart_text",
     # an attached surface's frames (notices and requests as JSON lines)
@@ -142,6 +157,12 @@ __all__ = [
 ]
 
 _HOMES = {
+    "QUEUE_CANCEL": "._queue",
+    "QueueClick": "._queue",
+    "QueueNote": "._queue",
+    "QueueNotes": "._queue",
+    "QueueState": "._queue",
+    "queue_texts": "._queue",
     "NOTE_TIMEOUT": "._restarts",
     "RESTART_CANCEL": "._restarts",
     "RestartDesk": "._restarts",

@@ -11,7 +11,8 @@ that shell; a transport's service extends ``ChatTurns`` with its platform's part
 * The notices: ``TaskOpened`` names the route's agent, ``TurnBegan`` opens the turn's card
   (``open_turn``, by ``open_card``; anchored to the person's message it answers: the oldest
   pending one with its text, recorded by ``AnchorTurnAttempt``), ``TurnUpdate`` feeds it,
-  ``InputSteered`` adds the steering message to the turn's, ``TurnFinished`` ends it (then
+  ``InputSteered`` adds the steering message to the turn's, ``InputQueued`` notes a queued
+  prompt (``input_queued``; its turn's start: ``queued_started``), ``TurnFinished`` ends it (then
   ``turn_ended``), and a ``RouteReply`` answers the oldest command (``route_reply``).
 * The card renderer's notices (``notify``): ``ProgressCardPosted`` -> ``card_posted``; the
   answer delivered or failed -> the turn is forgotten and ``answer_done`` settles its messages
@@ -49,12 +50,14 @@ from ..cards import (
     ProgressCardPosted,
 )
 from ..engine import (
+    InputQueued,
     InputSteered,
     RouteReply,
     TaskOpened,
     TurnBegan,
     TurnFinished,
     TurnUpdate,
+    UserInput,
     prompt_answers,
 )
 from ..events import TurnCompleted, TurnError
@@ -70,6 +73,7 @@ from ..store import (
 )
 from ._inbound import Dated, freshness
 from ._port import Overflowed
+from ._queue import QueueNote, QueueNotes
 
 if TYPE_CHECKING:
     from .._address import Address
@@ -283,6 +287,10 @@ class ChatTurns(Generic[T]):
         self._port: LoopPort | None = None
         self._cards: CardHost | None = None
         self._delivery: CardDelivery | None = None
+        self.queue_notes = QueueNotes()
+        """The queued prompts' notes (``_queue``): told by ``InputQueued`` and ``TurnBegan``."""
+        self._swallowed: set[str] = set()
+        """Notes whose Cancel was told to the route: the engine's reply is the note itself."""
 
     # -- the platform's part -------------------------------------------------------------------
 
@@ -307,6 +315,12 @@ class ChatTurns(Generic[T]):
 
     def turn_ended(self, route_key: str) -> None:
         """After the route said a turn ended (its card was told)."""
+
+    def input_queued(self, note: QueueNote) -> None:
+        """A person's text waits in the route's queue (``note``, its anchor found): say so."""
+
+    def queued_started(self, note: QueueNote) -> None:
+        """A queued prompt's turn began: its note's Cancel action goes."""
 
     def card_posted(self, attempt_id: str, turn: T, message_id: str) -> None:
         """The turn's card exists: its buttons may be bound."""
@@ -386,6 +400,29 @@ class ChatTurns(Generic[T]):
             return False
         return True
 
+    def cancel_queued(self, route: ChatRoute, prompt_id: int, note_id: str) -> QueueNote | None:
+        """A claimed Cancel on the note ``note_id`` of ``prompt_id``: the engine's ``/queue
+        cancel N`` told (the same path as typing it; its reply is not said, the note is) and
+        the person's message no longer pending; the note cancelled, to show (its ``anchor``:
+        the message to settle). ``None``: too late (it started) or cancelled already."""
+        verdict = self.queue_notes.click(route.key, prompt_id)
+        if verdict in ("started", "cancelled"):
+            self._log.info(
+                "%s: queued prompt %d not cancelled: %s", self._chat_name, prompt_id, verdict
+            )
+            return None
+        # ``unknown``: a note of the last run; the engine's queue outlived it, cancel there.
+        note = self.queue_notes.get(route.key, prompt_id)
+        anchor = note.anchor if note is not None else None
+        self._swallowed.add(note_id)
+        route.commands.append(Pending(note_id, ""))
+        self.context.port.tell(route.key, UserInput(f"/queue cancel {prompt_id}"))
+        for index, pending in enumerate(route.pending):
+            if anchor is not None and pending.message_id == anchor:
+                del route.pending[index]
+                break
+        return QueueNote(route.key, prompt_id, "", anchor, note_id, "cancelled")
+
     # -- the routes' notices -----------------------------------------------------------------
 
     async def _read_route(self, route: ChatRoute) -> None:
@@ -430,12 +467,26 @@ class ChatTurns(Generic[T]):
                 turn.status = notice.status
                 turn.address.tell(notice.as_event())
             self.turn_ended(route.key)
+        elif isinstance(notice, InputQueued):
+            asker = next(
+                (p.message_id for p in route.pending if prompt_answers(notice.text, p.text)), None
+            )
+            note = self.queue_notes.queued(
+                route.key, notice.prompt_id, notice.text, asker, notice.ahead
+            )
+            self.input_queued(note)
         elif isinstance(notice, RouteReply):
             anchor = route.commands.popleft() if route.commands else None
+            if anchor is not None and anchor.message_id in self._swallowed:
+                self._swallowed.discard(anchor.message_id)  # the note says it (cancel_queued)
+                return
             assert self._nursery is not None
             self._nursery.start_soon(self.route_reply, route, anchor, notice)
 
     def _open_card(self, route: ChatRoute, began: TurnBegan) -> None:
+        started = self.queue_notes.began(route.key, began.prompt)
+        if started is not None:
+            self.queued_started(started)
         if began.attempt_id in self._turns:
             return  # opened from the store after a restart
         pending = take_pending(route.pending, began.prompt)

@@ -11,6 +11,10 @@ notes need across the phases, and says them through the platform's ``send``:
 * ``cancelled`` and ``restarting`` replace that note (its action goes);
 * ``restarted`` (the new host) is a new message.
 
+A route's notes go out one after another, in the order the host told them (one drain task per
+route): with ``/restart --force`` the ``restarting`` note follows ``scheduled`` at once, and
+must find the scheduled note's message id to replace it, not post a note of its own.
+
 A second ``/restart`` while the route is enrolled gets no new note: ``request`` says what to
 reply instead. ``restart_text`` is the note's text, pure.
 """
@@ -81,6 +85,8 @@ class RestartDesk:
         """(schedule id, route key) -> the message id of its scheduled note."""
         self._noted: set[tuple[str, str]] = set()
         """(schedule id, route key) told ``scheduled`` (so a second ``/restart`` says so)."""
+        self._waiting: dict[str, list[RestartNote]] = {}
+        """Route key -> its notes not shown yet, oldest first, while its drain runs."""
 
     def note(self, note: RestartNote, nursery: trio.Nursery | None) -> None:
         """The host's news for one route (``RestartNotes.restart_note``), shown soon."""
@@ -91,7 +97,20 @@ class RestartDesk:
             return
         if note.phase == "scheduled":
             self._noted.add((note.schedule_id, note.route_key))
-        nursery.start_soon(self._show, note)
+        waiting = self._waiting.get(note.route_key)
+        if waiting is not None:  # its drain runs: it comes after the notes before it
+            waiting.append(note)
+            return
+        self._waiting[note.route_key] = [note]
+        nursery.start_soon(self._drain, note.route_key)
+
+    async def _drain(self, route_key: str) -> None:
+        waiting = self._waiting[route_key]
+        try:
+            while waiting:
+                await self._show(waiting.pop(0))
+        finally:
+            del self._waiting[route_key]
 
     def request(
         self, host: HostActions, route_key: str, message_id: str, *, force: bool

@@ -83,12 +83,19 @@ class HostActions(Protocol):
         ...
 
     async def open_group(
-        self, maker: GroupMaker, route_key: str, *, fork: bool, title: str | None
+        self,
+        maker: GroupMaker,
+        route_key: str,
+        *,
+        fork: bool,
+        title: str | None,
+        task: str | None = None,
     ) -> str:
         """A chat's ``/newgroup`` (``fork``: ``/forkgroup``): the host's group steps through
         ``maker`` (a transport's, bound to the person who asked), with the task current on
-        ``route_key`` as the source (its agent and settings; the fork's turn); the new task's
-        id. ``GroupRefused`` says why not."""
+        ``route_key`` as the source (its agent and settings; the fork's turn), or ``task`` when
+        set (a ``/sessions`` entry's button); the new task's id. ``GroupRefused`` says why
+        not."""
         ...
 
 

@@ -15,8 +15,10 @@ what the client's ``outbox`` yields. Everything else is decided here, on the hos
   messages wait for the client, so a resume neither repeats nor misses one.
 * a slow reader: what waits unsent to a client is counted in bytes; past ``byte_budget`` the
   client is cut off (``cut_off`` is set, its outbox ends) instead of holding the session.
-* approvals go to the session's clients; asked while none is bound, or pending when the last
-  one leaves, a question is declined: nobody else could answer it.
+* approvals go to every client of the session; each client is a driving surface of its route
+  (``SurfaceJoined``/``SurfaceLeft``, its answers carry its id), so the engine's rule decides:
+  the first answer wins, the others are told ``prompt_resolved`` (with its ``answerer``), and a
+  question asked with no client bound, or pending when the last one leaves, is declined.
 """
 
 from __future__ import annotations
@@ -29,7 +31,14 @@ from typing import Any
 
 import trio
 
-from ..engine import AnswerApproval, Interrupt, UserInput
+from ..engine import (
+    AnswerApproval,
+    FrontEndRequest,
+    Interrupt,
+    SurfaceJoined,
+    SurfaceLeft,
+    UserInput,
+)
 from ..frontend import FrontEndPort, RouteLink
 from ._frames import (
     Abort,
@@ -75,7 +84,7 @@ class SurfaceSession:
     def describe(self) -> dict[str, Any]:
         return {"session": self.name, **self.info}
 
-    def tell(self, request: UserInput | Interrupt | AnswerApproval) -> None:
+    def tell(self, request: FrontEndRequest) -> None:
         self.port.tell(self.route_key, request)
 
     async def pump(self) -> None:
@@ -88,12 +97,6 @@ class SurfaceSession:
                 _, text = self.stream.publish(message)
                 for client in list(self.clients.values()):
                     client.put(text)
-                if message["type"] == "permission_request" and not self.clients:
-                    self.tell(AnswerApproval(message["id"], "decline"))
-
-    def decline_pending(self) -> None:
-        for approval_id in self.stream.pending_ids():
-            self.tell(AnswerApproval(approval_id, "decline"))
 
 
 class SurfaceClient:
@@ -256,7 +259,7 @@ class SurfaceHub:
         elif isinstance(frame, Abort):
             session.tell(Interrupt())
         elif isinstance(frame, PermissionResponse):
-            session.tell(AnswerApproval(frame.id, frame.result))
+            session.tell(AnswerApproval(frame.id, frame.result, surface=client.id))
         elif isinstance(frame, GetMessages):
             client.reply(session.stream.messages())
         elif isinstance(frame, GetPending):
@@ -305,10 +308,11 @@ class SurfaceHub:
     def _bind(self, client: SurfaceClient, session: SurfaceSession) -> None:
         client.session = session
         session.clients[client.number] = client
+        session.tell(SurfaceJoined(client.id, drives=True))
 
     def _unbind(self, client: SurfaceClient) -> None:
         session = client.session
         if session is None or session.clients.pop(client.number, None) is None:
             return
-        if not session.clients:
-            session.decline_pending()  # nobody is left to answer
+        # The engine's rule: the last driving surface leaving settles a pending question.
+        session.tell(SurfaceLeft(client.id))

@@ -11,7 +11,7 @@ stamps its ``seq``)::
                ToolStarted         tool_start{toolId, kind, title, command}
                ToolCompleted       tool_end{toolId, state, exitCode}
                ApprovalRequested   permission_request{id, kind, title, command, decisions}
-               ApprovalResolved    prompt_resolved{id, result, by}
+               ApprovalResolved    prompt_resolved{id, result, by, answerer}
     TurnFinished completed         complete{result, turnId}
                  interrupted       interrupted{result, turnId}
                  failed            error{message, category, turnId}
@@ -152,5 +152,6 @@ def _event_message(event: object, turn_id: str) -> dict[str, Any] | None:
             "id": event.approval_id,
             "result": event.decision,
             "by": event.by,
+            "answerer": event.answerer,
         }
     return None

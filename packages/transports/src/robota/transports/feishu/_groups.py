@@ -139,13 +139,15 @@ async def open_group(
     fork: bool,
     title: str | None,
     notes: Mapping[str, str],
+    task: str | None = None,
 ) -> tuple[bool, str]:
     """A chat's ``/newgroup`` or ``/forkgroup`` through the host, by ``maker`` (bound to the
-    person who asked): whether it was made, and the reply for the chat that asked."""
+    person who asked; ``task``: the source instead of the route's current task): whether it
+    was made, and the reply for the chat that asked."""
     if host is None or maker is None:
         return False, notes["no_host"]
     try:
-        await host.open_group(maker, route_key, fork=fork, title=title)
+        await host.open_group(maker, route_key, fork=fork, title=title, task=task)
     except GroupRefused as refused:
         return False, notes["refused"].format(reason=refused)
     made = maker.made

@@ -48,9 +48,16 @@ import trio
 
 from robota.core import LoopPort, Timers
 from robota.core.cards import CardDelivery, CardHost
-from robota.core.engine import AnswerApproval, Interrupt, RouteReply, UserInput
+from robota.core.engine import (
+    AnswerApproval,
+    Interrupt,
+    RouteReply,
+    SessionsListing,
+    UserInput,
+)
 from robota.core.frontend import (
     NOTE_TIMEOUT,
+    QUEUE_CANCEL,
     RESTART_CANCEL,
     ChatRoute,
     ChatTurn,
@@ -58,12 +65,14 @@ from robota.core.frontend import (
     Opening,
     Outcome,
     Pending,
+    QueueNote,
     RecoveredTurn,
     RestartDesk,
     RestartNote,
     TransportContext,
     TransportStatus,
     inbound_claims,
+    queue_texts,
 )
 from robota.core.store import (
     ActionBinding,
@@ -111,6 +120,7 @@ from ._media import Prepared, Refused, fetch, media_notes, prompt_with, safe_nam
 from ._outbound import RESET, STOP, FeishuCards, FeishuSink, Messenger, ResetButton
 from ._recovery_notes import recovery_note, recovery_texts
 from ._rest import RestClient
+from ._sessions_card import sessions_card, sessions_notes
 from ._settings import _BOT_OPEN_IDS, FeishuSettings
 from ._team import team_chat, team_message, team_say, team_screen
 from ._texts import _note_card, _notes, _toast
@@ -131,6 +141,9 @@ _REACTIONS: Mapping[Outcome, str] = {
     "interrupted": "CrossMark",
 }
 _MUTE = "mention_only"
+SESSIONS = "sessions"
+"""The ``approval_id`` of a ``/sessions`` card's buttons; the ``decision`` is ``kind:value``
+(``SessionsAction``). One drawing's buttons share a turn id, so one click retires them all."""
 
 
 @dataclass(slots=True)
@@ -172,6 +185,8 @@ class FeishuService(ChatTurns[_Turn]):
         """The ``GroupMaker`` (``_groups``), inviting the owner; a chat's binds its sender."""
         self._teams: list[LoopReplies] = []
         """The team groups' doors this service is attached to (``_team``)."""
+        self._repaints: set[str] = set()
+        """``/sessions`` cards whose Previous / Next was clicked: the reply redraws them."""
 
     # -- the host's safe restart (RestartNotes, PendingFinals) ------------------------------
 
@@ -503,6 +518,10 @@ class FeishuService(ChatTurns[_Turn]):
         if action.approval_id == STOP:
             self.context.port.tell(route_key, Interrupt())
             return _toast("info", notes["stopping"])
+        if action.approval_id == QUEUE_CANCEL:
+            return self._queue_click(route_key, click, action.decision)
+        if action.approval_id == SESSIONS:
+            return self._sessions_click(route_key, click, action.decision)
         if action.approval_id == RESET:  # the engine's /turns reset; its reply to the card
             self._route(route_key).commands.append(Pending(click.message_id, ""))
             self.context.port.tell(route_key, UserInput(f"/turns reset {action.decision}"))
@@ -520,7 +539,148 @@ class FeishuService(ChatTurns[_Turn]):
     async def route_reply(
         self, route: ChatRoute, anchor: Pending | None, reply: RouteReply
     ) -> None:
-        await self._reply_notice(route.key, anchor.message_id if anchor else None, reply)
+        anchor_id = anchor.message_id if anchor else None
+        if anchor_id is not None and anchor_id in self._repaints:
+            self._repaints.discard(anchor_id)
+            if reply.listing is not None:  # a page click: the same card, the next page
+                await self._sessions_card(route.key, anchor_id, reply.listing, replace=True)
+                return
+        await self._reply_notice(route.key, anchor_id, reply)
+
+    # -- a queued prompt's note (``robota.core.frontend.QueueNotes``) ----------------------
+
+    def input_queued(self, note: QueueNote) -> None:
+        assert self._nursery is not None
+        self._nursery.start_soon(self._queued_note, note)
+
+    async def _queued_note(self, note: QueueNote) -> None:
+        """The note beside the person's message, its Cancel bound to the route and prompt."""
+        assert self._messenger is not None
+        texts = queue_texts(self.context.locale)
+        token = secrets.token_urlsafe(18)
+        text = texts["queued"].format(ahead=note.ahead)
+        card = _note_card(self.notes["title"], text, button=(texts["cancel"], token))
+        try:
+            message_id = await self._messenger.to_route(
+                note.route_key, note.anchor, "interactive", card
+            )
+        except ApiError as error:
+            log.warning("feishu: the queued note could not be sent: %s", error)
+            return
+        self._card_routes[message_id] = note.route_key
+        action = CardAction(f"queue:{note.prompt_id}", QUEUE_CANCEL, str(note.prompt_id))
+        await self._store.write(
+            BindCardActions(message_id, note.route_key, (ActionBinding(token, action),)),
+            timeout=STORE_TIMEOUT,
+        )
+        now = self.queue_notes.posted(note.route_key, note.prompt_id, message_id)
+        if now is not None and now.state != "queued":  # it started (or went) meanwhile
+            await self._settle_note(now)
+
+    def queued_started(self, note: QueueNote) -> None:
+        assert self._nursery is not None
+        if note.message_id is not None:  # else the note, once posted, sees it started
+            self._nursery.start_soon(self._settle_note, note)
+
+    async def _settle_note(self, note: QueueNote) -> None:
+        """The note without its action: ``started`` or ``cancelled``."""
+        assert self._messenger is not None and note.message_id is not None
+        texts = queue_texts(self.context.locale)
+        card = _note_card(self.notes["title"], texts[note.state])
+        try:
+            await self._messenger.patch_card(note.message_id, card)
+        except ApiError as error:
+            log.warning("feishu: the queued note could not be updated: %s", error)
+
+    def _queue_click(self, route_key: str, click: CardClick, decision: str) -> Mapping[str, Any]:
+        """A claimed Cancel (``ChatTurns.cancel_queued``): the note says cancelled and the
+        message gets CrossMark; too late once the prompt's turn began."""
+        assert self._nursery is not None
+        texts = queue_texts(self.context.locale)
+        if not decision.isdigit():
+            log.warning("feishu: a queue action names no prompt: %r", decision)
+            return _toast("warning", self.notes["not_ours"])
+        cancelled = self.cancel_queued(self._route(route_key), int(decision), click.message_id)
+        if cancelled is None:
+            return _toast("warning", texts["too_late"])
+        if cancelled.anchor is not None:
+            self._nursery.start_soon(self._settle_reaction, cancelled.anchor, "CrossMark")
+        self._nursery.start_soon(self._settle_note, cancelled)
+        return _toast("success", texts["cancelling"])
+
+    # -- the /sessions card (``_sessions_card``) ------------------------------------------
+
+    async def _sessions_card(
+        self, route_key: str, anchor: str | None, listing: SessionsListing, *, replace: bool
+    ) -> bool:
+        """The listing drawn as a card, a reply to ``anchor`` (``replace``: ``anchor`` is the
+        card, redrawn); its buttons bound before anyone can click them. Whether it went out."""
+        assert self._messenger is not None
+        drawn = sessions_card(
+            listing, sessions_notes(self.context.locale), lambda: secrets.token_urlsafe(18)
+        )
+
+        async def bind(message_id: str) -> None:
+            drawing = f"{SESSIONS}:{message_id}:{secrets.token_hex(6)}"
+            bindings = tuple(
+                ActionBinding(a.token, CardAction(drawing, SESSIONS, f"{a.kind}:{a.value}"))
+                for a in drawn.actions
+            )
+            self._card_routes[message_id] = route_key
+            await self._store.write(
+                BindCardActions(message_id, route_key, bindings), timeout=STORE_TIMEOUT
+            )
+
+        try:
+            if replace and anchor is not None:
+                await bind(anchor)
+                await self._messenger.patch_card(anchor, drawn.card)
+            else:
+                message_id = await self._messenger.to_route(
+                    route_key, anchor, "interactive", drawn.card
+                )
+                await bind(message_id)
+        except ApiError as error:
+            log.warning("feishu: the sessions card could not be sent: %s", error)
+            return False
+        return True
+
+    def _sessions_click(self, route_key: str, click: CardClick, decision: str) -> Mapping[str, Any]:
+        """A ``/sessions`` card's button (claimed): the engine's command on the route, its
+        reply to the card (a page: the card redrawn), or a group made of the entry."""
+        assert self._nursery is not None
+        notes = sessions_notes(self.context.locale)
+        kind, _, value = decision.partition(":")
+        route = self._route(route_key)
+        if kind in ("page", "switch"):
+            text = value if kind == "page" else f"/switch {value}"
+            if kind == "page":
+                self._repaints.add(click.message_id)
+            route.commands.append(Pending(click.message_id, text))
+            self.context.port.tell(route_key, UserInput(text))
+            return _toast("info", notes["paging" if kind == "page" else "switching"])
+        if kind in ("newgroup", "forkgroup"):
+            self._nursery.start_soon(
+                self._group_of_entry, route_key, click, value, kind == "forkgroup"
+            )
+            return _toast("info", notes["grouping"])
+        log.warning("feishu: a sessions action of unknown kind %r refused", kind)
+        return _toast("warning", self.notes["not_ours"])
+
+    async def _group_of_entry(
+        self, route_key: str, click: CardClick, task_id: str, fork: bool
+    ) -> None:
+        maker = self._groups.inviting(click.operator_open_id) if self._groups else None
+        _, reply = await open_group(
+            self.context.host,
+            maker,
+            route_key,
+            fork=fork,
+            title=None,
+            notes=group_notes(self.context.locale),
+            task=task_id,
+        )
+        await self._say(route_key, click.message_id, reply)
 
     def open_turn(self, route: ChatRoute, opening: Opening) -> _Turn:
         assert self._sink is not None
@@ -668,6 +828,11 @@ class FeishuService(ChatTurns[_Turn]):
             log.warning("feishu: a reply could not be sent: %s", error)
 
     async def _reply_notice(self, route_key: str, anchor: str | None, reply: RouteReply) -> None:
-        await self._say(route_key, anchor, reply.text)
+        # /sessions: its page as a card; the text when the card could not go out.
+        listing = reply.listing
+        if listing is None or not await self._sessions_card(
+            route_key, anchor, listing, replace=False
+        ):
+            await self._say(route_key, anchor, reply.text)
         if anchor is not None:
             await self._settle_reaction(anchor, "ERROR" if reply.level == "error" else "DONE")

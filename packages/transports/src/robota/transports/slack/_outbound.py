@@ -157,15 +157,18 @@ def _blocks(message: Any, added: list[Any]) -> Any:
     return {**message, "blocks": [*message.get("blocks", ()), *added]}
 
 
-def restart_blocks(text: str, label: str, token: str | None) -> list[Mapping[str, Any]]:
-    """A restart note: its text, and a cancel button carrying ``token`` when it is set."""
+def restart_blocks(
+    text: str, label: str, token: str | None, *, action_id: str = "restart_cancel"
+) -> list[Mapping[str, Any]]:
+    """A note (a restart's, a queued prompt's): its text, and a button carrying ``token`` when
+    it is set."""
     blocks: list[Mapping[str, Any]] = [
         {"type": "section", "block_id": "note", "text": {"type": "mrkdwn", "text": text}}
     ]
     if token is not None:
         button = {
             "type": "button",
-            "action_id": "restart_cancel",
+            "action_id": action_id,
             "text": {"type": "plain_text", "text": label},
             "value": token,
         }

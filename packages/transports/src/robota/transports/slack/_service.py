@@ -37,6 +37,7 @@ from robota.core import LoopPort, Timers
 from robota.core.cards import CardDelivery, CardHost
 from robota.core.engine import COMMANDS, AnswerApproval, Interrupt, RouteReply, UserInput
 from robota.core.frontend import (
+    QUEUE_CANCEL,
     RESTART_CANCEL,
     ChatRoute,
     ChatTurn,
@@ -44,11 +45,13 @@ from robota.core.frontend import (
     Opening,
     Outcome,
     Pending,
+    QueueNote,
     RestartDesk,
     RestartNote,
     TransportContext,
     TransportStatus,
     inbound_claims,
+    queue_texts,
 )
 from robota.core.store import (
     ActionBinding,
@@ -336,6 +339,9 @@ class SlackService(ChatTurns[_Turn]):
         if action.approval_id == STOP:
             self.context.port.tell(route_key, Interrupt())
             return
+        if action.approval_id == QUEUE_CANCEL:
+            self._queue_click(route_key, card, action.decision)
+            return
         self.context.port.tell(route_key, AnswerApproval(action.approval_id, action.decision))  # type: ignore[arg-type]
 
     def _on_message(self, message: InboundMessage) -> None:
@@ -523,6 +529,77 @@ class SlackService(ChatTurns[_Turn]):
             self._sink.anchors.pop(turn.card_id, None)
         for ts in turn.messages:
             self._nursery.start_soon(self._settle_reaction, turn.channel, ts, REACTIONS[outcome])
+
+    # -- a queued prompt's note (``robota.core.frontend.QueueNotes``) ----------------------
+
+    def input_queued(self, note: QueueNote) -> None:
+        assert self._nursery is not None
+        route = self._routes.get(note.route_key)
+        if route is None:
+            return
+        chat = route_chat(route.key)
+        thread = next(
+            (p.thread for p in route.pending if p.message_id == note.anchor),
+            chat[1] if chat is not None else None,
+        )
+        self._nursery.start_soon(self._queued_note, note, route.channel, thread)
+
+    async def _queued_note(self, note: QueueNote, channel: str, thread: str | None) -> None:
+        """The note in the message's thread, its Cancel bound to the route and prompt."""
+        assert self._web is not None
+        texts = queue_texts(self.context.locale)
+        token = secrets.token_urlsafe(18)
+        text = texts["queued"].format(ahead=note.ahead)
+        blocks = restart_blocks(text, texts["cancel"], token, action_id=QUEUE_CANCEL)
+        try:
+            ts = await self._web.post_message(channel, text=text, blocks=blocks, thread_ts=thread)
+        except ApiError as error:
+            log.warning("slack: the queued note could not be sent: %s", error)
+            return
+        posted = message_id(channel, ts)
+        self._card_routes[posted] = note.route_key
+        action = CardAction(f"queue:{note.prompt_id}", QUEUE_CANCEL, str(note.prompt_id))
+        await self._store.write(
+            BindCardActions(posted, note.route_key, (ActionBinding(token, action),)),
+            timeout=STORE_TIMEOUT,
+        )
+        now = self.queue_notes.posted(note.route_key, note.prompt_id, posted)
+        if now is not None and now.state != "queued":  # it started (or went) meanwhile
+            await self._settle_note(now)
+
+    def queued_started(self, note: QueueNote) -> None:
+        assert self._nursery is not None
+        if note.message_id is not None:  # else the note, once posted, sees it started
+            self._nursery.start_soon(self._settle_note, note)
+
+    async def _settle_note(self, note: QueueNote) -> None:
+        """The note without its button: ``started`` or ``cancelled``."""
+        assert self._web is not None and note.message_id is not None
+        text = queue_texts(self.context.locale)[note.state]
+        channel, ts = split_message_id(note.message_id)
+        try:
+            await self._web.update_message(
+                channel, ts, text=text, blocks=restart_blocks(text, "", None)
+            )
+        except ApiError as error:
+            log.warning("slack: the queued note could not be updated: %s", error)
+
+    def _queue_click(self, route_key: str, card: str, decision: str) -> None:
+        """A claimed Cancel (``ChatTurns.cancel_queued``): the note says cancelled and the
+        message's reaction settles; nothing once the prompt's turn began (the note says so)."""
+        assert self._nursery is not None
+        route = self.route_of(route_key)
+        if not decision.isdigit() or route is None:
+            log.warning("slack: a queue action names no prompt of a route: %r", decision)
+            return
+        cancelled = self.cancel_queued(route, int(decision), card)
+        if cancelled is None:
+            return
+        if cancelled.anchor is not None:
+            self._nursery.start_soon(
+                self._settle_reaction, route.channel, cancelled.anchor, REACTIONS["interrupted"]
+            )
+        self._nursery.start_soon(self._settle_note, cancelled)
 
     # -- outbound helpers ------------------------------------------------------------------
 
