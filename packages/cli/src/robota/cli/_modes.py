@@ -96,6 +96,24 @@ def conversation_options(command: F) -> F:
             "plan (print mode runs in an untrusted workspace only so).",
         ),
         click.option(
+            "--serve",
+            is_flag=True,
+            help="Serve this workspace's sessions on a loopback WebSocket (headless; a "
+            "per-launch token).",
+        ),
+        click.option(
+            "--port",
+            type=click.IntRange(0, 65535),
+            default=0,
+            help="With --serve: the port on 127.0.0.1 (default: any free one).",
+        ),
+        click.option(
+            "--json",
+            "json_",
+            is_flag=True,
+            help='With --serve: print {"type": "ready", "url": ...} once it accepts connections.',
+        ),
+        click.option(
             "--fork-session",
             is_flag=True,
             help="With -c or -r: a new task from that task's latest completed turn.",
@@ -109,6 +127,22 @@ def conversation_options(command: F) -> F:
 def run_conversation(ctx: click.Context, options: dict[str, Any]) -> None:
     """Run print mode or the TUI for the group's options; exits with the mode's code."""
     prompt = options["print_prompt"]
+    if options["serve"]:
+        if prompt is not None or options["attach"]:
+            raise click.UsageError("--serve cannot be combined with -p or --attach")
+        from ._host import run_serve  # noqa: PLC0415
+
+        sys.exit(
+            run_serve(
+                options["cwd"],
+                port=options["port"],
+                json_=options["json_"],
+                restricted=options["restricted"],
+                agent=options["agent"],
+            )
+        )
+    if options["port"] or options["json_"]:
+        raise click.UsageError("--port and --json need --serve")
     if options["attach"]:
         _attach_daemon(prompt, options)
     if prompt is None:

@@ -37,6 +37,7 @@ brackets::
     │   ├── BadRegistration            [ValueError] a file that is not a session's registration
     │   └── SessionUnverified          a background session whose owner cannot be verified live
     ├── WireError                      [ValueError] a frame that is not one of the attach wire's
+    ├── SurfaceProtocolError           [ValueError] a surface client's frame outside the vocabulary
     ├── LinkEnded                      a front end's subscription to its route ended
     ├── Overflowed                     a front end fell too far behind its route (the reason)
     ├── TaskNotResolved                a front end's task reference (``-r``) names no one task

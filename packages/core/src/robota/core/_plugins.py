@@ -1,7 +1,8 @@
 """The typed meeting point of plugins: what runtime and transport plugins offer, how they are found.
 
-Plugins (agent runtimes, chat transports) never import each other, and core imports none of
-them. They are found through entry points (``robota.runtimes``, ``robota.transports``) so a
+Plugins (agent runtimes, chat transports, surface carriers) never import each other, and core
+imports none of them. They are found through entry points (``robota.runtimes``,
+``robota.transports``, ``robota.surfaces``) so a
 third-party distribution can add one without touching robota. Their *names* are read from the
 installed distributions' metadata without importing anything (``kinds``, ``transport_names``):
 config validation checks ``agents.<name>.kind`` against them on every start, and a plugin is
@@ -27,6 +28,7 @@ if TYPE_CHECKING:
     from ._supervisor import Backoff, Service
     from .config import Reader
     from .frontend import TransportContext
+    from .surfaces import SurfaceHub
 
 __all__ = [
     "AgentHost",
@@ -36,15 +38,18 @@ __all__ = [
     "ProbeReport",
     "RuntimePlugin",
     "ServedTransport",
+    "SurfacePlugin",
     "TransportPlugin",
     "runtime_kinds",
     "runtime_plugins",
+    "surface_plugin",
     "transport_names",
     "transport_plugin",
 ]
 
 RUNTIMES_GROUP = "robota.runtimes"
 TRANSPORTS_GROUP = "robota.transports"
+SURFACES_GROUP = "robota.surfaces"
 
 
 @dataclass(frozen=True, slots=True)
@@ -252,6 +257,49 @@ def transport_plugin(name: str) -> TransportPlugin:
         if not isinstance(plugin, TransportPlugin) or plugin.name != name:
             raise PluginError(
                 f"transport plugin {name!r} ({entry.value}) is not a TransportPlugin named {name!r}"
+            )
+        return plugin
+    raise KeyError(name)
+
+
+@runtime_checkable
+class SurfacePlugin(Protocol):
+    """A carrier for surface clients (``robota --serve``'s WebSocket), registered under the
+    ``robota.surfaces`` entry point group with its ``name``. It moves text only: every rule of
+    the protocol is the ``SurfaceHub``'s (``robota.core.surfaces``)."""
+
+    name: str
+
+    async def serve(
+        self,
+        hub: SurfaceHub,
+        *,
+        port: int,
+        token: str,
+        task_status: object,
+    ) -> None:
+        """Listen on 127.0.0.1:``port`` (0: any free port) and serve clients that present
+        ``token``, until cancelled; ``task_status.started(url)`` once it accepts connections,
+        with the URL a client connects to (it carries the token: show it to no one else)."""
+        ...
+
+
+def surface_plugin(name: str) -> SurfacePlugin:
+    """The installed surface plugin ``name``, loaded now; ``KeyError`` when none of that name
+    is installed, ``PluginError`` when it is broken."""
+    for entry in entry_points(SURFACES_GROUP):
+        if entry.name != name:
+            continue
+        try:
+            plugin = entry.load()
+        except Exception as error:
+            raise PluginError(
+                f"surface plugin {name!r} ({entry.value}) failed to load: "
+                f"{type(error).__name__}: {error}"
+            ) from error
+        if not isinstance(plugin, SurfacePlugin) or plugin.name != name:
+            raise PluginError(
+                f"surface plugin {name!r} ({entry.value}) is not a SurfacePlugin named {name!r}"
             )
         return plugin
     raise KeyError(name)

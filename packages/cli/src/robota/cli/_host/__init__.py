@@ -69,6 +69,7 @@ if typing.TYPE_CHECKING:
     )
     from ._routing import CLI_KIND, TaskRoute, cli_route, route_for_task, route_kind, serves
     from ._run import EXIT_CRASHED, EXIT_REPLACED, EXIT_STOPPED, STOP_SIGNALS, run_host
+    from ._serve import ServeHost, run_serve
     from ._session import SessionHost
     from ._session_requests import (
         SESSION_KIND,
@@ -146,6 +147,8 @@ __all__ = [
     # background sessions and the daemon
     "SessionHost",
     "run_session",
+    "ServeHost",
+    "run_serve",
     "SessionSpec",
     "SessionStart",
     "SessionUnverified",
@@ -252,6 +255,8 @@ _HOMES = {
     "run_host": "._run",
     "SessionHost": "._session",
     "run_session": "._session_run",
+    "ServeHost": "._serve",
+    "run_serve": "._serve",
     "SessionSpec": "._sessions",
     "SessionStart": "._sessions",
     "SessionUnverified": "._sessions",
