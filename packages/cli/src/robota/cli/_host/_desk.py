@@ -15,9 +15,11 @@ While the host stops, ``accepting`` is false and every request here is refused w
 from __future__ import annotations
 
 import secrets
+import threading
 from collections.abc import Callable, Collection
 from contextlib import closing
 from pathlib import Path
+from typing import TypeVar
 
 import trio
 
@@ -39,7 +41,7 @@ from robota.core.engine import (
     UserInput,
     UseTask,
 )
-from robota.core.store import Task, Together, open_reader, route_binding
+from robota.core.store import Database, Task, Together, open_reader, route_binding
 from robota.core.store import task as load_task
 
 from ._reads import routes_of
@@ -57,6 +59,8 @@ from ._routing import TaskRoute, cli_route, route_for_task, serves
 from ._taps import RouteTaps
 
 __all__ = ["TaskDesk", "task_json"]
+
+_T = TypeVar("_T")
 
 OPEN_TIMEOUT = 120.0
 """Seconds a task's agent session may take to open when the host binds a route to it."""
@@ -101,6 +105,24 @@ class TaskDesk:
         self.taps = taps
         self.kinds = frozenset(kinds)
         self._accepting = accepting
+        self._reader: Database | None = None
+        self._reader_lock = threading.Lock()
+
+    def _read(self, query: Callable[[Database], _T]) -> _T:
+        """``query`` on the desk's own read connection (any thread), opened on first use and
+        kept: opening one costs more than the two queries a ``task send`` makes with it. No
+        transaction stays open between statements, so each read sees the latest commit."""
+        with self._reader_lock:
+            if self._reader is None:
+                self._reader = open_reader(self.engine.db_path, any_thread=True)
+            return query(self._reader)
+
+    def close(self) -> None:
+        """Close the read connection (the host's or session's run ends with it)."""
+        with self._reader_lock:
+            if self._reader is not None:
+                self._reader.close()
+                self._reader = None
 
     # -- requests --------------------------------------------------------------------------------
 
@@ -253,11 +275,7 @@ class TaskDesk:
         return (await self._task_route(task_id))[1].route_key
 
     async def read_task(self, task_id: str) -> Task:
-        def read() -> Task | None:
-            with closing(open_reader(self.engine.db_path)) as db:
-                return load_task(db, task_id)
-
-        task = await trio.to_thread.run_sync(read)
+        task = await trio.to_thread.run_sync(self._read, lambda db: load_task(db, task_id))
         if task is None:
             raise HandlerError("not_found", f"no task {task_id!r}", "task")
         return task
@@ -274,11 +292,10 @@ class TaskDesk:
         raise HandlerError("timeout", f"route {key} did not answer {name} in time")
 
     async def _task_route(self, task_id: str) -> tuple[Task, TaskRoute]:
-        def read() -> tuple[Task | None, list[str]]:
-            with closing(open_reader(self.engine.db_path)) as db:
-                return load_task(db, task_id), routes_of(db, task_id)
+        def read(db: Database) -> tuple[Task | None, list[str]]:
+            return load_task(db, task_id), routes_of(db, task_id)
 
-        task, current_on = await trio.to_thread.run_sync(read)
+        task, current_on = await trio.to_thread.run_sync(self._read, read)
         if task is None:
             raise HandlerError("not_found", f"no task {task_id!r}", "task")
         return task, route_for_task(task.id, current_on, self.kinds)

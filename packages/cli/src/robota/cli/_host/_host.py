@@ -187,6 +187,7 @@ class Host:
                 while self.server.connections:
                     await trio.sleep(0.01)
             self.supervisor.stop()
+        self.desk.close()
 
     @property
     def ready(self) -> bool:

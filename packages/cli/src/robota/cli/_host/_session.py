@@ -181,6 +181,7 @@ class SessionHost:
                 while self.server.connections:
                     await trio.sleep(0.01)
             self.supervisor.stop()
+        self.desk.close()
 
     def stop(self) -> None:
         self.accepting = False

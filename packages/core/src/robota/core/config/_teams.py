@@ -28,9 +28,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any
-from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-from .._commands import COMMANDS
 from ._model import (
     INTENT_LEVELS,
     LOCALES,
@@ -83,6 +81,10 @@ _NAME = re.compile(r"[a-z0-9][a-z0-9_-]*\Z")
 
 def reserved_intent_keys() -> dict[str, str]:
     """Every name an intent key may not take, with why (for the error)."""
+    # Lazy, as is zoneinfo below: a configuration without teams is loaded before print mode's
+    # agent is spawned, so what only teams need stays off that path.
+    from .._commands import COMMANDS  # noqa: PLC0415
+
     reserved = dict.fromkeys(BUILTIN_INTENTS, "a built-in intent")
     reserved.update(dict.fromkeys(SWITCH_COMMANDS, "a bot switch command"))
     for spec in COMMANDS:
@@ -259,6 +261,8 @@ def _team(
     }
     zone = reader.text(section.get("timeZone"), f"{path}.timeZone", required=False)
     if zone is not None:
+        from zoneinfo import ZoneInfo, ZoneInfoNotFoundError  # noqa: PLC0415
+
         try:
             ZoneInfo(zone)
         except (ZoneInfoNotFoundError, ValueError) as error:
