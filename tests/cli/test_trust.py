@@ -137,3 +137,25 @@ def test_print_mode_fails_closed_and_runs_restricted_in_plan_mode(
     assert unreadable.returncode == 2 and "cannot be established" in unreadable.stderr
     assert _turn_bodies(model, "REVOKED") == _turn_bodies(model, "UNREADABLE") == []
     assert processes_with_home_under(robota.root / "agents") == []
+
+
+def test_a_restricted_print_turn_on_codex_acp_writes_nothing(
+    robota: Robota, model: FakeModel
+) -> None:
+    """codex-acp advertises no ``plan`` mode: Restricted's plan falls back to its
+    ``read-only``, so the agent asks before an edit, nobody is there to approve it in print
+    mode, and the file the model asked for is never written."""
+    write_real_agents_config(robota, ["codex-acp"], model.url, model_catalog=True)
+    repo = project(robota, "defaults: {permissionMode: bypassPermissions}\n")
+    done = robota.run(
+        "-p", "WRITE: made.txt written while restricted", "--cwd", str(repo), "--restricted",
+        "--output-format", "stream-json",
+    )  # fmt: skip
+    objects = [json.loads(line) for line in done.stdout.splitlines()]
+    assert [o["mode"] for o in objects if o["type"] == "restricted"] == ["plan"], done.stderr
+    asked = [o["kind"] for o in objects if o["type"] == "approval_requested"]
+    assert asked == ["file_change"], done.stdout  # read-only: the agent asks before the edit
+    resolved = [o for o in objects if o["type"] == "approval_resolved"]
+    assert [(o["decision"], o["by"]) for o in resolved] == [("decline", "policy")]
+    assert not (repo / "made.txt").exists(), "a Restricted turn wrote the workspace"
+    assert processes_with_home_under(robota.root / "agents") == []

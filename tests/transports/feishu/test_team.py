@@ -345,3 +345,37 @@ async def test_a_host_killed_with_a_queue_of_two_runs_both_after_its_restart_onc
             await fake.wait_until(lambda: running_senders(robota) == [], timeout=BOUND)
         assert second.returncode == 0, log.read_text()[-4000:]
     assert processes_with_home_under(short_root / "agents") == []
+
+
+async def test_a_members_plain_text_edit_is_not_made_in_plan_mode(
+    short_root: Path, model: FakeModel
+) -> None:
+    """``memberPermissionMode: plan`` on codex-acp (which has no plan mode: robota picks its
+    ``read-only``): a member's request that would write a file asks for approval, which a
+    member cannot give, and the file is never written."""
+    async with team_host(short_root, model) as (bot, _, project):
+        fake: FakePlatform = bot.fake
+        await bot.noted("已上线")
+        await fake.push_event(team_event(1, "WRITE: made.txt written by a member", MEMBER))
+        await fake.wait_until(lambda: bot.cards_for("om_user1"), timeout=BOUND)
+        card = bot.cards_for("om_user1")[0]
+        # The agent may not write on its own: it asks, and only an admin may answer.
+        await fake.wait_until(lambda: "Allow once" in _buttons(fake, card), timeout=BOUND)
+        assert not (project / "made.txt").exists()
+        token = _buttons(fake, card)["Allow once"]
+        member = await fake.push_event(click_event(1, token, card.message_id, operator=MEMBER))
+        await fake.wait_until(lambda: any(a.header("message_id") == member for a in fake.acks))
+        assert fake.ack_answer(member)["data"]["toast"]["type"] == "error"
+        decline = _buttons(fake, card)["Decline"]
+        admin = await fake.push_event(click_event(2, decline, card.message_id, operator=ADMIN))
+        await fake.wait_until(lambda: any(a.header("message_id") == admin for a in fake.acks))
+        assert fake.ack_answer(admin)["data"]["toast"]["type"] == "success"
+        # The declined edit ends the turn: OnIt replaced, the card shows the edit declined.
+        await fake.wait_until(
+            lambda: fake.reactions_on("om_user1") and "OnIt" not in fake.reactions_on("om_user1"),
+            timeout=BOUND,
+        )
+        await fake.wait_until(
+            lambda: any("declined" in json.dumps(p.content) for p in fake.patched), timeout=BOUND
+        )
+        assert not (project / "made.txt").exists(), "a member's plain text wrote the project"
