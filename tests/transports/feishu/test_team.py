@@ -22,6 +22,7 @@ from robota.core.store import open_reader, team_row
 from ...cli.test_doctor import processes_with_home_under, write_real_agents_config
 from ...host.test_host import sandboxed
 from ...support.model_server import FakeModel
+from ...support.trust import trust_workspace
 from .fake_platform import FakePlatform, Sent, fake_platform
 from .test_served import (
     BOUND,
@@ -106,6 +107,9 @@ async def team_host(
         write_real_agents_config(robota, ["codex-acp"], model.url, ask=True)
     project = root / "project"
     project.mkdir()
+    # The developer trusts the project (else every team turn ran Restricted, in plan mode,
+    # and a member's plan mode would prove nothing).
+    trust_workspace(robota.home, project)
     async with fake_platform() as fake:
         configure(robota.home, fake.domain)
         add_team(robota.home, project)
@@ -177,6 +181,8 @@ async def test_a_team_group_decides_answers_in_threads_and_pauses(
         assert resumed.returncode == 0, resumed.stderr
         assert "1 messages arrived" in resumed.stdout
         await bot.noted("暂停期间收到 1 条消息")
+        # The agent has run by now: the online note names its protocol-reported version.
+        await bot.noted("codex-acp v0.")
         assert fake.reactions_on("om_user5") == [] and bot.prompts("are you there?") == 0
         assert bot.replies_to("om_user5") == [] and bot.cards_for("om_user5") == []
 

@@ -14,7 +14,6 @@ import trio
 from robota.core.control import ControlClient, HostRefused
 
 from ...support.model_server import FakeModel
-from ...support.trust import trust_workspace
 from .fake_platform import FakePlatform
 from .test_served import BOUND
 from .test_team import ADMIN, running_senders, team_event, team_host
@@ -33,7 +32,6 @@ async def test_a_print_mode_turn_in_another_process_holds_the_write_slot(
     async with team_host(short_root, paced_model) as (bot, robota, project):
         fake: FakePlatform = bot.fake
         await bot.noted("已上线")
-        trust_workspace(robota.home, project)
         terminal = robota.start(
             "-p", "SLOW the operator's terminal work", "--cwd", str(project),
             "--output-format", "stream-json",

@@ -125,7 +125,9 @@ class Host:
             go=self._replace,
             notify=lambda note: self.transports.note(note),  # noqa: PLW0108 (built below)
         )
-        self.teams = HostTeams(config, self.engine.store, port=self.taps.port)
+        self.teams = HostTeams(
+            config, self.engine.store, port=self.taps.port, agent_versions=self.engine.agent_version
+        )
         self.transports = HostTransports(
             config,
             profile,
@@ -281,7 +283,7 @@ class Host:
                 {
                     "name": name,
                     "pid": self.engine.agent_pid(name),
-                    "version": self.taps.agent_versions.get(name),
+                    "version": self.engine.agent_version(name),
                 }
                 for name in self.engine.agent_names
             ],

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 
 import trio
 
-from robota.core.engine import FrontEndRequest, RouteNotice, TaskOpened, UserInput
+from robota.core.engine import FrontEndRequest, RouteNotice, UserInput
 from robota.core.frontend import FrontEndPort, RouteLink
 
 __all__ = ["RouteTaps"]
@@ -42,7 +42,6 @@ class RouteTaps:
         self._nursery: trio.Nursery | None = None
         self._followed: dict[str, _Followed] = {}
         self._inputs: Counter[str] = Counter()
-        self.agent_versions: dict[str, str] = {}
         """Each agent's protocol-reported version, from the sessions the host saw open."""
 
     async def run(self, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
@@ -90,8 +89,6 @@ class RouteTaps:
     async def _pump(self, route_key: str, followed: _Followed) -> None:
         async for batch in followed.link:
             for notice in batch:
-                if isinstance(notice, TaskOpened) and notice.agent_version:
-                    self.agent_versions[notice.agent] = notice.agent_version
                 for send in list(followed.taps):
                     send.send_nowait(notice)
         for send in list(followed.taps):

@@ -38,6 +38,8 @@ from ._requests import TeamPause, TeamResume, TurnsChanged
 from ._routing import route_kind
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from robota.core.config import Config
     from robota.core.frontend import FrontEndPort
     from robota.core.store import StoreClient
@@ -56,13 +58,20 @@ class HostTeams:
     """See the module docstring."""
 
     def __init__(
-        self, config: Config, store: StoreClient, *, port: FrontEndPort | None = None
+        self,
+        config: Config,
+        store: StoreClient,
+        *,
+        port: FrontEndPort | None = None,
+        agent_versions: Callable[[str], str | None] | None = None,
     ) -> None:
         self.store = store
         self.db_path = config.storage.sqlite_path
         self.chat_kinds = frozenset(config.transports.chat)
         self.doors: dict[str, TeamDoor] = {
-            name: TeamDoor(team, store, agent=config.defaults.agent, port=port)
+            name: TeamDoor(
+                team, store, agent=config.defaults.agent, port=port, agent_versions=agent_versions
+            )
             for name, team in config.teams.items()
         }
         self._told = trio.Event()

@@ -20,6 +20,7 @@ from .._address import Mailbox
 from .._capabilities import AgentCapabilities
 from ..agents import PermissionMode
 from ..store import StoreClient
+from ._messages import TaskOpened
 
 __all__ = [
     "AgentEntry",
@@ -61,11 +62,16 @@ class Outputs:
 
     A route with no front end connected drops what it says (and logs it at debug): its state is
     in the store, and the front end that connects later reads it from there.
+
+    Every notice passes here, so this is also where each agent's protocol-reported version is
+    remembered, from the ``TaskOpened`` of any route (``Engine.agent_version``: what a host's
+    status and a team's notes show), whoever listens to that route.
     """
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._by_route: dict[str, Callable[[object], None]] = {}
+        self.agent_versions: dict[str, str] = {}
 
     def connect(self, route_key: str, deliver: Callable[[object], None]) -> None:
         with self._lock:
@@ -76,6 +82,8 @@ class Outputs:
             self._by_route.pop(route_key, None)
 
     def deliver(self, route_key: str, notice: object) -> None:
+        if isinstance(notice, TaskOpened) and notice.agent_version:
+            self.agent_versions[notice.agent] = notice.agent_version
         with self._lock:
             deliver = self._by_route.get(route_key)
         if deliver is None:

@@ -131,6 +131,11 @@ class Engine:
         agent = self._agents.get(name)
         return agent.host.pid() if agent is not None else None
 
+    def agent_version(self, name: str) -> str | None:
+        """The version agent ``name`` reported when a session of it last opened (``None``:
+        none opened yet in this engine)."""
+        return self.outputs.agent_versions.get(name)
+
     @property
     def defaults(self) -> TaskDefaults:
         return self.context.defaults

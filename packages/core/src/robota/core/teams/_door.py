@@ -292,8 +292,12 @@ class TeamDoor:
         agent: str | None = None,
         port: FrontEndPort | None = None,
         clock: Callable[[], float] = time.time,
+        agent_versions: Callable[[str], str | None] | None = None,
     ) -> None:
         self.team = team
+        self._agent_versions = agent_versions
+        """An agent's protocol-reported version once it started (the host's taps), for the
+        notes."""
         self._port = port
         """Where a timed-out request's turn is interrupted."""
         self._store = store
@@ -685,9 +689,15 @@ class TeamDoor:
             team_locale(self.team),
             robota_version=robota_version(),
             agent=self._agent,
+            agent_version=self._agent_version(),
             model=last.model,
             context_percent=context_percent(last.usage),
         )
+
+    def _agent_version(self) -> str | None:
+        if self._agent is None or self._agent_versions is None:
+            return None
+        return self._agent_versions(self._agent)
 
     def _offline(self) -> str:
         return offline_note(
