@@ -12,11 +12,11 @@ print mode's agent starts, and the file handler (``logging.handlers``, ``socket`
 would otherwise load on that path too.
 """
 
-from typing import TYPE_CHECKING
+import typing
 
 from .._lazy import lazy_attributes as _lazy_attributes
 
-if TYPE_CHECKING:
+if typing.TYPE_CHECKING:
     from ._jsonlines import JsonLinesFormatter, PrivateRotatingFileHandler, configure_logging
     from ._redact import MASK, Redactor
 
