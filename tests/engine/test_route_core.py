@@ -33,6 +33,7 @@ from robota.core.engine import (
     ClaimFinal,
     Effect,
     FinalClaimed,
+    ForkTask,
     IdsAndClocks,
     InputQueued,
     InputSteered,
@@ -839,6 +840,34 @@ def test_fork_makes_a_new_task_from_the_latest_completed_turn() -> None:
     assert of(effects, OpenAgentSession)[0].spec == spec(
         resume_id=None, fork_from="thread-0", fork_turn_id="turn-aaa1", task_id="t1"
     )
+
+
+@pytest.mark.parametrize(
+    ("agent", "attempts", "turn", "forked_at", "said"),
+    [
+        # The head turn forks on any agent; an earlier one only where the agent forks at a turn.
+        (GEMINI, ("aaa1", "bbb2"), "bbb2", "turn-bbb2", "continuing task t0 from its turn bbb2 "),
+        (CODEX, ("aaa1", "bbb2"), "aaa1", "turn-aaa1", "continuing task t0 from its turn aaa1 "),
+        (GEMINI, ("aaa1", "bbb2"), "aaa1", None, "gemini forks a conversation only at its "),
+        (CODEX, ("aaa1",), "zzz9", None, "task t0 has no turn zzz9 to fork from"),
+        (CODEX, ("aaa1", "fff3"), "fff3", None, "turn fff3 did not complete (failed)"),
+    ],
+)
+def test_a_fork_at_a_turn_runs_its_prompt_on_the_fork_or_drops_it_with_the_reason(
+    agent: AgentEntry, attempts: tuple[str, ...], turn: str, forked_at: str | None, said: str
+) -> None:
+    made = [attempt(a, status="failed" if a == "fff3" else "completed") for a in attempts]
+    reads = Reads(tasks_by_id={"t0": task(agent=agent.name)}, attempts=made)
+    core = route(agent, reads=reads)
+    effects = core.handle(ForkTask("t0", turn_id=turn, prompt=UserInput("and then?")))
+    assert replies(effects)[0].startswith(said)
+    created = [e.op for e in of(effects, Write) if isinstance(e.op, CreateTask)]
+    asked = [e.op for e in of(effects, Write) if isinstance(e.op, InsertTurnAttempt)]
+    if forked_at is None:
+        assert (created, asked, core.state.task) == ([], [], None)
+        return
+    assert [(c.forked_from, c.fork_turn_id) for c in created] == [("t0", forked_at)]
+    assert [(a.task_id, a.prompt) for a in asked] == [("t1", "and then?")]
 
 
 def test_a_session_opened_tells_the_front_end_and_stores_a_new_session_id() -> None:

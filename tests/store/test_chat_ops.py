@@ -19,6 +19,7 @@ from robota.core.store import (
     chat_contexts,
     message_reactions,
     open_reader,
+    turn_of_chat_message,
     unsettled_chat_turns,
 )
 
@@ -88,3 +89,24 @@ def test_a_transports_unsettled_turns_are_those_its_ledger_has_no_answer_for(sto
         ("a1", "om_1", "accepted", "om_card1"),
         ("a2", None, "completed", None),
     ]
+
+
+def test_a_chat_message_names_its_turn_by_anchor_card_or_answer(store, reader) -> None:
+    write = store.client.write_sync
+    for attempt_id in ("a1", "a2", "a3"):
+        write(InsertTurnAttempt(attempt_id, "t1", "feishu:chat_id:oc_1", "p", at=1.0), timeout=5)
+    write(AnchorTurnAttempt("a1", "om_asked"), timeout=5)
+    write(RecordProgressCard("a2:feishu", "om_card", "h"), timeout=5)
+    write(RecordFinalDelivery("a3:feishu", ("om_part1", "om_part2")), timeout=5)
+    write(RecordFinalDelivery("a1:slack", ("om_other",)), timeout=5)
+    found = {
+        message: getattr(turn_of_chat_message(reader, message, ":feishu"), "id", None)
+        for message in ("om_asked", "om_card", "om_part2", "om_other", "om_nobody")
+    }
+    assert found == {
+        "om_asked": "a1",
+        "om_card": "a2",
+        "om_part2": "a3",
+        "om_other": None,  # another transport's answer
+        "om_nobody": None,
+    }

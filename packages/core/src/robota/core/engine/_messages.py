@@ -98,10 +98,15 @@ class UseTask:
 
 @dataclass(frozen=True, slots=True)
 class ForkTask:
-    """A new task from ``task_id``'s latest completed turn; the original stays as it was."""
+    """A new task from ``task_id``'s latest completed turn (``turn_id``: that completed turn,
+    robota's attempt id); the original stays as it was. ``prompt`` runs on the fork once it is
+    made and is dropped with a refused fork: a chat thread that continues a turn (Feishu) never
+    falls back to an arbitrary point of the conversation."""
 
     task_id: str
     title: str | None = None
+    turn_id: str | None = None
+    prompt: UserInput | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -206,8 +206,9 @@ class RouteCore:
                 route.new_task(settings, announce=announce)
             case UseTask(task_id=task_id):
                 use_task(route, task_id)
-            case ForkTask(task_id=task_id, title=title):
-                fork_task(route, task_id, title)
+            case ForkTask(task_id=task_id, title=title, turn_id=turn_id, prompt=prompt):
+                if fork_task(route, task_id, title, turn_id) and prompt is not None:
+                    self._input(prompt)
             case Recover():
                 handle_recover(route, message)
             case _:

@@ -28,7 +28,7 @@ from ..store import ResetTaskToTurn, Task, TurnAttempt
 from ._messages import RouteReply, SessionsEntry, SessionsListing
 from ._route_effects import ListAgentSessions, Notify, Tell
 from ._route_state import BUSY, Listing, ListingEntry, PendingReset, RouteData
-from ._route_tasks import use_task
+from ._route_tasks import prompt_summary, use_task
 
 __all__ = [
     "reset_failed",
@@ -248,7 +248,7 @@ def turns(route: RouteData, args: str) -> None:
             "%m-%d %H:%M"
         )
         mark = "<- current" if head and attempt.id == head.id else "/turns reset " + attempt.id[:8]
-        lines.append(f"{attempt.id[:8]}  {when}  {_summary(attempt.prompt, 50):<50}  {mark}")
+        lines.append(f"{attempt.id[:8]}  {when}  {prompt_summary(attempt.prompt, 50):<50}  {mark}")
     if len(done) > TURNS_PAGE * page:
         lines.append(f"more: /turns {page + 1}")
     lines.append("/turns show TURN shows a turn's answer again")
@@ -271,7 +271,8 @@ def _show_turn(route: RouteData, task: Task, ref: str) -> None:
         return
     outcome = attempt.final_text or attempt.error or "(no answer)"
     route.reply(
-        f"turn {attempt.id[:8]} ({attempt.status})\n> {_summary(attempt.prompt, 200)}\n\n{outcome}"
+        f"turn {attempt.id[:8]} ({attempt.status})\n"
+        f"> {prompt_summary(attempt.prompt, 200)}\n\n{outcome}"
     )
 
 
@@ -318,7 +319,7 @@ def reset_opened(route: RouteData, opened: SessionOpened) -> bool:
     route.task = replace(task, remote_id=opened.session_id, head_attempt_id=attempt.id)
     when = datetime.fromtimestamp(attempt.finished_at or attempt.updated_at)
     route.reply(
-        f"reset to turn {attempt.id[:8]} ({_summary(attempt.prompt, 60)!r}, completed "
+        f"reset to turn {attempt.id[:8]} ({prompt_summary(attempt.prompt, 60)!r}, completed "
         f"{when:%Y-%m-%d %H:%M}, agent turn {attempt.remote_turn_id}); the next prompt "
         f"continues from there. Local files are as they are now."
     )
@@ -332,7 +333,3 @@ def reset_failed(route: RouteData) -> None:
         route.resetting = None
         route.reply("reset failed: the conversation stays where it was", error=True)
         route.maybe_idle()
-
-
-def _summary(text: str, width: int) -> str:
-    return " ".join(text.split())[:width]

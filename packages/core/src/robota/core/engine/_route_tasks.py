@@ -11,10 +11,11 @@ from dataclasses import replace
 from datetime import date
 from pathlib import Path
 
+from ..store import Task, TurnAttempt
 from ._route_effects import MakeDirectory
 from ._route_state import BUSY, RouteData
 
-__all__ = ["fork_task", "projectless_cwd", "use_task"]
+__all__ = ["fork_task", "projectless_cwd", "prompt_summary", "use_task"]
 
 
 def use_task(route: RouteData, task_id: str) -> bool:
@@ -36,19 +37,25 @@ def use_task(route: RouteData, task_id: str) -> bool:
     return True
 
 
-def fork_task(route: RouteData, task_id: str, title: str | None = None) -> None:
-    """Make a new task current that starts from ``task_id``'s latest completed turn."""
+def fork_task(
+    route: RouteData, task_id: str, title: str | None = None, turn_id: str | None = None
+) -> bool:
+    """Make a new task current that starts from ``task_id``'s latest completed turn, or from
+    its completed turn ``turn_id``; ``False`` (and a reply saying why) if it cannot."""
     if route.turn is not None:
         route.reply(BUSY, error=True)
-        return
+        return False
     source = route.reads.task(task_id)
     if source is None:
         route.reply(f"no task {task_id!r}", error=True)
-        return
-    completed = route.reads.head_attempt(source)
-    if source.remote_id is None or completed is None:
+        return False
+    head = route.reads.head_attempt(source)
+    completed = head if turn_id is None else _fork_point(route, source, turn_id, head)
+    if completed is None:
+        return False
+    if source.remote_id is None or completed.remote_turn_id is None:
         route.reply(f"task {source.id} has no completed turn to fork from", error=True)
-        return
+        return False
     created = route.ids.wall()
     fork = replace(
         source,
@@ -64,6 +71,46 @@ def fork_task(route: RouteData, task_id: str, title: str | None = None) -> None:
     )
     route.bind_task(fork, create=True)
     route.open_session(fork)
+    if turn_id is not None:
+        route.reply(
+            f"continuing task {source.title or source.id} from its turn {completed.id[:8]} "
+            f"({prompt_summary(completed.prompt, 60)!r}) in a new task {fork.id}"
+        )
+    return True
+
+
+def _fork_point(
+    route: RouteData, source: Task, turn_id: str, head: TurnAttempt | None
+) -> TurnAttempt | None:
+    """``source``'s completed turn ``turn_id`` to fork at, else ``None`` and a reply: a turn
+    that did not complete, or one before the head on an agent that forks only at the head
+    (it would fork from another point than asked)."""
+    found = [a for a in route.reads.find_turn_attempt(source.id, turn_id) if a.id == turn_id]
+    if not found:
+        route.reply(f"task {source.id} has no turn {turn_id[:8]} to fork from", error=True)
+        return None
+    attempt = found[0]
+    if attempt.status != "completed":
+        route.reply(
+            f"turn {attempt.id[:8]} did not complete ({attempt.status}): there is no reliable "
+            f"point to continue from; send the message outside the thread",
+            error=True,
+        )
+        return None
+    at_head = head is not None and head.id == attempt.id
+    if not at_head and not route.can(source).fork_at_turn:
+        route.reply(
+            f"{source.agent} forks a conversation only at its latest turn, and turn "
+            f"{attempt.id[:8]} is an earlier one: nothing was forked",
+            error=True,
+        )
+        return None
+    return attempt
+
+
+def prompt_summary(text: str, width: int) -> str:
+    """A prompt on one line, cut at ``width``: how listings and replies name a turn."""
+    return " ".join(text.split())[:width]
 
 
 def projectless_cwd(route: RouteData) -> Path:

@@ -74,6 +74,7 @@ if typing.TYPE_CHECKING:
         chat_context,
         chat_contexts,
         message_reactions,
+        turn_of_chat_message,
         unsettled_chat_turns,
     )
     from ._client import StoreClient
@@ -225,6 +226,7 @@ __all__ = [
     "chat_context",
     "chat_contexts",
     "message_reactions",
+    "turn_of_chat_message",
     "unsettled_chat_turns",
     # records
     "ACTIVE_TURN_STATUSES",
@@ -310,6 +312,7 @@ _LAZY = {
     "chat_context": "._chats",
     "chat_contexts": "._chats",
     "message_reactions": "._chats",
+    "turn_of_chat_message": "._chats",
     "unsettled_chat_turns": "._chats",
     "open_reader": "._connection",
     "Database": "._database",

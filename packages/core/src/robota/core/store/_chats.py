@@ -11,6 +11,8 @@ so one table serves every transport and two platforms' ids cannot collide.
 * ``AnchorTurnAttempt`` notes the person's message a turn answers (its card and answer reply
   to it, its reaction is replaced when it ends), and ``unsettled_chat_turns`` is what a
   restarted transport must finish: its turns whose card answer the ledger does not have.
+* ``turn_of_chat_message`` is the turn a chat message belongs to (the person's, its card or its
+  answer): where a thread started from that message continues the conversation.
 * ``RecordReaction`` / ``ForgetReaction`` keep the reaction ids a transport must remove later
   (``OnIt`` replaced by ``DONE``), so a restarted host can still replace a reaction its
   predecessor added.
@@ -34,6 +36,7 @@ __all__ = [
     "chat_context",
     "chat_contexts",
     "message_reactions",
+    "turn_of_chat_message",
     "unsettled_chat_turns",
 ]
 
@@ -198,3 +201,20 @@ def unsettled_chat_turns(
         card = row.pop("card_message_id")
         out.append((TurnAttempt.from_row(row), None if card is None else str(card)))
     return out
+
+
+def turn_of_chat_message(db: Database, message_id: str, card_suffix: str) -> TurnAttempt | None:
+    """The attempt a chat message belongs to: the person's message it answered (its anchor),
+    its progress card, or a message of its final answer (the card turn is the attempt id +
+    ``card_suffix``); ``None`` for any other message. A human-rate lookup (a thread started
+    from a message): the ledger is scanned rather than indexed by message."""
+    rows = db.query(
+        "SELECT * FROM turn_attempts WHERE anchor_message_id = ? "
+        "UNION ALL SELECT a.* FROM final_deliveries d JOIN turn_attempts a "
+        "ON d.turn_id = a.id || ? WHERE d.progress_message_id = ? "
+        "OR EXISTS (SELECT 1 FROM json_each(d.final_message_ids_json) WHERE value = ?) "
+        "LIMIT 1",
+        (message_id, card_suffix, message_id, message_id),
+    )
+    row = next(iter(rows), None)
+    return None if row is None else TurnAttempt.from_row(row)

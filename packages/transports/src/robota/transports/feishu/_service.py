@@ -129,6 +129,7 @@ from ._sessions_card import sessions_card, sessions_notes
 from ._settings import _BOT_OPEN_IDS, FeishuSettings
 from ._team import team_chat, team_message, team_say, team_screen
 from ._texts import _note_card, _notes, _toast
+from ._threads import ThreadForks
 
 if TYPE_CHECKING:
     from robota.core.frontend import GroupChat
@@ -192,6 +193,7 @@ class FeishuService(ChatTurns[_Turn]):
         """The team groups' doors this service is attached to (``_team``)."""
         self._repaints: set[str] = set()
         """``/sessions`` cards whose Previous / Next was clicked: the reply redraws them."""
+        self._threads = ThreadForks(context.db_path, CARD_SUFFIX)
 
     # -- the host's safe restart (RestartNotes, PendingFinals) ------------------------------
 
@@ -422,12 +424,13 @@ class FeishuService(ChatTurns[_Turn]):
         if prepared is None:
             return  # refused, and said why
         text = prepared.text
-        if text.startswith("/"):
-            route.commands.append(Pending(message.message_id, text))
-        else:
-            route.pending.append(Pending(message.message_id, text))
         input_ = UserInput(text, images=prepared.images, message_id=message.message_id)
-        self.context.port.tell(route.key, input_)
+        fork = None if text.startswith("/") else await self._threads.fork_for(message, input_)
+        if text.startswith("/") or fork is not None:  # the fork's reply comes first
+            route.commands.append(Pending(message.message_id, text))
+        if not text.startswith("/"):
+            route.pending.append(Pending(message.message_id, text))
+        self.context.port.tell(route.key, input_ if fork is None else fork)
 
     async def _with_media(
         self, route: ChatRoute, message: InboundMessage, text: str
@@ -545,6 +548,12 @@ class FeishuService(ChatTurns[_Turn]):
         self, route: ChatRoute, anchor: Pending | None, reply: RouteReply
     ) -> None:
         anchor_id = anchor.message_id if anchor else None
+        if self._threads.fork_reply(anchor_id):
+            if reply.level != "error":  # forked: the prompt runs, its turn settles the message
+                await self._say(route.key, anchor_id, reply.text)
+                return
+            for dropped in [p for p in route.pending if p.message_id == anchor_id]:
+                route.pending.remove(dropped)  # the refused fork dropped its prompt
         if anchor_id is not None and anchor_id in self._repaints:
             self._repaints.discard(anchor_id)
             if reply.listing is not None:  # a page click: the same card, the next page
