@@ -97,6 +97,13 @@ def test_one_daemon_driven_from_an_attached_terminal_and_a_websocket_client(
 
     trio.run(main)
     terminal.close()
+    assert robota_cmd(robota, "session", "rename", started["id"], "web-daemon").returncode == 0
+
+    async def hello_after_rename() -> None:
+        async with open_websocket_url(url) as ws:
+            assert (await receive(ws))["name"] == "web-daemon"
+
+    trio.run(hello_after_rename)
     sandboxed_processes = processes_with_home_under(short_root)  # the daemon, its agents
     assert found.pid in sandboxed_processes and len(sandboxed_processes) > 1
     for pid in sandboxed_processes:

@@ -299,5 +299,8 @@ class SessionHost:
             raise HandlerError("bad_request", "session.rename: 'name' is empty", "name")
         await self.desk.rename(TaskRename(task_id, name))
         self.registration = replace(self.registration, name=name)
+        surfaced = self.hub.sessions.get(self.spec.session_id)
+        if surfaced is not None:
+            surfaced.info["name"] = name  # what the next WebSocket hello says
         await trio.to_thread.run_sync(self.lock.publish, self.registration)
         return {"id": self.registration.id, "name": name}
