@@ -70,6 +70,8 @@ class Turn:
     """Just after the line ending the turn was read."""
     status: str = "completed"
     raw: dict[str, Any] = field(default_factory=dict)
+    first: float | None = None
+    """When the answer's first text chunk was read (``None``: no text)."""
 
     @property
     def seconds(self) -> float:
@@ -116,6 +118,7 @@ class RawAgent:
         """``time.perf_counter()`` at each step: spawned, initialized, session."""
         self._next_id = 0
         self._text: list[str] = []
+        self._first: float | None = None
 
     # -- process -------------------------------------------------------------------------------
 
@@ -207,6 +210,7 @@ class RawAgent:
         """One prompt, until the agent says the turn ended."""
         assert self.session_id is not None, "open() first"
         self._text = []
+        self._first = None
         if self.protocol == "app-server":
             sent = time.perf_counter()
             self._write(
@@ -221,7 +225,8 @@ class RawAgent:
             completed = self._read_until(lambda m: m.get("method") == "turn/completed")
             ended = time.perf_counter()
             turn = completed["params"]["turn"]
-            return Turn("".join(self._text), sent, ended, str(turn.get("status")), completed)
+            status = str(turn.get("status"))
+            return Turn("".join(self._text), sent, ended, status, completed, self._first)
         sent = time.perf_counter()
         request = self._request_message(
             "session/prompt",
@@ -231,10 +236,10 @@ class RawAgent:
         response = self._read_until(lambda m: _is_response(m, request["id"]))
         ended = time.perf_counter()
         if "error" in response:
-            return Turn("".join(self._text), sent, ended, "failed", response)
+            return Turn("".join(self._text), sent, ended, "failed", response, self._first)
         stop = response["result"].get("stopReason")
         status = "completed" if stop == "end_turn" else str(stop)
-        return Turn("".join(self._text), sent, ended, status, response)
+        return Turn("".join(self._text), sent, ended, status, response, self._first)
 
     def request(self, method: str, params: Any = None) -> Any:
         message = self._request_message(method, params)
@@ -308,13 +313,18 @@ class RawAgent:
         if not isinstance(params, dict):
             return
         if method == "item/agentMessage/delta":
-            self._text.append(str(params.get("delta", "")))
+            self._chunk(str(params.get("delta", "")))
         elif method == "session/update":
             update = params.get("update")
             if isinstance(update, dict) and update.get("sessionUpdate") == "agent_message_chunk":
                 content = update.get("content")
                 if isinstance(content, dict) and content.get("type") == "text":
-                    self._text.append(str(content.get("text", "")))
+                    self._chunk(str(content.get("text", "")))
+
+    def _chunk(self, text: str) -> None:
+        if self._first is None:
+            self._first = time.perf_counter()
+        self._text.append(text)
 
 
 def _is_response(message: dict[str, Any], request_id: int) -> bool:

@@ -22,7 +22,7 @@ from robota.core.engine import (
 )
 from robota.core.events import TextDelta
 from robota.core.frontend import FrontEndPort
-from robota.core.surfaces import SurfaceClient, SurfaceHub
+from robota.core.surfaces import SurfaceClient, SurfaceHub, SurfaceProtocolError
 
 WAIT = 10.0
 
@@ -253,5 +253,39 @@ async def test_each_client_is_a_driving_surface_of_its_route() -> None:
             ("serve:s2", SurfaceJoined("surface:2", drives=True)),
             ("serve:s1", SurfaceLeft("surface:1")),
         ]
+        hub.stop()
+        nursery.cancel_scope.cancel()
+
+
+async def test_an_adopted_route_is_the_session_clients_join_and_no_task_is_made() -> None:
+    engine = Hub()
+    made: list[str] = []
+
+    async def refuse(key: str) -> dict[str, Any]:
+        made.append(key)
+        raise SurfaceProtocolError("command.name: one session here", "command.name")
+
+    hub = SurfaceHub(FrontEndPort(engine), refuse)
+    async with trio.open_nursery() as nursery:
+        await nursery.start(hub.run)
+        hub.adopt("abc", "session:abc", {"task": "t-abc"})
+        # Heard from the adoption on: what the route says before anyone joins is kept.
+        engine.say("session:abc", delta("session:abc", "early"))
+        await published(hub, 1, "abc")
+        client = await hub.join()
+        (hello,) = await read(client, 1)
+        assert (hello["session"], hello["task"], hello["sessions"]) == ("abc", "t-abc", ["abc"])
+        assert engine.told[-1] == ("session:abc", SurfaceJoined(client.id, drives=True))
+        await hub.handle(client, '{"type": "resume", "lastSeq": 0}')
+        (early,) = await read(client, 1)
+        assert (early["type"], early["text"], early["seq"]) == ("text_delta", "early", 1)
+        await hub.handle(client, '{"type": "submit", "prompt": "hi"}')
+        assert engine.told[-1] == ("session:abc", UserInput("hi"))
+        await hub.handle(client, '{"type": "command", "name": "new"}')
+        (refused,) = await read(client, 1)
+        assert (refused["type"], refused["field"]) == ("protocol_error", "command.name")
+        assert made == ["serve:s1"] and sorted(hub.sessions) == ["abc"]
+        hub.leave(client)
+        assert engine.told[-1] == ("session:abc", SurfaceLeft(client.id))
         hub.stop()
         nursery.cancel_scope.cancel()

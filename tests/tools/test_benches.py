@@ -111,3 +111,14 @@ def test_sessions(tmp_path: Path) -> None:
     out = run_bench("sessions.py", tmp_path)
     assert re.search(r"^session start until ready +\d+ ms", out, re.M), out
     assert re.search(r"^session RSS, idle +[\d.]+ MB +target < 60 MB: (pass|OVER)$", out, re.M), out
+
+
+def test_serve(tmp_path: Path) -> None:
+    out = run_bench("serve.py", tmp_path)
+    pair = r"[\d.]+ ms +\([\d.]+-[\d.]+\) +raw +[\d.]+ ms +\([\d.]+-[\d.]+\) +ratio [\d.]+x"
+    assert re.search(rf"^submit -> first text_delta +{pair}$", out, re.M), out
+    assert re.search(rf"^submit -> complete +{pair} +\(median of 3\)$", out, re.M), out
+    assert re.search(r"^resume after a disconnect .* target <= 10 ms: (pass|OVER)$", out, re.M)
+    fanout = r"^8 observers: fan-out lag +p50 [\d.]+ ms +p99 [\d.]+ ms .*n=\d+\)$"
+    assert re.search(fanout, out, re.M), out
+    assert re.search(r"^daemon RSS, idle +[\d.]+ MB +target < 60 MB: (pass|OVER)$", out, re.M), out

@@ -2,7 +2,9 @@
 workspace (the git repository's root, or the directory) even when starts race.
 
 ``start`` hands over the daemon already running when there is one (and both agree on
-Restricted), else takes the workspace's start lock, starts one and releases the lock once it
+Restricted), with ``--json`` printing ``{"id", "url", "started"}``: the daemon's loopback
+WebSocket (the ``--serve`` protocol) and its token, asked of the daemon over its owner-only
+control socket; else takes the workspace's start lock, starts one and releases the lock once it
 is ready; a start that finds the lock taken waits for the winner's daemon. ``status`` shows
 it, ``stop`` stops it (its verified start), ``unlock`` removes a start lock whose start died.
 Exit codes: 0 done, 1 refused or failed, 2 a usage or configuration error.
@@ -44,8 +46,11 @@ def _here() -> tuple[Profile, Path]:
 
 def _report(registration: Registration, *, started: bool, as_json: bool) -> None:
     if as_json:
-        # No url yet: the WebSocket host (robota --serve) is not part of this build.
-        click.echo(json.dumps({"id": registration.id, "started": started}))
+        from ._session_cmd import surface_url  # noqa: PLC0415
+
+        # To this caller alone (its stdout): the URL carries the daemon's token.
+        url = surface_url(registration)
+        click.echo(json.dumps({"id": registration.id, "url": url, "started": started}))
     elif started:
         click.echo(f"daemon {registration.id} started")
     else:
@@ -84,7 +89,9 @@ def _gate(profile: Profile, workspace: Path, restricted: bool) -> None:
 
 
 @daemon_group.command("start")
-@click.option("--json", "as_json", is_flag=True, help='Print {"id", ...} on stdout.')
+@click.option(
+    "--json", "as_json", is_flag=True, help='Print {"id", "url"} (its WebSocket) on stdout.'
+)
 @click.option("--restricted", is_flag=True, help="Run Restricted (permission mode plan).")
 @click.option("--agent", metavar="AGENT", help="The configured agent (default: the profile's).")
 def start_command(as_json: bool, restricted: bool, agent: str | None) -> None:

@@ -197,6 +197,17 @@ def _call(registration: Registration, type_name: str, fields: dict[str, object])
         sys.exit(1)
 
 
+def surface_url(registration: Registration) -> str:
+    """The session's WebSocket URL (its token in it), asked of the verified start over its
+    owner-only control socket: the token is never on disk, in argv or in an environment."""
+    result = _call(registration, "session.surface", {})
+    url = result.get("url") if isinstance(result, dict) else None
+    if not isinstance(url, str):
+        click.echo(f"robota: session {registration.id} serves no WebSocket", err=True)
+        sys.exit(1)
+    return url
+
+
 def stop_session(registration: Registration) -> None:
     """Stop the verified start and wait until its process is gone; exit 1 if it is not."""
     from ._host import STOP_TIMEOUT, wait_gone  # noqa: PLC0415

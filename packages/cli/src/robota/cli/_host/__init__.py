@@ -77,6 +77,7 @@ if typing.TYPE_CHECKING:
         SessionSend,
         SessionStatus,
         SessionStop,
+        SessionSurface,
     )
     from ._session_run import run_session
     from ._sessions import (
@@ -173,6 +174,7 @@ __all__ = [
     "SessionSend",
     "SessionStatus",
     "SessionStop",
+    "SessionSurface",
     # requests
     "CancelRestart",
     "HostStatus",
@@ -281,6 +283,7 @@ _HOMES = {
     "SessionSend": "._session_requests",
     "SessionStatus": "._session_requests",
     "SessionStop": "._session_requests",
+    "SessionSurface": "._session_requests",
     "READY_TIMEOUT": "._spawn",
     "STOP_TIMEOUT": "._spawn",
     "StartOutcome": "._spawn",

@@ -6,6 +6,13 @@
     └── control      its own control endpoint (``ControlServer``) on ``ID.sock`` in the
                      profile's owner-only rendezvous directory (``Profile.sessions_dir``)
 
+beside which run the surfaces' hub (``robota.core.surfaces.SurfaceHub``) and its carrier, the
+``websocket`` plugin, as ``robota --serve`` runs them: the session's one route is the hub's one
+session, so an attached terminal and a WebSocket client drive and watch the same turns and
+answer the same approvals (the engine's rule). The WebSocket listens on 127.0.0.1 (a free
+port) with a token made fresh per process start and kept in memory only: the one way to it is
+``session.surface`` on the owner-only control socket (``daemon start --json`` prints it).
+
 The same pieces as the host's tree (``_host``), minus the chat transports and the safe
 restart: a background session is never restarted, by anyone. Its one route is
 ``session:ID`` (a kind no host serves or recovers); its task is made when the tree is up, with
@@ -16,7 +23,8 @@ Once the task exists the session publishes its registration (``ID.json``, guarde
 generation; every request that acts on it must name that generation (``_session_requests``).
 A stop removes the registration, then the socket, then ends the tree and the agents.
 
-Approvals go to the attached driving surfaces (``_attach``: at most 4 surfaces); a question
+Approvals go to the attached driving surfaces (``_attach``: at most 4 terminals) and the
+WebSocket clients; a question
 asked while none is attached, or pending when the last one leaves, is declined (a question
 cancelled): nobody else could answer it. That is the engine's rule (``SurfaceJoined``): the
 session joins its route as ``send``, the surface of ``session send``, which only observes, so
@@ -31,11 +39,11 @@ import logging
 import os
 import secrets
 from dataclasses import replace
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import trio
 
-from robota.core import ChildSpec, Supervisor
+from robota.core import ChildSpec, Supervisor, surface_plugin
 from robota.core.control import (
     ControlServer,
     Endpoint,
@@ -49,6 +57,7 @@ from robota.core.control import (
 from robota.core.engine import NewTask, SurfaceJoined, TaskSettings, TurnFinished, TurnUpdate
 from robota.core.events import ApprovalRequested, ApprovalResolved
 from robota.core.frontend import FrontEndPort
+from robota.core.surfaces import SurfaceHub, SurfaceProtocolError
 
 from .._engine_host import open_engine
 from ._attach import AttachDesk, SessionAttach
@@ -60,6 +69,7 @@ from ._session_requests import (
     SessionSend,
     SessionStatus,
     SessionStop,
+    SessionSurface,
 )
 from ._sessions import SessionSpec, session_paths
 from ._taps import RouteTaps
@@ -75,6 +85,7 @@ __all__ = ["SessionHost"]
 logger = logging.getLogger("robota.cli.session")
 
 STOP_REPLY_GRACE = 1.0
+SURFACE = "websocket"
 SEND_SURFACE = "send"
 """The session's own surface on its route: ``session send`` prompts, and cannot answer."""
 
@@ -134,6 +145,14 @@ class SessionHost:
             workspace=str(spec.workspace),
             socket=str(socket_path),
         )
+        self._token = secrets.token_urlsafe(32)
+        self.url: str | None = None
+        """The WebSocket's URL (its token in it), once it listens; never logged."""
+        self.hub = SurfaceHub(
+            self.taps.port,
+            self._no_new_session,
+            hello={"workspace": spec.workspace.name, "restricted": spec.restricted},
+        )
         self.server = ControlServer(
             socket_path,
             [
@@ -141,6 +160,7 @@ class SessionHost:
                 Endpoint(SessionSend, self._send),
                 Endpoint(SessionStop, self._stop_request),
                 Endpoint(SessionRename, self._rename),
+                Endpoint(SessionSurface, self._surface),
                 StreamEndpoint(SessionAttach, self.attach.attach),
             ],
         )
@@ -167,12 +187,22 @@ class SessionHost:
             task = await self.desk.open_on(self.route, NewTask(settings))
             self.task_id = task.id
             self.taps.tell(self.route, SurfaceJoined(SEND_SURFACE, drives=False))
-            self.lock.publish(self.registration)
             async with trio.open_nursery() as beside:
                 await beside.start(self._watch)
+                await beside.start(self.hub.run)
+                info = {"id": self.spec.session_id, "name": self.spec.name, "task": task.id}
+                self.hub.adopt(self.spec.session_id, self.route, info)
+                plugin = surface_plugin(SURFACE)
+                self.url = await beside.start(
+                    lambda task_status: plugin.serve(
+                        self.hub, port=0, token=self._token, task_status=task_status
+                    )
+                )
+                self.lock.publish(self.registration)
                 self.ready = True
                 logger.info("session %s ready (pid %d)", self.spec.session_id, os.getpid())
                 await self._stop.wait()
+                self.hub.stop()
                 beside.cancel_scope.cancel()
             self.accepting = False
             self.ready = False
@@ -252,6 +282,16 @@ class SessionHost:
         self.stop()
         return {"stopping": True, "pid": os.getpid()}
 
+    async def _no_new_session(self, _key: str) -> dict[str, Any]:
+        raise SurfaceProtocolError(
+            "command.name: a background session serves its one session (no new, no switch)",
+            "command.name",
+        )
+
+    async def _surface(self, request: SessionSurface) -> dict[str, object]:
+        self._check(request.generation)
+        return {"url": self.url}
+
     async def _rename(self, request: SessionRename) -> dict[str, object]:
         task_id = self._check(request.generation)
         name = " ".join(request.name.split())
@@ -259,5 +299,8 @@ class SessionHost:
             raise HandlerError("bad_request", "session.rename: 'name' is empty", "name")
         await self.desk.rename(TaskRename(task_id, name))
         self.registration = replace(self.registration, name=name)
+        surfaced = self.hub.sessions.get(self.spec.session_id)
+        if surfaced is not None:
+            surfaced.info["name"] = name  # what the next WebSocket hello says
         await trio.to_thread.run_sync(self.lock.publish, self.registration)
         return {"id": self.registration.id, "name": name}

@@ -4,7 +4,8 @@ Everything that acts on the session (``session.send``, ``session.stop``, ``sessi
 names the process start its caller read: the registration's ``generation``. The session
 refuses any other (``stale_generation``), so a request meant for a start that ended never
 reaches the one that replaced it under the same id. ``session.status`` is content-free and
-needs no generation: it is what ``session list`` asks a verified owner.
+needs no generation: it is what ``session list`` asks a verified owner. ``session.surface``
+hands the session's WebSocket URL (its token in it) to a caller on this owner-only socket.
 """
 
 from __future__ import annotations
@@ -12,7 +13,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import ClassVar
 
-__all__ = ["SESSION_KIND", "SessionRename", "SessionSend", "SessionStatus", "SessionStop"]
+__all__ = [
+    "SESSION_KIND",
+    "SessionRename",
+    "SessionSend",
+    "SessionStatus",
+    "SessionStop",
+    "SessionSurface",
+]
 
 SESSION_KIND = "session"
 """The route kind of a background session (``session:ID``): no host serves or recovers it."""
@@ -51,3 +59,15 @@ class SessionRename:
     TYPE: ClassVar[str] = "session.rename"
     generation: str
     name: str
+
+
+@dataclass(frozen=True, slots=True)
+class SessionSurface:
+    """The session's loopback WebSocket URL, its per-start token in it (``{"url"}``).
+
+    Asked only over the control socket (0600 in the 0700 rendezvous directory, the peer's
+    uid checked): whoever can ask could already drive the session through ``session.attach``,
+    so handing the token here grants nothing new, and it is never on disk, in argv or env."""
+
+    TYPE: ClassVar[str] = "session.surface"
+    generation: str

@@ -202,6 +202,18 @@ class SurfaceHub:
         self._nursery.start_soon(session.pump)
         return session
 
+    def adopt(self, name: str, route_key: str, info: dict[str, Any]) -> SurfaceSession:
+        """Serve an existing route (its task already made) as session ``name``: a background
+        session's one route, which its attached terminals share with the WebSocket clients.
+        Call it before any client joins, so the stream misses nothing they could see."""
+        assert self._nursery is not None, "run the hub first"
+        link = self.port.subscribe(route_key, shared=True)
+        session = SurfaceSession(name, route_key, link, self.port)
+        session.info = info
+        self.sessions[name] = session
+        self._nursery.start_soon(session.pump)
+        return session
+
     async def join(self) -> SurfaceClient:
         """A new connection's client, bound to the host's first session (opened now if there
         is none yet), its ``hello`` queued."""
