@@ -106,6 +106,6 @@ async def test_a_failed_turn_says_so_and_gets_an_x(short_root: Path, model: Fake
         await bot.push(dm("FAIL500 please", ts=ts), event_id="EvFail")
         await bot.fake.wait_until(lambda: bot.reactions(ts) == {"x"}, timeout=BOUND)
         progress = bot.replies(ts)[0]
-        assert "failed" in words(progress) or "❌" in words(progress), progress
+        assert "failed" in words(progress) and "❌" in words(progress), progress
         assert not any(w in words(progress) for w in RUNNING), progress
         assert "eyes" not in bot.reactions(ts)
