@@ -5,6 +5,8 @@ silent socket, a stale event."""
 from __future__ import annotations
 
 import json
+import sqlite3
+import time
 from pathlib import Path
 
 import pytest
@@ -12,7 +14,7 @@ import trio
 
 from ...host.test_host import sandboxed
 from ...support.model_server import FakeModel
-from .fake_slack import APP_TOKEN, BOT_TOKEN, dm, fake_slack
+from .fake_slack import APP_TOKEN, BOT_TOKEN, BOT_USER, dm, fake_slack
 from .test_served import BOUND, CHANNEL, OWNER, Served, configure, host_process, now_ts, served
 
 WRONG = {"bot": "xoxb-fake-9999-wrongbottoken", "app": "xapp-1-A0FAKE-wrongapptoken"}
@@ -112,3 +114,59 @@ async def test_a_silent_socket_is_replaced_and_the_next_turn_works(
         await bot.push(dm("after the silence", ts=ts), event_id="EvSilent")
         await bot.answered(ts)
         assert bot.prompts("after the silence") == 1
+
+
+def mention(text: str, channel: str, ts: str) -> dict[str, object]:
+    event: dict[str, object] = {**dm(f"<@{BOT_USER}> {text}", ts=ts), "channel": channel}
+    event["channel_type"] = "channel"
+    return event
+
+
+async def test_a_stale_event_is_not_answered_and_start_up_notes_go_to_recent_channels(
+    short_root: Path, model: FakeModel
+) -> None:
+    robota, profile = sandboxed(short_root, model, "codex-acp")
+    log = short_root / "host.log"
+    async with fake_slack() as fake:
+        configure(robota.home, fake.api_url)
+        bot = Served(fake, model, profile.control_socket)
+        async with host_process(robota, fake, log):
+            # Ten minutes old (a redelivery of a message from before the host started).
+            stale = f"{int(time.time()) - 600}.000042"
+            stale_envelope = await bot.push(dm("an old message", ts=stale), event_id="EvOld")
+            await bot.acked(stale_envelope)
+            channels = {"C0GEN": now_ts(), "C0OLD": now_ts()}
+            for channel, ts in channels.items():
+                await bot.push(mention("hello channel", channel, ts), event_id=f"Ev{channel}")
+            for channel, ts in channels.items():
+                await bot.answered(ts, channel)
+            assert bot.prompts("an old message") == 0
+            assert bot.reactions(stale) == set() and bot.replies(stale) == []
+        # C0OLD was last active an hour ago: not in the minute before the next start.
+        db = sqlite3.connect(profile.default_sqlite_path)
+        with db:
+            db.execute(
+                "UPDATE chat_contexts SET updated_at = updated_at - 3600 WHERE chat_id = ?",
+                ("slack:C0OLD",),
+            )
+        db.close()
+        before = set(fake.messages)
+        async with host_process(robota, fake, log):
+            await fake.wait_until(
+                lambda: any(c == "C0GEN" for c, _ in set(fake.messages) - before), timeout=BOUND
+            )
+            # A turn after the notes: had C0OLD been due a note, it would be there by now
+            # (the notes go out one after another, oldest channel last).
+            after = now_ts()
+            await bot.push(dm("after the restart", ts=after), event_id="EvAfter")
+            await bot.answered(after)
+        notes = {
+            (c, ts): m
+            for (c, ts), m in fake.messages.items()
+            if (c, ts) not in before and m.get("thread_ts") != after
+        }
+        noted = sorted(c for c, _ in notes)
+        assert noted == ["C0GEN", CHANNEL], "the owner's DM and the recently active channel"
+        for note in notes.values():
+            assert "online" in json.dumps(note).lower() and "thread_ts" not in note, note
+        assert bot.prompts("an old message") == 0, "still not run after a restart"
