@@ -46,10 +46,14 @@ def now_ts() -> str:
 class Served:
     """The host process and what the test reads of it."""
 
-    def __init__(self, fake: FakeSlack, model: FakeModel, socket: Path) -> None:
+    def __init__(
+        self, fake: FakeSlack, model: FakeModel, socket: Path, log: Path | None = None
+    ) -> None:
         self.fake = fake
         self.model = model
         self.socket = socket
+        self.log = log
+        """The host's log file (``robota.log``)."""
 
     def prompts(self, text: str) -> int:
         return sum(1 for r in self.model.model_requests() if r.prompt == text)
@@ -126,10 +130,10 @@ def _answers(socket: Path) -> bool:
 
 @asynccontextmanager
 async def host_process(
-    robota: Robota, fake: FakeSlack, log_path: Path
+    robota: Robota, fake: FakeSlack, log_path: Path, *, connects: bool = True
 ) -> AsyncIterator[trio.Process]:
-    """``run_host`` as a process, once Socket Mode is up and its endpoint answers; stopped
-    with SIGTERM at the end."""
+    """``run_host`` as a process, once Socket Mode is up (``connects`` off: not waited for)
+    and its endpoint answers; stopped with SIGTERM at the end."""
     socket = resolve_profile({"ROBOTA_HOME": str(robota.home)}).control_socket
     connections = len(fake.connections)
     with log_path.open("ab") as log:
@@ -143,7 +147,10 @@ async def host_process(
         try:
             with trio.fail_after(BOUND):
                 # A new Socket Mode connection first: a killed host leaves its socket file.
-                await fake.wait_until(lambda: len(fake.connections) > connections, timeout=BOUND)
+                if connects:
+                    await fake.wait_until(
+                        lambda: len(fake.connections) > connections, timeout=BOUND
+                    )
                 while not _answers(socket):
                     assert process.poll() is None, log_path.read_text()
                     await trio.sleep(0.05)
@@ -166,7 +173,7 @@ async def served(short_root: Path, model: FakeModel, *, ask: bool = False) -> As
     async with fake_slack() as fake:
         configure(robota.home, fake.api_url)
         async with host_process(robota, fake, short_root / "host.log") as process:
-            yield Served(fake, model, profile.control_socket)
+            yield Served(fake, model, profile.control_socket, profile.default_log_path)
     assert process.returncode == 0, (short_root / "host.log").read_text()[-4000:]
     assert processes_with_home_under(short_root / "agents") == []
 

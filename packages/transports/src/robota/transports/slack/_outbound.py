@@ -17,6 +17,7 @@ Errors become the card renderer's two kinds: worth retrying (429, 5xx, the netwo
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -161,9 +162,17 @@ def restart_blocks(
     text: str, label: str, token: str | None, *, action_id: str = "restart_cancel"
 ) -> list[Mapping[str, Any]]:
     """A note (a restart's, a queued prompt's): its text, and a button carrying ``token`` when
-    it is set."""
+    it is set.
+
+    Each ``block_id`` is derived from its block's content: a note is updated in place (a
+    restart's cancel button, then its settled text), and Slack clients may keep a block's old
+    state for an unchanged ``block_id``."""
     blocks: list[Mapping[str, Any]] = [
-        {"type": "section", "block_id": "note", "text": {"type": "mrkdwn", "text": text}}
+        {
+            "type": "section",
+            "block_id": _content_id("note", text),
+            "text": {"type": "mrkdwn", "text": text},
+        }
     ]
     if token is not None:
         button = {
@@ -172,5 +181,13 @@ def restart_blocks(
             "text": {"type": "plain_text", "text": label},
             "value": token,
         }
-        blocks.append({"type": "actions", "block_id": "note_action", "elements": [button]})
+        block_id = _content_id("note_action", action_id, label, token)
+        blocks.append({"type": "actions", "block_id": block_id, "elements": [button]})
     return blocks
+
+
+def _content_id(kind: str, *parts: str) -> str:
+    """``kind`` and a digest of ``parts``: a new id whenever the content changes (well within
+    Slack's 255 characters)."""
+    digest = hashlib.sha256("\x00".join(parts).encode()).hexdigest()[:16]
+    return f"{kind}_{digest}"

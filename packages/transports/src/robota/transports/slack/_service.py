@@ -174,6 +174,8 @@ class SlackService(ChatTurns[_Turn]):
         self._web: WebApi | None = None
         self._sink: SlackSink | None = None
         self._teams: list[LoopReplies] = []
+        self._refused: str | None = None
+        """Why Socket Mode was refused for good (the app token), once it was."""
         self._restarts = RestartDesk(
             self._store, _RESTART, self._send_restart_note, name="slack", log=log
         )
@@ -208,6 +210,8 @@ class SlackService(ChatTurns[_Turn]):
             nursery.start_soon(self._connect, client, up)
             await up.wait()
             task_status.started()
+            if self._refused is not None:  # reported failed; this run serves nothing more
+                await trio.sleep_forever()
             self.context.report(TransportStatus("connected"))
             await self._startup_notes(web)
             self._attach_teams(nursery, web)
@@ -293,7 +297,11 @@ class SlackService(ChatTurns[_Turn]):
             return
         log.error("slack transport stopped: %s", reason)
         self.context.report(TransportStatus("failed", reason))
-        # Final for this run: no retry loop against a refused app token.
+        # Final for this run: no retry loop against a refused app token. ``up`` is set too:
+        # ``run`` waits on it, and a refusal before the first ``hello`` once left the
+        # service never started (the host's start-up waited on it for good).
+        self._refused = reason
+        up.set()
         await trio.sleep_forever()
 
     # -- inbound ----------------------------------------------------------------------------
