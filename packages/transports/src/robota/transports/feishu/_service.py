@@ -131,6 +131,7 @@ from ._team import team_chat, team_message, team_say, team_screen
 from ._texts import _note_card, _notes, _toast
 
 if TYPE_CHECKING:
+    from robota.core import AgentCapabilities
     from robota.core.frontend import GroupChat
 
 __all__ = ["FeishuService"]
@@ -192,6 +193,16 @@ class FeishuService(ChatTurns[_Turn]):
         """The team groups' doors this service is attached to (``_team``)."""
         self._repaints: set[str] = set()
         """``/sessions`` cards whose Previous / Next was clicked: the reply redraws them."""
+        self._capabilities: dict[str | None, AgentCapabilities] = {}
+
+    def _declared(self, agent: str | None) -> AgentCapabilities:
+        """``declared``, asked once per agent: the config and the installed runtimes stay
+        what they were while this runs, and the lookup stats every ``sys.path`` entry on the
+        way to each card."""
+        found = self._capabilities.get(agent)
+        if found is None:
+            found = self._capabilities[agent] = declared(self.context.config, agent)
+        return found
 
     # -- the host's safe restart (RestartNotes, PendingFinals) ------------------------------
 
@@ -445,7 +456,7 @@ class FeishuService(ChatTurns[_Turn]):
             await self._say(route.key, message.message_id, saved.reason)
             await self._settle_reaction(message.message_id, "ERROR")
             return None
-        images = declared(self.context.config, route.agent).images
+        images = self._declared(route.agent).images
         return prompt_with(text, saved, takes_images=images, notes=notes)
 
     async def _chat_command(
@@ -693,7 +704,7 @@ class FeishuService(ChatTurns[_Turn]):
         agent = route.agent or self.context.config.defaults.agent
         layout = self.settings.thinking_card_layout
         stop_label = self.notes["stop"]
-        forks = declared(self.context.config, agent).fork_at_turn
+        forks = self._declared(agent).fork_at_turn
         reset_token = secrets.token_urlsafe(18) if forks else None
         reset = (
             ResetButton(reset_token, self.notes["reset"], self.notes["reset_warning"])
