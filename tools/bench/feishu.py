@@ -53,7 +53,7 @@ ROOT = Path(__file__).resolve().parents[2]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from _real import Sandbox, children, fake_model, pct, rss_kib, verdict  # noqa: E402
+from _real import Sandbox, children, fake_model, pct, rss_kib, spacing, verdict  # noqa: E402
 from tests.transports.feishu.fake_platform import (  # noqa: E402 (needs the path set above)
     APP_ID,
     APP_SECRET,
@@ -221,12 +221,8 @@ async def cadence(fake: FakePlatform, n: int, tools: int) -> list[str]:
     )
     if not gaps:
         return [f"cadence: a turn of {tools} tool calls: {len(versions)} card versions, no gap"]
-    # Every version waits ``interval`` after the one before, but the terminal one:
-    # ``critical_interval``.
-    spaced, terminal = gaps[:-1], gaps[-1]
-    least = f"{min(spaced):.2f} s" if spaced else "none"
-    kept = all(g >= policy.interval * 0.95 for g in spaced)
-    kept = kept and terminal >= policy.critical_interval * 0.95
+    least, kept = spacing(gaps, policy.interval, policy.critical_interval)
+    terminal = gaps[-1]
     return [
         f"cadence: a turn of {tools} tool calls: {len(versions)} card versions (the reply and "
         f"{len(versions) - 1} PATCHes), gap least {least} (terminal apart), "
