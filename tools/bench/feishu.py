@@ -263,6 +263,14 @@ def host_pid(sandbox: Sandbox) -> int:
     return int(status["pid"])
 
 
+def threads(pid: int) -> int:
+    """The threads of one process (``/proc``): the host's actors run one each."""
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("Threads:"):
+            return int(line.split()[1])
+    return 0
+
+
 def agents_kib(sandbox: Sandbox) -> float:
     status = json.loads(run(sandbox, "server", "status", "--json"))
     total = 0
@@ -292,7 +300,12 @@ async def bench(args: argparse.Namespace, sandbox: Sandbox) -> None:
         try:
             pid = await trio.to_thread.run_sync(host_pid, sandbox)
             await trio.sleep(2.0)
-            say([f"host RSS, idle after start  {rss_kib(pid) / 1024:6.1f} MB (connected)"])
+            say(
+                [
+                    f"host RSS, idle after start  {rss_kib(pid) / 1024:6.1f} MB (connected, "
+                    f"{threads(pid)} threads)"
+                ]
+            )
             # A first turn starts the agent; it is not counted.
             await one_turn(fake, 1, "warm up", "ECHO: warm up")
             n = 1
@@ -320,6 +333,7 @@ async def bench(args: argparse.Namespace, sandbox: Sandbox) -> None:
                     f"host RSS, idle after turns  {host:6.1f} MB  target < 60 MB: "
                     f"{verdict(host, 60)}",
                     f"its agents' processes       {agents / 1024:6.1f} MB (apart)",
+                    f"host threads after turns    {threads(pid)}",
                 ]
             )
         finally:
