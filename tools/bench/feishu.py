@@ -248,10 +248,14 @@ async def load(fake: FakePlatform, start: int, chats: int, per_chat: int) -> lis
     answered = sum(1 for i in ids if "DONE" in fake.reactions_on(i))
     uuids = [m.uuid for m in fake.messages if m.msg_type == "post" and m.uuid]
     doubled = len(uuids) - len(set(uuids))
-    cards = sum(1 for m in fake.messages if m.reply_to in set(ids) and m.msg_type == "interactive")
+    replies = [m for m in fake.messages if m.reply_to in set(ids) and m.msg_type == "interactive"]
+    # A turn's progress card carries its Stop button; the rest are the notes of messages that
+    # waited behind their chat's running turn (an ACP agent queues them).
+    cards = sum(1 for m in replies if "turn_stop" in json.dumps(m.content))
     return [
         f"load: {chats} chats x {per_chat} messages at once: {answered}/{len(ids)} DONE, "
-        f"{cards} turns (cards), {doubled} answers doubled, {elapsed:.1f} s, "
+        f"{cards} turns (cards), {len(replies) - cards} queued notes, "
+        f"{doubled} answers doubled, {elapsed:.1f} s, "
         f"{len(ids) / elapsed:.1f} messages/s"
     ]
 
