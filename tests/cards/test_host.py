@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from dataclasses import replace
 from pathlib import Path
 
@@ -16,7 +17,7 @@ from robota.core.cards import (
 )
 from robota.core.events import TextDelta, TurnCompleted, TurnStarted
 from robota.core.presentation import UserSteer
-from robota.core.store import final_delivery, turn_snapshot
+from robota.core.store import RecordFinalDelivery, final_delivery, turn_snapshot
 from robota.core.testing import crash, wait_until
 
 from ._harness import FAST, host_world
@@ -88,6 +89,59 @@ async def test_a_crashed_card_actor_is_restarted_by_its_turn_supervisor(tmp_path
         )
         assert world.sink.methods().count("send_card") == 1
         assert world.sink.methods().count("send_final") == 1
+
+
+async def test_a_fresh_turn_reads_no_store_before_its_card_and_a_reopened_one_does(
+    tmp_path: Path,
+) -> None:
+    # Both turns' ledgers say their answer is out: only a turn opened again from the store
+    # (not fresh) reads that, and sends nothing; a fresh one reads nothing on its way to its card.
+    async with host_world(tmp_path / "s.db") as world:
+        for turn_id in ("t-new", "t-old"):
+            await world.store.write(RecordFinalDelivery(turn_id, ("final-old",)), timeout=5.0)
+        fresh = world.host.open(
+            CardTurn("t-new", "task", "chat-new", fresh=True),
+            feishu,
+            world.delivery,
+            notify=world.notices.add,
+        )
+        reopened = world.host.open(
+            CardTurn("t-old", "task", "chat-old"), feishu, world.delivery, notify=world.notices.add
+        )
+        fresh.tell(TurnStarted("t-new"))
+        reopened.tell(TurnStarted("t-old"))
+        await wait_until(
+            lambda: (
+                "send_card" in world.sink.methods()
+                and any(isinstance(n, FinalAnswerDelivered) for n in world.notices.messages)
+            )
+        )
+        [delivered] = [n for n in world.notices.messages if isinstance(n, FinalAnswerDelivered)]
+        assert delivered.turn_id == "t-old"
+        assert [c.args[0] for c in world.sink.calls if c.method == "send_card"] == ["chat-new"]
+
+
+async def test_a_fresh_turns_restarted_card_actor_restores_what_it_had(tmp_path: Path) -> None:
+    async with host_world(tmp_path / "s.db") as world:
+        card = world.host.open(
+            CardTurn("t1", "task", "chat", fresh=True),
+            feishu,
+            world.delivery,
+            notify=world.notices.add,
+        )
+        card.tell(TurnStarted("t1"))
+        card.tell(TextDelta("t1-c", "Said before the crash.", "commentary"))
+        await wait_until(lambda: "Said before the crash." in json.dumps(world.sink.messages))
+        crash(card)
+        card.tell(TextDelta("t1-f", "The answer.", "final"))
+        card.tell(TurnCompleted("t1", "completed", final_item_id="t1-f"))
+        await wait_until(
+            lambda: any(isinstance(n, FinalAnswerDelivered) for n in world.notices.messages)
+        )
+        # The successor started from the snapshot its predecessor saved, not empty: the card
+        # it ends with still shows what was said before the crash, on the same message.
+        assert world.sink.methods().count("send_card") == 1
+        assert "Said before the crash." in json.dumps(world.sink.card_payload())
 
 
 async def test_a_card_actor_that_keeps_crashing_reports_the_turn_failed(tmp_path: Path) -> None:

@@ -44,6 +44,7 @@ __all__ = [
     "pct",
     "read_tap",
     "rss_kib",
+    "spacing",
     "tap_started",
     "turn_marks",
     "verdict",
@@ -231,3 +232,14 @@ def median(values: Sequence[float]) -> float:
 
 def verdict(value: float, target: float) -> str:
     return "pass" if value <= target else "OVER"
+
+
+def spacing(gaps: Sequence[float], interval: float, critical: float) -> tuple[str, bool]:
+    """Gaps between a progress message's versions against the card throttle: every version
+    waits ``interval`` after the one before but the last (the terminal one, and approvals,
+    none here): ``critical``. The least gap but the last (or ``none``), and whether all kept
+    it (5 % slack for the clocks of two processes)."""
+    spaced, terminal = gaps[:-1], gaps[-1]
+    least = f"{min(spaced):.2f} s" if spaced else "none"
+    kept = all(g >= interval * 0.95 for g in spaced) and terminal >= critical * 0.95
+    return least, kept

@@ -1,7 +1,7 @@
 """The Feishu transport served by the host: push -> OnIt, card, streamed text, final; idle RSS.
 
-    .venv/bin/python tools/bench/feishu.py [--quick] [--fast N] [--slow N] [--chats C]
-                                           [--per-chat M] [--agent NAME]
+    .venv/bin/python tools/bench/feishu.py [--quick] [--fast N] [--slow N] [--tools T]
+                                           [--chats C] [--per-chat M] [--agent NAME]
 
 One real agent (default codex-acp), isolated and offline against the fake model, in a sandboxed
 profile (``_real.Sandbox``) whose ``transports.feishu`` points at the fake Open Platform of the
@@ -16,6 +16,12 @@ event's frame is written to the socket until the platform received the bot's cal
   progress card (the reply), -> the first card version (sent or PATCHed) showing the answer's
   streamed text, -> the terminal card (no streaming mode, header green), -> the final answer
   (the ``post`` reply); p50 and p90 of each.
+* cadence: one turn of T tool calls (the model's ``TOOLS T``: T shell calls one after
+  another): its card's versions (the reply, then each PATCH the platform took), their count,
+  the least, median and largest gap between two (the terminal one apart), against the card
+  renderer's throttle (``CardPolicy``: an update at most every ``interval`` s,
+  ``critical_interval`` for the terminal one); and the most PATCHes of that message the
+  platform was asked for within any one second (taken or refused), against its limit of 5.
 * load: C chats x M messages pushed at once; every message must end with ``DONE`` (its own
   turn's answer, or the turn it was steered into) and no answer sent twice (the platform keeps
   one message per ``uuid``); messages per second from the first push to the last ``DONE``.
@@ -30,6 +36,7 @@ answer's text visible in the card while it streams, idle RSS under 60 MB.
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import os
 import subprocess
@@ -46,7 +53,7 @@ ROOT = Path(__file__).resolve().parents[2]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from _real import Sandbox, children, fake_model, pct, rss_kib, verdict  # noqa: E402
+from _real import Sandbox, children, fake_model, pct, rss_kib, spacing, verdict  # noqa: E402
 from tests.transports.feishu.fake_platform import (  # noqa: E402 (needs the path set above)
     APP_ID,
     APP_SECRET,
@@ -54,6 +61,8 @@ from tests.transports.feishu.fake_platform import (  # noqa: E402 (needs the pat
     fake_platform,
 )
 from tests.transports.feishu.test_served import OWNER, is_terminal, message_event  # noqa: E402
+
+from robota.core.cards import CardPolicy  # noqa: E402
 
 BOUND = 180.0
 """Seconds one wait may take: reached only when something is broken."""
@@ -63,6 +72,8 @@ TARGETS: dict[str, tuple[str, float]] = {
     "card": ("<= 9 ms (p50)", 0.009),
 }
 FAST_FINAL = 0.7
+PATCHES_PER_SECOND = 5
+"""The platform's limit of PATCHes of one message (FEISHU.md; the fake refuses the sixth)."""
 
 
 def run(sandbox: Sandbox, *args: str, timeout: float = 180) -> str:
@@ -179,6 +190,49 @@ def rows_of(label: str, turns: list[dict[str, float | None]], *, fast: bool) -> 
     return rows
 
 
+async def cadence(fake: FakePlatform, n: int, tools: int) -> list[str]:
+    """One turn of ``tools`` shell calls: its card's update gaps and PATCH rate."""
+    asked: list[tuple[str, float]] = []
+
+    def note(request: Any) -> None:
+        if request.method == "PATCH":
+            asked.append((request.path.rsplit("/", 1)[1], trio.current_time()))
+
+    fake.on_request = note
+    try:
+        await one_turn(fake, n, f"TOOLS {tools} true", f"TOOLS: {tools} calls done")
+    finally:
+        fake.on_request = None
+    message_id = f"om_user{n}"
+    card = next(
+        m for m in fake.messages if m.reply_to == message_id and m.msg_type == "interactive"
+    )
+    versions = [card.at, *sorted(p.at for p in fake.patched if p.message_id == card.message_id)]
+    patches = sorted(at for m, at in asked if m == card.message_id)
+    busiest = max(
+        (sum(1 for b in patches[i:] if b - a < 1.0) for i, a in enumerate(patches)), default=0
+    )
+    refused = len(patches) - (len(versions) - 1)
+    gaps = [b - a for a, b in itertools.pairwise(versions)]
+    policy = CardPolicy()
+    rate = (
+        f"at most {busiest} PATCHes asked in one second ({refused} refused by the platform), "
+        f"limit {PATCHES_PER_SECOND}: {'pass' if busiest <= PATCHES_PER_SECOND else 'OVER'}"
+    )
+    if not gaps:
+        return [f"cadence: a turn of {tools} tool calls: {len(versions)} card versions, no gap"]
+    least, kept = spacing(gaps, policy.interval, policy.critical_interval)
+    terminal = gaps[-1]
+    return [
+        f"cadence: a turn of {tools} tool calls: {len(versions)} card versions (the reply and "
+        f"{len(versions) - 1} PATCHes), gap least {least} (terminal apart), "
+        f"p50 {pct(gaps, 0.5):.2f} s, most {max(gaps):.2f} s, terminal {terminal:.2f} s; "
+        f"throttle {policy.interval:g} s ({policy.critical_interval:g} s for the terminal "
+        f"card): {'pass' if kept else 'OVER'}",
+        f"cadence: {rate}",
+    ]
+
+
 async def load(fake: FakePlatform, start: int, chats: int, per_chat: int) -> list[str]:
     """``chats`` x ``per_chat`` messages pushed at once; all answered once, throughput."""
     ids: list[str] = []
@@ -194,10 +248,14 @@ async def load(fake: FakePlatform, start: int, chats: int, per_chat: int) -> lis
     answered = sum(1 for i in ids if "DONE" in fake.reactions_on(i))
     uuids = [m.uuid for m in fake.messages if m.msg_type == "post" and m.uuid]
     doubled = len(uuids) - len(set(uuids))
-    cards = sum(1 for m in fake.messages if m.reply_to in set(ids) and m.msg_type == "interactive")
+    replies = [m for m in fake.messages if m.reply_to in set(ids) and m.msg_type == "interactive"]
+    # A turn's progress card carries its Stop button; the rest are the notes of messages that
+    # waited behind their chat's running turn (an ACP agent queues them).
+    cards = sum(1 for m in replies if "turn_stop" in json.dumps(m.content))
     return [
         f"load: {chats} chats x {per_chat} messages at once: {answered}/{len(ids)} DONE, "
-        f"{cards} turns (cards), {doubled} answers doubled, {elapsed:.1f} s, "
+        f"{cards} turns (cards), {len(replies) - cards} queued notes, "
+        f"{doubled} answers doubled, {elapsed:.1f} s, "
         f"{len(ids) / elapsed:.1f} messages/s"
     ]
 
@@ -207,6 +265,14 @@ def host_pid(sandbox: Sandbox) -> int:
     if not (status["running"] and status["ready"]):
         raise SystemExit(f"the host is not ready: {status}")
     return int(status["pid"])
+
+
+def threads(pid: int) -> int:
+    """The threads of one process (``/proc``): the host's actors run one each."""
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("Threads:"):
+            return int(line.split()[1])
+    return 0
 
 
 def agents_kib(sandbox: Sandbox) -> float:
@@ -238,7 +304,12 @@ async def bench(args: argparse.Namespace, sandbox: Sandbox) -> None:
         try:
             pid = await trio.to_thread.run_sync(host_pid, sandbox)
             await trio.sleep(2.0)
-            say([f"host RSS, idle after start  {rss_kib(pid) / 1024:6.1f} MB (connected)"])
+            say(
+                [
+                    f"host RSS, idle after start  {rss_kib(pid) / 1024:6.1f} MB (connected, "
+                    f"{threads(pid)} threads)"
+                ]
+            )
             # A first turn starts the agent; it is not counted.
             await one_turn(fake, 1, "warm up", "ECHO: warm up")
             n = 1
@@ -253,6 +324,9 @@ async def bench(args: argparse.Namespace, sandbox: Sandbox) -> None:
                 slow.append(await one_turn(fake, n, f"SLOW {i}", "slow-00"))
             if slow:
                 say(rows_of("SLOW", slow, fast=False))
+            if args.tools:
+                n += 1
+                say(await cadence(fake, n, args.tools))
             if args.chats and args.per_chat:
                 say(await load(fake, n, args.chats, args.per_chat))
             await trio.sleep(2.0)
@@ -263,6 +337,7 @@ async def bench(args: argparse.Namespace, sandbox: Sandbox) -> None:
                     f"host RSS, idle after turns  {host:6.1f} MB  target < 60 MB: "
                     f"{verdict(host, 60)}",
                     f"its agents' processes       {agents / 1024:6.1f} MB (apart)",
+                    f"host threads after turns    {threads(pid)}",
                 ]
             )
         finally:
@@ -271,19 +346,22 @@ async def bench(args: argparse.Namespace, sandbox: Sandbox) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
-    parser.add_argument("--quick", action="store_true", help="3 fast, 1 SLOW, 3 chats x 2 messages")
+    parser.add_argument(
+        "--quick", action="store_true", help="3 fast, 1 SLOW, 20 tool calls, 3 chats x 2 messages"
+    )
     parser.add_argument("--fast", type=int, default=20)
     parser.add_argument("--slow", type=int, default=10)
+    parser.add_argument("--tools", type=int, default=500)
     parser.add_argument("--chats", type=int, default=100)
     parser.add_argument("--per-chat", type=int, default=5)
     parser.add_argument("--agent", default="codex-acp")
     args = parser.parse_args()
     if args.quick:
-        args.fast, args.slow, args.chats, args.per_chat = 3, 1, 3, 2
+        args.fast, args.slow, args.tools, args.chats, args.per_chat = 3, 1, 20, 3, 2
     load_avg = " ".join(f"{x:.2f}" for x in os.getloadavg())
     print(
         f"feishu: agent {args.agent}, {args.fast} fast + {args.slow} SLOW turns, "
-        f"{args.chats} x {args.per_chat} load, load average {load_avg}, "
+        f"{args.tools} tool calls, {args.chats} x {args.per_chat} load, load average {load_avg}, "
         f"python {sys.version.split()[0]}"
     )
     started = time.perf_counter()

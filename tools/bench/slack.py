@@ -47,7 +47,7 @@ ROOT = Path(__file__).resolve().parents[2]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from _real import Sandbox, fake_model, pct, verdict  # noqa: E402
+from _real import Sandbox, fake_model, pct, spacing, verdict  # noqa: E402
 from feishu import run, say  # noqa: E402 (the same robota calls and printing)
 from tests.transports.slack.fake_slack import (  # noqa: E402 (needs the path set above)
     BOT_USER,
@@ -153,12 +153,8 @@ async def cadence(fake: FakeSlack, tools: int) -> list[str]:
     policy = CardPolicy()
     if not gaps:
         return [f"cadence: a turn of {tools} tool calls: {len(updates)} updates, no gap"]
-    # Every update waits ``interval`` after the one before, but the terminal one (and an
-    # approval's, none here): ``critical_interval``.
-    spaced, terminal = gaps[:-1], gaps[-1]
-    least = f"{min(spaced):.2f} s" if spaced else "none"
-    kept = all(g >= policy.interval * 0.95 for g in spaced)
-    kept = kept and terminal >= policy.critical_interval * 0.95
+    least, kept = spacing(gaps, policy.interval, policy.critical_interval)
+    terminal = gaps[-1]
     return [
         f"cadence: a turn of {tools} tool calls: {len(updates)} updates of its progress message, "
         f"gap least {least} (terminal apart), p50 {pct(gaps, 0.5):.2f} s, most {max(gaps):.2f} s, "

@@ -10,7 +10,8 @@ incarnation's first act is ``RestoreTurn``, a read queued behind that save, so i
 from the exact view its predecessor had, with the ledger's card message id, the approval tokens
 still live in the store, and the ledger's word on whether the answer is already out (then it
 sends nothing and only reports). Only the message whose handling crashed is lost, as for every
-actor; events still queued reach the successor through the stable address.
+actor; events still queued reach the successor through the stable address. The first
+incarnation of a ``fresh`` turn skips the read: nothing of it can be stored yet.
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ from .._timers import TimerHandle, Timers
 from ..events import RuntimeEvent
 from ..presentation import UserSteer
 from ..store import RetireCardActions, SaveTurnSnapshot, StoreClient
-from ._core import CardPolicy, Effect, TurnCard, new_token
+from ._core import CardPolicy, Effect, Restored, TurnCard, new_token
 from ._delivery import CardDelivery
 from ._messages import (
     CardFailed,
@@ -84,9 +85,11 @@ class CardActor(Actor):
         wall: Callable[[], float] = time.time,
         token: Callable[[], str] = new_token,
         restore_timeout: float = 10.0,
+        fresh: bool = False,
     ) -> None:
         super().__init__()
         self.turn = turn
+        self._fresh = fresh
         self._platform = platform
         self._delivery = delivery
         self._store = store
@@ -114,9 +117,12 @@ class CardActor(Actor):
     # -- the actor's hooks ---------------------------------------------------------------------
 
     def started(self) -> None:
-        restored = self._store.write_sync(
-            RestoreTurn(self.turn.turn_id), timeout=self._restore_timeout
-        )
+        if self._fresh:
+            restored = Restored()
+        else:
+            restored = self._store.write_sync(
+                RestoreTurn(self.turn.turn_id), timeout=self._restore_timeout
+            )
         self._card = TurnCard(
             self.turn,
             self._platform,

@@ -154,6 +154,13 @@ class CardDelivery:
 
     # -- the trio side -------------------------------------------------------------------------
 
+    def expect_new(self, turn_id: str) -> None:
+        """``turn_id`` began just now (``CardTurn.fresh``): it has no ledger entry, so its
+        first show creates the card without reading the ledger (trio thread)."""
+        if turn_id not in self._turns:
+            self._turns[turn_id] = _TurnState()
+            self._evict()
+
     async def run(self, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
         self._limiter = trio.CapacityLimiter(self._concurrency)
         try:

@@ -51,6 +51,8 @@ class _Entry:
     supervisor: Supervisor
     address: Address
     notify: Callable[[Any], object] | None
+    delivery: CardDelivery
+    fresh: bool
     stop_requested: bool = False
 
 
@@ -153,6 +155,8 @@ class CardHost:
         with self._lock:
             waiting, self._waiting = self._waiting, []
         for entry in waiting:
+            if entry.fresh:  # before its actor can ask to show it
+                entry.delivery.expect_new(entry.turn_id)
             nursery.start_soon(self._supervise, entry)
 
     async def _supervise(self, entry: _Entry) -> None:
@@ -193,7 +197,11 @@ class CardHost:
                     if port is not None:
                         port.post(self._stop, entry)
 
+        incarnations = 0
+
         def card() -> CardActor:
+            nonlocal incarnations
+            incarnations += 1
             return CardActor(
                 turn,
                 platform(),
@@ -205,6 +213,8 @@ class CardHost:
                 policy=self._policy,
                 clock=self._clock,
                 wall=self._wall,
+                # A successor restores what its predecessor saved.
+                fresh=turn.fresh and incarnations == 1,
             )
 
         supervisor = Supervisor(
@@ -214,5 +224,7 @@ class CardHost:
             intensity=self._intensity,
             period=self._period,
         )
-        entry = _Entry(turn.turn_id, supervisor, supervisor.address("card"), notify)
+        entry = _Entry(
+            turn.turn_id, supervisor, supervisor.address("card"), notify, delivery, turn.fresh
+        )
         return entry

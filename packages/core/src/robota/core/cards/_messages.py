@@ -43,6 +43,11 @@ class CardTurn:
     """When the turn started (epoch seconds), for the elapsed time on the card."""
     restricted: bool = False
     """The turn runs Restricted (``TurnBegan.restricted``): the card says "Restricted"."""
+    fresh: bool = False
+    """The turn began just now (its ``TurnBegan``; not one a restart opens again from the
+    store): nothing of its card is stored yet, so the card's first incarnation starts empty
+    without reading the store, and its first show creates the card without reading the
+    ledger. Both reads sat on the way from the turn's start to its card."""
 
 
 # -- actor to delivery service -----------------------------------------------------------------

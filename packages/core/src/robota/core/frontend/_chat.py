@@ -136,6 +136,11 @@ class Opening:
     messages: tuple[str, ...]
     """The messages whose reactions settle with the turn."""
     started_at: float
+    restricted: bool | None = None
+    """The turn runs Restricted, as its ``TurnBegan`` said; ``None``: not told (a turn opened
+    again from the store), so the host's trust decision is asked."""
+    fresh: bool = False
+    """The turn began just now (``CardTurn.fresh``)."""
 
 
 @dataclass(slots=True)
@@ -495,7 +500,9 @@ class ChatTurns(Generic[T]):
         anchor = pending.message_id if pending is not None else None
         if anchor is not None:
             self._store.submit(AnchorTurnAttempt(began.attempt_id, anchor), self.logged)
-        self._open(route, began.attempt_id, began.task_id, anchor, (anchor,) if anchor else ())
+        messages = (anchor,) if anchor else ()
+        # Every TurnBegan is a new attempt's, and one opened from the store returned above.
+        self._open(route, began.attempt_id, began.task_id, anchor, messages, began=began.restricted)
 
     def _open(  # noqa: PLR0917 (the one place a card opens; every caller names them all)
         self,
@@ -505,9 +512,22 @@ class ChatTurns(Generic[T]):
         anchor: str | None,
         messages: tuple[str, ...],
         started_at: float | None = None,
+        *,
+        began: bool | None = None,
     ) -> T:
+        """``began``: the turn began just now, Restricted or not (its ``TurnBegan``);
+        ``None``: a turn opened again from the store."""
         card_id = f"{attempt_id}{self._card_suffix}"
-        opening = Opening(attempt_id, task_id, card_id, anchor, messages, started_at or time.time())
+        opening = Opening(
+            attempt_id,
+            task_id,
+            card_id,
+            anchor,
+            messages,
+            started_at or time.time(),
+            restricted=began,
+            fresh=began is not None,
+        )
         turn = self.open_turn(route, opening)
         self._turns[attempt_id] = turn
         return turn
@@ -517,13 +537,17 @@ class ChatTurns(Generic[T]):
     ) -> Address:
         """The turn's card actor, its notices carried to this loop."""
         assert self._cards is not None and self._delivery is not None
+        restricted = opening.restricted
+        if restricted is None:  # the trust decision reads the task and the trust store
+            restricted = self.context.restricted(opening.task_id)
         return self._cards.open(
             CardTurn(
                 opening.card_id,
                 opening.task_id,
                 route.key,
                 started_at=opening.started_at,
-                restricted=self.context.restricted(opening.task_id),
+                restricted=restricted,
+                fresh=opening.fresh,
             ),
             platform,
             self._delivery,

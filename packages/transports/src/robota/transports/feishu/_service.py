@@ -132,6 +132,7 @@ from ._texts import _note_card, _notes, _toast
 from ._threads import ThreadForks
 
 if TYPE_CHECKING:
+    from robota.core import AgentCapabilities
     from robota.core.frontend import GroupChat
 
 __all__ = ["FeishuService"]
@@ -194,6 +195,16 @@ class FeishuService(ChatTurns[_Turn]):
         self._repaints: set[str] = set()
         """``/sessions`` cards whose Previous / Next was clicked: the reply redraws them."""
         self._threads = ThreadForks(context.db_path, CARD_SUFFIX)
+        self._capabilities: dict[str | None, AgentCapabilities] = {}
+
+    def _declared(self, agent: str | None) -> AgentCapabilities:
+        """``declared``, asked once per agent: the config and the installed runtimes stay
+        what they were while this runs, and the lookup stats every ``sys.path`` entry on the
+        way to each card."""
+        found = self._capabilities.get(agent)
+        if found is None:
+            found = self._capabilities[agent] = declared(self.context.config, agent)
+        return found
 
     # -- the host's safe restart (RestartNotes, PendingFinals) ------------------------------
 
@@ -448,7 +459,7 @@ class FeishuService(ChatTurns[_Turn]):
             await self._say(route.key, message.message_id, saved.reason)
             await self._settle_reaction(message.message_id, "ERROR")
             return None
-        images = declared(self.context.config, route.agent).images
+        images = self._declared(route.agent).images
         return prompt_with(text, saved, takes_images=images, notes=notes)
 
     async def _chat_command(
@@ -702,7 +713,7 @@ class FeishuService(ChatTurns[_Turn]):
         agent = route.agent or self.context.config.defaults.agent
         layout = self.settings.thinking_card_layout
         stop_label = self.notes["stop"]
-        forks = declared(self.context.config, agent).fork_at_turn
+        forks = self._declared(agent).fork_at_turn
         reset_token = secrets.token_urlsafe(18) if forks else None
         reset = (
             ResetButton(reset_token, self.notes["reset"], self.notes["reset_warning"])
