@@ -67,8 +67,10 @@ async def test_a_thread_from_a_turn_that_failed_is_refused_and_runs_nothing(
         fake = bot.fake
         await fake.push_event(message_event(1, "FAIL500"))
         await fake.wait_until(
-            lambda: "ERROR" in fake.reactions_on("om_user1") or "CrossMark"
-            in fake.reactions_on("om_user1"),
+            lambda: (
+                "ERROR" in fake.reactions_on("om_user1")
+                or "CrossMark" in fake.reactions_on("om_user1")
+            ),
             timeout=BOUND,
         )
         (card,) = bot.cards_for("om_user1")
