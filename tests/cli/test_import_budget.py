@@ -179,6 +179,7 @@ TASK_CLIENT_NEVER = (
     "robota.core.store._migrations",
     "robota.core.control._server",
     "robota.core.control._host_lock",
+    "robota.core.control._requests",  # the host's request registry: a client decodes replies only
     "robota.core.config._init",
     "robota.core.config._detect",
     "robota.core.config._merge",

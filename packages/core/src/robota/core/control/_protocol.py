@@ -29,11 +29,14 @@ import json
 from collections.abc import Mapping
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from ._describe import describe_json
 from ._errors import ControlError
 from ._lines import LineSplitter, Overlong
-from ._requests import Refused, RequestRegistry, describe_json
+
+if TYPE_CHECKING:
+    from ._requests import RequestRegistry
 
 __all__ = [
     "MAX_LINE",
@@ -176,6 +179,9 @@ class ServerConnection:
                 "type",
             )
         fields = {k: v for k, v in obj.items() if k not in ("id", "type")}
+        # The registry's module is the host's: a client decoding replies never loads it.
+        from ._requests import Refused  # noqa: PLC0415
+
         try:
             return Call(request_id, self._registry.build(type_name, fields))
         except Refused as refused:

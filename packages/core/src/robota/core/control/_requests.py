@@ -32,6 +32,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from ._describe import describe_json
 from ._errors import ControlError
 
 __all__ = ["RequestRegistry", "Refused", "describe_json"]
@@ -51,25 +52,6 @@ class Refused(ControlError):
         self.code = code
         self.message = message
         self.field = field
-
-
-def describe_json(value: object) -> str:
-    """What a decoded JSON value is, in the words an error message uses."""
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "a boolean"
-    if isinstance(value, int):
-        return "an integer"
-    if isinstance(value, float):
-        return "a number"
-    if isinstance(value, str):
-        return "a string"
-    if isinstance(value, list):
-        return "an array"
-    if isinstance(value, dict):
-        return "an object"
-    return type(value).__name__
 
 
 def _is_int(value: object) -> bool:
