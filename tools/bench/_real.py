@@ -44,6 +44,7 @@ __all__ = [
     "pct",
     "read_tap",
     "rss_kib",
+    "tools_prompt",
     "spacing",
     "tap_started",
     "turn_marks",
@@ -243,3 +244,10 @@ def spacing(gaps: Sequence[float], interval: float, critical: float) -> tuple[st
     least = f"{min(spaced):.2f} s" if spaced else "none"
     kept = all(g >= interval * 0.95 for g in spaced) and terminal >= critical * 0.95
     return least, kept
+
+
+def tools_prompt(tools: int) -> str:
+    """The fake model's turn of ``tools`` shell calls for a cadence figure. A short one (the
+    quick runs') sleeps 0.2 s per call: on an idle machine twenty bare calls end inside one
+    throttle interval, leaving no gap to measure; a long one is long enough as it is."""
+    return f"TOOLS {tools} {'sleep 0.2' if tools <= 50 else 'true'}"

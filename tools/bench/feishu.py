@@ -17,7 +17,7 @@ event's frame is written to the socket until the platform received the bot's cal
   streamed text, -> the terminal card (no streaming mode, header green), -> the final answer
   (the ``post`` reply); p50 and p90 of each.
 * cadence: one turn of T tool calls (the model's ``TOOLS T``: T shell calls one after
-  another): its card's versions (the reply, then each PATCH the platform took), their count,
+  another, 0.2 s each in a short turn, ``tools_prompt``): its card's versions (the reply, then each PATCH the platform took), their count,
   the least, median and largest gap between two (the terminal one apart), against the card
   renderer's throttle (``CardPolicy``: an update at most every ``interval`` s,
   ``critical_interval`` for the terminal one); and the most PATCHes of that message the
@@ -53,7 +53,7 @@ ROOT = Path(__file__).resolve().parents[2]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from _real import Sandbox, children, fake_model, pct, rss_kib, spacing, verdict  # noqa: E402
+from _real import Sandbox, children, fake_model, pct, rss_kib, spacing, tools_prompt, verdict  # noqa: E402
 from tests.transports.feishu.fake_platform import (  # noqa: E402 (needs the path set above)
     APP_ID,
     APP_SECRET,
@@ -200,7 +200,7 @@ async def cadence(fake: FakePlatform, n: int, tools: int) -> list[str]:
 
     fake.on_request = note
     try:
-        await one_turn(fake, n, f"TOOLS {tools} true", f"TOOLS: {tools} calls done")
+        await one_turn(fake, n, tools_prompt(tools), f"TOOLS: {tools} calls done")
     finally:
         fake.on_request = None
     message_id = f"om_user{n}"

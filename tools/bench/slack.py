@@ -16,7 +16,7 @@ loopback) until the fake received the bot's Web API call.
   message (the thread's first ``chat.postMessage``), -> the final answer (the ``markdown``
   reply); p50 and p99 of each.
 * cadence: one turn of T tool calls (the model's ``TOOLS T``: T shell calls one after
-  another): the progress message's ``chat.update`` calls, their count, and the least, median
+  another, 0.2 s each in a short turn, ``tools_prompt``): the progress message's ``chat.update`` calls, their count, and the least, median
   and largest gap between two, against the card renderer's throttle (``CardPolicy``: an
   update at most every ``interval`` s, ``critical_interval`` for what must show at once).
 * load: C channels x M messages pushed at once (each a channel message that mentions the bot,
@@ -47,7 +47,7 @@ ROOT = Path(__file__).resolve().parents[2]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from _real import Sandbox, fake_model, pct, spacing, verdict  # noqa: E402
+from _real import Sandbox, fake_model, pct, spacing, tools_prompt, verdict  # noqa: E402
 from feishu import run, say  # noqa: E402 (the same robota calls and printing)
 from tests.transports.slack.fake_slack import (  # noqa: E402 (needs the path set above)
     BOT_USER,
@@ -142,7 +142,7 @@ def rows_of(label: str, turns: list[dict[str, float]]) -> list[str]:
 
 async def cadence(fake: FakeSlack, tools: int) -> list[str]:
     """One turn of ``tools`` shell calls: the progress message's update gaps."""
-    ts, _ = await one_turn(fake, f"TOOLS {tools} true", f"TOOLS: {tools} calls done")
+    ts, _ = await one_turn(fake, tools_prompt(tools), f"TOOLS: {tools} calls done")
     progress = replies(fake, DM, ts)[0]
     updates = sorted(
         c.at
