@@ -16,12 +16,13 @@ event's frame is written to the socket until the platform received the bot's cal
   progress card (the reply), -> the first card version (sent or PATCHed) showing the answer's
   streamed text, -> the terminal card (no streaming mode, header green), -> the final answer
   (the ``post`` reply); p50 and p90 of each.
-* cadence: one turn of T tool calls (the model's ``TOOLS T``: T shell calls one after
-  another, 0.2 s each in a short turn, ``tools_prompt``): its card's versions (the reply, then each PATCH the platform took), their count,
-  the least, median and largest gap between two (the terminal one apart), against the card
-  renderer's throttle (``CardPolicy``: an update at most every ``interval`` s,
-  ``critical_interval`` for the terminal one); and the most PATCHes of that message the
-  platform was asked for within any one second (taken or refused), against its limit of 5.
+* cadence: one turn of T tool calls (the model's ``TOOLS T``: T shell calls one after another, 0.2
+  s each in a short turn, ``tools_prompt``): its card's versions (the reply, then each PATCH the
+  platform took), their count, the least, median and largest gap between two (the terminal one
+  apart), against the card renderer's throttle (``CardPolicy``: an update at most every
+  ``interval`` s, ``critical_interval`` for the terminal one); and the most PATCHes of that
+  message the platform was asked for within any one second (taken or refused), against its limit
+  of 5.
 * load: C chats x M messages pushed at once; every message must end with ``DONE`` (its own
   turn's answer, or the turn it was steered into) and no answer sent twice (the platform keeps
   one message per ``uuid``); messages per second from the first push to the last ``DONE``.

@@ -15,10 +15,11 @@ loopback) until the fake received the bot's Web API call.
   <prompt>``): event -> the ``eyes`` reaction (``reactions.add``), -> the first progress
   message (the thread's first ``chat.postMessage``), -> the final answer (the ``markdown``
   reply); p50 and p99 of each.
-* cadence: one turn of T tool calls (the model's ``TOOLS T``: T shell calls one after
-  another, 0.2 s each in a short turn, ``tools_prompt``): the progress message's ``chat.update`` calls, their count, and the least, median
-  and largest gap between two, against the card renderer's throttle (``CardPolicy``: an
-  update at most every ``interval`` s, ``critical_interval`` for what must show at once).
+* cadence: one turn of T tool calls (the model's ``TOOLS T``: T shell calls one after another, 0.2
+  s each in a short turn, ``tools_prompt``): the progress message's ``chat.update`` calls, their
+  count, and the least, median and largest gap between two, against the card renderer's throttle
+  (``CardPolicy``: an update at most every ``interval`` s, ``critical_interval`` for what must
+  show at once).
 * load: C channels x M messages pushed at once (each a channel message that mentions the bot,
   as Slack sends it: a ``message`` and an ``app_mention`` event); every message must end with
   ``white_check_mark`` and one final answer in its thread (none doubled); messages per second
