@@ -65,6 +65,8 @@ def test_one_daemon_driven_from_an_attached_terminal_and_a_websocket_client(
     assert len(token) >= 32
     # A start handed the running daemon is told the same URL.
     assert ok_json(robota, "daemon", "start", cwd=project) == {**started, "started": False}
+    # And so is its owner asking by id (`session url`), the way to a plain background session's.
+    assert ok_json(robota, "session", "url", started["id"]) == {"id": started["id"], "url": url}
     assert handshake_status(url.replace(token, "x" * len(token))) == 401
 
     # The token is nowhere but in what this caller was printed: not on disk (registrations,

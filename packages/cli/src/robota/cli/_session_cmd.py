@@ -236,6 +236,21 @@ def stop_command(session_id: str, as_json: bool) -> None:
         click.echo(f"session {registration.id} stopped")
 
 
+@session_group.command("url")
+@click.argument("session_id", metavar="ID")
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object on stdout.")
+def url_command(session_id: str, as_json: bool) -> None:
+    """Print the session ID's WebSocket URL (loopback, with this start's token): a WebSocket
+    client drives the session with it beside any attached terminal. Keep it to yourself."""
+    profile = _profile()
+    registration = _verified(profile, session_id)
+    url = surface_url(registration)
+    if as_json:
+        _echo_json({"id": registration.id, "url": url})
+    else:
+        click.echo(url)
+
+
 @session_group.command("rename")
 @click.argument("session_id", metavar="ID")
 @click.argument("name", metavar="NAME")
