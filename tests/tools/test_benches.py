@@ -119,6 +119,7 @@ def test_serve(tmp_path: Path) -> None:
     assert re.search(rf"^submit -> first text_delta +{pair}$", out, re.M), out
     assert re.search(rf"^submit -> complete +{pair} +\(median of 3\)$", out, re.M), out
     assert re.search(r"^resume after a disconnect .* target <= 10 ms: (pass|OVER)$", out, re.M)
-    fanout = r"^8 observers: fan-out lag +p50 [\d.]+ ms +p99 [\d.]+ ms .*n=\d+\)$"
+    # An observer may be told before the driver: a lag below zero is a true figure.
+    fanout = r"^8 observers: fan-out lag +p50 -?[\d.]+ ms +p99 -?[\d.]+ ms .*n=\d+\)$"
     assert re.search(fanout, out, re.M), out
     assert re.search(r"^daemon RSS, idle +[\d.]+ MB +target < 60 MB: (pass|OVER)$", out, re.M), out
