@@ -192,22 +192,24 @@ class SurfaceHub:
         key = f"{ROUTE_KIND}:{name}"
         # Heard from before the task is asked for: the session's stream misses nothing.
         link = self.port.subscribe(key, shared=True)
-        session = SurfaceSession(name, key, link, self.port)
         try:
-            session.info = await self._open(key)
+            info = await self._open(key)
         except BaseException:
             link.close()
             raise
-        self.sessions[name] = session
-        self._nursery.start_soon(session.pump)
-        return session
+        return self._serve(name, key, link, info)
 
     def adopt(self, name: str, route_key: str, info: dict[str, Any]) -> SurfaceSession:
         """Serve an existing route (its task already made) as session ``name``: a background
         session's one route, which its attached terminals share with the WebSocket clients.
         Call it before any client joins, so the stream misses nothing they could see."""
         assert self._nursery is not None, "run the hub first"
-        link = self.port.subscribe(route_key, shared=True)
+        return self._serve(name, route_key, self.port.subscribe(route_key, shared=True), info)
+
+    def _serve(
+        self, name: str, route_key: str, link: RouteLink, info: dict[str, Any]
+    ) -> SurfaceSession:
+        assert self._nursery is not None
         session = SurfaceSession(name, route_key, link, self.port)
         session.info = info
         self.sessions[name] = session
