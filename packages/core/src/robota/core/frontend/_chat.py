@@ -502,7 +502,7 @@ class ChatTurns(Generic[T]):
             self._store.submit(AnchorTurnAttempt(began.attempt_id, anchor), self.logged)
         messages = (anchor,) if anchor else ()
         # Every TurnBegan is a new attempt's, and one opened from the store returned above.
-        self._open(route, began.attempt_id, began.task_id, anchor, messages, began=began.restricted)
+        self._open(route, began.attempt_id, began.task_id, anchor, messages, began=began)
 
     def _open(  # noqa: PLR0917 (the one place a card opens; every caller names them all)
         self,
@@ -513,10 +513,10 @@ class ChatTurns(Generic[T]):
         messages: tuple[str, ...],
         started_at: float | None = None,
         *,
-        began: bool | None = None,
+        began: TurnBegan | None = None,
     ) -> T:
-        """``began``: the turn began just now, Restricted or not (its ``TurnBegan``);
-        ``None``: a turn opened again from the store."""
+        """``began``: the turn's ``TurnBegan``, when it began just now; ``None``: a turn opened
+        again from the store."""
         card_id = f"{attempt_id}{self._card_suffix}"
         opening = Opening(
             attempt_id,
@@ -525,7 +525,7 @@ class ChatTurns(Generic[T]):
             anchor,
             messages,
             started_at or time.time(),
-            restricted=began,
+            restricted=began.restricted if began is not None else None,
             fresh=began is not None,
         )
         turn = self.open_turn(route, opening)
