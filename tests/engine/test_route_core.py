@@ -870,6 +870,13 @@ def test_a_fork_at_a_turn_runs_its_prompt_on_the_fork_or_drops_it_with_the_reaso
     assert [(a.task_id, a.prompt) for a in asked] == [("t1", "and then?")]
 
 
+def test_fork_without_a_completed_turn_says_so_and_makes_nothing() -> None:
+    core = route(current=task(), reads=Reads(attempts=[attempt("fff3", status="failed")]))
+    effects = core.handle(UserInput("/fork"))
+    assert replies(effects) == ["task t0 has no completed turn to fork from"]
+    assert of(effects, Write) == [] and of(effects, OpenAgentSession) == []
+
+
 def test_a_session_opened_tells_the_front_end_and_stores_a_new_session_id() -> None:
     core = route(current=task(remote_id=None))
     effects = core.handle(SessionOpened("t0", "thread-new", resumed=False, agent_version="1.2"))

@@ -50,10 +50,12 @@ def fork_task(
         route.reply(f"no task {task_id!r}", error=True)
         return False
     head = route.reads.head_attempt(source)
-    completed = head if turn_id is None else _fork_point(route, source, turn_id, head)
-    if completed is None:
-        return False
-    if source.remote_id is None or completed.remote_turn_id is None:
+    completed = head
+    if turn_id is not None:
+        completed = _fork_point(route, source, turn_id, head)
+        if completed is None:
+            return False  # said why
+    if source.remote_id is None or completed is None or completed.remote_turn_id is None:
         route.reply(f"task {source.id} has no completed turn to fork from", error=True)
         return False
     created = route.ids.wall()
