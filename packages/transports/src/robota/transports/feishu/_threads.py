@@ -9,10 +9,11 @@ complete or the agent cannot fork there, and then drops the prompt: a thread nev
 another point than the one it was started from. A thread from any other message (or one that
 already has its task) is an ordinary route.
 
-``ThreadForks`` remembers the threads asked to fork during this host's life (a second message
-may arrive before the fork is bound in the store) and the messages whose fork reply is still to
-come: the service anchors that reply to the person's message; a made fork's leaves the message's
-reaction running for the turn, a refused one settles it and forgets the dropped prompt.
+``ThreadForks`` looks at a thread once during this host's life (its first message decides; a
+second may arrive before the fork is bound in the store) and the messages whose fork reply is
+still to come: the service anchors that reply to the person's message; a made fork's leaves the
+message's reaction running for the turn, a refused one settles it and forgets the dropped
+prompt.
 """
 
 from __future__ import annotations
@@ -34,20 +35,21 @@ class ThreadForks:
     def __init__(self, db_path: Path, card_suffix: str) -> None:
         self._db_path = db_path
         self._card_suffix = card_suffix
-        self._asked: set[str] = set()
-        """Topic routes whose fork was asked (this host's life; the store has it after)."""
+        self._seen: set[str] = set()
+        """Topic routes already looked at (this host's life): a thread's first message decides
+        whether it forks, so later ones read nothing (a fork asked is in the store after)."""
         self._replies: set[str] = set()
         """Person's messages whose fork reply (made or refused) has not come back yet."""
 
     async def fork_for(self, message: InboundMessage, prompt: UserInput) -> ForkTask | None:
         """The fork ``message``'s thread starts with (``prompt`` on it), else ``None``."""
         root, route_key = message.root_id, message.route_key
-        if message.thread_id is None or root is None or route_key in self._asked:
+        if message.thread_id is None or root is None or route_key in self._seen:
             return None
+        self._seen.add(route_key)
         source = await trio.to_thread.run_sync(self._source, route_key, root)
         if source is None:
             return None
-        self._asked.add(route_key)
         self._replies.add(message.message_id)
         return ForkTask(source.task_id, turn_id=source.id, prompt=prompt)
 
