@@ -53,11 +53,13 @@ from robota.core.frontend import AmbiguousTask, RouteLink, TaskNotFound, resolve
 from robota.core.presentation import STATE_LABELS, UserSteer, format_elapsed
 
 from ._complete import command_names
+from ._driver import hangup_safe
 from ._engine_thread import EngineStopped
 from ._widgets import ApprovalBar, LiveTurn, PromptInput, TaskPicker, TurnCard
 
 if TYPE_CHECKING:
     from textual.app import ComposeResult
+    from textual.driver import Driver
     from textual.widget import Widget
 
     from robota.core.store import Task, TurnAttempt
@@ -171,6 +173,9 @@ class RobotaApp(App[None]):
         self.status_line = Static("", id="status")
 
     # -- layout and lifecycle -------------------------------------------------------------------
+
+    def get_driver_class(self) -> type[Driver]:
+        return hangup_safe(super().get_driver_class())
 
     def compose(self) -> ComposeResult:
         # Held, not queried: the app's queries search the active screen, which is the picker
