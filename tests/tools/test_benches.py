@@ -39,9 +39,11 @@ def test_print_vs_raw(tmp_path: Path) -> None:
 
 def test_print_vs_raw_against_a_baseline_checkout(tmp_path: Path) -> None:
     """``--baseline`` runs another checkout's robota in the same rounds (here this checkout
-    itself) and prints its ratio under this one's."""
+    itself) and prints its ratio under this one's; ``--tap`` adds when each client wrote its
+    handshake's end and its session's start."""
+    checkout = str(BENCH.parents[1])
     out = run_bench(
-        "print_vs_raw.py", tmp_path, "--agent", "codex", "--baseline", str(BENCH.parents[1])
+        "print_vs_raw.py", tmp_path, "--agent", "codex", "--baseline", checkout, "--tap"
     )
     assert re.search(
         r"^codex \(app-server\) +\d+ ms +\d+ ms +-?\d+ ms +\d+\.\d\dx\n.*\n"
@@ -50,6 +52,10 @@ def test_print_vs_raw_against_a_baseline_checkout(tmp_path: Path) -> None:
         re.M,
     ), out
     assert re.search(r"per round .*: \d+/\d+/\d+ \d\.\d\d->\d\.\d\d$", out, re.M), out
+    for method in ("initialized", "thread/start"):
+        assert re.search(
+            rf"spawn -> {method} written p50: baseline \d+ ms, this \d+ ms, raw \d+ ms$", out, re.M
+        ), out
 
 
 def test_warm_turns(tmp_path: Path) -> None:
