@@ -14,6 +14,10 @@ from pathlib import Path
 
 import pytest
 
+from ..support.model_server import FakeModel
+from ._robota import Robota
+from .test_doctor import write_real_agents_config
+
 HEAVY_ALWAYS = ("importlib.metadata", "textual", "cryptography", "email")
 """Never needed to start: versions and plugins are read by ``robota.core._dists``."""
 
@@ -233,3 +237,46 @@ def test_task_send_loads_only_its_client_path(tmp_path: Path) -> None:
         assert needed in at_connect, f"task send did not load {needed}"
     for heavy in TASK_CLIENT_NEVER:
         assert not loaded(at_connect, heavy), f"task send loaded {heavy} before connecting"
+
+
+_AFTER_A_TURN = """
+import json, sys
+from robota.cli import main
+try:
+    main(["-p", "hello", "--agent", sys.argv[1]])
+except SystemExit as exit:
+    code = exit.code
+else:
+    code = 0
+print(json.dumps({"code": code, "modules": sorted(sys.modules)}))
+"""
+
+PROTOCOL_MODULES = {
+    "app-server": ("robota.runtimes._app_server_driver", "robota.runtimes._app_server"),
+    "acp": (
+        "robota.runtimes._acp_driver",
+        "robota.runtimes._acp",
+        "robota.runtimes._acp_host",
+        "robota.runtimes._acp_map",
+    ),
+}
+"""Each protocol's driver and client: a run loads its agent's and never the other's."""
+
+
+@pytest.mark.parametrize(("agent", "protocol"), [("codex", "app-server"), ("claude", "acp")])
+def test_print_mode_loads_only_its_agents_protocol(
+    robota: Robota, agent: str, protocol: str
+) -> None:
+    """With both protocols' agents configured (so both get a host), a turn through one loads
+    that protocol's driver and client only."""
+    with FakeModel() as model:
+        write_real_agents_config(robota, ["codex", "claude-agent-acp"], model.url)
+        out = run_probe(_AFTER_A_TURN, robota.env, agent)
+    result = json.loads(out.stdout.splitlines()[-1])
+    assert result["code"] == 0, out.stderr
+    modules = set(result["modules"])
+    other = "acp" if protocol == "app-server" else "app-server"
+    for module in PROTOCOL_MODULES[protocol]:
+        assert module in modules, f"a turn through {agent} did not load {module}"
+    for module in PROTOCOL_MODULES[other]:
+        assert module not in modules, f"a turn through {agent} loaded {module}"

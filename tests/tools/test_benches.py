@@ -15,9 +15,9 @@ from ..cli.test_doctor import processes_with_home_under
 BENCH = Path(__file__).resolve().parents[2] / "tools" / "bench"
 
 
-def run_bench(name: str, tmp_path: Path) -> str:
+def run_bench(name: str, tmp_path: Path, *args: str) -> str:
     done = subprocess.run(
-        [sys.executable, str(BENCH / name), "--quick"],
+        [sys.executable, str(BENCH / name), "--quick", *args],
         env={**os.environ, "TMPDIR": str(tmp_path)},
         capture_output=True,
         text=True,
@@ -34,6 +34,27 @@ def test_print_vs_raw(tmp_path: Path) -> None:
     for agent in ("codex (app-server)", "claude-agent-acp (acp)"):
         assert re.search(
             rf"^{re.escape(agent)} +\d+ ms +\d+ ms +-?\d+ ms +\d+\.\d\dx$", out, re.M
+        ), out
+
+
+def test_print_vs_raw_against_a_baseline_checkout(tmp_path: Path) -> None:
+    """``--baseline`` runs another checkout's robota in the same rounds (here this checkout
+    itself) and prints its ratio under this one's; ``--tap`` adds when each client wrote its
+    handshake's end and its session's start."""
+    checkout = str(BENCH.parents[1])
+    out = run_bench(
+        "print_vs_raw.py", tmp_path, "--agent", "codex", "--baseline", checkout, "--tap"
+    )
+    assert re.search(
+        r"^codex \(app-server\) +\d+ ms +\d+ ms +-?\d+ ms +\d+\.\d\dx\n.*\n"
+        r"  baseline +\d+ ms +\d+ ms +-?\d+ ms +\d+\.\d\dx$",
+        out,
+        re.M,
+    ), out
+    assert re.search(r"per round .*: \d+/\d+/\d+ \d\.\d\d->\d\.\d\d$", out, re.M), out
+    for method in ("initialized", "thread/start"):
+        assert re.search(
+            rf"spawn -> {method} written p50: baseline \d+ ms, this \d+ ms, raw \d+ ms$", out, re.M
         ), out
 
 

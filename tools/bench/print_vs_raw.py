@@ -1,6 +1,7 @@
 """One turn through ``robota -p`` against the same turn through a minimal raw protocol client.
 
     .venv/bin/python tools/bench/print_vs_raw.py [--quick] [--pairs N] [--agent NAME ...]
+        [--baseline CHECKOUT]
 
 Both are what a user runs: a fresh process each time, from spawn to exit. robota: ``robota -p
 "<prompt>"`` (text output) in a sandboxed profile whose agent is real and offline; the raw
@@ -16,6 +17,14 @@ then N pairs (default 10) run interleaved, robota then raw, so drift on the shar
 both alike. Printed per agent: median and spread of each, the median difference, and the ratio
 robota/raw as the median of the per-pair ratios. Default agents: codex (App Server) and
 claude-agent-acp (ACP); ``--agent`` picks others (codex-acp, gemini, qwen, opencode).
+
+``--baseline CHECKOUT`` makes it an A/B in the same run: each round also runs the robota of
+another checkout (the same ``robota`` script with ``PYTHONPATH=CHECKOUT/packages/*/src``, so
+that checkout's sources come first), the two robotas in alternating order before the raw
+client, and both ratios are printed with the per-round figures. ``--tap`` puts every agent
+behind ``tools/wire_tap.py`` (both clients alike: one pipe hop and a small Python start more) and
+prints, per client, when ``initialized`` and ``thread/start`` (App Server) or ``session/new`` and
+``session/prompt`` (ACP) were written, from the client's spawn: robota's own start is the gap.
 """
 
 from __future__ import annotations
@@ -25,6 +34,8 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from _real import (
@@ -34,6 +45,7 @@ from _real import (
     Sandbox,
     fake_model,
     median,
+    read_tap,
 )
 
 
@@ -54,9 +66,11 @@ def timed(command: list[str], env: dict[str, str], cwd: Path) -> tuple[float, st
     return seconds, done.stdout, f"exit {done.returncode}: {done.stderr[-800:]}"
 
 
-def run_robota(sandbox: Sandbox, pair: Pair, prompt: str) -> float:
+def run_robota(
+    sandbox: Sandbox, pair: Pair, prompt: str, env: dict[str, str] | None = None
+) -> float:
     command = sandbox.robota("-p", prompt, "--agent", pair.name)
-    seconds, out, err = timed(command, sandbox.env, sandbox.cwd)
+    seconds, out, err = timed(command, env or sandbox.env, sandbox.cwd)
     if out != f"ECHO: {prompt}\n":
         raise SystemExit(f"robota -p ({pair.name}) failed: {err}")
     return seconds
@@ -71,35 +85,120 @@ def run_raw(pair: Pair, prompt: str) -> float:
     return seconds
 
 
-def bench(names: list[str], pairs: int) -> None:
+def baseline_env(sandbox: Sandbox, checkout: Path) -> dict[str, str]:
+    """The sandbox's environment with another checkout's sources first on the path."""
+    sources = sorted(str(src) for src in checkout.glob("packages/*/src"))
+    if not sources:
+        raise SystemExit(f"--baseline {checkout}: no packages/*/src there")
+    return {**sandbox.env, "PYTHONPATH": ":".join(sources)}
+
+
+def summary(label: str, mine: list[float], theirs: list[float]) -> list[str]:
+    ratios = [m / t for m, t in zip(mine, theirs, strict=True)]
+    diffs = [m - t for m, t in zip(mine, theirs, strict=True)]
+    return [
+        f"{label:26} {median(mine) * 1e3:8.0f} ms {median(theirs) * 1e3:6.0f} ms "
+        f"{median(diffs) * 1e3:6.0f} ms {median(ratios):6.2f}x",
+        f"{'':26} robota {min(mine) * 1e3:.0f}-{max(mine) * 1e3:.0f} ms, "
+        f"raw {min(theirs) * 1e3:.0f}-{max(theirs) * 1e3:.0f} ms (min-max)",
+    ]
+
+
+MARKS = {"app-server": ("initialized", "thread/start"), "acp": ("session/new", "session/prompt")}
+"""With ``--tap``: the messages whose time from the client's spawn is printed."""
+
+
+@dataclass
+class Side:
+    """One client measured in the rounds: its run and, with a tap, its wire marks."""
+
+    label: str
+    run: Callable[[str], float]
+    tap: Path | None
+    protocol: str
+    seconds: list[float] = field(default_factory=list)
+    marks: dict[str, list[float]] = field(default_factory=dict)
+
+    def measure(self, prompt: str) -> None:
+        seen = len(read_tap(self.tap)) if self.tap is not None else 0
+        started = time.perf_counter()
+        self.seconds.append(self.run(prompt))
+        if self.tap is None:
+            return
+        found: dict[str, float] = {}
+        for entry in read_tap(self.tap)[seen:]:
+            method = entry.get("method")
+            if entry.get("dir") == ">" and method in MARKS[self.protocol]:
+                found.setdefault(method, entry["t"] - started)
+        for method, offset in found.items():
+            self.marks.setdefault(method, []).append(offset)
+
+
+def mark_rows(protocol: str, sides: list[Side]) -> list[str]:
+    return [
+        f"{'':26} spawn -> {method} written p50: "
+        + ", ".join(
+            f"{side.label} {median(side.marks.get(method, [])) * 1e3:.0f} ms" for side in sides
+        )
+        for method in MARKS[protocol]
+    ]
+
+
+def bench(names: list[str], pairs: int, baseline: Path | None, *, tap: bool) -> None:
+    order = "robota, raw, robota, raw, ..."
+    if baseline is not None:
+        order = f"baseline {baseline} and this robota alternating first, then raw"
     print(
         f"print_vs_raw: one turn per fresh process, spawn to exit; {pairs} pairs per agent, "
-        f"interleaved (robota, raw, robota, raw, ...), python {sys.version.split()[0]}"
+        f"interleaved ({order}), python {sys.version.split()[0]}"
+        + (", each agent behind a wire tap" if tap else "")
     )
     header = f"{'agent':26} {'robota p50':>11} {'raw p50':>9} {'diff p50':>9} {'ratio':>7}"
     rows: list[str] = []
     with tempfile.TemporaryDirectory(prefix="robota-bench-") as tmp, fake_model() as url:
-        sandbox = Sandbox(Path(tmp), url, names, tap=False)
+        sandbox = Sandbox(Path(tmp), url, names, tap=tap)
+        old_env = baseline_env(sandbox, baseline) if baseline is not None else None
         for name in names:
             pair = sandbox.pairs[name]
-            run_robota(sandbox, pair, "warm up")
-            run_raw(pair, "warm up")
-            mine: list[float] = []
-            theirs: list[float] = []
+
+            def this(prompt: str, pair: Pair = pair) -> float:
+                return run_robota(sandbox, pair, prompt)
+
+            def raw(prompt: str, pair: Pair = pair) -> float:
+                return run_raw(pair, prompt)
+
+            mine = Side("this", this, pair.robota_tap, pair.protocol)
+            theirs = Side("raw", raw, pair.raw_tap, pair.protocol)
+            sides = [mine, theirs]
+            old: Side | None = None
+            if old_env is not None:
+
+                def base(prompt: str, pair: Pair = pair, env: dict[str, str] = old_env) -> float:
+                    return run_robota(sandbox, pair, prompt, env)
+
+                old = Side("baseline", base, pair.robota_tap, pair.protocol)
+                sides.insert(0, old)
+            for side in sides:
+                side.run("warm up")
             for i in range(pairs):
-                mine.append(run_robota(sandbox, pair, f"pair {i}"))
-                theirs.append(run_raw(pair, f"pair {i}"))
-            ratios = [m / t for m, t in zip(mine, theirs, strict=True)]
-            diffs = [m - t for m, t in zip(mine, theirs, strict=True)]
-            label = f"{name} ({pair.protocol})"
-            rows.append(
-                f"{label:26} {median(mine) * 1e3:8.0f} ms {median(theirs) * 1e3:6.0f} ms "
-                f"{median(diffs) * 1e3:6.0f} ms {median(ratios):6.2f}x"
-            )
-            rows.append(
-                f"{'':26} robota {min(mine) * 1e3:.0f}-{max(mine) * 1e3:.0f} ms, "
-                f"raw {min(theirs) * 1e3:.0f}-{max(theirs) * 1e3:.0f} ms (min-max)"
-            )
+                if old is not None and i % 2 == 0:
+                    old.measure(f"base {i}")
+                mine.measure(f"pair {i}")
+                if old is not None and i % 2 == 1:
+                    old.measure(f"base {i}")
+                theirs.measure(f"pair {i}")
+            rows += summary(f"{name} ({pair.protocol})", mine.seconds, theirs.seconds)
+            if old is not None:
+                rows += summary("  baseline", old.seconds, theirs.seconds)
+                rows.append(
+                    f"{'':26} per round (baseline/this/raw ms, ratios): "
+                    + "; ".join(
+                        f"{b * 1e3:.0f}/{m * 1e3:.0f}/{t * 1e3:.0f} {b / t:.2f}->{m / t:.2f}"
+                        for b, m, t in zip(old.seconds, mine.seconds, theirs.seconds, strict=True)
+                    )
+                )
+            if tap:
+                rows += mark_rows(pair.protocol, sides)
     print(header)
     for row in rows:
         print(row)
@@ -111,8 +210,18 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true", help="1 pair per agent")
     parser.add_argument("--pairs", type=int, default=10)
     parser.add_argument("--agent", action="append", help="agent to measure (repeatable)")
+    parser.add_argument(
+        "--baseline", type=Path, help="another checkout whose robota runs beside this one"
+    )
+    parser.add_argument(
+        "--tap",
+        action="store_true",
+        help="put each agent behind tools/wire_tap.py and print when the handshake's and the "
+        "session's messages were written, from the client's spawn",
+    )
     args = parser.parse_args()
-    bench(args.agent or list(DEFAULT_AGENTS), 1 if args.quick else args.pairs)
+    names = args.agent or list(DEFAULT_AGENTS)
+    bench(names, 1 if args.quick else args.pairs, args.baseline, tap=args.tap)
 
 
 if __name__ == "__main__":

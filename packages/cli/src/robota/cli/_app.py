@@ -13,7 +13,7 @@ from typing import Any
 
 import click
 
-from . import _gc
+from . import _gc, _generated_code
 from ._modes import conversation_options, run_conversation
 
 __all__ = ["cli", "main"]
@@ -114,6 +114,7 @@ def cli(
 
 def main(argv: list[str] | None = None) -> None:
     """Entry point of the ``robota`` script."""
+    _generated_code.install()
     _gc.pause()  # the conversation modes settle it once built; see _gc
     try:
         cli.main(args=argv, prog_name="robota")

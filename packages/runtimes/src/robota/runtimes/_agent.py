@@ -25,7 +25,7 @@ from robota.core import (
 )
 
 from ._agent_process import AgentProcessService, JobLine, ProcessSettings
-from ._drivers import AcpDriver, AppServerDriver
+from ._drivers import driver_factory
 from ._prestart import Prestarted
 from ._process import ShutdownTimings
 from ._session_table import SessionTable
@@ -48,7 +48,7 @@ def agent_host(
     timings = timings or ShutdownTimings()
     settings = ProcessSettings(
         launch,
-        AcpDriver if acp else AppServerDriver,
+        driver_factory(acp=acp),
         jsonrpc_field=acp,
         handshake_timeout=handshake_timeout,
         timings=timings,

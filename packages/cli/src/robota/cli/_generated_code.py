@@ -1,0 +1,305 @@
+"""The compiled code of generated methods, kept from one ``robota`` start to the next.
+
+Why: ``dataclasses`` writes each class's ``__init__``, ``__repr__``, ``__eq__``, ... as source
+text and compiles it when the class is defined (Python 3.11's ``dataclasses._create_fn`` does
+``exec(txt, globals, ns)``); attrs, which trio uses for its own classes, does the same with
+``compile(script, filename, "exec")``. A ``robota -p`` start defines some 130 frozen
+dataclasses before its agent gets ``initialized``, at about 0.8 ms each, most of it that
+compile: about 100 ms of the start, measured with ``python -X importtime`` and by timing the
+``exec`` calls (``tools/bench/print_vs_raw.py`` shows what it does to a whole run).
+
+What: when the ``robota`` console script starts (``robota.cli:main``, never on import of the
+library), ``install`` puts two module globals in front of the builtins: ``exec`` in
+``dataclasses`` and ``compile`` in ``attr._make`` (when attrs loads; a meta path hook patches
+the module right after it executes). Both take source text to a code object through a table
+keyed by (filename, compiler flags, source text); a miss compiles as the builtin would have,
+and anything the wrappers do not recognise (bytes, other modes or flags) goes to the builtin
+untouched. The table is a ``marshal`` of code objects, read once at the start and written at
+interpreter exit only when new entries appeared.
+
+Why it is safe: a hit returns the code object that compiling the very same text, filename and
+flags produced in an earlier run of the same interpreter (``compile`` is deterministic), and
+the wrappers compile with the caller's ``__future__`` flags (``dont_inherit``), so a class is
+built exactly as without the table; the generated functions still run with the globals and
+locals the caller passes. The file is only trusted as far as the user's own files are: it is
+read only when it is a regular file (``O_NOFOLLOW``) owned by the user and writable by nobody
+else, at most 16 MiB and 8192 entries, and its header names the interpreter's version and
+bytecode magic; anything else (a foreign owner, a symlink, a truncated or corrupted file,
+another Python) is ignored and rebuilt. It is written to a temporary file beside it and renamed
+(0600), so concurrent starts never read half a table. attrs' ``__hash__`` embeds a per-process
+value (``hash`` of a string), so texts holding one are never kept: they would never hit.
+``ROBOTA_CODE_CACHE=0`` turns it all off.
+"""
+
+from __future__ import annotations
+import __future__
+
+import atexit
+import builtins
+import marshal
+import os
+import stat
+import sys
+import types
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+__all__ = [
+    "MAX_BYTES",
+    "MAX_ENTRIES",
+    "CodeTable",
+    "cache_file",
+    "cacheable",
+    "install",
+    "read_table",
+]
+
+MAX_BYTES = 16 * 1024 * 1024
+MAX_ENTRIES = 8192
+MAX_SOURCE = 64 * 1024
+"""A longer text is not generated code worth keeping."""
+
+Key = tuple[str, int, str]
+"""(filename, compiler flags, source text)"""
+
+_SIGNATURE = b"robota generated code\n"
+
+
+def header() -> bytes:
+    """What a table file starts with: the format, the bytecode magic, the interpreter."""
+    import importlib.util  # noqa: PLC0415 (0.3 ms, for the magic)
+
+    version = f"{sys.version}\n{sys.implementation.cache_tag}\noptimize={sys.flags.optimize}\n"
+    return _SIGNATURE + importlib.util.MAGIC_NUMBER + version.encode()
+
+
+def cache_file(env: Mapping[str, str]) -> Path | None:
+    """Where the table lives (one file per interpreter version), or ``None`` when switched off
+    or there is no home to put it in."""
+    if env.get("ROBOTA_CODE_CACHE", "1").strip() in {"0", "false", "no", "off"}:
+        return None
+    base = Path(env.get("XDG_CACHE_HOME", ""))
+    if not base.is_absolute():
+        home = Path(env.get("HOME", ""))
+        if not home.is_absolute():
+            return None
+        base = home / ".cache"
+    return base / "robota" / f"generated-code-{sys.implementation.cache_tag}.bin"
+
+
+def cacheable(filename: str, source: str) -> bool:
+    """Whether a compiled text is worth keeping: generated code that is the same in the next
+    run. attrs' ``__hash__`` holds a per-process hash value, so it never is."""
+    if len(source) > MAX_SOURCE:
+        return False
+    return not (filename.startswith("<attrs generated") and "__hash__" in source)
+
+
+def _valid(entries: object) -> dict[Key, types.CodeType] | None:
+    if not isinstance(entries, dict) or len(entries) > MAX_ENTRIES:
+        return None
+    for key, code in entries.items():
+        if not (
+            isinstance(key, tuple)
+            and len(key) == 3
+            and isinstance(key[0], str)
+            and type(key[1]) is int
+            and isinstance(key[2], str)
+            and type(code) is types.CodeType
+        ):
+            return None
+    return entries
+
+
+def read_table(path: Path) -> dict[Key, types.CodeType]:
+    """The table in ``path``; empty when it is missing or not to be trusted."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+    except OSError:
+        return {}
+    try:
+        info = os.fstat(fd)
+        if (
+            not stat.S_ISREG(info.st_mode)
+            or info.st_uid != os.getuid()
+            or info.st_mode & 0o022
+            or info.st_size > MAX_BYTES
+        ):
+            return {}
+        with os.fdopen(fd, "rb", closefd=False) as file:
+            data = file.read(MAX_BYTES + 1)
+    except OSError:
+        return {}
+    finally:
+        os.close(fd)
+    start = header()
+    if len(data) > MAX_BYTES or not data.startswith(start):
+        return {}
+    try:
+        entries = marshal.loads(data[len(start) :])
+    except (EOFError, ValueError, TypeError):
+        return {}
+    return _valid(entries) or {}
+
+
+def write_table(path: Path, entries: Mapping[Key, types.CodeType]) -> None:
+    """Replace ``path`` with ``entries`` at once (a temporary file beside it, renamed)."""
+    data = header() + marshal.dumps(dict(entries))
+    if len(data) > MAX_BYTES:
+        return
+    path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+    temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
+    try:
+        with os.fdopen(fd, "wb") as file:
+            file.write(data)
+        temporary.replace(path)
+    except BaseException:
+        temporary.unlink(missing_ok=True)
+        raise
+
+
+class CodeTable:
+    """Source text to code object, from the file when it was there, else compiled."""
+
+    def __init__(self, path: Path | None, entries: dict[Key, types.CodeType]) -> None:
+        self.path = path
+        self.entries = entries
+        self.used: set[Key] = set()
+        self.new: dict[Key, types.CodeType] = {}
+        self.hits = 0
+        self.misses = 0
+
+    def compile(self, source: str, filename: str, flags: int) -> types.CodeType:
+        key = (filename, flags, source)
+        known = self.entries.get(key)
+        if known is not None:
+            self.hits += 1
+            self.used.add(key)
+            return known
+        self.misses += 1
+        code: types.CodeType = builtins.compile(source, filename, "exec", flags, dont_inherit=True)
+        if cacheable(filename, source) and len(self.new) < MAX_ENTRIES:
+            self.entries[key] = code
+            self.new[key] = code
+        return code
+
+    def save(self) -> None:
+        """Write the table when this run added to it. When it has grown too big for one
+        file, what this run used and added is kept and the rest dropped (say, an older
+        robota's classes)."""
+        if self.path is None or not self.new:
+            return
+        entries = self.entries
+        if len(entries) > MAX_ENTRIES:
+            kept = {key: entries[key] for key in self.used}
+            kept.update(self.new)
+            entries = dict(list(kept.items())[-MAX_ENTRIES:])
+        try:
+            write_table(self.path, entries)
+        except OSError:
+            pass  # a cache: the next start compiles again
+
+
+def future_flags(module: types.ModuleType) -> int:
+    """The ``__future__`` flags code compiled inside ``module`` inherits."""
+    flags = 0
+    for value in vars(module).values():
+        if isinstance(value, __future__._Feature):
+            flags |= value.compiler_flag
+    return flags
+
+
+def patch_dataclasses(table: CodeTable, module: types.ModuleType) -> None:
+    flags = future_flags(module)
+
+    def exec_generated(
+        source: Any,
+        globals: dict[str, Any] | None = None,
+        locals: Mapping[str, object] | None = None,
+        /,
+        **options: Any,
+    ) -> None:
+        if globals is None:  # the caller's namespaces, as the builtin would take them
+            frame = sys._getframe(1)
+            globals, locals = frame.f_globals, frame.f_locals if locals is None else locals
+        if type(source) is str and not options:
+            source = table.compile(source, "<string>", flags)
+        builtins.exec(source, globals, locals, **options)
+
+    module.exec = exec_generated  # type: ignore[attr-defined]
+
+
+def patch_attrs(table: CodeTable, module: types.ModuleType) -> None:
+    flags = future_flags(module)
+
+    def compile_generated(  # noqa: PLR0917 (compile's own signature)
+        source: Any,
+        filename: str,
+        mode: str,
+        flag: int = 0,
+        dont_inherit: bool = False,
+        optimize: int = -1,
+        **options: Any,
+    ) -> Any:
+        plain = flag == 0 and optimize == -1 and not dont_inherit and not options
+        if type(source) is str and mode == "exec" and plain:
+            return table.compile(source, filename, flags)
+        inherited = 0 if dont_inherit else flags
+        return builtins.compile(source, filename, mode, flag | inherited, True, optimize, **options)
+
+    module.compile = compile_generated  # type: ignore[attr-defined]
+
+
+class _AttrsHook:
+    """Patches ``attr._make`` right after it executes, so installing imports no attrs."""
+
+    def __init__(self, table: CodeTable) -> None:
+        self.table = table
+
+    def find_spec(self, name: str, path: Any, target: Any = None) -> Any:
+        if name != "attr._make":
+            return None
+        sys.meta_path.remove(self)
+        from importlib.machinery import PathFinder  # noqa: PLC0415 (loaded: the import system)
+
+        spec = PathFinder.find_spec(name, path, target)
+        loader = getattr(spec, "loader", None)
+        run = getattr(loader, "exec_module", None)
+        if run is None:
+            return spec
+        table = self.table
+
+        def exec_module(module: types.ModuleType) -> None:
+            run(module)
+            patch_attrs(table, module)
+
+        loader.exec_module = exec_module  # type: ignore[union-attr]
+        return spec
+
+
+ACTIVE: CodeTable | None = None
+"""The table this process uses, once ``install`` ran."""
+
+
+def install(env: Mapping[str, str] | None = None) -> CodeTable | None:
+    """Serve generated code from the table for the rest of this process (once)."""
+    global ACTIVE  # noqa: PLW0603 (one table per interpreter)
+    if ACTIVE is not None:
+        return ACTIVE
+    path = cache_file(os.environ if env is None else env)
+    if path is None:
+        return None
+    import dataclasses  # noqa: PLC0415
+
+    table = CodeTable(path, read_table(path))
+    patch_dataclasses(table, dataclasses)
+    attrs = sys.modules.get("attr._make")
+    if attrs is not None:
+        patch_attrs(table, attrs)
+    else:
+        sys.meta_path.insert(0, _AttrsHook(table))
+    atexit.register(table.save)
+    ACTIVE = table
+    return table

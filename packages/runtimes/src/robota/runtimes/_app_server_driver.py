@@ -1,0 +1,117 @@
+"""The ``SessionDriver`` of the Codex App Server protocol (see ``_drivers``)."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+import trio
+
+from robota.core.agents import AgentSessionInfo, SessionSpec
+from robota.core.events import ApprovalDecision
+
+from ._app_server import AppServerClient, SteerRejected
+from ._approvals import DecidedBy
+from ._drivers import EventSink, PromptRefused, SteerRefusedError
+from ._jsonrpc import Connection, RpcError
+
+__all__ = ["AppServerDriver"]
+
+logger = logging.getLogger("robota.runtimes.agent")
+
+
+class AppServerDriver:
+    def __init__(self, connection: Connection, on_event: EventSink) -> None:
+        self.client = AppServerClient(connection, on_event)
+        self.version: str | None = None
+
+    @property
+    def capabilities(self) -> Mapping[str, object]:
+        return {"steer": True, "images": True, "resume": True, "fork": True}
+
+    async def initialize(self, nursery: trio.Nursery) -> str | None:
+        self.version = await self.client.initialize(nursery)
+        return self.version
+
+    async def open(self, spec: SessionSpec, resume_id: str | None) -> tuple[str, bool]:
+        if resume_id is not None:
+            try:
+                info = await self.client.resume_thread(
+                    resume_id,
+                    cwd=str(spec.cwd),
+                    model=spec.model,
+                    permission_mode=spec.permission_mode,
+                )
+            except RpcError as error:
+                # A thread the server no longer has (deleted, another CODEX_HOME) cannot come
+                # back; a fresh thread keeps the session usable and ``resumed=False`` says so.
+                logger.warning("app-server: cannot resume thread %s: %s", resume_id, error)
+            else:
+                return info.id, True
+        elif spec.fork_from is not None:
+            info = await self.client.fork_thread(spec.fork_from, last_turn_id=spec.fork_turn_id)
+            return info.id, True
+        info = await self.client.start_thread(
+            cwd=str(spec.cwd),
+            model=spec.model,
+            permission_mode=spec.permission_mode,
+            developer_instructions=spec.developer_instructions,
+        )
+        return info.id, False
+
+    async def start_turn(
+        self, session_id: str, text: str, images: Sequence[Path], spec: SessionSpec
+    ) -> str:
+        if self.client.active_turn(session_id) is not None:
+            raise PromptRefused("busy", f"thread {session_id} is running a turn")
+        return await self.client.start_turn(
+            session_id, text, [str(p) for p in images], model=spec.model, effort=spec.effort
+        )
+
+    async def steer(self, session_id: str, expected_turn_id: str, text: str) -> str:
+        try:
+            return await self.client.steer(session_id, expected_turn_id, text)
+        except SteerRejected as rejected:
+            raise SteerRefusedError("ended", str(rejected)) from rejected
+
+    async def interrupt(self, session_id: str) -> None:
+        turn_id = self.client.active_turn(session_id)
+        if turn_id is not None:
+            await self.client.interrupt(session_id, turn_id)
+
+    def decide(
+        self, approval_id: str, decision: ApprovalDecision, *, by: DecidedBy = "user"
+    ) -> bool:
+        return self.client.decide(approval_id, decision, by=by)
+
+    async def close_session(self, session_id: str) -> None:
+        """App Server threads persist on their own; there is nothing to free."""
+
+    async def list_sessions(self, *, search: str | None, limit: int) -> list[AgentSessionInfo]:
+        threads, _ = await self.client.list_threads(limit=limit, search=search)
+        return [info for info in map(_session_info, threads) if info is not None]
+
+    def close(self, reason: str) -> None:
+        self.client.close(reason)
+
+
+def _session_info(thread: Mapping[str, object]) -> AgentSessionInfo | None:
+    """A ``thread/list`` entry as an ``AgentSessionInfo``; ``None`` when it has no id."""
+    thread_id = thread.get("id")
+    if not isinstance(thread_id, str) or not thread_id:
+        return None
+    title = next(
+        (
+            " ".join(v.split())[:80]
+            for k in ("name", "preview")
+            if isinstance(v := thread.get(k), str) and v.strip()
+        ),
+        None,
+    )
+    cwd = thread.get("cwd")
+    stamps = [thread.get(k) for k in ("recencyAt", "updatedAt", "createdAt")]
+    updated = next(
+        (float(v) for v in stamps if isinstance(v, int | float) and not isinstance(v, bool)), None
+    )
+    return AgentSessionInfo(thread_id, title, cwd if isinstance(cwd, str) else None, updated)
