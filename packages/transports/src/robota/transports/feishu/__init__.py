@@ -13,7 +13,9 @@ pure cores with thin trio shells:
 * ``_settings``     the config section and its validation; the plugin
 * ``_inbound``      what an event is and what is done with it, in the pipeline's order; pure
 * ``_outbound``     messages, cards and reactions over REST; the card sink and platform
-* ``_service``      the host's service: the connection, the routes, the cards, a restart
+* ``_service``      the host's service: the connection, the routes, the cards, a restart; its
+  layers by concept: ``_replies`` (state, reactions, texts), ``_turns`` (a turn's card),
+  ``_notices`` (a route's reply, a queued note), ``_clicks`` (card actions), ``_admission``
 * ``_device_flow``  one-click app registration (the device flow) as decisions; pure
 * ``_app_audit``    what the bot needs of its app, and what a published version lacks; pure
 * ``_onboarding``   ``register_app`` and ``audit_app``: the httpx shells ``robota init`` runs
