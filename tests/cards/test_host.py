@@ -6,6 +6,7 @@ import json
 from dataclasses import replace
 from pathlib import Path
 
+import pytest
 import trio
 
 from robota.core.cards import (
@@ -193,3 +194,43 @@ async def test_stopping_the_host_saves_every_open_turn(tmp_path: Path) -> None:
         assert saved is not None
         texts = [a["text"] for a in saved.snapshot["activities"] if a["type"] == "message"]
         assert texts == [f"progress of {turn_id}"]
+
+
+async def test_a_card_opened_on_the_hosts_loop_starts_before_the_loop_turns_once_more(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    async with host_world(tmp_path / "s.db") as world:
+        started: list[str] = []
+        expect_new = world.delivery.expect_new
+
+        def starting(turn_id: str) -> None:  # the host's first step in starting the actor
+            started.append(turn_id)
+            expect_new(turn_id)
+
+        monkeypatch.setattr(world.delivery, "expect_new", starting)
+        card = world.host.open(
+            CardTurn("t1", "task", "chat", fresh=True),
+            feishu,
+            world.delivery,
+            notify=world.notices.add,
+        )
+        assert started == ["t1"]  # no checkpoint in between
+        for event in turn_events("t1", "The answer."):
+            card.tell(event)
+        await wait_until(
+            lambda: any(isinstance(n, FinalAnswerDelivered) for n in world.notices.messages)
+        )
+        other = await trio.to_thread.run_sync(
+            lambda: world.host.open(
+                CardTurn("t2", "task", "chat", fresh=True),
+                feishu,
+                world.delivery,
+                notify=world.notices.add,
+            )
+        )
+        for event in turn_events("t2", "Another."):
+            other.tell(event)
+        await wait_until(
+            lambda: sum(isinstance(n, FinalAnswerDelivered) for n in world.notices.messages) == 2
+        )
+        assert started == ["t1", "t2"]  # from another thread: posted, then started the same

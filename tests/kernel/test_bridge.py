@@ -101,6 +101,30 @@ async def test_callback_raising_or_meeting_a_closed_channel_does_not_kill_the_lo
     await trio.sleep(0)  # the loop is alive and scheduling
 
 
+async def test_here_is_true_on_the_ports_own_run_only() -> None:
+    port = LoopPort()
+    assert port.here()
+    assert not await trio.to_thread.run_sync(port.here)  # an actor's thread
+    assert LoopPort(trio.lowlevel.current_trio_token()).here()  # the same run, its token given
+    other: list[bool] = []
+
+    async def another_run() -> None:
+        other.append(port.here())
+
+    await trio.to_thread.run_sync(trio.run, another_run)  # another loop, on another thread
+    assert other == [False]
+
+
+def test_here_is_false_once_the_loop_finished() -> None:
+    ports: list[LoopPort] = []
+
+    async def main() -> None:
+        ports.append(LoopPort())
+
+    trio.run(main)
+    assert ports[0].here() is False
+
+
 def test_post_after_the_loop_finished_returns_false() -> None:
     ports: list[LoopPort] = []
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import logging
+import socket
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -201,3 +202,41 @@ async def test_a_download_streams_within_its_limit_and_refreshes_a_refused_token
         with pytest.raises(ApiError) as refused:  # the key is not this message's
             await client.download(path, params={"type": "image"}, limit=1000)
         assert refused.value.code == 234003
+
+
+PROXIES = ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "NO_PROXY")
+
+
+def closed_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+@pytest.mark.parametrize(
+    ("env", "path"),
+    [
+        ({}, "pool"),
+        ({"HTTP_PROXY": "http://127.0.0.1:{port}"}, "proxy"),
+        ({"ALL_PROXY": "http://127.0.0.1:{port}"}, "proxy"),
+        ({"HTTPS_PROXY": "http://127.0.0.1:{port}"}, "pool"),  # the fake is plain http
+        ({"HTTP_PROXY": "http://127.0.0.1:{port}", "NO_PROXY": "127.0.0.1"}, "pool"),
+    ],
+)
+async def test_json_calls_take_the_pool_unless_httpx_would_use_a_proxy(
+    fake: FakePlatform, monkeypatch: pytest.MonkeyPatch, env: dict[str, str], path: str
+) -> None:
+    for name in PROXIES:
+        monkeypatch.delenv(name, raising=False)
+        monkeypatch.delenv(name.lower(), raising=False)
+    port = closed_port()
+    for name, value in env.items():
+        monkeypatch.setenv(name, value.format(port=port))
+    async with rest(fake, retries=0) as client:
+        if path == "proxy":  # httpx's, to a proxy that is not there
+            with pytest.raises(ApiError) as raised:
+                await client.bot_info()
+            assert raised.value.status == 0 and fake.calls(TOKEN) == []
+            return
+        assert await client.bot_info() == {"open_id": "ou_fakebot"}
+    assert {r.headers["user-agent"] for r in fake.calls(BOT) + fake.calls(TOKEN)} == {"robota"}

@@ -8,6 +8,7 @@ The contract (docs/architecture.md §2), and the tool this module gives for each
    inside a guard, because an exception escaping a ``run_sync_soon`` callback ends the whole
    trio run. A loop that already finished makes ``post`` return ``False``; it never raises.
    For high-rate streams, ``Coalescer`` appends to a deque and posts one drain per burst.
+   Code that may run on either side asks ``LoopPort.here()`` and, on the loop, calls at once.
 3. request/reply from trio: ``request(address, build, timeout=...)`` puts a ``Reply`` callable in
    the message (Akka's replyTo); the actor calls it; the trio side waits on a one-slot channel
    under ``trio.fail_after``.
@@ -85,6 +86,14 @@ class LoopPort:
         except trio.RunFinishedError:
             return False
         return True
+
+    def here(self) -> bool:
+        """Whether the caller runs on this port's loop, in its run: there a callback can be
+        called at once instead of posted (one loop turn fewer; ``post`` is for the others)."""
+        try:
+            return trio.lowlevel.current_trio_token() is self._token
+        except RuntimeError:  # no trio run on this thread
+            return False
 
 
 class LoopMailbox:

@@ -5,7 +5,8 @@ A kernel ``Supervisor`` has a fixed list of children; turns come and go. ``CardH
 with a short backoff) and runs it in its own nursery:
 
 * ``open(turn, platform, delivery, notify=...)`` is thread-safe and returns the actor's stable
-  ``Address`` at once; events told to it before the actor runs wait in the address's stash
+  ``Address`` at once (on the host's loop its actor starts at once too, elsewhere on the
+  loop's next turn); events told to it before the actor runs wait in the address's stash
   (``stash_limit``, generous: a turn streams fast while its actor restarts);
 * when the actor reports the turn settled (``FinalAnswerDelivered`` or ``FinalAnswerFailed``)
   its supervisor is stopped and the turn forgotten; ``close(turn_id)`` stops one early;
@@ -118,7 +119,9 @@ class CardHost:
             self._turns[turn.turn_id] = entry
             self._waiting.append(entry)
             port = self._port
-        if port is not None:
+        if port is not None and port.here():
+            self._start_waiting()  # a turn's card waits for no loop turn: its first render
+        elif port is not None:
             port.post(self._start_waiting)
         return entry.address
 

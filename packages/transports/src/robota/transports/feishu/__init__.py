@@ -9,16 +9,20 @@ pure cores with thin trio shells:
 * ``_endpoint``     what the endpoint call's and the handshake's answers mean; pure
 * ``_policy``       REST decisions: retries, token refresh, the PATCH limiter; pure
 * ``_client``       the long connection on trio-websocket (``LongConnectionClient``)
-* ``_rest``         the REST API on httpx under trio (``RestClient``)
+* ``_wire``         a JSON call's request bytes, built once; pure
+* ``_rest``         the REST API under trio (``RestClient``): the JSON calls on an httpcore
+  pool, httpx for downloads and behind a proxy
 * ``_settings``     the config section and its validation; the plugin
 * ``_inbound``      what an event is and what is done with it, in the pipeline's order; pure
 * ``_outbound``     messages, cards and reactions over REST; the card sink and platform
-* ``_service``      the host's service: the connection, the routes, the cards, a restart
+* ``_service``      the host's service: the connection, the routes, the cards, a restart; its
+  layers by concept: ``_replies`` (state, reactions, texts), ``_turns`` (a turn's card),
+  ``_notices`` (a route's reply, a queued note), ``_clicks`` (card actions), ``_admission``
 * ``_device_flow``  one-click app registration (the device flow) as decisions; pure
 * ``_app_audit``    what the bot needs of its app, and what a published version lacks; pure
 * ``_onboarding``   ``register_app`` and ``audit_app``: the httpx shells ``robota init`` runs
 
-Config loading imports this package for the section's validation alone, so httpx and
+Config loading imports this package for the section's validation alone, so httpx, httpcore and
 trio-websocket (about 0.2 s of imports) are imported by the shells when they first run, and
 ``_inbound``, ``_outbound`` and ``_service`` (the card renderer) when the host asks for the
 service, never here.

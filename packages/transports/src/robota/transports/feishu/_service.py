@@ -38,173 +38,62 @@ schedule id (an old card cannot cancel a newer restart) and is answered like any
 from __future__ import annotations
 
 import logging
-import secrets
-from collections.abc import Mapping, Sequence
 from contextlib import closing
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import trio
 
 from robota.core import LoopPort, Timers
 from robota.core.cards import CardDelivery, CardHost
-from robota.core.engine import (
-    AnswerApproval,
-    Interrupt,
-    RouteReply,
-    SessionsListing,
-    UserInput,
-)
 from robota.core.frontend import (
     NOTE_TIMEOUT,
-    QUEUE_CANCEL,
-    RESTART_CANCEL,
     ChatRoute,
-    ChatTurn,
-    ChatTurns,
-    Opening,
-    Outcome,
     Pending,
-    Prepared,
-    QueueNote,
-    RecoveredTurn,
-    Refused,
     RestartDesk,
     RestartNote,
     TransportContext,
     TransportStatus,
-    attachments_folder,
-    inbound_claims,
-    media_notes,
-    prompt_with,
-    queue_texts,
-    recovery_notes,
 )
 from robota.core.store import (
-    ActionBinding,
-    AppendAuditEvent,
-    BindCardActions,
-    CardAction,
     ChatContext,
-    ClaimCardAction,
-    Claimed,
-    ClaimInboundEvent,
-    ForgetReaction,
     NoteChat,
-    RecordReaction,
-    SetChatSetting,
     Task,
-    TurnAttempt,
     chat_contexts,
-    message_reactions,
     open_reader,
 )
 from robota.core.store import task as load_task
-from robota.core.teams import FollowUpInput, LoopReplies, StartRequest, TeamDoor, say_offline
+from robota.core.teams import FollowUpInput, LoopReplies, StartRequest, say_offline
 
-from ._agents import declared
+from ._admission import Admission
 from ._client import LongConnectionClient
-from ._connection import Delivery
 from ._errors import ApiError, ConnectionRefused
-from ._groups import FeishuGroups, group_notes, open_group, welcome_text
+from ._groups import FeishuGroups, group_notes, welcome_text
 from ._inbound import (
-    Admit,
-    CardClick,
-    ChatCommand,
-    Ignore,
-    InboundMessage,
-    Malformed,
     Screen,
-    Unsupported,
-    allowed,
-    chat_route,
-    command,
-    parse_event,
-    screen,
 )
-from ._media import fetch
-from ._outbound import RESET, STOP, FeishuCards, FeishuSink, Messenger, ResetButton
+from ._outbound import FeishuSink, Messenger
+from ._replies import _MUTE
 from ._rest import RestClient
-from ._sessions_card import sessions_card, sessions_notes
-from ._settings import _BOT_OPEN_IDS, FeishuSettings
-from ._team import team_chat, team_message, team_say, team_screen
-from ._texts import _note_card, _notes, _toast
-from ._threads import ThreadForks
+from ._settings import _BOT_OPEN_IDS
+from ._team import team_say
+from ._texts import _note_card
 
 if TYPE_CHECKING:
-    from robota.core import AgentCapabilities
     from robota.core.frontend import GroupChat
 
 __all__ = ["FeishuService"]
 
 log = logging.getLogger("robota.transports.feishu")
 
-STORE_TIMEOUT = 10.0
-CARD_SUFFIX = ":feishu"
-"""A card's turn id is the engine's attempt id and this (see the module docstring)."""
-_REACTIONS: Mapping[Outcome, str] = {
-    "completed": "DONE",
-    "failed": "ERROR",
-    "interrupted": "CrossMark",
-}
-_MUTE = "mention_only"
-SESSIONS = "sessions"
-"""The ``approval_id`` of a ``/sessions`` card's buttons; the ``decision`` is ``kind:value``
-(``SessionsAction``). One drawing's buttons share a turn id, so one click retires them all."""
 
-
-@dataclass(slots=True)
-class _Turn(ChatTurn):
-    """A running turn's card and the person's messages it answers."""
-
-    reset_token: str | None = None
-    """The completed card's Reset button (``None``: the agent cannot fork through a turn)."""
-
-
-class FeishuService(ChatTurns[_Turn]):
+class FeishuService(Admission):
     """See the module docstring."""
 
     def __init__(self, context: TransportContext) -> None:
-        super().__init__(
-            context, name="feishu", route_prefix="feishu:", card_suffix=CARD_SUFFIX, log=log
-        )
-        settings = context.settings
-        assert isinstance(settings, FeishuSettings), settings
-        self.settings = settings
-        self.notes = _notes(context.locale)
-        self.screen = Screen(
-            owner=settings.user_open_id,
-            owner_only=settings.respond_to_owner_only,
-            all_group_messages=settings.respond_to_all_group_messages,
-        )
-        self._card_routes: dict[str, str] = {}
-        """Card message id -> route key, for clicks (a topic's route is not the chat's)."""
-        self._reactions: dict[tuple[str, str], str] = {}
-        self._muted: dict[str, bool] = {}
-        self._known: list[ChatContext] = []
-        self._messenger: Messenger | None = None
-        self._sink: FeishuSink | None = None
-        self._outbound_ok = False
+        super().__init__(context)
         self._restarts = RestartDesk(
             self._store, self.notes, self._send_restart_note, name="feishu", log=log
         )
-        self._groups: FeishuGroups | None = None
-        """The ``GroupMaker`` (``_groups``), inviting the owner; a chat's binds its sender."""
-        self._teams: list[LoopReplies] = []
-        """The team groups' doors this service is attached to (``_team``)."""
-        self._repaints: set[str] = set()
-        """``/sessions`` cards whose Previous / Next was clicked: the reply redraws them."""
-        self._threads = ThreadForks(context.db_path, CARD_SUFFIX)
-        self._capabilities: dict[str | None, AgentCapabilities] = {}
-
-    def _declared(self, agent: str | None) -> AgentCapabilities:
-        """``declared``, asked once per agent: the config and the installed runtimes stay
-        what they were while this runs, and the lookup stats every ``sys.path`` entry on the
-        way to each card."""
-        found = self._capabilities.get(agent)
-        if found is None:
-            found = self._capabilities[agent] = declared(self.context.config, agent)
-        return found
 
     # -- the host's safe restart (RestartNotes, PendingFinals) ------------------------------
 
@@ -352,392 +241,6 @@ class FeishuService(ChatTurns[_Turn]):
         with closing(open_reader(self.context.db_path)) as db:
             return load_task(db, task_id)
 
-    # -- inbound ----------------------------------------------------------------------------
-
-    async def _on_event(self, delivery: Delivery) -> Mapping[str, Any] | None:
-        """The long connection's handler: decide, hand off, answer the ACK (never raises)."""
-        parsed = parse_event(delivery.payload)
-        if isinstance(parsed, Malformed | Unsupported):
-            log.warning(
-                "feishu event dropped: %s", parsed.reason, extra={"frame": delivery.message_id}
-            )
-            return None
-        if isinstance(parsed, CardClick):
-            return await self._on_click(parsed)
-        self._on_message(parsed)
-        return None
-
-    def _on_message(self, message: InboundMessage) -> None:
-        door = self.context.teams.get(message.chat_id)
-        if door is not None:  # a team's group: its door decides who is heard
-            decision = screen(message, team_screen(door, self.screen.bot_open_id))
-            route_key = (
-                team_message(decision).route if isinstance(decision, Admit) else message.route_key
-            )
-        else:
-            decision = screen(
-                message, self.screen, muted=self._muted.get(chat_route(message.chat_id), False)
-            )
-            route_key = message.route_key
-        if isinstance(decision, Ignore):
-            log.info(
-                "feishu message ignored: %s",
-                decision.reason,
-                extra={"message_id": message.message_id},
-            )
-            return
-        if self.context.host is not None:
-            self.context.host.note_inbound(route_key)
-        self.hand_to_lane(self._route(route_key), decision)
-
-    def _route(self, route_key: str) -> ChatRoute:
-        return self.route(route_key)
-
-    def item_extra(self, item: Any) -> Mapping[str, object]:
-        return {"message_id": item.message.message_id}
-
-    async def admit(self, route: ChatRoute, item: Any) -> None:
-        admit: Admit = item
-        message = admit.message
-        fresh = await self.claimed_and_fresh(
-            inbound_claims(
-                message.event_id,
-                f"feishu-message:{message.message_id}",
-                message_kind="message_id",
-            ),
-            message,
-            AppendAuditEvent(
-                "feishu.stale_message",
-                {
-                    "message_id": message.message_id,
-                    "route": route.key,
-                    "created_at": message.created_at,
-                },
-            ),
-            {"message_id": message.message_id},
-        )
-        if not fresh:
-            return
-        chat_key = chat_route(message.chat_id)
-        door = self.context.teams.get(message.chat_id)
-        if door is not None:
-            door.handle(team_message(admit))  # its effects come back through _team
-            return
-        await self._react(message.message_id, "OnIt")
-        self._store.submit(NoteChat(chat_key, f"feishu:{message.chat_type}"), self.logged)
-        chat_command = command(admit)
-        if chat_command is not None:
-            await self._chat_command(route, message, chat_command)
-            return
-        prepared: Prepared | None = Prepared(admit.text, ())
-        if message.resources:
-            prepared = await self._with_media(route, message, admit.text)
-        if prepared is None:
-            return  # refused, and said why
-        text = prepared.text
-        input_ = UserInput(text, images=prepared.images, message_id=message.message_id)
-        fork = None if text.startswith("/") else await self._threads.fork_for(message, input_)
-        if text.startswith("/") or fork is not None:  # the fork's reply comes first
-            route.commands.append(Pending(message.message_id, text))
-        if not text.startswith("/"):
-            route.pending.append(Pending(message.message_id, text))
-        self.context.port.tell(route.key, input_ if fork is None else fork)
-
-    async def _with_media(
-        self, route: ChatRoute, message: InboundMessage, text: str
-    ) -> Prepared | None:
-        """The message's images and files downloaded (``_media``), or ``None`` once the
-        person was told why not."""
-        assert self._messenger is not None
-        notes = media_notes(self.context.locale)
-        folder = attachments_folder(self.context.profile.data_dir, message.chat_id)
-        saved = await fetch(
-            self._messenger.rest, message.message_id, message.resources, folder, notes
-        )
-        if isinstance(saved, Refused):
-            log.info("feishu: a message's attachment was refused: %s", saved.reason)
-            await self._say(route.key, message.message_id, saved.reason)
-            await self._settle_reaction(message.message_id, "ERROR")
-            return None
-        images = self._declared(route.agent).images
-        return prompt_with(text, saved, takes_images=images, notes=notes)
-
-    async def _chat_command(
-        self, route: ChatRoute, message: InboundMessage, chat_command: ChatCommand
-    ) -> None:
-        if chat_command.refusal is not None:
-            await self._say(route.key, message.message_id, chat_command.refusal)
-            await self._settle_reaction(message.message_id, "ERROR")
-            return
-        if chat_command.name in ("newgroup", "forkgroup"):
-            maker = self._groups.inviting(message.sender_open_id) if self._groups else None
-            fork, title = chat_command.name == "forkgroup", chat_command.argument
-            notes = group_notes(self.context.locale)
-            host = self.context.host
-            made, reply = await open_group(
-                host, maker, route.key, fork=fork, title=title, notes=notes
-            )
-            await self._say(route.key, message.message_id, reply)
-            await self._settle_reaction(message.message_id, "DONE" if made else "ERROR")
-            return
-        if chat_command.name == "mute":
-            chat_key = chat_route(message.chat_id)
-            now = self._muted.get(chat_key, False)
-            on = {"on": True, "off": False}.get(chat_command.argument or "", not now)
-            await self._store.write(
-                SetChatSetting(chat_key, "feishu:group", _MUTE, on), timeout=STORE_TIMEOUT
-            )
-            self._muted[chat_key] = on
-            await self._say(route.key, message.message_id, self.notes["muted" if on else "unmuted"])
-        else:
-            host = self.context.host
-            if host is None:
-                await self._say(route.key, message.message_id, self.notes["no_restart"])
-                await self._settle_reaction(message.message_id, "ERROR")
-                return
-            force = chat_command.argument == "--force"
-            schedule = self._restarts.request(host, route.key, message.message_id, force=force)
-            if schedule is not None:  # already enrolled: no new note
-                text = f"{self.notes['restart']} ({schedule})"
-                await self._say(route.key, message.message_id, text)
-        await self._settle_reaction(message.message_id, "DONE")
-
-    async def _on_click(self, click: CardClick) -> Mapping[str, Any]:
-        notes = self.notes
-        door = self._team_door(self._card_routes.get(click.message_id, ""))
-        if door is not None:  # a team thread's card: admins answer its approvals
-            if not door.may_approve(click.operator_open_id):
-                log.info("feishu card action refused: not an admin of team %s", door.team.name)
-                return _toast("error", door.refusal("approval_admins_only"))
-        else:
-            refused = allowed(click.operator_open_id, self.screen)
-            if refused is not None:
-                log.info("feishu card action refused: %s", refused.reason)
-                return _toast("error", notes["owner_only"])
-        if click.token is None:
-            return _toast("warning", notes["not_ours"])
-        first = await self._store.write(
-            ClaimInboundEvent(click.event_id, "card_action"), timeout=STORE_TIMEOUT
-        )
-        if not first:
-            return _toast("info", notes["duplicate"])
-        route_key = self._card_routes.get(click.message_id, chat_route(click.chat_id))
-        outcome = await self._store.write(
-            ClaimCardAction(click.token, click.message_id, route_key), timeout=STORE_TIMEOUT
-        )
-        if not isinstance(outcome, Claimed):
-            log.info("feishu card action refused: %s", outcome.reason)
-            return _toast("warning", outcome.message)
-        action = outcome.action
-        if action.approval_id == RESTART_CANCEL:
-            host = self.context.host
-            if host is None or not host.cancel_restart(action.decision):
-                return _toast("warning", notes["not_cancelled"])
-            return _toast("success", notes["restart_cancelled"])
-        if action.approval_id == STOP:
-            self.context.port.tell(route_key, Interrupt())
-            return _toast("info", notes["stopping"])
-        if action.approval_id == QUEUE_CANCEL:
-            return self._queue_click(route_key, click, action.decision)
-        if action.approval_id == SESSIONS:
-            return self._sessions_click(route_key, click, action.decision)
-        if action.approval_id == RESET:  # the engine's /turns reset; its reply to the card
-            self._route(route_key).commands.append(Pending(click.message_id, ""))
-            self.context.port.tell(route_key, UserInput(f"/turns reset {action.decision}"))
-            return _toast("info", notes["resetting"])
-        self.context.port.tell(route_key, AnswerApproval(action.approval_id, action.decision))  # type: ignore[arg-type]
-        return _toast("success", notes["answered"])
-
-    # -- the routes' notices (``ChatTurns``) ------------------------------------------------
-
-    def turn_ended(self, route_key: str) -> None:
-        door = self._team_door(route_key)
-        if door is not None:
-            door.turn_ended(route_key)
-
-    async def route_reply(
-        self, route: ChatRoute, anchor: Pending | None, reply: RouteReply
-    ) -> None:
-        anchor_id = anchor.message_id if anchor else None
-        if self._threads.fork_reply(anchor_id):
-            if reply.level != "error":  # forked: the prompt runs, its turn settles the message
-                await self._say(route.key, anchor_id, reply.text)
-                return
-            for dropped in [p for p in route.pending if p.message_id == anchor_id]:
-                route.pending.remove(dropped)  # the refused fork dropped its prompt
-        if anchor_id is not None and anchor_id in self._repaints:
-            self._repaints.discard(anchor_id)
-            if reply.listing is not None:  # a page click: the same card, the next page
-                await self._sessions_card(route.key, anchor_id, reply.listing, replace=True)
-                return
-        await self._reply_notice(route.key, anchor_id, reply)
-
-    # -- a queued prompt's note (``robota.core.frontend.QueueNotes``) ----------------------
-
-    def input_queued(self, note: QueueNote) -> None:
-        assert self._nursery is not None
-        self._nursery.start_soon(self._queued_note, note)
-
-    async def _queued_note(self, note: QueueNote) -> None:
-        """The note beside the person's message, its Cancel bound to the route and prompt."""
-        assert self._messenger is not None
-        texts = queue_texts(self.context.locale)
-        token = secrets.token_urlsafe(18)
-        text = texts["queued"].format(ahead=note.ahead)
-        card = _note_card(self.notes["title"], text, button=(texts["cancel"], token))
-        try:
-            message_id = await self._messenger.to_route(
-                note.route_key, note.anchor, "interactive", card
-            )
-        except ApiError as error:
-            log.warning("feishu: the queued note could not be sent: %s", error)
-            return
-        self._card_routes[message_id] = note.route_key
-        action = CardAction(f"queue:{note.prompt_id}", QUEUE_CANCEL, str(note.prompt_id))
-        await self._store.write(
-            BindCardActions(message_id, note.route_key, (ActionBinding(token, action),)),
-            timeout=STORE_TIMEOUT,
-        )
-        now = self.queue_notes.posted(note.route_key, note.prompt_id, message_id)
-        if now is not None and now.state != "queued":  # it started (or went) meanwhile
-            await self._settle_note(now)
-
-    def queued_started(self, note: QueueNote) -> None:
-        assert self._nursery is not None
-        if note.message_id is not None:  # else the note, once posted, sees it started
-            self._nursery.start_soon(self._settle_note, note)
-
-    async def _settle_note(self, note: QueueNote) -> None:
-        """The note without its action: ``started`` or ``cancelled``."""
-        assert self._messenger is not None and note.message_id is not None
-        texts = queue_texts(self.context.locale)
-        card = _note_card(self.notes["title"], texts[note.state])
-        try:
-            await self._messenger.patch_card(note.message_id, card)
-        except ApiError as error:
-            log.warning("feishu: the queued note could not be updated: %s", error)
-
-    def _queue_click(self, route_key: str, click: CardClick, decision: str) -> Mapping[str, Any]:
-        """A claimed Cancel (``ChatTurns.cancel_queued``): the note says cancelled and the
-        message gets CrossMark; too late once the prompt's turn began."""
-        assert self._nursery is not None
-        texts = queue_texts(self.context.locale)
-        if not decision.isdigit():
-            log.warning("feishu: a queue action names no prompt: %r", decision)
-            return _toast("warning", self.notes["not_ours"])
-        cancelled = self.cancel_queued(self._route(route_key), int(decision), click.message_id)
-        if cancelled is None:
-            return _toast("warning", texts["too_late"])
-        if cancelled.anchor is not None:
-            self._nursery.start_soon(self._settle_reaction, cancelled.anchor, "CrossMark")
-        self._nursery.start_soon(self._settle_note, cancelled)
-        return _toast("success", texts["cancelling"])
-
-    # -- the /sessions card (``_sessions_card``) ------------------------------------------
-
-    async def _sessions_card(
-        self, route_key: str, anchor: str | None, listing: SessionsListing, *, replace: bool
-    ) -> bool:
-        """The listing drawn as a card, a reply to ``anchor`` (``replace``: ``anchor`` is the
-        card, redrawn); its buttons bound before anyone can click them. Whether it went out."""
-        assert self._messenger is not None
-        drawn = sessions_card(
-            listing, sessions_notes(self.context.locale), lambda: secrets.token_urlsafe(18)
-        )
-
-        async def bind(message_id: str) -> None:
-            drawing = f"{SESSIONS}:{message_id}:{secrets.token_hex(6)}"
-            bindings = tuple(
-                ActionBinding(a.token, CardAction(drawing, SESSIONS, f"{a.kind}:{a.value}"))
-                for a in drawn.actions
-            )
-            self._card_routes[message_id] = route_key
-            await self._store.write(
-                BindCardActions(message_id, route_key, bindings), timeout=STORE_TIMEOUT
-            )
-
-        try:
-            if replace and anchor is not None:
-                await bind(anchor)
-                await self._messenger.patch_card(anchor, drawn.card)
-            else:
-                message_id = await self._messenger.to_route(
-                    route_key, anchor, "interactive", drawn.card
-                )
-                await bind(message_id)
-        except ApiError as error:
-            log.warning("feishu: the sessions card could not be sent: %s", error)
-            return False
-        return True
-
-    def _sessions_click(self, route_key: str, click: CardClick, decision: str) -> Mapping[str, Any]:
-        """A ``/sessions`` card's button (claimed): the engine's command on the route, its
-        reply to the card (a page: the card redrawn), or a group made of the entry."""
-        assert self._nursery is not None
-        notes = sessions_notes(self.context.locale)
-        kind, _, value = decision.partition(":")
-        route = self._route(route_key)
-        if kind in ("page", "switch"):
-            text = value if kind == "page" else f"/switch {value}"
-            if kind == "page":
-                self._repaints.add(click.message_id)
-            route.commands.append(Pending(click.message_id, text))
-            self.context.port.tell(route_key, UserInput(text))
-            return _toast("info", notes["paging" if kind == "page" else "switching"])
-        if kind in ("newgroup", "forkgroup"):
-            self._nursery.start_soon(
-                self._group_of_entry, route_key, click, value, kind == "forkgroup"
-            )
-            return _toast("info", notes["grouping"])
-        log.warning("feishu: a sessions action of unknown kind %r refused", kind)
-        return _toast("warning", self.notes["not_ours"])
-
-    async def _group_of_entry(
-        self, route_key: str, click: CardClick, task_id: str, fork: bool
-    ) -> None:
-        maker = self._groups.inviting(click.operator_open_id) if self._groups else None
-        _, reply = await open_group(
-            self.context.host,
-            maker,
-            route_key,
-            fork=fork,
-            title=None,
-            notes=group_notes(self.context.locale),
-            task=task_id,
-        )
-        await self._say(route_key, click.message_id, reply)
-
-    def open_turn(self, route: ChatRoute, opening: Opening) -> _Turn:
-        assert self._sink is not None
-        stop_token = secrets.token_urlsafe(18)
-        agent = route.agent or self.context.config.defaults.agent
-        layout = self.settings.thinking_card_layout
-        stop_label = self.notes["stop"]
-        forks = self._declared(agent).fork_at_turn
-        reset_token = secrets.token_urlsafe(18) if forks else None
-        reset = (
-            ResetButton(reset_token, self.notes["reset"], self.notes["reset_warning"])
-            if reset_token
-            else None
-        )
-        if opening.anchor is not None:
-            self._sink.anchors[opening.card_id] = opening.anchor
-        address = self.open_card(
-            route,
-            opening,
-            lambda: FeishuCards(
-                agent=agent,
-                layout=layout,
-                stop_token=stop_token,
-                stop_label=stop_label,
-                reset=reset,
-            ),
-        )
-        messages = list(opening.messages)
-        return _Turn(
-            opening.card_id, route.key, address, stop_token, messages, reset_token=reset_token
-        )
-
     # -- team groups (``_team``) -----------------------------------------------------------
 
     def _attach_teams(self, nursery: trio.Nursery) -> None:
@@ -751,10 +254,6 @@ class FeishuService(ChatTurns[_Turn]):
             say=lambda door: team_say(messenger, door.team.chat),
             owner=self.settings.user_open_id,
         )
-
-    def _team_door(self, route_key: str) -> TeamDoor | None:
-        chat = team_chat(route_key)
-        return None if chat is None else self.context.teams.get(chat)
 
     def team_input(self, effect: StartRequest | FollowUpInput) -> None:
         """A team request starts, or text goes on to its thread's task (the loop)."""
@@ -770,91 +269,3 @@ class FeishuService(ChatTurns[_Turn]):
             route.pending.append(Pending(effect.anchor, text))
         for request in effect.requests():
             self.context.port.tell(route.key, request)
-
-    # -- after a restart (``ChatTurns.recover``) -------------------------------------------
-
-    def recovering(self, unsettled: Sequence[tuple[TurnAttempt, str | None]]) -> None:
-        self._reactions.update(self._read_reactions([a.anchor_message_id for a, _ in unsettled]))
-
-    def recovered(self, plan: Sequence[RecoveredTurn]) -> None:
-        """Tell each chat what became of its unsettled turns (``_recovery_notes``)."""
-        assert self._nursery is not None
-        for item, text in recovery_notes(plan, self.context.locale):
-            turn = self._turns.get(item.attempt.id)
-            anchor = self._sink.anchors.get(turn.card_id) if turn and self._sink else None
-            if anchor is not None:  # said beside the message it concerns
-                self._nursery.start_soon(self._say, item.attempt.route_key, anchor, text)
-
-    def _read_reactions(self, message_ids: list[str | None]) -> dict[tuple[str, str], str]:
-        found: dict[tuple[str, str], str] = {}
-        db = open_reader(self.context.db_path)
-        try:
-            for message_id in filter(None, message_ids):
-                for emoji, reaction_id in message_reactions(db, message_id).items():
-                    if reaction_id is not None:
-                        found[(message_id, emoji)] = reaction_id
-        finally:
-            db.close()
-        return found
-
-    def card_posted(self, attempt_id: str, turn: _Turn, message_id: str) -> None:
-        self._card_routes[message_id] = turn.route_key
-        bindings = [ActionBinding(turn.stop_token, CardAction(turn.card_id, STOP, "cancel"))]
-        if turn.reset_token is not None:
-            # Its own turn id: a turn's tokens end with its answer, Reset is for after it.
-            action = CardAction(f"{turn.card_id}:reset", RESET, attempt_id)
-            bindings.append(ActionBinding(turn.reset_token, action))
-        self._store.submit(
-            BindCardActions(message_id, turn.route_key, tuple(bindings)), self.logged
-        )
-
-    def answer_done(self, turn: _Turn, outcome: Outcome) -> None:
-        assert self._nursery is not None
-        if self._sink is not None:
-            self._sink.anchors.pop(turn.card_id, None)
-        for message_id in turn.messages:
-            self._nursery.start_soon(self._settle_reaction, message_id, _REACTIONS[outcome])
-
-    # -- outbound helpers ------------------------------------------------------------------
-
-    async def _react(self, message_id: str, emoji: str) -> None:
-        assert self._messenger is not None
-        try:
-            reaction_id = await self._messenger.react(message_id, emoji)
-        except ApiError as error:
-            log.warning("feishu: the %s reaction failed: %s", emoji, error)
-            return
-        if reaction_id is not None:
-            self._reactions[(message_id, emoji)] = reaction_id
-            self._store.submit(RecordReaction(message_id, emoji, reaction_id), self.logged)
-
-    async def _settle_reaction(self, message_id: str, emoji: str) -> None:
-        """``OnIt`` on ``message_id`` replaced by ``emoji``."""
-        assert self._messenger is not None
-        await self._react(message_id, emoji)
-        reaction_id = self._reactions.pop((message_id, "OnIt"), None)
-        if reaction_id is None:
-            return
-        try:
-            await self._messenger.unreact(message_id, reaction_id)
-        except ApiError as error:
-            log.warning("feishu: the OnIt reaction could not be removed: %s", error)
-            return
-        self._store.submit(ForgetReaction(message_id, "OnIt"), self.logged)
-
-    async def _say(self, route_key: str, anchor: str | None, text: str) -> None:
-        assert self._messenger is not None
-        try:
-            await self._messenger.to_route(route_key, anchor, "text", {"text": text})
-        except ApiError as error:
-            log.warning("feishu: a reply could not be sent: %s", error)
-
-    async def _reply_notice(self, route_key: str, anchor: str | None, reply: RouteReply) -> None:
-        # /sessions: its page as a card; the text when the card could not go out.
-        listing = reply.listing
-        if listing is None or not await self._sessions_card(
-            route_key, anchor, listing, replace=False
-        ):
-            await self._say(route_key, anchor, reply.text)
-        if anchor is not None:
-            await self._settle_reaction(anchor, "ERROR" if reply.level == "error" else "DONE")
