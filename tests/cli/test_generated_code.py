@@ -323,3 +323,18 @@ def test_a_second_robota_start_hits_the_table(tmp_path: Path) -> None:
     second = run()
     assert first[1] != 0 and first[2] is True
     assert second[0] != 0 and second[1] == 0 and second[2] is True
+
+
+def test_importing_the_library_installs_nothing() -> None:
+    """Only the ``robota`` script's ``main`` installs the table: importing robota (as a
+    library, or a test) leaves dataclasses and attrs as they are."""
+    code = (
+        "import dataclasses, json, robota.cli, robota.core, robota.runtimes, trio, attr._make\n"
+        "from robota.cli import _generated_code\n"
+        "print(json.dumps(['exec' in vars(dataclasses), 'compile' in vars(attr._make),"
+        " _generated_code.ACTIVE is None]))"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True
+    )
+    assert json.loads(out.stdout) == [False, False, True]

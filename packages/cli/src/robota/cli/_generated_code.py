@@ -3,10 +3,13 @@
 Why: ``dataclasses`` writes each class's ``__init__``, ``__repr__``, ``__eq__``, ... as source
 text and compiles it when the class is defined (Python 3.11's ``dataclasses._create_fn`` does
 ``exec(txt, globals, ns)``); attrs, which trio uses for its own classes, does the same with
-``compile(script, filename, "exec")``. A ``robota -p`` start defines some 130 frozen
-dataclasses before its agent gets ``initialized``, at about 0.8 ms each, most of it that
-compile: about 100 ms of the start, measured with ``python -X importtime`` and by timing the
-``exec`` calls (``tools/bench/print_vs_raw.py`` shows what it does to a whole run).
+``compile(script, filename, "exec")``. A ``robota -p`` start on Codex defines about 175
+dataclasses (most frozen, with slots) and 65 attrs classes before its agent gets
+``initialized``: some 1 050 generated functions, at 0.5-0.9 ms per class on this 2-core
+machine, most of it the compile (measured with ``python -X importtime`` and a profile of one
+run). With the table, the print path's imports take 242 -> 193 ms of CPU in a fresh interpreter
+(median of 12 alternating runs), and ``tools/bench/print_vs_raw.py --baseline`` shows what it
+does to a whole run (README, Performance).
 
 What: when the ``robota`` console script starts (``robota.cli:main``, never on import of the
 library), ``install`` puts two module globals in front of the builtins: ``exec`` in
