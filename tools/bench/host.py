@@ -18,8 +18,11 @@ sandboxed profile (``_real.Sandbox``), and the same agent set up again for the r
   the host (``robota --version`` is printed beside it). What the host adds is send - raw turn -
   CLI start, taken inside each round (``_rounds``): its median (target: within 5 ms) and IQR.
   A wire tap on the control socket (``_control_tap``) also times each ``task.send`` from its
-  request in to its reply out: less the round's raw turn, the host's own share without the
-  CLI's start in it. ``--base CHECKOUT`` runs a second host on that checkout's sources (this
+  request in to its reply out, and the wire tap on the host's agent (``tools/wire_tap.py``, in
+  front of the raw client's agent too) that turn's ``session/prompt`` until its response: the
+  first less the second is the host's own share of the send, without the CLI's start or the
+  agent's turn in it, split into the way in (request in -> prompt out) and the way out (answer
+  in -> reply out). ``--base CHECKOUT`` runs a second host on that checkout's sources (this
   venv, its ``packages/*/src`` first on ``PYTHONPATH``) and interleaves both hosts' measurements
   in the same shuffled rounds, with the branch's figures less the base's per round; start and
   RSS are then left out.
@@ -127,6 +130,9 @@ class Side:
     sandbox: Sandbox
     task_id: str = ""
     tap: ControlTap | None = None
+    raw: RawAgent | None = None
+    """The raw client on this side's own copy of the agent: each agent's session grows by
+    one turn a round, the host's and the raw client's alike."""
 
 
 def timed_send(side: Side, agent: str, text: str) -> tuple[float, float, float, float]:
@@ -166,10 +172,10 @@ def timed_turn(raw: RawAgent, text: str) -> float:
 
 
 def measure_round(
-    sides: list[Side], agent: str, raw: RawAgent, index: int, rng: random.Random
+    sides: list[Side], agent: str, index: int, rng: random.Random
 ) -> dict[str, float]:
-    """One round: each side's send, raw turn, CLI start and ``--version`` in a shuffled order
-    (the raw turn once per side: each side's figure is taken inside its own round)."""
+    """One round: each side's send, raw turn, CLI start and ``--version``, all in one
+    shuffled order."""
     marks: dict[str, float] = {}
     names = [f"{side.label}:{kind}" for side in sides for kind in MEASURED]
     by_label = {side.label: side for side in sides}
@@ -182,7 +188,8 @@ def measure_round(
             for part, share in zip(("wire", "in", "out"), shares, strict=True):
                 marks[f"{label}:{part}"] = share
         elif kind == "raw":
-            marks[name] = timed_turn(raw, text)
+            assert side.raw is not None
+            marks[name] = timed_turn(side.raw, text)
         elif kind == "cli":
             marks[name] = run(side.sandbox, "task", "status", side.task_id, "--json")[0]
         else:
@@ -217,23 +224,21 @@ def bench_send(sides: list[Side], agent: str, sends: int, warmup: int, seed: int
         _, out = run(side.sandbox, "task", "new", "--agent", agent, "--json")
         side.task_id = json.loads(out)["task"]["id"]
         run(side.sandbox, "task", "send", side.task_id, "warm up", "--wait")
-    pair = sides[0].sandbox.pairs[agent]
-    raw = pair.raw_agent()
-    raw.start()
     rng = random.Random(seed)
     rounds: list[dict[str, float]] = []
-    try:
-        raw.open(pair.raw_cwd)
-        raw.turn("warm up")
-        with ExitStack() as stack:
-            for side in sides:
-                side.tap = stack.enter_context(ControlTap(control_socket(side.sandbox)))
-            for i in range(warmup + sends):
-                marks = measure_round(sides, agent, raw, i, rng)
-                if i >= warmup:
-                    rounds.append(marks)
-    finally:
-        raw.close()
+    with ExitStack() as stack:
+        for side in sides:
+            pair = side.sandbox.pairs[agent]
+            side.raw = pair.raw_agent()
+            side.raw.start()
+            stack.callback(side.raw.close)
+            side.raw.open(pair.raw_cwd)
+            side.raw.turn("warm up")
+            side.tap = stack.enter_context(ControlTap(control_socket(side.sandbox)))
+        for i in range(warmup + sends):
+            marks = measure_round(sides, agent, i, rng)
+            if i >= warmup:
+                rounds.append(marks)
     rows = [f"send rounds: {sends} measured after {warmup} warm-up, order shuffled (seed {seed})"]
     for side in sides:
         if len(sides) > 1:
