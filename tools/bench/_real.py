@@ -36,6 +36,7 @@ __all__ = [
     "DEFAULT_AGENTS",
     "RAW_CLIENT",
     "Pair",
+    "Protocol",
     "RawAgent",
     "Sandbox",
     "children",

@@ -53,6 +53,7 @@ from pathlib import Path
 
 from _control_tap import ControlTap
 from _real import (
+    Protocol,
     RawAgent,
     Sandbox,
     children,
@@ -151,15 +152,27 @@ def timed_send(side: Side, agent: str, text: str) -> tuple[float, float, float, 
     came, went = calls[0]
     pair = side.sandbox.pairs[agent]
     assert pair.robota_tap is not None
-    turns = [
-        (start, end)
-        for start, end in turn_marks(read_tap(pair.robota_tap), pair.protocol)
-        if came <= start and end <= went
-    ]
+    start, end = agent_turn(pair.robota_tap, pair.protocol, came, went)
+    return seconds, (went - came) - (end - start), start - came, went - end
+
+
+def agent_turn(log: Path, protocol: Protocol, came: float, went: float) -> tuple[float, float]:
+    """The one turn the agent's wire tap saw between ``came`` and ``went``. The tap logs a
+    line after forwarding it, so the answer's entry may land a moment after the host replied:
+    it is waited for (a few seconds at most)."""
+    deadline = time.monotonic() + 5.0
+    while True:
+        turns = [
+            (start, end)
+            for start, end in turn_marks(read_tap(log), protocol)
+            if came <= start and end <= went
+        ]
+        if len(turns) == 1 or time.monotonic() > deadline:
+            break
+        time.sleep(0.01)
     if len(turns) != 1:
         raise SystemExit(f"the agent's wire shows {len(turns)} turns inside one task.send")
-    start, end = turns[0]
-    return seconds, (went - came) - (end - start), start - came, went - end
+    return turns[0]
 
 
 def timed_turn(raw: RawAgent, text: str) -> float:
