@@ -184,6 +184,8 @@ TASK_CLIENT_NEVER = (
     "robota.core.control._server",
     "robota.core.control._host_lock",
     "robota.core.control._requests",  # the host's request registry: a client decodes replies only
+    "robota.core.control._protocol",  # the host's request decoding: a client needs the envelope
+    "robota.core.control._peer",  # who listens on a socket: the host's question, not a client's
     "robota.core.config._init",
     "robota.core.config._detect",
     "robota.core.config._merge",

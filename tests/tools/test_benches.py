@@ -85,6 +85,21 @@ def test_host(tmp_path: Path) -> None:
     assert known is not None and int(known[1]) >= 1000 and int(known[2]) >= 10, out
     assert re.search(r"^its agent's processes +[1-9][\d.]* MB", out, re.M), out
     assert re.search(r"^host RSS, idle +[\d.]+ MB +target < 60 MB: (pass|OVER)$", out, re.M), out
+    spread = r"-?[\d.]+ ms +\(IQR -?[\d.]+ \.\. -?[\d.]+, [\d.]+ wide, n=3\)"
+    assert re.search(rf"^  per round: send - raw turn - CLI start +{spread}$", out, re.M), out
+    assert re.search(rf"^the host's share, tapped +{spread}$", out, re.M), out
+    assert "send rounds: 3 measured after 1 warm-up, order shuffled" in out, out
+
+
+def test_host_against_a_base_checkout(tmp_path: Path) -> None:
+    """``--base``: two hosts (here both of this checkout), their rounds interleaved, and the
+    branch's figure less the base's taken inside each round."""
+    root = BENCH.parents[1]
+    out = run_bench("host.py", tmp_path, "--base", str(root))
+    assert out.count("the host's share, tapped") == 3, out
+    for section in ("== base", "== branch", "== branch - base, per round"):
+        assert re.search(rf"^{re.escape(section)}$", out, re.M), out
+    assert "server start until ready" not in out and "host RSS" not in out, out
 
 
 def test_feishu(tmp_path: Path) -> None:

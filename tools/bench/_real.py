@@ -36,6 +36,7 @@ __all__ = [
     "DEFAULT_AGENTS",
     "RAW_CLIENT",
     "Pair",
+    "Protocol",
     "RawAgent",
     "Sandbox",
     "children",
@@ -109,7 +110,15 @@ def tap_command(log: Path, command: Sequence[str]) -> list[str]:
 class Sandbox:
     """A robota profile under ``root`` whose agents are real, isolated and offline."""
 
-    def __init__(self, root: Path, model_url: str, names: Sequence[str], *, tap: bool) -> None:
+    def __init__(
+        self,
+        root: Path,
+        model_url: str,
+        names: Sequence[str],
+        *,
+        tap: bool,
+        pythonpath: str | None = None,
+    ) -> None:
         self.root = root
         (root / "user").mkdir(parents=True, exist_ok=True)
         self.home = root / "robota-home"
@@ -120,9 +129,11 @@ class Sandbox:
             "ROBOTA_HOME": str(self.home),
             "LC_ALL": "C.UTF-8",
         }
-        # An A/B run puts another checkout's sources first (``PYTHONPATH=OLD/packages/*/src``).
-        if os.environ.get("PYTHONPATH"):
-            self.env["PYTHONPATH"] = os.environ["PYTHONPATH"]
+        # An A/B run puts another checkout's sources first (``PYTHONPATH=OLD/packages/*/src``),
+        # from the environment or for this sandbox alone (``pythonpath``).
+        pythonpath = pythonpath or os.environ.get("PYTHONPATH")
+        if pythonpath:
+            self.env["PYTHONPATH"] = pythonpath
         self.pairs: dict[str, Pair] = {}
         agents: dict[str, Any] = {}
         for name in names:

@@ -1,6 +1,7 @@
 """The host (``robota server``): its start, a ``task send --wait`` round trip, its idle RSS.
 
-    .venv/bin/python tools/bench/host.py [--quick] [--sends N] [--agent NAME]
+    .venv/bin/python tools/bench/host.py [--quick] [--sends N] [--warmup N] [--agent NAME]
+        [--base CHECKOUT]
 
 One real agent (default claude-agent-acp), isolated and offline against the fake model, in a
 sandboxed profile (``_real.Sandbox``), and the same agent set up again for the raw client.
@@ -11,10 +12,20 @@ sandboxed profile (``_real.Sandbox``), and the same agent set up again for the r
   Target: ready within 1 s.
 * send: on a running host, ``robota task send TASK TEXT --wait`` from spawn to exit, beside the
   raw client's turn on its own warm agent (``tools/raw_client.py``: ``session/prompt`` until its
-  answer) and one CLI start, N rounds (default 20) interleaved. The CLI start is ``robota task
-  status TASK --json``: the same process start, configuration, store read and name resolution
-  as ``task send``, without the host (``robota --version`` is printed beside it). What the host
-  adds is send - raw turn - CLI start (medians). Target: within 5 ms.
+  answer) and one CLI start, N rounds (default 40, after 5 not counted), each round's
+  measurements in a shuffled order. The CLI start is ``robota task status TASK --json``: the
+  same process start, configuration, store read and name resolution as ``task send``, without
+  the host (``robota --version`` is printed beside it). What the host adds is send - raw turn -
+  CLI start, taken inside each round (``_rounds``): its median (target: within 5 ms) and IQR.
+  A wire tap on the control socket (``_control_tap``) also times each ``task.send`` from its
+  request in to its reply out, and the wire tap on the host's agent (``tools/wire_tap.py``, in
+  front of the raw client's agent too) that turn's ``session/prompt`` until its response: the
+  first less the second is the host's own share of the send, without the CLI's start or the
+  agent's turn in it, split into the way in (request in -> prompt out) and the way out (answer
+  in -> reply out). ``--base CHECKOUT`` runs a second host on that checkout's sources (this
+  venv, its ``packages/*/src`` first on ``PYTHONPATH``) and interleaves both hosts' measurements
+  in the same shuffled rounds, with the branch's figures less the base's per round; start and
+  RSS are then left out.
 * idle RSS: the host's resident memory once the store knows 10 000 routes (tasks bound to
   ``cli:`` routes, written straight into SQLite) of which 100 are active (each told ``/status``
   through ``task send``, so its route actor is alive; one of them runs a turn, so its agent
@@ -22,26 +33,44 @@ sandboxed profile (``_real.Sandbox``), and the same agent set up again for the r
   (``--quick``: 1 000 routes, 10 active). Target: under 60 MB.
 
 Every answer is checked (``ECHO: <prompt>``); the host is stopped and no process is left.
-For an A/B, run it with ``PYTHONPATH=OLD/packages/cli/src:OLD/packages/core/src:...`` (another
-checkout's sources first; the sandbox passes ``PYTHONPATH`` through), then without.
+The load average is printed at the start and at the end.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import random
 import sqlite3
 import subprocess
 import sys
 import tempfile
 import time
 import uuid
+from contextlib import ExitStack
+from dataclasses import dataclass
 from pathlib import Path
 
-from _real import Sandbox, children, fake_model, median, rss_kib, verdict
+from _control_tap import ControlTap
+from _real import (
+    Protocol,
+    RawAgent,
+    Sandbox,
+    children,
+    fake_model,
+    median,
+    read_tap,
+    rss_kib,
+    turn_marks,
+    verdict,
+)
+from _rounds import Spread, per_round, round_order, spread
 
 KNOWN_ROUTES = 10_000
 ACTIVE_ROUTES = 100
+MEASURED = ("send", "raw", "cli", "version")
+"""A send round's measurements, per side: ``task send --wait``, the raw client's turn, the CLI
+start (``task status``) and ``robota --version``."""
 
 
 def run(sandbox: Sandbox, *args: str, timeout: float = 120) -> tuple[float, str]:
@@ -94,42 +123,159 @@ def bench_start(sandbox: Sandbox, agent: str, rounds: int) -> list[str]:
     ]
 
 
-def bench_send(sandbox: Sandbox, agent: str, sends: int) -> list[str]:
-    pair = sandbox.pairs[agent]
-    _, out = run(sandbox, "task", "new", "--agent", agent, "--json")
-    task_id = json.loads(out)["task"]["id"]
-    _, out = run(sandbox, "task", "send", task_id, "warm up", "--wait")
-    raw = pair.raw_agent()
-    raw.start()
-    try:
-        raw.open(pair.raw_cwd)
-        raw.turn("warm up")
-        send_times: list[float] = []
-        raw_times: list[float] = []
-        cli_times: list[float] = []
-        version_times: list[float] = []
-        for i in range(sends):
-            seconds, out = run(sandbox, "task", "send", task_id, f"send {i}", "--wait")
-            if out.strip() != f"ECHO: send {i}":
-                raise SystemExit(f"task send --wait printed {out!r}")
-            send_times.append(seconds)
-            started = time.perf_counter()
-            turn = raw.turn(f"send {i}")
-            raw_times.append(time.perf_counter() - started)
-            if turn.text != f"ECHO: send {i}":
-                raise SystemExit(f"the raw client heard {turn.text!r}")
-            cli_times.append(run(sandbox, "task", "status", task_id, "--json")[0])
-            version_times.append(run(sandbox, "--version")[0])
-    finally:
-        raw.close()
-    added = median(send_times) - median(raw_times) - median(cli_times)
+@dataclass
+class Side:
+    """One checkout's host under measurement: its sandbox (and host), task and wire tap."""
+
+    label: str
+    sandbox: Sandbox
+    task_id: str = ""
+    tap: ControlTap | None = None
+    raw: RawAgent | None = None
+    """The raw client on this side's own copy of the agent: each agent's session grows by
+    one turn a round, the host's and the raw client's alike."""
+
+
+def timed_send(side: Side, agent: str, text: str) -> tuple[float, float, float, float]:
+    """``task send --wait`` from spawn to exit, then the host's own share of it on the wire:
+    its whole ``task.send`` on the control socket less its agent's turn on the agent's wire
+    (``session/prompt`` out until its response), and of that share the way in (request in ->
+    prompt out) and the way out (the agent's answer in -> reply out)."""
+    assert side.tap is not None
+    mark = side.tap.mark()
+    seconds, out = run(side.sandbox, "task", "send", side.task_id, text, "--wait")
+    if out.strip() != f"ECHO: {text}":
+        raise SystemExit(f"task send --wait printed {out!r}")
+    calls = side.tap.requests("task.send", mark)
+    if len(calls) != 1:
+        raise SystemExit(f"the control tap saw {len(calls)} task.send requests, not one")
+    came, went = calls[0]
+    pair = side.sandbox.pairs[agent]
+    assert pair.robota_tap is not None
+    start, end = agent_turn(pair.robota_tap, pair.protocol, came, went)
+    return seconds, (went - came) - (end - start), start - came, went - end
+
+
+def agent_turn(log: Path, protocol: Protocol, came: float, went: float) -> tuple[float, float]:
+    """The one turn the agent's wire tap saw between ``came`` and ``went``. The tap logs a
+    line after forwarding it, so the answer's entry may land a moment after the host replied:
+    it is waited for (a few seconds at most)."""
+    deadline = time.monotonic() + 5.0
+    while True:
+        turns = [
+            (start, end)
+            for start, end in turn_marks(read_tap(log), protocol)
+            if came <= start and end <= went
+        ]
+        if len(turns) == 1 or time.monotonic() > deadline:
+            break
+        time.sleep(0.01)
+    if len(turns) != 1:
+        raise SystemExit(f"the agent's wire shows {len(turns)} turns inside one task.send")
+    return turns[0]
+
+
+def timed_turn(raw: RawAgent, text: str) -> float:
+    started = time.perf_counter()
+    turn = raw.turn(text)
+    seconds = time.perf_counter() - started
+    if turn.text != f"ECHO: {text}":
+        raise SystemExit(f"the raw client heard {turn.text!r}")
+    return seconds
+
+
+def measure_round(
+    sides: list[Side], agent: str, index: int, rng: random.Random
+) -> dict[str, float]:
+    """One round: each side's send, raw turn, CLI start and ``--version``, all in one
+    shuffled order."""
+    marks: dict[str, float] = {}
+    names = [f"{side.label}:{kind}" for side in sides for kind in MEASURED]
+    by_label = {side.label: side for side in sides}
+    for name in round_order(names, rng):
+        label, kind = name.split(":")
+        side = by_label[label]
+        text = f"{kind} {label} {index}"
+        if kind == "send":
+            marks[name], *shares = timed_send(side, agent, text)
+            for part, share in zip(("wire", "in", "out"), shares, strict=True):
+                marks[f"{label}:{part}"] = share
+        elif kind == "raw":
+            assert side.raw is not None
+            marks[name] = timed_turn(side.raw, text)
+        elif kind == "cli":
+            marks[name] = run(side.sandbox, "task", "status", side.task_id, "--json")[0]
+        else:
+            marks[name] = run(side.sandbox, "--version")[0]
+    return marks
+
+
+def side_rows(side: Side, rounds: list[dict[str, float]]) -> list[str]:
+    def of(kind: str) -> Spread:
+        return spread([r[f"{side.label}:{kind}"] for r in rounds])
+
+    label = side.label
+    added = spread(per_round(rounds, [f"{label}:send"], [f"{label}:raw", f"{label}:cli"]))
+    wire = of("wire")
     return [
-        f"task send --wait          {median(send_times) * 1e3:7.1f} ms",
-        f"raw client's turn         {median(raw_times) * 1e3:7.1f} ms",
-        f"one CLI start (task status) {median(cli_times) * 1e3:5.1f} ms  "
-        f"(robota --version: {median(version_times) * 1e3:.1f} ms)",
-        f"the host adds             {added * 1e3:7.1f} ms  target <= 5 ms: {verdict(added, 0.005)}",
+        f"task send --wait          {of('send').ms()}",
+        f"raw client's turn         {of('raw').ms()}",
+        f"one CLI start (task status) {of('cli').ms()[2:]}",
+        f"robota --version          {of('version').ms()}",
+        f"the host adds             {added.median * 1e3:7.1f} ms  target <= 5 ms: "
+        f"{verdict(added.median, 0.005)}",
+        f"  per round: send - raw turn - CLI start {added.ms()}",
+        f"the host's share, tapped  {wire.ms()}",
+        "  (task.send on the control socket less its agent's turn on the agent's wire)",
+        f"  request in -> prompt out {of('in').ms()}",
+        f"  answer in -> reply out  {of('out').ms()}",
     ]
+
+
+def bench_send(sides: list[Side], agent: str, sends: int, warmup: int, seed: int) -> list[str]:
+    for side in sides:
+        _, out = run(side.sandbox, "task", "new", "--agent", agent, "--json")
+        side.task_id = json.loads(out)["task"]["id"]
+        run(side.sandbox, "task", "send", side.task_id, "warm up", "--wait")
+    rng = random.Random(seed)
+    rounds: list[dict[str, float]] = []
+    with ExitStack() as stack:
+        for side in sides:
+            pair = side.sandbox.pairs[agent]
+            side.raw = pair.raw_agent()
+            side.raw.start()
+            stack.callback(side.raw.close)
+            side.raw.open(pair.raw_cwd)
+            side.raw.turn("warm up")
+            side.tap = stack.enter_context(ControlTap(control_socket(side.sandbox)))
+        for i in range(warmup + sends):
+            marks = measure_round(sides, agent, i, rng)
+            if i >= warmup:
+                rounds.append(marks)
+    rows = [f"send rounds: {sends} measured after {warmup} warm-up, order shuffled (seed {seed})"]
+    for side in sides:
+        if len(sides) > 1:
+            rows.append(f"== {side.label}")
+        rows += side_rows(side, rounds)
+    if len(sides) == 2:
+        base, branch = (side.label for side in sides)
+        # The branch's figure less the base's, inside each round.
+        adds = per_round(
+            rounds,
+            [f"{branch}:send", f"{base}:raw", f"{base}:cli"],
+            [f"{branch}:raw", f"{branch}:cli", f"{base}:send"],
+        )
+        wires = per_round(rounds, [f"{branch}:wire"], [f"{base}:wire"])
+        rows += [
+            f"== {branch} - {base}, per round",
+            f"the host adds             {spread(adds).ms()}",
+            f"the host's share, tapped  {spread(wires).ms()}",
+        ]
+    return rows
+
+
+def control_socket(sandbox: Sandbox) -> Path:
+    return sandbox.home / "data" / "run" / "control.sock"
 
 
 def descendants(pid: int) -> list[int]:
@@ -186,37 +332,81 @@ def bench_rss(sandbox: Sandbox, agent: str, known: int, active: int) -> list[str
     ]
 
 
+def checkout_path(checkout: Path) -> str:
+    """``PYTHONPATH`` running another checkout's sources with this venv (its packages' ``src``
+    first: the editable installs' finders come after the path)."""
+    sources = sorted(checkout.resolve().glob("packages/*/src"))
+    if not sources:
+        raise SystemExit(f"{checkout}: no packages/*/src (not a robota checkout)")
+    return ":".join(str(src) for src in sources)
+
+
+def stop_host(sandbox: Sandbox) -> None:
+    subprocess.run(
+        sandbox.robota("server", "stop"),
+        check=False,
+        env=sandbox.env,
+        capture_output=True,
+        timeout=60,
+    )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument(
-        "--quick", action="store_true", help="2 starts, 3 sends, 1 000 routes of which 10 active"
+        "--quick",
+        action="store_true",
+        help="2 starts, 1 + 3 send rounds, 1 000 routes of which 10 active",
     )
-    parser.add_argument("--sends", type=int, default=20)
+    parser.add_argument("--sends", type=int, default=40, help="measured send rounds")
+    parser.add_argument("--warmup", type=int, default=5, help="send rounds not counted")
     parser.add_argument("--starts", type=int, default=5)
+    parser.add_argument("--seed", type=int, default=13, help="the rounds' shuffle")
     parser.add_argument("--agent", default="claude-agent-acp")
+    parser.add_argument(
+        "--base",
+        type=Path,
+        metavar="CHECKOUT",
+        help="A/B the send against another checkout's sources (its host beside this one's, "
+        "rounds interleaved); start and RSS are then not measured",
+    )
     args = parser.parse_args()
-    sends, starts = (3, 2) if args.quick else (args.sends, args.starts)
+    sends, warmup, starts = (3, 1, 2) if args.quick else (args.sends, args.warmup, args.starts)
     known, active = (1_000, 10) if args.quick else (KNOWN_ROUTES, ACTIVE_ROUTES)
     print(
         f"host: agent {args.agent}, {starts} starts, {sends} sends, python {sys.version.split()[0]}"
+        + (f", A/B against {args.base}" if args.base else "")
     )
+    print(f"load average at start: {load_average()}")
     with tempfile.TemporaryDirectory(prefix="rb-host-", dir="/tmp") as tmp, fake_model() as url:
-        sandbox = Sandbox(Path(tmp), url, [args.agent], tap=False)
-        try:
-            rows = bench_start(sandbox, args.agent, starts)
-            run(sandbox, "server", "start")
-            rows += bench_send(sandbox, args.agent, sends)
-            rows += bench_rss(sandbox, args.agent, known, active)
-        finally:
-            subprocess.run(
-                sandbox.robota("server", "stop"),
-                check=False,
-                env=sandbox.env,
-                capture_output=True,
-                timeout=60,
+        sides = [Side("branch", Sandbox(Path(tmp) / "branch", url, [args.agent], tap=True))]
+        if args.base is not None:
+            base = Sandbox(
+                Path(tmp) / "base",
+                url,
+                [args.agent],
+                tap=True,
+                pythonpath=checkout_path(args.base),
             )
+            sides.insert(0, Side("base", base))
+        sandbox = sides[-1].sandbox
+        try:
+            rows = [] if args.base else bench_start(sandbox, args.agent, starts)
+            for side in sides:
+                run(side.sandbox, "server", "start")
+            rows += bench_send(sides, args.agent, sends, warmup, args.seed)
+            if args.base is None:
+                rows += bench_rss(sandbox, args.agent, known, active)
+        finally:
+            for side in sides:
+                stop_host(side.sandbox)
     for row in rows:
         print(row)
+    print(f"load average at end: {load_average()}")
+
+
+def load_average() -> str:
+    return " ".join(Path("/proc/loadavg").read_text().split()[:3])
 
 
 if __name__ == "__main__":

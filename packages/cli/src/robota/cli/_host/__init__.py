@@ -33,6 +33,7 @@ if typing.TYPE_CHECKING:
         unlock,
         workspace_key,
     )
+    from ._desk_reads import DeskReads
     from ._host import Host, status_json
     from ._reads import (
         TaskRow,
@@ -109,6 +110,7 @@ if typing.TYPE_CHECKING:
     from ._transports import HostTransports, enabled_transports, host_locale, transports_agent_env
 
 __all__ = [
+    "DeskReads",
     "Host",
     "run_host",
     "STOP_SIGNALS",
@@ -210,6 +212,7 @@ __all__ = [
 _HOMES = {
     "crash_report": "._crash",
     "write_crash_report": "._crash",
+    "DeskReads": "._desk_reads",
     "Host": "._host",
     "status_json": "._host",
     "TaskRow": "._reads",

@@ -15,11 +15,9 @@ While the host stops, ``accepting`` is false and every request here is refused w
 from __future__ import annotations
 
 import secrets
-import threading
 from collections.abc import Callable, Collection
 from contextlib import closing
 from pathlib import Path
-from typing import TypeVar
 
 import trio
 
@@ -44,6 +42,7 @@ from robota.core.engine import (
 from robota.core.store import Database, Task, Together, open_reader, route_binding
 from robota.core.store import task as load_task
 
+from ._desk_reads import DeskReads
 from ._reads import routes_of
 from ._requests import (
     SEND_WAIT,
@@ -59,8 +58,6 @@ from ._routing import TaskRoute, cli_route, route_for_task, serves
 from ._taps import RouteTaps
 
 __all__ = ["TaskDesk", "task_json"]
-
-_T = TypeVar("_T")
 
 OPEN_TIMEOUT = 120.0
 """Seconds a task's agent session may take to open when the host binds a route to it."""
@@ -105,24 +102,11 @@ class TaskDesk:
         self.taps = taps
         self.kinds = frozenset(kinds)
         self._accepting = accepting
-        self._reader: Database | None = None
-        self._reader_lock = threading.Lock()
-
-    def _read(self, query: Callable[[Database], _T]) -> _T:
-        """``query`` on the desk's own read connection (any thread), opened on first use and
-        kept: opening one costs more than the two queries a ``task send`` makes with it. No
-        transaction stays open between statements, so each read sees the latest commit."""
-        with self._reader_lock:
-            if self._reader is None:
-                self._reader = open_reader(self.engine.db_path, any_thread=True)
-            return query(self._reader)
+        self.reads = DeskReads(engine.db_path)
 
     def close(self) -> None:
-        """Close the read connection (the host's or session's run ends with it)."""
-        with self._reader_lock:
-            if self._reader is not None:
-                self._reader.close()
-                self._reader = None
+        """Close the read connections (the host's or session's run ends with them)."""
+        self.reads.close()
 
     # -- requests --------------------------------------------------------------------------------
 
@@ -275,7 +259,7 @@ class TaskDesk:
         return (await self._task_route(task_id))[1].route_key
 
     async def read_task(self, task_id: str) -> Task:
-        task = await trio.to_thread.run_sync(self._read, lambda db: load_task(db, task_id))
+        task = await self.reads.query(lambda db: load_task(db, task_id))
         if task is None:
             raise HandlerError("not_found", f"no task {task_id!r}", "task")
         return task
@@ -295,7 +279,7 @@ class TaskDesk:
         def read(db: Database) -> tuple[Task | None, list[str]]:
             return load_task(db, task_id), routes_of(db, task_id)
 
-        task, current_on = await trio.to_thread.run_sync(self._read, read)
+        task, current_on = await self.reads.query(read)
         if task is None:
             raise HandlerError("not_found", f"no task {task_id!r}", "task")
         return task, route_for_task(task.id, current_on, self.kinds)

@@ -30,6 +30,16 @@ from .._lazy import lazy_attributes as _lazy_attributes
 
 if typing.TYPE_CHECKING:
     from ._client import ControlClient
+    from ._envelope import (
+        Failure,
+        MalformedReply,
+        Ok,
+        Reply,
+        RequestId,
+        decode_reply,
+        encode_reply,
+        encode_request,
+    )
     from ._errors import (
         ControlError,
         HostAlreadyRunning,
@@ -50,20 +60,7 @@ if typing.TYPE_CHECKING:
         pid_alive,
     )
     from ._lines import LineSplitter, Overlong
-    from ._protocol import (
-        MAX_LINE,
-        Call,
-        ErrorCode,
-        Failure,
-        MalformedReply,
-        Ok,
-        Reply,
-        RequestId,
-        ServerConnection,
-        decode_reply,
-        encode_reply,
-        encode_request,
-    )
+    from ._protocol import MAX_LINE, Call, ErrorCode, ServerConnection
     from ._registration import (
         SESSION_ID,
         SESSION_STATES,
@@ -167,15 +164,15 @@ _HOMES = {
     "MAX_LINE": "._protocol",
     "Call": "._protocol",
     "ErrorCode": "._protocol",
-    "Failure": "._protocol",
-    "MalformedReply": "._protocol",
-    "Ok": "._protocol",
-    "Reply": "._protocol",
-    "RequestId": "._protocol",
+    "Failure": "._envelope",
+    "MalformedReply": "._envelope",
+    "Ok": "._envelope",
+    "Reply": "._envelope",
+    "RequestId": "._envelope",
     "ServerConnection": "._protocol",
-    "decode_reply": "._protocol",
-    "encode_reply": "._protocol",
-    "encode_request": "._protocol",
+    "decode_reply": "._envelope",
+    "encode_reply": "._envelope",
+    "encode_request": "._envelope",
     "Refused": "._requests",
     "RequestRegistry": "._requests",
     "ControlServer": "._server",

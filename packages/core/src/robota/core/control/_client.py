@@ -19,9 +19,9 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any
 
+from ._envelope import Failure, Reply, decode_reply, encode_request
 from ._errors import HostRefused, HostUnreachable, NoHostRunning
 from ._lines import LineSplitter, Overlong
-from ._protocol import Failure, Reply, decode_reply, encode_request
 from ._socket_file import socket_address
 
 __all__ = ["ControlClient"]

@@ -13,7 +13,7 @@ at a time yields the same items (the property the tests check with hypothesis).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from ._record import Record
 
 __all__ = ["LineSplitter", "Overlong"]
 
@@ -21,12 +21,18 @@ _HEAD = 80
 """At most this many bytes of an overlong line are kept to say what it was."""
 
 
-@dataclass(frozen=True, slots=True)
-class Overlong:
+class Overlong(Record):
     """A line longer than ``limit`` bytes was skipped; ``head`` is how it began."""
+
+    __slots__ = ("head", "limit")
+    __match_args__ = ("head", "limit")
 
     head: bytes
     limit: int
+
+    def __init__(self, head: bytes, limit: int) -> None:
+        object.__setattr__(self, "head", head)
+        object.__setattr__(self, "limit", limit)
 
 
 class LineSplitter:

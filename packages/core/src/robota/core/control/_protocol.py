@@ -1,5 +1,5 @@
-"""The control protocol, sans-IO: the envelope of requests and replies, and one connection's
-decoding on the host's side.
+"""The control protocol, sans-IO: its format, its error codes and one connection's decoding
+on the host's side (the envelope both sides write, and the client reads, is ``_envelope``).
 
 One request or reply per line, each a JSON object (UTF-8, ``\\n``-terminated)::
 
@@ -25,38 +25,21 @@ connection and the whole decision is tested without a socket.
 
 from __future__ import annotations
 
-import json
-from collections.abc import Mapping
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import TYPE_CHECKING, Any
 
 from ._describe import describe_json
-from ._errors import ControlError
+from ._envelope import Failure, RequestId, loads_strict, valid_id
 from ._lines import LineSplitter, Overlong
 
 if TYPE_CHECKING:
     from ._requests import RequestRegistry
 
-__all__ = [
-    "MAX_LINE",
-    "MalformedReply",
-    "Call",
-    "ErrorCode",
-    "Failure",
-    "Ok",
-    "Reply",
-    "RequestId",
-    "ServerConnection",
-    "decode_reply",
-    "encode_reply",
-    "encode_request",
-]
+__all__ = ["MAX_LINE", "Call", "ErrorCode", "ServerConnection"]
 
 MAX_LINE = 1024 * 1024
 """The longest request line a host reads (1 MiB); longer ones are refused with ``too_large``."""
-
-RequestId = int | str
 
 
 class ErrorCode(StrEnum):
@@ -79,41 +62,11 @@ class ErrorCode(StrEnum):
 
 
 @dataclass(frozen=True, slots=True)
-class Ok:
-    id: RequestId
-    result: Any
-
-
-@dataclass(frozen=True, slots=True)
-class Failure:
-    id: RequestId | None
-    code: str
-    message: str
-    field: str | None = None
-
-
-Reply = Ok | Failure
-
-
-@dataclass(frozen=True, slots=True)
 class Call:
     """A valid request: ``request`` is an instance of its registered type."""
 
     id: RequestId
     request: object
-
-
-def _valid_id(value: object) -> bool:
-    return (isinstance(value, int) and not isinstance(value, bool)) or isinstance(value, str)
-
-
-def _no_constants(name: str) -> object:
-    raise ValueError(f"{name} is not JSON")
-
-
-def _loads(line: bytes) -> object:
-    """Strict JSON: NaN and Infinity, which Python would accept, are refused."""
-    return json.loads(line.decode("utf-8"), parse_constant=_no_constants)
 
 
 def _head(line: bytes) -> str:
@@ -147,7 +100,7 @@ class ServerConnection:
         if not line:
             return None
         try:
-            obj = _loads(line)
+            obj = loads_strict(line)
         except ValueError as error:  # JSONDecodeError and UnicodeDecodeError both are
             return Failure(None, ErrorCode.BAD_JSON, f"not JSON ({error}): {_head(line)}")
         if not isinstance(obj, dict):
@@ -162,7 +115,7 @@ class ServerConnection:
         if "id" not in obj:
             return Failure(None, ErrorCode.BAD_REQUEST, "missing field 'id'", "id")
         request_id = obj["id"]
-        if not _valid_id(request_id):
+        if not valid_id(request_id):
             return Failure(
                 None,
                 ErrorCode.BAD_REQUEST,
@@ -186,58 +139,3 @@ class ServerConnection:
             return Call(request_id, self._registry.build(type_name, fields))
         except Refused as refused:
             return Failure(request_id, refused.code, refused.message, refused.field)
-
-
-def _dumps(obj: object) -> bytes:
-    return json.dumps(obj, ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode()
-
-
-def encode_reply(reply: Reply) -> bytes:
-    """One reply, one line. Raises ``TypeError``/``ValueError`` when an ``Ok`` result is not
-    JSON-serialisable (the server turns that into an ``internal`` failure)."""
-    if isinstance(reply, Ok):
-        return _dumps({"id": reply.id, "ok": True, "result": reply.result}) + b"\n"
-    error: dict[str, str] = {"code": str(reply.code), "message": reply.message}
-    if reply.field is not None:
-        error["field"] = reply.field
-    return _dumps({"id": reply.id, "ok": False, "error": error}) + b"\n"
-
-
-def encode_request(request_id: RequestId, type_name: str, fields: Mapping[str, Any]) -> bytes:
-    """One request, one line (the client's side). Fields may not use the envelope's keys."""
-    clash = {"id", "type"} & set(fields)
-    if clash:
-        raise ValueError(f"request fields may not be named {sorted(clash)}")
-    return _dumps({"id": request_id, "type": type_name, **fields}) + b"\n"
-
-
-class MalformedReply(ControlError, ValueError):
-    """A line the client read is not a control reply; the message says why."""
-
-
-def decode_reply(line: bytes) -> Reply:
-    """A reply line as the client reads it; ``MalformedReply`` names what is wrong with it."""
-    obj = _loads(line)
-    if not isinstance(obj, dict):
-        raise MalformedReply(f"a reply must be a JSON object, found {describe_json(obj)}")
-    reply_id = obj.get("id")
-    if reply_id is not None and not _valid_id(reply_id):
-        raise MalformedReply(f"reply id must be an integer, a string or null, not {reply_id!r}")
-    ok = obj.get("ok")
-    if ok is True:
-        if reply_id is None:
-            raise MalformedReply("a successful reply must carry its request's id")
-        return Ok(reply_id, obj.get("result"))
-    if ok is not False:
-        raise MalformedReply(f"reply field 'ok' must be a boolean, found {describe_json(ok)}")
-    error = obj.get("error")
-    if not isinstance(error, dict):
-        found = describe_json(error)
-        raise MalformedReply(f"a failed reply needs an 'error' object, found {found}")
-    code, message, field = error.get("code"), error.get("message"), error.get("field")
-    if not isinstance(code, str) or not isinstance(message, str):
-        raise MalformedReply("a reply's error needs a string 'code' and a string 'message'")
-    if field is not None and not isinstance(field, str):
-        found = describe_json(field)
-        raise MalformedReply(f"a reply's error field must be a string, found {found}")
-    return Failure(reply_id, code, message, field)

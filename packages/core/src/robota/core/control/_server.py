@@ -26,18 +26,10 @@ from typing import Any, Generic, TypeVar
 
 import trio
 
+from ._envelope import Failure, Ok, Reply, encode_reply
 from ._errors import ControlError
 from ._peer import peer_credentials
-from ._protocol import (
-    MAX_LINE,
-    Call,
-    ErrorCode,
-    Failure,
-    Ok,
-    Reply,
-    ServerConnection,
-    encode_reply,
-)
+from ._protocol import MAX_LINE, Call, ErrorCode, ServerConnection
 from ._requests import RequestRegistry
 from ._socket_file import (
     SOCKET_MODE,

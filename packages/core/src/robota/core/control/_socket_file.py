@@ -26,7 +26,6 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from ._errors import ControlError, SocketInUse, UnsafeRuntimeDir
-from ._peer import peer_credentials
 
 __all__ = [
     "PRIVATE_DIR_MODE",
@@ -119,7 +118,7 @@ def claim_socket_path(path: Path, *, timeout: float = 2.0) -> None:
         raise
     else:
         try:
-            pid = peer_credentials(probe).pid
+            pid = _peer_pid(probe)
         except OSError:
             pid = None
         raise SocketInUse(path, pid)
@@ -157,3 +156,10 @@ class BoundSocketFile:
             if self._pin is not None:
                 os.close(self._pin)
                 self._pin = None
+
+
+def _peer_pid(probe: socket.socket) -> int | None:
+    # The host's side alone asks who listens: a client connecting loads no peer credentials.
+    from ._peer import peer_credentials  # noqa: PLC0415
+
+    return peer_credentials(probe).pid

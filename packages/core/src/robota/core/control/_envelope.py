@@ -1,0 +1,137 @@
+"""The control protocol's envelope: a request line as the client writes it, a reply line as
+either side writes and the client reads it (see ``_protocol`` for the format).
+
+The client's side of the protocol lives here apart from the host's (``_protocol``: its request
+decoding, its error codes) so that a ``robota task`` command loads only this: a short-lived
+process pays for every module it imports on each call.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import Any
+
+from ._describe import describe_json
+from ._errors import ControlError
+from ._record import Record
+
+__all__ = [
+    "Failure",
+    "MalformedReply",
+    "Ok",
+    "Reply",
+    "RequestId",
+    "decode_reply",
+    "encode_reply",
+    "encode_request",
+    "loads_strict",
+    "valid_id",
+]
+
+RequestId = int | str
+
+
+class Ok(Record):
+    __slots__ = ("id", "result")
+    __match_args__ = ("id", "result")
+
+    id: RequestId
+    result: Any
+
+    def __init__(self, id: RequestId, result: Any) -> None:
+        object.__setattr__(self, "id", id)
+        object.__setattr__(self, "result", result)
+
+
+class Failure(Record):
+    __slots__ = ("code", "field", "id", "message")
+    __match_args__ = ("id", "code", "message", "field")
+
+    id: RequestId | None
+    code: str
+    message: str
+    field: str | None
+
+    def __init__(
+        self,
+        id: RequestId | None,
+        code: str,
+        message: str,
+        field: str | None = None,
+    ) -> None:
+        object.__setattr__(self, "id", id)
+        object.__setattr__(self, "code", code)
+        object.__setattr__(self, "message", message)
+        object.__setattr__(self, "field", field)
+
+
+Reply = Ok | Failure
+
+
+def valid_id(value: object) -> bool:
+    return (isinstance(value, int) and not isinstance(value, bool)) or isinstance(value, str)
+
+
+def _no_constants(name: str) -> object:
+    raise ValueError(f"{name} is not JSON")
+
+
+def loads_strict(line: bytes) -> object:
+    """Strict JSON: NaN and Infinity, which Python would accept, are refused."""
+    return json.loads(line.decode("utf-8"), parse_constant=_no_constants)
+
+
+def _dumps(obj: object) -> bytes:
+    return json.dumps(obj, ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode()
+
+
+def encode_reply(reply: Reply) -> bytes:
+    """One reply, one line. Raises ``TypeError``/``ValueError`` when an ``Ok`` result is not
+    JSON-serialisable (the server turns that into an ``internal`` failure)."""
+    if isinstance(reply, Ok):
+        return _dumps({"id": reply.id, "ok": True, "result": reply.result}) + b"\n"
+    error: dict[str, str] = {"code": str(reply.code), "message": reply.message}
+    if reply.field is not None:
+        error["field"] = reply.field
+    return _dumps({"id": reply.id, "ok": False, "error": error}) + b"\n"
+
+
+def encode_request(request_id: RequestId, type_name: str, fields: Mapping[str, Any]) -> bytes:
+    """One request, one line (the client's side). Fields may not use the envelope's keys."""
+    clash = {"id", "type"} & set(fields)
+    if clash:
+        raise ValueError(f"request fields may not be named {sorted(clash)}")
+    return _dumps({"id": request_id, "type": type_name, **fields}) + b"\n"
+
+
+class MalformedReply(ControlError, ValueError):
+    """A line the client read is not a control reply; the message says why."""
+
+
+def decode_reply(line: bytes) -> Reply:
+    """A reply line as the client reads it; ``MalformedReply`` names what is wrong with it."""
+    obj = loads_strict(line)
+    if not isinstance(obj, dict):
+        raise MalformedReply(f"a reply must be a JSON object, found {describe_json(obj)}")
+    reply_id = obj.get("id")
+    if reply_id is not None and not valid_id(reply_id):
+        raise MalformedReply(f"reply id must be an integer, a string or null, not {reply_id!r}")
+    ok = obj.get("ok")
+    if ok is True:
+        if reply_id is None:
+            raise MalformedReply("a successful reply must carry its request's id")
+        return Ok(reply_id, obj.get("result"))
+    if ok is not False:
+        raise MalformedReply(f"reply field 'ok' must be a boolean, found {describe_json(ok)}")
+    error = obj.get("error")
+    if not isinstance(error, dict):
+        found = describe_json(error)
+        raise MalformedReply(f"a failed reply needs an 'error' object, found {found}")
+    code, message, field = error.get("code"), error.get("message"), error.get("field")
+    if not isinstance(code, str) or not isinstance(message, str):
+        raise MalformedReply("a reply's error needs a string 'code' and a string 'message'")
+    if field is not None and not isinstance(field, str):
+        found = describe_json(field)
+        raise MalformedReply(f"a reply's error field must be a string, found {found}")
+    return Failure(reply_id, code, message, field)
