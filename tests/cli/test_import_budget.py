@@ -282,3 +282,26 @@ def test_print_mode_loads_only_its_agents_protocol(
         assert module in modules, f"a turn through {agent} did not load {module}"
     for module in PROTOCOL_MODULES[other]:
         assert module not in modules, f"a turn through {agent} loaded {module}"
+
+
+def test_a_second_start_on_the_same_config_parses_no_yaml(tmp_path: Path) -> None:
+    """The first start on a config.yaml parses it and remembers what it parsed to
+    (``robota.core.config._parsed``); the next one on the same text loads no YAML parser
+    before its agent's spawn, and one with ``ROBOTA_CODE_CACHE=0`` does."""
+    env = {"HOME": str(tmp_path), "ROBOTA_HOME": str(tmp_path / "home"), "PATH": "/usr/bin:/bin"}
+    robota = Path(sys.executable).with_name("robota")
+    subprocess.run([str(robota), "init"], env=env, capture_output=True, timeout=60, check=True)
+
+    def at_spawn(extra: dict[str, str]) -> set[str]:
+        out = run_probe(_AT_SPAWN, {**env, **extra})
+        modules = json.loads(out.stdout.splitlines()[-1])
+        assert modules is not None, out.stderr
+        return set(modules)
+
+    at_spawn({})  # whatever init left, this start's text is remembered now
+    assert not loaded(at_spawn({}), "ruamel")
+    assert loaded(at_spawn({"ROBOTA_CODE_CACHE": "0"}), "ruamel")
+    config = tmp_path / "home" / "config.yaml"
+    config.write_text(config.read_text() + "\n# changed\n")
+    assert loaded(at_spawn({}), "ruamel")  # another text: parsed again
+    assert not loaded(at_spawn({}), "ruamel")

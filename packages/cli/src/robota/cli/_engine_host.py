@@ -13,6 +13,8 @@ from typing import TYPE_CHECKING
 
 import click
 
+from ._parsed_text import parsed_cache_on
+
 if TYPE_CHECKING:
     from robota.core import PrestartedAgent
     from robota.core.config import Config, Profile
@@ -26,6 +28,7 @@ def load_profile() -> tuple[Config, Profile]:
     from robota.core import ConfigError  # noqa: PLC0415 (keeps --help fast)
     from robota.core.config import load_config, resolve_profile  # noqa: PLC0415
 
+    parsed_cache_on()
     try:
         profile = resolve_profile()
         return load_config(profile), profile

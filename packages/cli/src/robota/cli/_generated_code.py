@@ -41,12 +41,13 @@ import atexit
 import builtins
 import marshal
 import os
-import stat
 import sys
 import types
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
+
+from ._cache_files import cache_dir, read_owned, write_owned
 
 __all__ = [
     "MAX_BYTES",
@@ -80,15 +81,8 @@ def header() -> bytes:
 def cache_file(env: Mapping[str, str]) -> Path | None:
     """Where the table lives (one file per interpreter version), or ``None`` when switched off
     or there is no home to put it in."""
-    if env.get("ROBOTA_CODE_CACHE", "1").strip() in {"0", "false", "no", "off"}:
-        return None
-    base = Path(env.get("XDG_CACHE_HOME", ""))
-    if not base.is_absolute():
-        home = Path(env.get("HOME", ""))
-        if not home.is_absolute():
-            return None
-        base = home / ".cache"
-    return base / "robota" / f"generated-code-{sys.implementation.cache_tag}.bin"
+    where = cache_dir(env)
+    return None if where is None else where / f"generated-code-{sys.implementation.cache_tag}.bin"
 
 
 def cacheable(filename: str, source: str) -> bool:
@@ -117,27 +111,9 @@ def _valid(entries: object) -> dict[Key, types.CodeType] | None:
 
 def read_table(path: Path) -> dict[Key, types.CodeType]:
     """The table in ``path``; empty when it is missing or not to be trusted."""
-    try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
-    except OSError:
-        return {}
-    try:
-        info = os.fstat(fd)
-        if (
-            not stat.S_ISREG(info.st_mode)
-            or info.st_uid != os.getuid()
-            or info.st_mode & 0o022
-            or info.st_size > MAX_BYTES
-        ):
-            return {}
-        with os.fdopen(fd, "rb", closefd=False) as file:
-            data = file.read(MAX_BYTES + 1)
-    except OSError:
-        return {}
-    finally:
-        os.close(fd)
+    data = read_owned(path, MAX_BYTES)
     start = header()
-    if len(data) > MAX_BYTES or not data.startswith(start):
+    if data is None or not data.startswith(start):
         return {}
     try:
         entries = marshal.loads(data[len(start) :])
@@ -147,20 +123,10 @@ def read_table(path: Path) -> dict[Key, types.CodeType]:
 
 
 def write_table(path: Path, entries: Mapping[Key, types.CodeType]) -> None:
-    """Replace ``path`` with ``entries`` at once (a temporary file beside it, renamed)."""
+    """Replace ``path`` with ``entries`` at once (``_cache_files.write_owned``)."""
     data = header() + marshal.dumps(dict(entries))
-    if len(data) > MAX_BYTES:
-        return
-    path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-    temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
-    try:
-        with os.fdopen(fd, "wb") as file:
-            file.write(data)
-        temporary.replace(path)
-    except BaseException:
-        temporary.unlink(missing_ok=True)
-        raise
+    if len(data) <= MAX_BYTES:
+        write_owned(path, data)
 
 
 class CodeTable:

@@ -60,7 +60,9 @@ def prestart_agent(agent: str | None) -> Prestart | None:
     from robota.core.config import load_config, resolve_profile  # noqa: PLC0415
 
     from ._launch import agent_launch  # noqa: PLC0415
+    from ._parsed_text import parsed_cache_on  # noqa: PLC0415
 
+    parsed_cache_on()
     try:
         profile = resolve_profile()
         config = load_config(profile)

@@ -49,6 +49,7 @@ if typing.TYPE_CHECKING:
         Transports,
         WsSettings,
     )
+    from ._parsed import ParseCache, use_parse_cache
     from ._paths import Profile, profile_environment, resolve_profile
     from ._project import ProjectConfig, apply_project, load_project_config, parse_project_config
     from ._reader import Reader, credential_url
@@ -98,6 +99,8 @@ __all__ = [
     "parse_project_config",
     "load_dotenv",
     "parse_config",
+    "ParseCache",
+    "use_parse_cache",
     "looks_secret",
     # files written whole or not at all, owner-only
     "atomic_write",
@@ -135,6 +138,8 @@ _HOMES = {
     "merge_dotenv": "._dotenv",
     "set_dotenv": "._dotenv",
     "atomic_write": "._files",
+    "ParseCache": "._parsed",
+    "use_parse_cache": "._parsed",
     "FileOutcome": "._init",
     "InitResult": "._init",
     "init_profile": "._init",

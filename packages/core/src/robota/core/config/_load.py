@@ -9,14 +9,11 @@ import os
 from collections.abc import Mapping, MutableMapping
 from pathlib import Path
 
-from ruamel.yaml import YAML
-from ruamel.yaml.constructor import DuplicateKeyError
-from ruamel.yaml.error import MarkedYAMLError, YAMLError
-
 from robota.core._errors import ConfigError
 
 from ._dotenv import apply_dotenv, dotenv_values
 from ._model import Config
+from ._parsed import parse_cache
 from ._paths import Profile, resolve_profile
 from ._secrets import secrets_from_dotenv
 from ._validate import validate_config
@@ -46,6 +43,9 @@ def read_text(path: Path) -> str:
 
 def yaml_problem(file: str, error: Exception) -> ConfigError:
     """Describe a YAML syntax error by position and cause, never by the offending text."""
+    from ruamel.yaml.constructor import DuplicateKeyError  # noqa: PLC0415 (see parse_yaml)
+    from ruamel.yaml.error import MarkedYAMLError  # noqa: PLC0415
+
     where = "(document)"
     problem = "invalid YAML"
     if isinstance(error, MarkedYAMLError):
@@ -61,11 +61,21 @@ def yaml_problem(file: str, error: Exception) -> ConfigError:
 
 
 def parse_yaml(text: str, *, file: str) -> object:
-    """Plain Python data (dicts, lists, scalars) from YAML text."""
-    try:
-        return YAML(typ="safe", pure=True).load(text)
-    except YAMLError as error:
-        raise yaml_problem(file, error) from None
+    """Plain Python data (dicts, lists, scalars) from YAML text; through the parse cache when
+    one is installed (``_parsed``: the ``robota`` script's), so ruamel.yaml (about 20 ms to
+    import) loads only for a text not parsed before."""
+
+    def parse(text: str) -> object:
+        from ruamel.yaml import YAML  # noqa: PLC0415
+        from ruamel.yaml.error import YAMLError  # noqa: PLC0415
+
+        try:
+            return YAML(typ="safe", pure=True).load(text)
+        except YAMLError as error:
+            raise yaml_problem(file, error) from None
+
+    cache = parse_cache()
+    return parse(text) if cache is None else cache.parse(text, parse)
 
 
 def parse_config(
