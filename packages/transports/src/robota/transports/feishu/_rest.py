@@ -2,7 +2,7 @@
 
 The JSON calls (reactions, cards sent and PATCHed, messages, the token) go straight to an
 httpcore keep-alive connection pool, their bytes built by ``_wire`` (httpx's request and
-response models cost about a third of a call on loopback, where an ``OnIt`` is waited for).
+response models cost about a quarter of a call on loopback, where an ``OnIt`` is waited for).
 httpx stays for the downloads (streamed, with a limit) and for every call when httpx's own
 rules (``trust_env``: ``HTTPS_PROXY``, ``ALL_PROXY``, ``NO_PROXY``...) send ``domain`` through a
 proxy: the pool is made only when httpx would reach ``domain`` directly.

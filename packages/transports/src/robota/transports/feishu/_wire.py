@@ -1,7 +1,7 @@
 """A REST call's request as bytes: method, URL, headers and body, built once; pure.
 
 ``_rest`` hands it to an httpcore connection pool (keep-alive) for the JSON calls, skipping
-httpx's request and response models (about a third of a call's time on loopback). It is what
+httpx's request and response models (about a quarter of a call's time on loopback). It is what
 httpx's ``build_request`` makes of the same call (tests/transports/feishu/test_wire.py compares
 them over a table of calls), in httpx's header order, but for two headers: ``Accept-Encoding``
 is ``identity`` (nothing on this path decodes gzip; the answers are small JSON) and
