@@ -98,7 +98,10 @@ class RestClient:
         import httpx  # noqa: PLC0415
 
         self._http = httpx.AsyncClient(base_url=self.domain, timeout=self.timeout)
-        if self._http._transport_for_url(httpx.URL(self.domain)) is self._http._transport:
+        # httpx has no public "would this URL go through a proxy"; its private answer is
+        # asked, and a later httpx without it just keeps every call on httpx.
+        route = getattr(self._http, "_transport_for_url", None)
+        if route is not None and route(httpx.URL(self.domain)) is self._http._transport:
             # httpx's own transport's limits, and its TLS defaults (certifi, SSL_CERT_FILE).
             self._pool = httpcore.AsyncConnectionPool(
                 ssl_context=httpx.create_ssl_context(),
