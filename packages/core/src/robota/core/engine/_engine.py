@@ -33,6 +33,7 @@ from .._routes import MemoryRouteStates, RouteDirectory
 from .._supervisor import Backoff, ChildSpec, Service, Supervisor
 from ..store import (
     HeartbeatTurnAttempt,
+    ReaderPool,
     StoreClient,
     StoreWriter,
     Task,
@@ -118,6 +119,7 @@ class Engine:
             defaults=defaults,
             outputs=self.outputs,
             route=self.directory.tell,
+            readers=ReaderPool(db_path),
             human_approves=human_approves,
             restricted=restricted,
         )
@@ -179,15 +181,20 @@ class Engine:
     # -- running -------------------------------------------------------------------------------
 
     async def run(self, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
-        async with trio.open_nursery() as nursery:
-            await nursery.start(self.supervisor.run)
-            await self.store.ready(timeout=30)
-            await trio.to_thread.run_sync(self._start_recovery)
-            task_status.started()
-            while True:
-                await trio.sleep(self._heartbeat_interval)
-                for attempt_id in self.context.running.snapshot():
-                    self.store.submit(HeartbeatTurnAttempt(attempt_id), _log_failure)
+        try:
+            async with trio.open_nursery() as nursery:
+                await nursery.start(self.supervisor.run)
+                await self.store.ready(timeout=30)
+                await trio.to_thread.run_sync(self._start_recovery)
+                task_status.started()
+                while True:
+                    await trio.sleep(self._heartbeat_interval)
+                    for attempt_id in self.context.running.snapshot():
+                        self.store.submit(HeartbeatTurnAttempt(attempt_id), _log_failure)
+        finally:
+            # The routes have passivated (the directory stops first); a run after this one
+            # opens the pool's connections again.
+            self.context.readers.close()
 
     def _start_recovery(self) -> None:
         if self._recover is None:
