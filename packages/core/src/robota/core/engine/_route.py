@@ -118,6 +118,7 @@ class ConversationRoute(RouteActor[Kept]):
             restricted=ctx.restricted,
         )
         self.perform(self._core.start())
+        self.settled = self._core.settled
 
     def snapshot(self) -> Kept:
         return self._core.kept() if self._core is not None else Kept()
@@ -129,6 +130,8 @@ class ConversationRoute(RouteActor[Kept]):
 
     def receive(self, message: Any) -> None:
         self.perform(self.core.handle(message))
+        # Read by the directory's sweep (another thread): a plain bool, set after each message.
+        self.settled = self.core.settled
 
     # -- performing ----------------------------------------------------------------------------
 
