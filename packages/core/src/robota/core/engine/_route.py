@@ -5,10 +5,10 @@ owns a ``RouteCore`` (``_route_core``: every decision, no I/O) and does the I/O:
 it reads what the store knows of the route (``Restored``) and builds the read port the core
 queries (``StoreReads``, each read on a connection borrowed from the engine's ``ReaderPool``:
 a connection held per route for its life cost a host 146 KiB per active route before its page
-cache); for each message it asks the core for
-effects and performs them, in order. The route never waits on I/O: every store write is
-acknowledged by a message to the route itself (built by the effect's ``Ack``), and every agent
-request is answered by a notice.
+cache); for each message it asks the core for effects and performs them, in order, and then
+says whether it is ``settled`` (the directory's quiet passivation). The route never waits on
+I/O: every store write is acknowledged by a message to the route itself (built by the
+effect's ``Ack``), and every agent request is answered by a notice.
 
 Two effects act in the store writer's thread, right after the commit: a ``Write``'s ``then``
 (the prompt sent and ``TurnBegan`` told once the attempt is recorded) and ``ClaimFinal`` (the
