@@ -27,7 +27,8 @@ event's frame is written to the socket until the platform received the bot's cal
   turn's answer, or the turn it was steered into) and no answer sent twice (the platform keeps
   one message per ``uuid``); messages per second from the first push to the last ``DONE``.
 * idle RSS of the host (``/proc``) with the transport connected: after its start, and again
-  after the turns (2 s idle each); its agent's processes apart.
+  after the turns (2 s idle each, then 12 s after them: the host passivates a chat's route 5 s
+  after it settled); its agent's processes apart.
 
 Targets (issue 14 s.6, a Node.js bridge of the reference's design on this kind of machine):
 OnIt 3 ms and the card 9 ms (p50, no slower), the final of a fast turn within 700 ms, the
@@ -330,15 +331,20 @@ async def bench(args: argparse.Namespace, sandbox: Sandbox) -> None:
                 say(await cadence(fake, n, args.tools))
             if args.chats and args.per_chat:
                 say(await load(fake, n, args.chats, args.per_chat))
-            await trio.sleep(2.0)
+            loaded = trio.current_time()
+            await trio.sleep_until(loaded + 2.0)
             host = rss_kib(pid) / 1024
+            busy_threads = threads(pid)
             agents = await trio.to_thread.run_sync(agents_kib, sandbox)
+            await trio.sleep_until(loaded + 12.0)
+            quiet = rss_kib(pid) / 1024
             say(
                 [
                     f"host RSS, idle after turns  {host:6.1f} MB  target < 60 MB: "
                     f"{verdict(host, 60)}",
                     f"its agents' processes       {agents / 1024:6.1f} MB (apart)",
-                    f"host threads after turns    {threads(pid)}",
+                    f"host threads after turns    {busy_threads}",
+                    f"host RSS, 12 s after turns  {quiet:6.1f} MB  ({threads(pid)} threads)",
                 ]
             )
         finally:

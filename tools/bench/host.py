@@ -1,7 +1,7 @@
 """The host (``robota server``): its start, a ``task send --wait`` round trip, its idle RSS.
 
-    .venv/bin/python tools/bench/host.py [--quick] [--sends N] [--warmup N] [--agent NAME]
-        [--base CHECKOUT]
+    .venv/bin/python tools/bench/host.py [--quick] [--rss-only] [--sends N] [--warmup N]
+        [--agent NAME] [--base CHECKOUT]
 
 One real agent (default claude-agent-acp), isolated and offline against the fake model, in a
 sandboxed profile (``_real.Sandbox``), and the same agent set up again for the raw client.
@@ -28,9 +28,13 @@ sandboxed profile (``_real.Sandbox``), and the same agent set up again for the r
   RSS are then left out.
 * idle RSS: the host's resident memory once the store knows 10 000 routes (tasks bound to
   ``cli:`` routes, written straight into SQLite) of which 100 are active (each told ``/status``
-  through ``task send``, so its route actor is alive; one of them runs a turn, so its agent
-  runs too), read from /proc after 2 s idle; the agent's processes are counted apart
-  (``--quick``: 1 000 routes, 10 active). Target: under 60 MB.
+  by ``task.send`` on the host's control socket, the request ``robota task send --wait``
+  makes, so its route actor is alive; one of them runs a turn, so its agent runs too), read
+  from /proc 2 s after the load, and again 12 s after it (the host passivates a route with
+  nothing in flight after 5 s of quiet); the agent's processes are counted apart
+  (``--quick``: 1 000 routes, 10 active; ``--rss-only``: this part alone). Target: under 60 MB.
+  The load goes straight to the socket (about 10 ms a request) rather than through 100 CLI
+  processes (0.2-0.5 s each), so every route it made active still is when it is counted.
 
 Every answer is checked (``ECHO: <prompt>``); the host is stopped and no process is left.
 The load average is printed at the start and at the end.
@@ -65,6 +69,9 @@ from _real import (
     verdict,
 )
 from _rounds import Spread, per_round, round_order, spread
+
+from robota.core.config import resolve_profile
+from robota.core.control import ControlClient
 
 KNOWN_ROUTES = 10_000
 ACTIVE_ROUTES = 100
@@ -313,21 +320,35 @@ def bench_rss(sandbox: Sandbox, agent: str, known: int, active: int) -> list[str
     run(sandbox, "server", "start")
     pid = host_pid(sandbox)
     empty_kib = rss_kib(pid)
+    socket = resolve_profile({"ROBOTA_HOME": str(sandbox.home)}).control_socket
+
+    def send(task_id: str, text: str) -> list[str]:
+        with ControlClient(socket, timeout=120) as client:
+            sent = client.call("task.send", {"task": task_id, "text": text, "wait": True})
+        return [turn["final"] for turn in sent["turns"]]
+
     for task_id in ids[:active]:
-        run(sandbox, "task", "send", task_id, "/status", "--wait")
+        send(task_id, "/status")
     # A command needs no agent: one turn, so the idle host has its agent running as in use.
-    run(sandbox, "task", "send", ids[0], "one turn", "--wait")
+    if send(ids[0], "one turn") != ["ECHO: one turn"]:
+        raise SystemExit("the host's turn did not answer ECHO: one turn")
+    loaded = time.monotonic()
     _, out = run(sandbox, "server", "status", "--json")
     status = json.loads(out)
-    time.sleep(2.0)
+    time.sleep(max(0.0, loaded + 2.0 - time.monotonic()))
     host_kib = rss_kib(pid)
     agent_pids = [a["pid"] for a in status["agents"] if a["pid"]]
     agents_kib = sum(rss_kib(p) for a in agent_pids for p in [a, *descendants(a)])
+    time.sleep(max(0.0, loaded + 12.0 - time.monotonic()))
+    quiet_kib = rss_kib(pid)
+    _, out = run(sandbox, "server", "status", "--json")
+    quiet = json.loads(out)["routes"]
     return [
         f"routes known / active     {status['routes']['known']} / {status['routes']['active']}",
         f"host RSS at start         {empty_kib / 1024:7.1f} MB",
         f"host RSS, idle            {host_kib / 1024:7.1f} MB  target < 60 MB: "
         f"{verdict(host_kib / 1024, 60)}",
+        f"host RSS, idle 12 s       {quiet_kib / 1024:7.1f} MB  ({quiet['active']} routes active)",
         f"its agent's processes     {agents_kib / 1024:7.1f} MB (apart; pid {agent_pids})",
     ]
 
@@ -360,6 +381,7 @@ def main() -> None:
     )
     parser.add_argument("--sends", type=int, default=40, help="measured send rounds")
     parser.add_argument("--warmup", type=int, default=5, help="send rounds not counted")
+    parser.add_argument("--rss-only", action="store_true", help="the idle RSS part alone")
     parser.add_argument("--starts", type=int, default=5)
     parser.add_argument("--seed", type=int, default=13, help="the rounds' shuffle")
     parser.add_argument("--agent", default="claude-agent-acp")
@@ -391,10 +413,11 @@ def main() -> None:
             sides.insert(0, Side("base", base))
         sandbox = sides[-1].sandbox
         try:
-            rows = [] if args.base else bench_start(sandbox, args.agent, starts)
+            rows = [] if args.base or args.rss_only else bench_start(sandbox, args.agent, starts)
             for side in sides:
                 run(side.sandbox, "server", "start")
-            rows += bench_send(sides, args.agent, sends, warmup, args.seed)
+            if not args.rss_only:
+                rows += bench_send(sides, args.agent, sends, warmup, args.seed)
             if args.base is None:
                 rows += bench_rss(sandbox, args.agent, known, active)
         finally:

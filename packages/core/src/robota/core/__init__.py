@@ -80,7 +80,13 @@ if typing.TYPE_CHECKING:
         transport_names,
         transport_plugin,
     )
-    from ._routes import MemoryRouteStates, RouteActor, RouteDirectory, RouteStates
+    from ._routes import (
+        MemoryRouteStates,
+        RouteActor,
+        RouteDirectory,
+        RouteStates,
+        passivation_due,
+    )
     from ._supervisor import Backoff, ChildSpec, Restart, Service, Strategy, Supervisor
     from ._timers import TimerHandle, TimerLimitExceeded, Timers
 
@@ -118,6 +124,7 @@ __all__ = [
     "RouteActor",
     "RouteDirectory",
     "RouteStates",
+    "passivation_due",
     # plugins
     "AgentCapabilities",
     "AgentHost",
@@ -195,6 +202,7 @@ _HOMES = {
     "MemoryRouteStates": "._routes",
     "RouteActor": "._routes",
     "RouteDirectory": "._routes",
+    "passivation_due": "._routes",
     "RouteStates": "._routes",
     "Backoff": "._supervisor",
     "ChildSpec": "._supervisor",

@@ -5,8 +5,11 @@ topic thread, a WebSocket client) is a route with a key. The directory maps keys
 
 * the first message for a key activates its ``RouteActor``, which loads the state last saved for
   it in its own thread (``restore``), so a slow store never blocks the caller or the directory;
-* a sweep asks actors idle for ``idle_after`` seconds to passivate: the actor handles every
-  message queued before the request, saves its state, and stops;
+* a sweep asks actors idle for ``idle_after`` seconds to passivate, and those that say they are
+  ``settled`` (nothing in flight) after only ``quiet_after`` seconds (``passivation_due``): the
+  actor handles every message queued before the request, saves its state, and stops; once a
+  wave of passivations is over, the sweeper calls ``after_passivations`` (the engine's: give
+  the freed heap back to the system);
 * a message that arrives while a route passivates waits in the route's address and wakes the next
   incarnation as soon as the save is done, so nothing sent is lost;
 * a route actor that crashes is started again on its next message (or at once, when messages are
@@ -32,7 +35,13 @@ from ._actor import Actor, Binding, Crashed, ExitReason, launch
 from ._address import Address, DeadLetters
 from ._supervisor import Backoff
 
-__all__ = ["MemoryRouteStates", "RouteActor", "RouteDirectory", "RouteStates"]
+__all__ = [
+    "MemoryRouteStates",
+    "RouteActor",
+    "RouteDirectory",
+    "RouteStates",
+    "passivation_due",
+]
 
 logger = logging.getLogger("robota.core.routes")
 
@@ -68,6 +77,16 @@ class MemoryRouteStates(Generic[S]):
         return len(self._states)
 
 
+def passivation_due(
+    idle_for: float, *, settled: bool, idle_after: float, quiet_after: float | None
+) -> bool:
+    """Whether an active route idle for ``idle_for`` seconds is to passivate: any route after
+    ``idle_after``, a settled one after ``quiet_after`` already (``None``: never sooner)."""
+    if idle_for >= idle_after:
+        return True
+    return settled and quiet_after is not None and idle_for >= quiet_after
+
+
 @dataclass(frozen=True, slots=True)
 class _Passivate:
     save: Callable[[Any], None]
@@ -79,12 +98,17 @@ class RouteActor(Actor, Generic[S]):
     Subclasses implement ``restore`` (called in the actor's thread, before the first message,
     with the state last saved for the key or ``None``) and ``snapshot`` (called through a message
     when the route passivates). Routes that must survive a crash also persist as they go.
+
+    ``settled`` is the actor's own word (set in its thread, read by the directory's sweep) that
+    nothing of it is in flight, so it may passivate after the directory's short
+    ``quiet_after``; it stays ``False`` for a route that never says so.
     """
 
     def __init__(self, key: str) -> None:
         super().__init__()
         self.key = key
         self._states: RouteStates[S] | None = None
+        self.settled = False
 
     def restore(self, state: S | None) -> None:
         """Take over the state a previous incarnation saved (``None`` for a new route)."""
@@ -115,7 +139,7 @@ class _Entry:
 
     def __init__(self, address: Address) -> None:
         self.address = address
-        self.actor: Actor | None = None
+        self.actor: RouteActor[Any] | None = None
         self.incarnation = 0
         self.state = "passive"  # passive | active | passivating | backoff
         self.last_used = 0.0
@@ -136,20 +160,29 @@ class RouteDirectory(Generic[S]):
         states: RouteStates[S],
         *,
         idle_after: float = 600.0,
+        quiet_after: float | None = None,
         sweep_interval: float | None = None,
         stash_limit: int = 1000,
         backoff: Backoff | None = None,
         clock: Callable[[], float] = time.monotonic,
         dead_letters: DeadLetters | None = None,
+        after_passivations: Callable[[], object] | None = None,
     ) -> None:
         if idle_after <= 0:
             raise ValueError(f"idle_after must be > 0, got {idle_after}")
+        if quiet_after is not None and quiet_after <= 0:
+            raise ValueError(f"quiet_after must be > 0, got {quiet_after}")
         self._factory = factory
         self._states = states
         self.idle_after = idle_after
+        self.quiet_after = quiet_after
+        shortest = min(idle_after, quiet_after) if quiet_after is not None else idle_after
         self.sweep_interval = (
-            sweep_interval if sweep_interval is not None else min(idle_after / 2, 60.0)
+            sweep_interval if sweep_interval is not None else min(shortest / 2, 60.0)
         )
+        self._after_passivations = after_passivations
+        """Called by the sweeper, in a worker thread, once the passivations it asked for are
+        done."""
         self._stash_limit = stash_limit
         self._backoff = backoff if backoff is not None else Backoff()
         self._clock = clock
@@ -205,10 +238,25 @@ class RouteDirectory(Generic[S]):
         count = 0
         with self._lock:
             for key, entry in self._entries.items():
-                if entry.state == "active" and now - entry.last_used >= self.idle_after:
+                if entry.state != "active":
+                    continue
+                actor = entry.actor
+                if passivation_due(
+                    now - entry.last_used,
+                    settled=actor is not None and actor.settled,
+                    idle_after=self.idle_after,
+                    quiet_after=self.quiet_after,
+                ):
                     self._passivate(key, entry)
                     count += 1
         return count
+
+    def _wave_over(self, since: int) -> bool:
+        """Routes passivated since the count was ``since``, and none is passivating now."""
+        with self._lock:
+            return self.passivations != since and not any(
+                e.state == "passivating" for e in self._entries.values()
+            )
 
     def passivate_all(self, timeout: float) -> bool:
         """Passivate every active route and wait until they have saved. Blocks the caller."""
@@ -228,10 +276,14 @@ class RouteDirectory(Generic[S]):
         with self._lock:
             self._closed = False
         task_status.started()
+        released = self.passivations
         try:
             while True:
                 await trio.sleep(self.sweep_interval)
                 self.sweep()
+                if self._after_passivations is not None and self._wave_over(released):
+                    released = self.passivations
+                    await trio.to_thread.run_sync(self._after_passivations)
         finally:
             with self._lock:
                 self._closed = True

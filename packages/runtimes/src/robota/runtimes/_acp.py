@@ -78,7 +78,6 @@ class AcpSession:
     cwd: Path
     modes: tuple[str, ...] = ()
     current_mode: str | None = None
-    config_options: tuple[dict[str, Any], ...] = ()
     unrestricted_files: bool = False
     terminal_env: dict[str, str] = field(default_factory=dict)
     """Added to the environment of the terminals this session asks for (``ROBOTA_TASK_ID``)."""
@@ -207,8 +206,9 @@ class AcpClient:
         available = tuple(
             str(m.get("id")) for m in modes.get("availableModes") or () if isinstance(m, dict)
         )
-        options = tuple(o for o in result.get("configOptions") or () if isinstance(o, dict))
-        session = AcpSession(session_id, cwd, available, modes.get("currentModeId"), options)
+        # The rest of the answer (``configOptions``: a codex-acp session's model list, about
+        # 5 KB decoded) is not kept: nothing reads it, and a host lives with every session.
+        session = AcpSession(session_id, cwd, available, modes.get("currentModeId"))
         self._sessions[session_id] = session
         return session
 

@@ -79,6 +79,11 @@ __all__ = ["Host", "status_json"]
 
 logger = logging.getLogger("robota.cli.host")
 
+QUIET_ROUTES = 5.0
+"""Seconds after which a route with nothing in flight passivates (its thread, its heap and its
+share of the store's readers freed; the next message brings it back in a few ms): a host with
+hundreds of chats keeps only the busy ones alive."""
+
 STOP_REPLY_GRACE = 1.0
 """Seconds a stop waits for control connections to finish (the stop request's own reply among
 them) before the endpoint closes under them."""
@@ -103,6 +108,7 @@ class Host:
             agent_env=transports_agent_env(config),
             # Each task's directory by its workspace's trust: an untrusted one runs Restricted.
             restricted=restricted_hook(profile),
+            quiet_after=QUIET_ROUTES,
         )
         self.taps = RouteTaps(FrontEndPort(self.engine))
         self.accepting = True

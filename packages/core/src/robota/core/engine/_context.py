@@ -19,7 +19,7 @@ from pathlib import Path
 from .._address import Mailbox
 from .._capabilities import AgentCapabilities
 from ..agents import PermissionMode
-from ..store import StoreClient
+from ..store import ReaderPool, StoreClient
 from ._messages import TaskOpened
 
 __all__ = [
@@ -129,6 +129,9 @@ class EngineContext:
     outputs: Outputs
     route: Callable[[str, object], None]
     """Tell a route (activating it when passive): what agents deliver through."""
+    readers: ReaderPool
+    """The store readers every route borrows for its reads (one each would cost a host with
+    100 active routes 14 MB)."""
     human_approves: bool | Callable[[str], bool] = True
     """Whether a person answers the approvals of a route's sessions (else policy declines),
     for every route or by route key (a host: chats yes, its unattended ``cli:`` routes no)."""

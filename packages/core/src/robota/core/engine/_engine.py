@@ -28,11 +28,13 @@ from typing import cast
 import trio
 
 from .._capabilities import AgentCapabilities
+from .._memory import release_free_memory
 from .._plugins import AgentHost, runtime_plugins
 from .._routes import MemoryRouteStates, RouteDirectory
 from .._supervisor import Backoff, ChildSpec, Service, Supervisor
 from ..store import (
     HeartbeatTurnAttempt,
+    ReaderPool,
     StoreClient,
     StoreWriter,
     Task,
@@ -81,12 +83,16 @@ class Engine:
         recover: Callable[[str], bool] | None = None,
         restricted: Callable[[Path], bool] | None = None,
         idle_after: float = 600.0,
+        quiet_after: float | None = None,
         backoff: Backoff | None = None,
         heartbeat_interval: float = HEARTBEAT_INTERVAL,
     ) -> None:
         """``recover`` picks the routes whose unfinished turns this engine takes over on
         start (``None``: none; a print-mode run must not adopt another process's turns).
-        ``restricted`` decides which directories run Restricted (``EngineContext``)."""
+        ``restricted`` decides which directories run Restricted (``EngineContext``). A route
+        passivates after ``idle_after`` seconds without a message, or after ``quiet_after``
+        already when it has nothing in flight (``RouteData.settled``; ``None``: never sooner):
+        a host with many chats keeps a thread and its heap only for the busy ones."""
         self.db_path = db_path
         self._recover = recover
         self._heartbeat_interval = heartbeat_interval
@@ -109,7 +115,9 @@ class Engine:
             lambda key: ConversationRoute(key, self.context),
             MemoryRouteStates[Kept](),
             idle_after=idle_after,
+            quiet_after=quiet_after,
             backoff=backoff,
+            after_passivations=release_free_memory,
         )
         self.context = EngineContext(
             store=self.store,
@@ -118,6 +126,7 @@ class Engine:
             defaults=defaults,
             outputs=self.outputs,
             route=self.directory.tell,
+            readers=ReaderPool(db_path),
             human_approves=human_approves,
             restricted=restricted,
         )
@@ -179,15 +188,20 @@ class Engine:
     # -- running -------------------------------------------------------------------------------
 
     async def run(self, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
-        async with trio.open_nursery() as nursery:
-            await nursery.start(self.supervisor.run)
-            await self.store.ready(timeout=30)
-            await trio.to_thread.run_sync(self._start_recovery)
-            task_status.started()
-            while True:
-                await trio.sleep(self._heartbeat_interval)
-                for attempt_id in self.context.running.snapshot():
-                    self.store.submit(HeartbeatTurnAttempt(attempt_id), _log_failure)
+        try:
+            async with trio.open_nursery() as nursery:
+                await nursery.start(self.supervisor.run)
+                await self.store.ready(timeout=30)
+                await trio.to_thread.run_sync(self._start_recovery)
+                task_status.started()
+                while True:
+                    await trio.sleep(self._heartbeat_interval)
+                    for attempt_id in self.context.running.snapshot():
+                        self.store.submit(HeartbeatTurnAttempt(attempt_id), _log_failure)
+        finally:
+            # The routes have passivated (the directory stops first); a run after this one
+            # opens the pool's connections again.
+            self.context.readers.close()
 
     def _start_recovery(self) -> None:
         if self._recover is None:

@@ -2,11 +2,13 @@
 
 ``ConversationRoute`` is one route key's actor (a ``RouteActor`` of the engine's directory). It
 owns a ``RouteCore`` (``_route_core``: every decision, no I/O) and does the I/O: on activation
-it reads what the store knows of the route (``Restored``) and opens the read port the core
-queries (``StoreReads``, over a reader of its own); for each message it asks the core for
-effects and performs them, in order. The route never waits on I/O: every store write is
-acknowledged by a message to the route itself (built by the effect's ``Ack``), and every agent
-request is answered by a notice.
+it reads what the store knows of the route (``Restored``) and builds the read port the core
+queries (``StoreReads``, each read on a connection borrowed from the engine's ``ReaderPool``:
+a connection held per route for its life cost a host 146 KiB per active route before its page
+cache); for each message it asks the core for effects and performs them, in order, and then
+says whether it is ``settled`` (the directory's quiet passivation). The route never waits on
+I/O: every store write is acknowledged by a message to the route itself (built by the
+effect's ``Ack``), and every agent request is answered by a notice.
 
 Two effects act in the store writer's thread, right after the commit: a ``Write``'s ``then``
 (the prompt sent and ``TurnBegan`` told once the attempt is recorded) and ``ClaimFinal`` (the
@@ -27,8 +29,8 @@ from typing import Any
 from .._routes import RouteActor
 from ..agents import ListSessions, OpenSession
 from ..store import (
-    Database,
     QueuedPrompt,
+    ReaderPool,
     RecordFinalDelivery,
     Task,
     TurnAttempt,
@@ -37,7 +39,6 @@ from ..store import (
     find_task,
     find_turn_attempt,
     head_attempt,
-    open_reader,
     pending_prompts,
     route_binding,
     task_turn_attempts,
@@ -78,7 +79,6 @@ class ConversationRoute(RouteActor[Kept]):
         super().__init__(key)
         self.ctx = context
         self._core: RouteCore | None = None
-        self._db: Database | None = None
         route = context.route
 
         def deliver(notice: object) -> None:
@@ -91,25 +91,25 @@ class ConversationRoute(RouteActor[Kept]):
 
     def restore(self, state: Kept | None) -> None:
         ctx, key = self.ctx, self.key
-        db = self._db = open_reader(ctx.db_path, any_thread=True)
-        binding = route_binding(db, key)
-        task = None
-        if binding is not None and binding.current_task_id is not None:
-            task = load_task(db, binding.current_task_id)
-        # A turn a previous incarnation (crashed, or passivated) left running at the agent in
-        # this engine run: its events reach this incarnation by the route key, so it ends here
-        # as if nothing happened. Attempts of an earlier run are recovery's.
-        running = next(
-            (a for a in active_turn_attempts(db) if a.route_key == key and a.id in ctx.running),
-            None,
-        )
-        pending = tuple(p.id for p in pending_prompts(db, key))
+        with ctx.readers.reading() as db:
+            binding = route_binding(db, key)
+            task = None
+            if binding is not None and binding.current_task_id is not None:
+                task = load_task(db, binding.current_task_id)
+            # A turn a previous incarnation (crashed, or passivated) left running at the agent
+            # in this engine run: its events reach this incarnation by the route key, so it
+            # ends here as if nothing happened. Attempts of an earlier run are recovery's.
+            running = next(
+                (a for a in active_turn_attempts(db) if a.route_key == key and a.id in ctx.running),
+                None,
+            )
+            pending = tuple(p.id for p in pending_prompts(db, key))
         restored = Restored(task, pending, running, kept=state)
         self._core = RouteCore(
             key,
             ctx.agents,
             ctx.defaults,
-            StoreReads(db, key),
+            StoreReads(ctx.readers, key),
             restored=restored,
             human_approves=(
                 ctx.human_approves(key) if callable(ctx.human_approves) else ctx.human_approves
@@ -118,16 +118,10 @@ class ConversationRoute(RouteActor[Kept]):
             restricted=ctx.restricted,
         )
         self.perform(self._core.start())
+        self.settled = self._core.settled
 
     def snapshot(self) -> Kept:
         return self._core.kept() if self._core is not None else Kept()
-
-    def terminated(self, reason: object) -> None:  # noqa: ARG002
-        # A running turn stays in ``ctx.running``: it still runs at the agent, and the next
-        # incarnation takes it back (``RouteCore.start``).
-        if self._db is not None:
-            self._db.close()
-            self._db = None
 
     @property
     def core(self) -> RouteCore:
@@ -136,6 +130,8 @@ class ConversationRoute(RouteActor[Kept]):
 
     def receive(self, message: Any) -> None:
         self.perform(self.core.handle(message))
+        # Read by the directory's sweep (another thread): a plain bool, set after each message.
+        self.settled = self.core.settled
 
     # -- performing ----------------------------------------------------------------------------
 
@@ -230,40 +226,50 @@ def _in_any_thread(ctx: EngineContext, key: str, effects: Sequence[Effect]) -> C
 
 
 class StoreReads:
-    """``RouteReads`` over a store reader, for route ``route_key``."""
+    """``RouteReads`` over the store's readers, for route ``route_key``: each read borrows a
+    connection for itself alone (every query returns its rows whole)."""
 
-    def __init__(self, db: Database, route_key: str) -> None:
-        self.db = db
+    def __init__(self, readers: ReaderPool, route_key: str) -> None:
+        self.readers = readers
         self.route_key = route_key
 
     def task(self, task_id: str) -> Task | None:
-        return load_task(self.db, task_id)
+        with self.readers.reading() as db:
+            return load_task(db, task_id)
 
     def find_task(self, text: str) -> Sequence[Task]:
-        return find_task(self.db, text)
+        with self.readers.reading() as db:
+            return find_task(db, text)
 
     def tasks(self, *, limit: int, search: str | None) -> Sequence[Task]:
-        return tasks(self.db, limit=limit, search=search)
+        with self.readers.reading() as db:
+            return tasks(db, limit=limit, search=search)
 
     def task_with_remote(self, agent: str, remote_id: str) -> Task | None:
-        return task_with_remote(self.db, agent, remote_id)
+        with self.readers.reading() as db:
+            return task_with_remote(db, agent, remote_id)
 
     def bound_sessions(self, session_ids: Sequence[str]) -> set[tuple[str, str]]:
-        return bound_sessions(self.db, session_ids)
+        with self.readers.reading() as db:
+            return bound_sessions(db, session_ids)
 
     def pending_prompts(self) -> Sequence[QueuedPrompt]:
-        return pending_prompts(self.db, self.route_key)
+        with self.readers.reading() as db:
+            return pending_prompts(db, self.route_key)
 
     def head_attempt(self, task: Task) -> TurnAttempt | None:
-        return head_attempt(self.db, task)
+        with self.readers.reading() as db:
+            return head_attempt(db, task)
 
     def find_turn_attempt(self, task_id: str, ref: str) -> Sequence[TurnAttempt]:
-        return find_turn_attempt(self.db, task_id, ref)
+        with self.readers.reading() as db:
+            return find_turn_attempt(db, task_id, ref)
 
     def turn_attempts(
         self, task_id: str, *, status: str | None, limit: int
     ) -> Sequence[TurnAttempt]:
-        return task_turn_attempts(self.db, task_id, status=status, limit=limit)
+        with self.readers.reading() as db:
+            return task_turn_attempts(db, task_id, status=status, limit=limit)
 
     def is_dir(self, path: Path) -> bool:
         return path.is_dir()

@@ -109,6 +109,11 @@ class RouteCore:
         self._restored = restored if restored is not None else Restored()
 
     @property
+    def settled(self) -> bool:
+        """Whether the route has nothing in flight (``RouteData.settled``)."""
+        return self.state.settled
+
+    @property
     def inputs(self) -> int:
         """``UserInput`` taken in this engine run."""
         return self.state.inputs
@@ -123,6 +128,7 @@ class RouteCore:
             tuple(route.approvals.values()),
             tuple(route.answered.items()),
             tuple(route.resolved.items()),
+            tuple(route.last_listing),
         )
 
     def start(self) -> list[Effect]:
@@ -137,6 +143,7 @@ class RouteCore:
             route.approvals = {a.approval_id: a for a in kept.approvals}
             route.answered = dict(kept.answered)
             route.resolved = dict(kept.resolved)
+            route.last_listing = list(kept.last_listing)
         route.task = restored.task
         route.pending = list(restored.pending)
         attempt = restored.running

@@ -98,6 +98,9 @@ class Kept:
     approvals: tuple[ApprovalRequested, ...] = ()
     answered: tuple[tuple[str, str | None], ...] = ()
     resolved: tuple[tuple[str, str | None], ...] = ()
+    last_listing: tuple[ListingEntry, ...] = ()
+    """What the last ``/sessions`` numbered: a ``/switch N`` typed after a quiet passivation
+    means the list the person read."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -229,6 +232,23 @@ class RouteData:
             agent_steers=known is not None and known.steer,
             queued=len(self.pending),
             busy=turn is not None or self.taking,
+        )
+
+    @property
+    def settled(self) -> bool:
+        """Nothing in flight: no turn, no steer, nothing queued or being taken, no agent listing
+        or reset awaited, no approval open or answered. What such a route holds is in ``Kept``
+        and the store, so it may passivate after a short quiet (the directory's
+        ``quiet_after``) instead of its long ``idle_after``."""
+        return not (
+            self.turn is not None
+            or self.taking
+            or self.pending
+            or self.steers
+            or self.listings
+            or self.resetting is not None
+            or self.approvals
+            or self.answered
         )
 
     def maybe_idle(self) -> None:

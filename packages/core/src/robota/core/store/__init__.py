@@ -21,7 +21,9 @@ or a ``Reply``, so the same write serves the trio loop (``await client.write(...
 (``client.submit(op, ack)``) and a blocking thread (``client.write_sync(...)``).
 
 **Readers on their own connections.** ``open_reader`` gives a read-only connection; the query
-functions here take one. Reads never queue behind writes and never block them.
+functions here take one. Reads never queue behind writes and never block them. Many actors
+that read now and then (the engine's routes) borrow from one ``ReaderPool`` of a few
+connections instead of holding one each.
 
 Ops are small frozen dataclasses with an ``apply(db)`` method (``WriteOp``); the typed ones here
 cover inbound-event dedupe, route states, the final-delivery ledger, turn attempts, the prompt
@@ -100,6 +102,7 @@ if typing.TYPE_CHECKING:
         UpdateTurnAttempt,
         WriteOp,
     )
+    from ._pool import ReaderPool
     from ._queries import (
         audit_events,
         event_claimed,
@@ -178,6 +181,7 @@ __all__ = [
     "Failable",
     # readers
     "open_reader",
+    "ReaderPool",
     # schema
     "MIGRATIONS",
     "Migration",
@@ -342,6 +346,7 @@ _LAZY = {
     "Together": "._ops",
     "UpdateTurnAttempt": "._ops",
     "WriteOp": "._ops",
+    "ReaderPool": "._pool",
     "audit_events": "._queries",
     "event_claimed": "._queries",
     "final_delivery": "._queries",
