@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import secrets
 from collections.abc import Callable, Collection
-from contextlib import closing
 from pathlib import Path
 
 import trio
@@ -39,7 +38,7 @@ from robota.core.engine import (
     UserInput,
     UseTask,
 )
-from robota.core.store import Database, Task, Together, open_reader, route_binding
+from robota.core.store import Database, Task, Together, route_binding
 from robota.core.store import task as load_task
 
 from ._desk_reads import DeskReads
@@ -102,7 +101,7 @@ class TaskDesk:
         self.taps = taps
         self.kinds = frozenset(kinds)
         self._accepting = accepting
-        self.reads = DeskReads(engine.db_path)
+        self.reads = DeskReads(engine.db_path, engine.context.readers)
 
     def close(self) -> None:
         """Close the read connections (the host's or session's run ends with them)."""
@@ -285,11 +284,15 @@ class TaskDesk:
         return task, route_for_task(task.id, current_on, self.kinds)
 
     def bound_task(self, route_key: str) -> Task | None:
-        with closing(open_reader(self.engine.db_path)) as db:
+        """The task current on ``route_key``; from any thread (a pooled connection)."""
+
+        def read(db: Database) -> Task | None:
             binding = route_binding(db, route_key)
             if binding is None or binding.current_task_id is None:
                 return None
             return load_task(db, binding.current_task_id)
+
+        return self.reads.read(read)
 
     async def _bind(
         self, key: str, task_id: str, notices: trio.MemoryReceiveChannel[RouteNotice]

@@ -12,7 +12,6 @@ refused with ``unsupported``.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from contextlib import closing
 from dataclasses import replace
 from pathlib import Path
 
@@ -22,7 +21,7 @@ from robota.core.agents import PERMISSION_MODES, PermissionMode
 from robota.core.control import HandlerError
 from robota.core.engine import ForkTask, NewTask, TaskSettings
 from robota.core.frontend import GroupChat, GroupMaker, GroupRefused
-from robota.core.store import Task, head_attempt, open_reader
+from robota.core.store import Database, Task, head_attempt
 
 from ._desk import TaskDesk, task_json
 from ._requests import TaskForkGroup, TaskNewGroup
@@ -117,11 +116,10 @@ class GroupDesk:
         """Refuse a fork with no turn to fork from before any chat is made (the route checks
         again: a turn cannot be taken back, only the chat would be left empty)."""
 
-        def read() -> bool:
-            with closing(open_reader(self.desk.engine.db_path)) as db:
-                return source.remote_id is not None and head_attempt(db, source) is not None
+        def read(db: Database) -> bool:
+            return source.remote_id is not None and head_attempt(db, source) is not None
 
-        if not await trio.to_thread.run_sync(read):
+        if not await trio.to_thread.run_sync(self.desk.reads.read, read):
             raise HandlerError("refused", f"task {source.id} has no completed turn to fork from")
 
     async def from_route(

@@ -33,7 +33,6 @@ from __future__ import annotations
 import logging
 import os
 from collections.abc import Sequence
-from contextlib import closing
 from typing import TYPE_CHECKING
 
 import trio
@@ -41,7 +40,6 @@ import trio
 from robota.core import ChildSpec, Supervisor, robota_version
 from robota.core.control import ControlServer, Endpoint, HandlerError, HostLock, HostState
 from robota.core.frontend import FrontEndPort, GroupMaker
-from robota.core.store import open_reader
 
 from .._engine_host import open_engine
 from .._trust import restricted_hook, task_restricted_hook
@@ -277,7 +275,7 @@ class Host:
 
     async def _status(self, _request: HostStatus) -> dict[str, object]:
         def known_routes() -> int:
-            with closing(open_reader(self.engine.db_path)) as db:
+            with self.engine.context.readers.reading() as db:
                 return count_routes(db)
 
         return status_json(
