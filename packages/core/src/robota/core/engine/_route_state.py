@@ -235,27 +235,22 @@ class RouteData:
         )
 
     @property
+    def working(self) -> bool:
+        """A turn runs, a prompt is queued or being taken, or an agent's listing or reset is
+        awaited: the route is not idle (``maybe_idle``)."""
+        return bool(self.turn or self.taking or self.pending or self.listings or self.resetting)
+
+    @property
     def settled(self) -> bool:
-        """Nothing in flight: no turn, no steer, nothing queued or being taken, no agent listing
-        or reset awaited, no approval open or answered. What such a route holds is in ``Kept``
-        and the store, so it may passivate after a short quiet (the directory's
-        ``quiet_after``) instead of its long ``idle_after``."""
-        return not (
-            self.turn is not None
-            or self.taking
-            or self.pending
-            or self.steers
-            or self.listings
-            or self.resetting is not None
-            or self.approvals
-            or self.answered
-        )
+        """Nothing in flight: not ``working``, no steer, no approval open or answered. What
+        such a route holds is in ``Kept`` and the store, so it may passivate after a short
+        quiet (the directory's ``quiet_after``) instead of its long ``idle_after``."""
+        return not (self.working or self.steers or self.approvals or self.answered)
 
     def maybe_idle(self) -> None:
         """Say ``RouteIdle`` when nothing runs, waits in the queue or waits for an agent."""
-        if self.turn or self.taking or self.pending or self.listings or self.resetting:
-            return
-        self.say(RouteIdle(self.key, self.inputs))
+        if not self.working:
+            self.say(RouteIdle(self.key, self.inputs))
 
     # -- tasks ---------------------------------------------------------------------------------
 
