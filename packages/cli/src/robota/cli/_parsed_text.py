@@ -123,13 +123,17 @@ def parsed_cache_on(env: Mapping[str, str] | None = None) -> ParsedCache | None:
     """Serve config.yaml's parse from the cache for the rest of this process, when the
     ``robota`` script started (its compiled-code table is on: ``_generated_code.ACTIVE``) and
     the caches are not switched off; the cache, or ``None``."""
-    from robota.core.config import use_parse_cache  # noqa: PLC0415 (keeps --help fast)
+    from robota.core.config import parse_cache, use_parse_cache  # noqa: PLC0415 (--help)
 
     from . import _generated_code  # noqa: PLC0415
 
     where = cache_dir(os.environ if env is None else env)
     if _generated_code.ACTIVE is None or where is None:
         return None
-    cache = ParsedCache(where / "parsed-yaml.json")
+    path = where / "parsed-yaml.json"
+    current = parse_cache()
+    if isinstance(current, ParsedCache) and current.path == path:
+        return current  # print mode loads its configuration twice: one read of the file
+    cache = ParsedCache(path)
     use_parse_cache(cache)
     return cache

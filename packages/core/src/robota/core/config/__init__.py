@@ -49,7 +49,7 @@ if typing.TYPE_CHECKING:
         Transports,
         WsSettings,
     )
-    from ._parsed import ParseCache, use_parse_cache
+    from ._parsed import ParseCache, parse_cache, use_parse_cache
     from ._paths import Profile, profile_environment, resolve_profile
     from ._project import ProjectConfig, apply_project, load_project_config, parse_project_config
     from ._reader import Reader, credential_url
@@ -100,6 +100,7 @@ __all__ = [
     "load_dotenv",
     "parse_config",
     "ParseCache",
+    "parse_cache",
     "use_parse_cache",
     "looks_secret",
     # files written whole or not at all, owner-only
@@ -139,6 +140,7 @@ _HOMES = {
     "set_dotenv": "._dotenv",
     "atomic_write": "._files",
     "ParseCache": "._parsed",
+    "parse_cache": "._parsed",
     "use_parse_cache": "._parsed",
     "FileOutcome": "._init",
     "InitResult": "._init",

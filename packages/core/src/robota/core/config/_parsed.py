@@ -31,4 +31,5 @@ def use_parse_cache(cache: ParseCache | None) -> None:
 
 
 def parse_cache() -> ParseCache | None:
+    """The cache ``parse_yaml`` asks, if one is installed."""
     return _Hook.cache
