@@ -175,12 +175,12 @@ TASK_CLIENT_NEVER = (
     "robota.transports",
     "robota.core.engine",
     "robota.core.presentation",
-    "robota.core.store._writer",
-    "robota.core.store._ops",
-    "robota.core.store._cards",
-    "robota.core.store._chats",
-    "robota.core.store._teams",
-    "robota.core.store._migrations",
+    "robota.core.store",  # the host resolves TASK: the client reads no store
+    "sqlite3",
+    "robota.core.config._load",  # nor the configuration: the profile's paths are enough
+    "robota.core.config._model",
+    "robota.core.config._dotenv",
+    "ruamel",
     "robota.core.control._server",
     "robota.core.control._host_lock",
     "robota.core.control._requests",  # the host's request registry: a client decodes replies only
@@ -201,13 +201,13 @@ TASK_CLIENT_NEVER = (
     "robota.cli._doctor_cmd",
     "robota.cli._host._desk",
 )
-"""What ``robota task send`` must not load to resolve its TASK and call the host: the command
-is a client of the host, and everything else is start-up time on every call."""
+"""What ``robota task send`` must not load to call the host: the command is a client of the
+host, which resolves its TASK, and everything else is start-up time on every call."""
 
 
 def test_task_send_loads_only_its_client_path(tmp_path: Path) -> None:
-    """When ``task send`` connects to the host, it has loaded the configuration, the store's
-    task queries and the control client, and no other command, no engine, no writer."""
+    """When ``task send`` connects to the host, it has loaded the profile's paths and the
+    control client, and no configuration, no store, no other command, no engine."""
     home = tmp_path / "home"
     env = {"HOME": str(tmp_path), "ROBOTA_HOME": str(home), "PATH": "/usr/bin:/bin"}
     robota = Path(sys.executable).with_name("robota")
@@ -231,8 +231,7 @@ def test_task_send_loads_only_its_client_path(tmp_path: Path) -> None:
     assert result["modules"] is not None, out.stderr
     at_connect = set(result["modules"])
     for needed in (
-        "robota.core.config._load",
-        "robota.core.store._tasks",
+        "robota.core.config._paths",
         "robota.core.control._client",
         "robota.cli._task_cmd",
     ):

@@ -143,6 +143,56 @@ async def test_the_host_serves_status_new_send_and_stop(
     assert processes_with_home_under(short_root / "agents") == []
 
 
+async def test_the_host_resolves_task_as_the_task_commands_take_it(
+    short_root: Path, model: FakeModel
+) -> None:
+    """A request's ``task`` is TASK as typed (a list number, an id prefix, a title) and
+    ``caller`` stands in for an omitted one; the host decides with the CLI's ``pick_task``."""
+    _, profile = sandboxed(short_root, model, "claude-agent-acp")
+    async with running_host(profile) as (socket, stopped):
+        made = [await ask(socket, "task.new", {"title": t}) for t in ("twin", "twin", "third")]
+        first, second, third = (m["task"]["id"] for m in made)
+        prefix = next(first[:n] for n in range(1, 13) if not second.startswith(first[:n]))
+        prefix = next(first[:n] for n in range(len(prefix), 13) if not third.startswith(first[:n]))
+
+        def stopped_task(fields: dict[str, Any]) -> Any:
+            return ask(socket, "task.stop", fields)
+
+        named = {
+            "1": third,  # the newest first, as `robota task list` numbers them
+            "3": first,
+            prefix: first,
+            "third": third,
+            f"  {second} ": second,
+        }
+        for name, expected in named.items():
+            assert (await stopped_task({"task": name}))["task"]["id"] == expected, name
+        by_env = await stopped_task({"caller": {"ROBOTA_TASK_ID": second}})
+        assert by_env["task"]["id"] == second
+        refusals = [
+            ({"task": "twin"}, "not_found", "task", "'twin' names several"),
+            ({"task": "9"}, "not_found", "task", "no task named '9'"),
+            ({}, "not_found", "task", "give TASK"),
+            ({"caller": {"ROBOTA_TASK_ID": "feedfacecafe"}}, "not_found", "task", "no such task"),
+            ({"caller": {"HOME": "/root"}}, "bad_request", "caller", "'HOME' names no task"),
+        ]
+        for fields, code, field, said in refusals:
+            with pytest.raises(HostRefused) as refused:
+                await stopped_task(fields)
+            assert (refused.value.code, refused.value.field) == (code, field), fields
+            assert said in refused.value.message, (fields, refused.value.message)
+        with pytest.raises(HostRefused) as twins:
+            await ask(socket, "task.send", {"task": "twin", "text": "hi"})
+        assert first in twins.value.message and second in twins.value.message
+        renamed = await ask(socket, "task.rename", {"task": "2", "title": "second"})
+        assert renamed["task"] == {**renamed["task"], "id": second, "title": "second"}
+        assert (await stopped_task({"task": "twin"}))["task"]["id"] == first
+
+        await ask(socket, "server.stop")
+        await stopped.wait()
+    assert processes_with_home_under(short_root / "agents") == []
+
+
 @pytest.mark.parametrize("agent", ["codex-acp"])
 async def test_a_task_made_elsewhere_is_bound_to_the_hosts_own_route(
     short_root: Path, model: FakeModel, agent: str

@@ -268,10 +268,6 @@ def restart_command(  # noqa: PLR0917 (click passes the options positionally)
             "robota: no host runs for this profile; start one: robota server start", err=True
         )
         sys.exit(2)
-    if task is not None:
-        from ._task_cmd import _task_id  # noqa: PLC0415 (the task CLI's resolver; exit 2 if none)
-
-        task = _task_id(task)
     fields: dict[str, object] = (
         {} if cancel else {"force": force or immediate, "reason": reason, "task": task}
     )
@@ -279,8 +275,10 @@ def restart_command(  # noqa: PLR0917 (click passes the options positionally)
         with ControlClient(profile.control_socket, timeout=30.0) as client:
             result = client.call("server.restart.cancel" if cancel else "server.restart", fields)
     except HostRefused as refused:
+        from ._task_cmd import USAGE_CODES  # noqa: PLC0415 (a --task naming no task: exit 2)
+
         click.echo(f"robota: the host refused: {refused}", err=True)
-        sys.exit(1)
+        sys.exit(2 if refused.code in USAGE_CODES else 1)
     except ControlError as error:
         click.echo(f"robota: {error}", err=True)
         sys.exit(1)

@@ -1,11 +1,13 @@
 """``robota task``: the profile's tasks, and driving them through the running host.
 
 ``list`` and ``status`` read the store directly (a read-only connection), so they work whether
-or not a host runs. Every other command changes state and is a request to the host's control
-endpoint (``robota.cli._host``'s ``task.*`` requests); with no host running it says so and
-exits 2. TASK is resolved here, against the store, before anything is asked
-(``_task_names``): the host is given full task ids only. Inside an agent robota started, TASK
-may be omitted (``ROBOTA_TASK_ID``, ``CODEX_THREAD_ID``).
+or not a host runs; they resolve TASK themselves (``_task_names``). Every other command
+changes state and is a request to the host's control endpoint (``robota.cli._host``'s
+``task.*`` requests); with no host running it says so and exits 2. Those pass TASK on as typed
+and the host resolves it with the same decision, so they load neither the configuration nor
+the store: a ``task send`` is a profile's path, the control client and one request. Inside an
+agent robota started, TASK may be omitted (``ROBOTA_TASK_ID``, ``CODEX_THREAD_ID``, passed on
+as the request's ``caller``).
 
 Exit codes: 0 done; 1 the host refused or failed, or (``send --wait``) the turn did not
 complete, as print mode exits; 2 a usage error: a TASK naming no one task, no host running,
@@ -32,8 +34,6 @@ if TYPE_CHECKING:
     from robota.core.config import Profile
     from robota.core.store import Database, Task
 
-    from ._task_names import TaskLookup
-
 __all__ = ["task_group"]
 
 LIST_LIMIT = 20
@@ -49,8 +49,6 @@ _TASK_OPTION = click.option(
     metavar="TASK",
     help="The task (list number, id or id prefix); the same as the leading TASK argument.",
 )
-_PROFILE_KEY = "robota.task.profile"
-"""Where ``_profile`` keeps what it loaded in the command's context (``Context.meta``)."""
 
 _JSON_OPTION = click.option("--json", "as_json", is_flag=True, help="Print JSON on stdout.")
 
@@ -83,16 +81,12 @@ def _fail(message: str, code: int = 2) -> NoReturn:
 
 
 def _profile() -> tuple[Path, Profile]:
-    """The store's path and the profile, loaded once per command: most commands resolve TASK
-    from the store and then call the host, and a second load would parse config.yaml again."""
+    """The store's path and the profile (``list`` and ``status``: the configuration says where
+    the store is)."""
     from ._engine_host import load_profile  # noqa: PLC0415 (keeps --help fast)
 
-    meta = click.get_current_context().meta
-    loaded: tuple[Path, Profile] | None = meta.get(_PROFILE_KEY)
-    if loaded is None:
-        config, profile = load_profile()
-        loaded = meta[_PROFILE_KEY] = (config.storage.sqlite_path, profile)
-    return loaded
+    config, profile = load_profile()
+    return config.storage.sqlite_path, profile
 
 
 def _reader(path: Path) -> Database | None:
@@ -108,47 +102,32 @@ def _reader(path: Path) -> Database | None:
         _fail(str(error), 1)
 
 
-def _lookup(db: Database) -> TaskLookup:
-    from robota.core.store import find_task, tasks  # noqa: PLC0415
-    from robota.core.store import task as load_task  # noqa: PLC0415
-
-    from ._host import tasks_with_remote_id  # noqa: PLC0415
-    from ._task_names import TaskLookup  # noqa: PLC0415
-
-    def numbered(number: int) -> Task | None:
-        listed = tasks(db, limit=number)
-        return listed[number - 1] if len(listed) >= number else None
-
-    return TaskLookup(
-        by_id=lambda task_id: load_task(db, task_id),
-        numbered=numbered,
-        matching=lambda name: find_task(db, name),
-        by_remote_id=lambda remote_id: tasks_with_remote_id(db, remote_id),
-    )
-
-
 def _resolve(db: Database | None, wanted: str | None) -> Task:
     """The task ``wanted`` names (or the environment, when omitted); exit 2 when none."""
     from robota.core.frontend import TaskNotResolved  # noqa: PLC0415
 
+    from ._host import task_lookup  # noqa: PLC0415
     from ._task_names import pick_task  # noqa: PLC0415
 
     if db is None:
         _fail("no tasks yet: this profile has no store (robota creates it on first start)")
     try:
-        return pick_task(wanted, _lookup(db), os.environ)
+        return pick_task(wanted, task_lookup(db), os.environ)
     except TaskNotResolved as error:
         _fail(str(error))
 
 
-def _task_id(wanted: str | None) -> str:
-    path, _ = _profile()
-    db = _reader(path)
-    try:
-        return _resolve(db, wanted).id
-    finally:
-        if db is not None:
-            db.close()
+def _named(wanted: str | None) -> dict[str, object]:
+    """How a request names its task: TASK as typed (the host resolves it), or omitted, the
+    caller's environment; exit 2, asking nothing, when neither names one."""
+    if wanted is not None and wanted.strip():
+        return {"task": wanted}
+    from ._task_names import ENV_NAMES, NoTaskGiven  # noqa: PLC0415
+
+    caller = {name: os.environ[name] for name in ENV_NAMES if os.environ.get(name, "").strip()}
+    if not caller:
+        _fail(str(NoTaskGiven()))
+    return {"caller": caller}
 
 
 def _one_task(argument: str | None, option: str | None) -> str | None:
@@ -159,6 +138,7 @@ def _one_task(argument: str | None, option: str | None) -> str | None:
 
 def _call(what: str, type_name: str, fields: dict[str, object], timeout: float) -> Any:
     """Ask the host; exit 2 when none runs, 1 (2 for a usage refusal) when it refuses."""
+    from robota.core.config import resolve_profile  # noqa: PLC0415
     from robota.core.control import (  # noqa: PLC0415
         ControlClient,
         HostRefused,
@@ -166,7 +146,7 @@ def _call(what: str, type_name: str, fields: dict[str, object], timeout: float) 
         NoHostRunning,
     )
 
-    _, profile = _profile()
+    profile = resolve_profile()
     try:
         with ControlClient(profile.control_socket, timeout=timeout) as client:
             return client.call(type_name, fields)
@@ -311,8 +291,8 @@ def send_command(
     if len(words) > 2:
         _fail("give TASK and TEXT (quote TEXT when it has spaces)")
     task, text = (None, words[0]) if len(words) == 1 else (words[0], words[1])
-    task_id = _task_id(_one_task(task, task_option))
-    fields: dict[str, object] = {"task": task_id, "text": text, "wait": wait}
+    fields: dict[str, object] = {**_named(_one_task(task, task_option)), "text": text}
+    fields["wait"] = wait
     if wait:
         fields["timeout"] = timeout
     result = _call("send", "task.send", fields, timeout + 60 if wait else CALL_TIMEOUT)
@@ -320,7 +300,7 @@ def send_command(
         _echo_json(result)
     if not wait:
         if not as_json:
-            _say_outcome(task_id, result)
+            _say_outcome(result)
         return
     failed = _replies(result) if not as_json else False
     turns = result.get("turns") or []
@@ -336,7 +316,7 @@ def send_command(
     sys.exit(0 if last["status"] == "completed" else 1)
 
 
-def _say_outcome(task_id: str, result: dict[str, Any]) -> None:
+def _say_outcome(result: dict[str, Any]) -> None:
     outcome = result.get("outcome") or {}
     kind = outcome.get("kind")
     if kind == "replied":
@@ -350,7 +330,7 @@ def _say_outcome(task_id: str, result: dict[str, Any]) -> None:
         "queued": f"queued as {outcome.get('prompt_id')} ({outcome.get('ahead')} ahead)",
         "steered": "steered the running turn",
     }.get(str(kind), "sent")
-    click.echo(f"task {task_id}: {said} (route {result['route']})")
+    click.echo(f"task {result['task']['id']}: {said} (route {result['route']})")
 
 
 @task_group.command("stop")
@@ -359,13 +339,12 @@ def _say_outcome(task_id: str, result: dict[str, Any]) -> None:
 @_JSON_OPTION
 def stop_command(task: str | None, task_option: str | None, as_json: bool) -> None:
     """Interrupt the task's running turn (queued prompts stay queued)."""
-    task_id = _task_id(_one_task(task, task_option))
-    result = _call("stop", "task.stop", {"task": task_id}, CALL_TIMEOUT)
+    result = _call("stop", "task.stop", _named(_one_task(task, task_option)), CALL_TIMEOUT)
     if as_json:
         _echo_json(result)
     elif not _replies(result):
         stopped = "stopped" if result["stopped"] else "no turn was running"
-        click.echo(f"task {task_id}: {stopped}")
+        click.echo(f"task {result['task']['id']}: {stopped}")
 
 
 @task_group.command("new")
@@ -401,12 +380,13 @@ def fork_command(
     task: str | None, task_option: str | None, title: str | None, as_json: bool
 ) -> None:
     """A new task from the task's latest completed turn (a running turn goes on)."""
-    task_id = _task_id(_one_task(task, task_option))
-    result = _call("fork", "task.fork", {"task": task_id, "title": title}, CALL_TIMEOUT)
+    fields = {**_named(_one_task(task, task_option)), "title": title}
+    result = _call("fork", "task.fork", fields, CALL_TIMEOUT)
     if as_json:
         _echo_json(result)
     else:
-        click.echo(f"{_describe(result['task'])}, forked from {task_id} (route {result['route']})")
+        source, route = result["source"]["id"], result["route"]
+        click.echo(f"{_describe(result['task'])}, forked from {source} (route {route})")
 
 
 @task_group.command("queue")
@@ -424,8 +404,8 @@ def queue_command(words: Sequence[str], task_option: str | None, as_json: bool) 
         rest = rest[:-2]
     if len(rest) > 1 or (rest and rest[0] == "cancel"):
         _fail("usage: robota task queue [TASK] [cancel N]")
-    task_id = _task_id(_one_task(rest[0] if rest else None, task_option))
-    result = _call("queue", "task.queue", {"task": task_id, "cancel": cancel}, CALL_TIMEOUT)
+    fields = {**_named(_one_task(rest[0] if rest else None, task_option)), "cancel": cancel}
+    result = _call("queue", "task.queue", fields, CALL_TIMEOUT)
     if as_json:
         _echo_json(result)
     elif _replies(result):
@@ -441,8 +421,8 @@ def rename_command(words: Sequence[str], task_option: str | None, as_json: bool)
     if len(words) > 2:
         _fail("give TASK and TITLE (quote TITLE when it has spaces)")
     task, title = (None, words[0]) if len(words) == 1 else (words[0], words[1])
-    task_id = _task_id(_one_task(task, task_option))
-    result = _call("rename", "task.rename", {"task": task_id, "title": title}, CALL_TIMEOUT)
+    fields = {**_named(_one_task(task, task_option)), "title": title}
+    result = _call("rename", "task.rename", fields, CALL_TIMEOUT)
     if as_json:
         _echo_json(result)
     elif _replies(result):
@@ -480,8 +460,8 @@ def newgroup_command(
     """
     where = _directory_fields(directory, nodir)
     wanted = _one_task(task, task_option)
-    source = _task_id(wanted) if wanted is not None or _inside_agent() else None
-    fields = {"task": source, "title": title, "agent": agent, "transport": transport, **where}
+    source = _named(wanted) if wanted is not None or _inside_agent() else {}
+    fields = {**source, "title": title, "agent": agent, "transport": transport, **where}
     result = _call("newgroup", "task.newgroup", fields, CALL_TIMEOUT)
     if as_json:
         _echo_json(result)
@@ -503,8 +483,7 @@ def forkgroup_command(
     as_json: bool,
 ) -> None:
     """A new group chat whose task is a fork of TASK (its latest completed turn)."""
-    task_id = _task_id(_one_task(task, task_option))
-    fields: dict[str, object] = {"task": task_id, "title": title, "transport": transport}
+    fields = {**_named(_one_task(task, task_option)), "title": title, "transport": transport}
     result = _call("forkgroup", "task.forkgroup", fields, CALL_TIMEOUT)
     if as_json:
         _echo_json(result)

@@ -8,6 +8,10 @@ fork is a ``ForkTask`` on a new ``cli`` route; a stop is an ``Interrupt``; the q
 rename are the route's own ``/queue`` and ``/rename`` commands, typed on the task's route. The
 desk only follows the route (``RouteTaps``) to report what came of it.
 
+A request names its task as ``robota task`` does (``_requests``): ``resolve`` picks the one
+task with the CLI's own decision (``pick_task``) on the desk's connection, and a name that
+picks none, or several, is refused with ``not_found`` and the decision's own message.
+
 While the host stops, ``accepting`` is false and every request here is refused with
 ``stopping``: no new turn starts in a host that is going away.
 """
@@ -15,7 +19,7 @@ While the host stops, ``accepting`` is false and every request here is refused w
 from __future__ import annotations
 
 import secrets
-from collections.abc import Callable, Collection
+from collections.abc import Callable, Collection, Mapping
 from pathlib import Path
 
 import trio
@@ -38,11 +42,13 @@ from robota.core.engine import (
     UserInput,
     UseTask,
 )
+from robota.core.frontend import TaskNotResolved
 from robota.core.store import Database, Task, Together, route_binding
 from robota.core.store import task as load_task
 
+from .._task_names import ENV_NAMES, pick_task
 from ._desk_reads import DeskReads
-from ._reads import routes_of
+from ._reads import routes_of, task_lookup
 from ._requests import (
     SEND_WAIT,
     SEND_WAIT_MAX,
@@ -118,7 +124,7 @@ class TaskDesk:
             raise HandlerError(
                 "bad_request", f"task.send: 'timeout' must be in (0, {SEND_WAIT_MAX:g}]", "timeout"
             )
-        task, route = await self._task_route(request.task)
+        task, route = await self._task_route(request.task, request.caller)
         key = route.route_key
         async with self.taps.tap(key) as notices:
             if route.bind:
@@ -163,14 +169,14 @@ class TaskDesk:
 
     async def fork(self, request: TaskFork) -> dict[str, object]:
         self.refuse_when_stopping()
-        source = await self.read_task(request.task)
+        source = await self.resolve(request.task, request.caller)
         key = cli_route(secrets.token_hex(6))
         task = await self.open_on(key, ForkTask(source.id, request.title))
         return {"task": task_json(task), "route": key, "source": task_json(source)}
 
     async def queue(self, request: TaskQueue) -> dict[str, object]:
         command = "/queue" if request.cancel is None else f"/queue cancel {request.cancel}"
-        task, route = await self._task_route(request.task)
+        task, route = await self._task_route(request.task, request.caller)
         if route.bind:
             # Queues belong to routes: a task current on none of this host's has none here,
             # and binding it (opening its agent session) would not change that.
@@ -191,7 +197,7 @@ class TaskDesk:
         title = " ".join(request.title.split())
         if not title:
             raise HandlerError("bad_request", "task.rename: 'title' is empty", "title")
-        task, route = await self._task_route(request.task)
+        task, route = await self._task_route(request.task, request.caller)
         key = route.route_key
         if route.bind:
             async with self.taps.tap(key) as notices:
@@ -229,7 +235,7 @@ class TaskDesk:
         return task
 
     async def stop(self, request: TaskStop) -> dict[str, object]:
-        task, route = await self._task_route(request.task)
+        task, route = await self._task_route(request.task, request.caller)
         if route.bind:
             return {"task": task_json(task), "route": None, "stopped": False, "replies": []}
         key = route.route_key
@@ -253,9 +259,14 @@ class TaskDesk:
         if not self._accepting():
             raise HandlerError("stopping", "the host is stopping; it accepts no new turns")
 
-    async def route_of(self, task_id: str) -> str:
-        """The route key ``task_id`` is driven through (``not_found`` when there is no task)."""
-        return (await self._task_route(task_id))[1].route_key
+    async def route_of(self, name: str) -> str:
+        """The route key the task ``name`` names is driven through (``not_found`` when it
+        names none)."""
+        return (await self._task_route(name, None))[1].route_key
+
+    async def resolve(self, name: str | None, caller: Mapping[str, str] | None) -> Task:
+        """The one task ``name`` (TASK as typed) names, or omitted, ``caller``'s environment."""
+        return (await self._resolved(name, caller, with_routes=False))[0]
 
     async def read_task(self, task_id: str) -> Task:
         task = await self.reads.query(lambda db: load_task(db, task_id))
@@ -274,14 +285,30 @@ class TaskDesk:
         name = line.split(maxsplit=1)[0]
         raise HandlerError("timeout", f"route {key} did not answer {name} in time")
 
-    async def _task_route(self, task_id: str) -> tuple[Task, TaskRoute]:
-        def read(db: Database) -> tuple[Task | None, list[str]]:
-            return load_task(db, task_id), routes_of(db, task_id)
-
-        task, current_on = await self.reads.query(read)
-        if task is None:
-            raise HandlerError("not_found", f"no task {task_id!r}", "task")
+    async def _task_route(
+        self, name: str | None, caller: Mapping[str, str] | None
+    ) -> tuple[Task, TaskRoute]:
+        task, current_on = await self._resolved(name, caller, with_routes=True)
         return task, route_for_task(task.id, current_on, self.kinds)
+
+    async def _resolved(
+        self, name: str | None, caller: Mapping[str, str] | None, *, with_routes: bool
+    ) -> tuple[Task, list[str]]:
+        """The task and (``with_routes``) the routes it is current on, in one read."""
+        unknown = sorted(set(caller or ()) - set(ENV_NAMES))
+        if unknown:
+            taken = ", ".join(ENV_NAMES)
+            message = f"caller: {unknown[0]!r} names no task (it takes {taken})"
+            raise HandlerError("bad_request", message, "caller")
+
+        def read(db: Database) -> tuple[Task, list[str]]:
+            task = pick_task(name, task_lookup(db), caller or {})
+            return task, routes_of(db, task.id) if with_routes else []
+
+        try:
+            return await self.reads.query(read)
+        except TaskNotResolved as error:
+            raise HandlerError("not_found", str(error), "task") from None
 
     def bound_task(self, route_key: str) -> Task | None:
         """The task current on ``route_key``; from any thread (a pooled connection)."""

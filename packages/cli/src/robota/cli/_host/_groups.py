@@ -100,14 +100,15 @@ class GroupDesk:
 
     async def new_group(self, request: TaskNewGroup) -> dict[str, object]:
         self.desk.refuse_when_stopping()
-        source = await self.desk.read_task(request.task) if request.task is not None else None
+        named = request.task is not None or bool(request.caller)
+        source = await self.desk.resolve(request.task, request.caller) if named else None
         settings = group_settings(request, source)
         title = request.title or (source.title if source is not None else None) or DEFAULT_TITLE
         return await self._make(request.transport, title, NewTask(settings), source)
 
     async def fork_group(self, request: TaskForkGroup) -> dict[str, object]:
         self.desk.refuse_when_stopping()
-        source = await self.desk.read_task(request.task)
+        source = await self.desk.resolve(request.task, request.caller)
         await self._forkable(source)
         title = request.title or source.title or f"fork of {source.id}"
         return await self._make(request.transport, title, ForkTask(source.id, title), source)

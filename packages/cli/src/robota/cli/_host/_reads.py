@@ -14,11 +14,14 @@ from robota.core.store import (
     Database,
     Task,
     active_turn_attempts,
+    find_task,
     pending_prompts,
     task_turn_attempts,
     tasks,
 )
+from robota.core.store import task as load_task
 
+from .._task_names import TaskLookup
 from ._routing import route_kind
 
 __all__ = [
@@ -27,6 +30,7 @@ __all__ = [
     "routes_of",
     "task_number",
     "task_rows",
+    "task_lookup",
     "task_status",
     "tasks_with_remote_id",
 ]
@@ -81,6 +85,22 @@ def tasks_with_remote_id(db: Database, remote_id: str) -> list[Task]:
         (remote_id,),
     )
     return [Task.from_row(row) for row in rows]
+
+
+def task_lookup(db: Database) -> TaskLookup:
+    """What ``pick_task`` asks of the store, answered by ``db``: the host resolves the TASK of
+    a request with it, ``task status`` the one typed on its command line."""
+
+    def numbered(number: int) -> Task | None:
+        listed = tasks(db, limit=number)
+        return listed[number - 1] if len(listed) >= number else None
+
+    return TaskLookup(
+        by_id=lambda task_id: load_task(db, task_id),
+        numbered=numbered,
+        matching=lambda name: find_task(db, name),
+        by_remote_id=lambda remote_id: tasks_with_remote_id(db, remote_id),
+    )
 
 
 def count_routes(db: Database) -> int:

@@ -1,8 +1,12 @@
 """The requests the host serves on its control endpoint (``robota.core.control``).
 
 Each is a frozen dataclass whose ``TYPE`` is its wire name; ``robota.core.control`` checks
-the fields. The CLI resolves what a person typed (a list number, an id prefix) against the
-store before it asks, so the host is only ever given full task ids.
+the fields. A request's ``task`` is TASK as ``robota task`` takes it (a full id, a list
+number, an id prefix, a title: ``robota.cli._task_names``) and the host resolves it against
+the store (``TaskDesk.resolve``): the client passes on what was typed and reads nothing itself,
+so a ``task send`` costs its process no configuration and no store. Omitted, ``caller`` names
+the task: the caller's ``ROBOTA_TASK_ID`` and ``CODEX_THREAD_ID`` (non-secret; no other name
+is taken).
 """
 
 from __future__ import annotations
@@ -67,7 +71,7 @@ class CancelRestart:
     schedule_id: str | None = None
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class TaskSend:
     """A prompt to the task's route as if its owner had typed it. Without ``wait`` the reply
     says what the route made of it (``outcome``: started, queued, steered, replied); with
@@ -75,7 +79,8 @@ class TaskSend:
     and the task as they left it."""
 
     TYPE: ClassVar[str] = "task.send"
-    task: str
+    task: str | None = None
+    caller: dict[str, str] | None = None
     text: str
     wait: bool = False
     timeout: float | None = None
@@ -96,44 +101,48 @@ class TaskNew:
     route: str | None = None
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class TaskStop:
     """Interrupt the task's running turn; queued prompts stay queued."""
 
     TYPE: ClassVar[str] = "task.stop"
-    task: str
+    task: str | None = None
+    caller: dict[str, str] | None = None
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class TaskFork:
     """A new task from ``task``'s latest completed turn (the engine's ``ForkTask``), on a
     ``cli`` route of its own; a turn running on the source goes on."""
 
     TYPE: ClassVar[str] = "task.fork"
-    task: str
+    task: str | None = None
+    caller: dict[str, str] | None = None
     title: str | None = None
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class TaskQueue:
     """The prompts queued on the task's route (the route's ``/queue``), or with ``cancel``
     the one of that number removed (``/queue cancel N``)."""
 
     TYPE: ClassVar[str] = "task.queue"
-    task: str
+    task: str | None = None
+    caller: dict[str, str] | None = None
     cancel: int | None = None
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class TaskRename:
     """A new title for the task (the route's ``/rename``)."""
 
     TYPE: ClassVar[str] = "task.rename"
-    task: str
+    task: str | None = None
+    caller: dict[str, str] | None = None
     title: str
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class TaskNewGroup:
     """A new group chat, made by a transport that offers groups (``GroupMaker``), with a new
     task as its current one: ``task``'s agent and directory unless ``agent``/``cwd``/``nodir``
@@ -142,6 +151,7 @@ class TaskNewGroup:
 
     TYPE: ClassVar[str] = "task.newgroup"
     task: str | None = None
+    caller: dict[str, str] | None = None
     title: str | None = None
     agent: str | None = None
     cwd: str | None = None
@@ -149,13 +159,14 @@ class TaskNewGroup:
     transport: str | None = None
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class TaskForkGroup:
     """A new group chat whose current task is a fork of ``task`` (its latest completed turn),
     made as ``TaskNewGroup`` makes its group."""
 
     TYPE: ClassVar[str] = "task.forkgroup"
-    task: str
+    task: str | None = None
+    caller: dict[str, str] | None = None
     title: str | None = None
     transport: str | None = None
 

@@ -275,7 +275,9 @@ class SessionHost:
 
     async def _send(self, request: SessionSend) -> dict[str, object]:
         task_id = self._check(request.generation)
-        return await self.desk.send(TaskSend(task_id, request.text, request.wait, request.timeout))
+        return await self.desk.send(
+            TaskSend(task=task_id, text=request.text, wait=request.wait, timeout=request.timeout)
+        )
 
     async def _stop_request(self, request: SessionStop) -> dict[str, object]:
         self._check(request.generation)
@@ -297,7 +299,7 @@ class SessionHost:
         name = " ".join(request.name.split())
         if not name:
             raise HandlerError("bad_request", "session.rename: 'name' is empty", "name")
-        await self.desk.rename(TaskRename(task_id, name))
+        await self.desk.rename(TaskRename(task=task_id, title=name))
         self.registration = replace(self.registration, name=name)
         surfaced = self.hub.sessions.get(self.spec.session_id)
         if surfaced is not None:
