@@ -180,6 +180,7 @@ TASK_CLIENT_NEVER = (
     "robota.core.config._load",  # nor the configuration: the profile's paths are enough
     "robota.core.config._model",
     "robota.core.config._dotenv",
+    "robota.core._plugins",  # the profile's paths need no plugin registry
     "ruamel",
     "robota.core.control._server",
     "robota.core.control._host_lock",

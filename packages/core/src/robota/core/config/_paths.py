@@ -13,8 +13,6 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from .._plugins import transport_names
-
 __all__ = [
     "CONFIG_ENV",
     "HOME_ENV",
@@ -35,6 +33,10 @@ def chat_credential_prefixes() -> tuple[str, ...]:
     .env (the environment wins over .env), and a test profile could answer in a production
     workspace.
     """
+    # The plugin registry loads only here: resolving a profile's paths (every client of the
+    # host does) needs none of it.
+    from .._plugins import transport_names  # noqa: PLC0415
+
     return tuple(name.upper().replace("-", "_") + "_" for name in transport_names())
 
 
