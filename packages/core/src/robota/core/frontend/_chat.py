@@ -64,8 +64,11 @@ from ..events import TurnCompleted, TurnError
 from ..presentation import UserSteer
 from ..store import (
     ACTIVE_TURN_STATUSES,
+    ActionBinding,
     AnchorTurnAttempt,
     AppendAuditEvent,
+    BindCardActions,
+    CardAction,
     TurnAttempt,
     WriteOp,
     open_reader,
@@ -73,7 +76,7 @@ from ..store import (
 )
 from ._inbound import Dated, freshness
 from ._port import Overflowed
-from ._queue import QueueNote, QueueNotes
+from ._queue import QUEUE_CANCEL, QueueNote, QueueNotes
 
 if TYPE_CHECKING:
     from .._address import Address
@@ -404,6 +407,20 @@ class ChatTurns(Generic[T]):
             self._log.info("%s: a stale message was recorded, not run", name, extra=dict(extra))
             return False
         return True
+
+    async def queued_note_posted(
+        self, note: QueueNote, note_id: str, token: str
+    ) -> QueueNote | None:
+        """The queued prompt's note is posted as ``note_id``: its Cancel (``token``) is bound
+        to the route and prompt, and the note known to ``queue_notes``. The note as it is now
+        when its prompt started (or went) while it was being posted: settle it; else ``None``."""
+        action = CardAction(f"queue:{note.prompt_id}", QUEUE_CANCEL, str(note.prompt_id))
+        await self._store.write(
+            BindCardActions(note_id, note.route_key, (ActionBinding(token, action),)),
+            timeout=STORE_TIMEOUT,
+        )
+        now = self.queue_notes.posted(note.route_key, note.prompt_id, note_id)
+        return now if now is not None and now.state != "queued" else None
 
     def cancel_queued(self, route: ChatRoute, prompt_id: int, note_id: str) -> QueueNote | None:
         """A claimed Cancel on the note ``note_id`` of ``prompt_id``: the engine's ``/queue

@@ -13,20 +13,13 @@ from robota.core.engine import (
     RouteReply,
 )
 from robota.core.frontend import (
-    QUEUE_CANCEL,
     ChatRoute,
     Pending,
     QueueNote,
     queue_texts,
 )
-from robota.core.store import (
-    ActionBinding,
-    BindCardActions,
-    CardAction,
-)
 
 from ._errors import ApiError
-from ._replies import STORE_TIMEOUT
 from ._texts import _note_card
 from ._turns import Turns
 
@@ -83,14 +76,9 @@ class Notices(Turns):
             log.warning("feishu: the queued note could not be sent: %s", error)
             return
         self._card_routes[message_id] = note.route_key
-        action = CardAction(f"queue:{note.prompt_id}", QUEUE_CANCEL, str(note.prompt_id))
-        await self._store.write(
-            BindCardActions(message_id, note.route_key, (ActionBinding(token, action),)),
-            timeout=STORE_TIMEOUT,
-        )
-        now = self.queue_notes.posted(note.route_key, note.prompt_id, message_id)
-        if now is not None and now.state != "queued":  # it started (or went) meanwhile
-            await self._settle_note(now)
+        moved_on = await self.queued_note_posted(note, message_id, token)
+        if moved_on is not None:
+            await self._settle_note(moved_on)
 
     def queued_started(self, note: QueueNote) -> None:
         assert self._nursery is not None

@@ -611,14 +611,9 @@ class SlackService(ChatTurns[_Turn]):
             return
         posted = message_id(channel, ts)
         self._card_routes[posted] = note.route_key
-        action = CardAction(f"queue:{note.prompt_id}", QUEUE_CANCEL, str(note.prompt_id))
-        await self._store.write(
-            BindCardActions(posted, note.route_key, (ActionBinding(token, action),)),
-            timeout=STORE_TIMEOUT,
-        )
-        now = self.queue_notes.posted(note.route_key, note.prompt_id, posted)
-        if now is not None and now.state != "queued":  # it started (or went) meanwhile
-            await self._settle_note(now)
+        moved_on = await self.queued_note_posted(note, posted, token)
+        if moved_on is not None:
+            await self._settle_note(moved_on)
 
     def queued_started(self, note: QueueNote) -> None:
         assert self._nursery is not None
