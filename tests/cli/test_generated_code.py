@@ -158,6 +158,27 @@ def test_a_file_not_to_trust_is_ignored_and_rebuilt(
         assert len(read_table(path)) >= 1
 
 
+def test_an_entry_that_is_no_code_is_compiled_again_and_the_rest_served(
+    tmp_path: Path,
+) -> None:
+    import marshal
+
+    path = tmp_path / "code.bin"
+    good = ("<good>", 0, "x = 1")
+    bad = ("<bad>", 0, "y = 2")
+    blobs = {good: marshal.dumps(compile("x = 1", "<good>", "exec")), bad: b"\xffnot code"}
+    path.write_bytes(gc_.header() + marshal.dumps(blobs))
+    path.chmod(0o600)
+    table = CodeTable(path, read_table(path))
+    namespace: dict[str, Any] = {}
+    exec(table.compile("x = 1", "<good>", 0), namespace)
+    exec(table.compile("y = 2", "<bad>", 0), namespace)
+    assert (namespace["x"], namespace["y"], table.hits, table.misses) == (1, 2, 1, 1)
+    table.save()
+    assert sorted(k[0] for k in read_table(path)) == ["<bad>", "<good>"]
+    assert all(isinstance(code, types.CodeType) for code in read_table(path).values())
+
+
 def test_a_full_table_keeps_what_this_run_used_and_added(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -85,12 +85,20 @@ def run_raw(pair: Pair, prompt: str) -> float:
     return seconds
 
 
+def own_cache(env: dict[str, str], where: Path) -> dict[str, str]:
+    """``env`` with a user cache of its own at ``where``: two robotas' compiled-code tables
+    may differ in format, and one file for both would have each rebuild it on every run."""
+    where.mkdir(mode=0o700, exist_ok=True)
+    return {**env, "XDG_CACHE_HOME": str(where)}
+
+
 def baseline_env(sandbox: Sandbox, checkout: Path) -> dict[str, str]:
     """The sandbox's environment with another checkout's sources first on the path."""
     sources = sorted(str(src) for src in checkout.glob("packages/*/src"))
     if not sources:
         raise SystemExit(f"--baseline {checkout}: no packages/*/src there")
-    return {**sandbox.env, "PYTHONPATH": ":".join(sources)}
+    env = {**sandbox.env, "PYTHONPATH": ":".join(sources)}
+    return own_cache(env, sandbox.root / "baseline-cache")
 
 
 def summary(label: str, mine: list[float], theirs: list[float]) -> list[str]:
@@ -158,6 +166,7 @@ def bench(names: list[str], pairs: int, baseline: Path | None, *, tap: bool) -> 
     with tempfile.TemporaryDirectory(prefix="robota-bench-") as tmp, fake_model() as url:
         sandbox = Sandbox(Path(tmp), url, names, tap=tap)
         old_env = baseline_env(sandbox, baseline) if baseline is not None else None
+        sandbox.env = own_cache(sandbox.env, sandbox.root / "cache")
         for name in names:
             pair = sandbox.pairs[name]
 
