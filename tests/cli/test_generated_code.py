@@ -158,7 +158,7 @@ def test_a_file_not_to_trust_is_ignored_and_rebuilt(
         assert len(read_table(path)) >= 1
 
 
-def test_an_entry_that_is_no_code_is_compiled_again_and_the_rest_served(
+def test_a_chunk_that_is_no_code_is_compiled_again_and_the_rest_served(
     tmp_path: Path,
 ) -> None:
     import marshal
@@ -166,8 +166,9 @@ def test_an_entry_that_is_no_code_is_compiled_again_and_the_rest_served(
     path = tmp_path / "code.bin"
     good = ("<good>", 0, "x = 1")
     bad = ("<bad>", 0, "y = 2")
-    blobs = {good: marshal.dumps(compile("x = 1", "<good>", "exec")), bad: b"\xffnot code"}
-    path.write_bytes(gc_.header() + marshal.dumps(blobs))
+    code = compile("x = 1", "<good>", "exec")
+    table = ((good,), (bad,)), (marshal.dumps((code,)), b"\xffnot code")
+    path.write_bytes(gc_.header() + marshal.dumps(table))
     path.chmod(0o600)
     table = CodeTable(path, read_table(path))
     namespace: dict[str, Any] = {}

@@ -17,11 +17,14 @@ library), ``install`` puts two module globals in front of the builtins: ``exec``
 the module right after it executes). Both take source text to a code object through a table
 keyed by (filename, compiler flags, source text); a miss compiles as the builtin would have,
 and anything the wrappers do not recognise (bytes, other modes or flags) goes to the builtin
-untouched. The table is a ``marshal`` of each code object's own ``marshal``, read once at the
-start and written at interpreter exit only when new entries appeared; a code object is
-unmarshalled when a class asks for it (``Codes``), so a command that defines few classes pays
-for few: reading all 876 entries of a print run's table as code objects took 5.4 ms, as bytes
-0.7 ms, about a tenth of ``robota --version``.
+untouched. The table is read once at the start and written at interpreter exit only when new
+entries appeared. Its keys are read at once, its code objects in chunks of ``CHUNK`` entries
+(in the order they were first compiled), each unmarshalled when a class first asks for one
+of its entries (``Codes``): a command that defines few classes (``robota --version``, ``robota
+task send``) pays for few, and print mode, which asks for nearly all, pays about what one
+``marshal`` of them all cost. Measured on a print run's table (1 018 entries, 1.1 MB):
+unmarshalling all its code objects at once took about 5 ms, its keys alone about 1 ms, each
+entry on its own 5.3 ms for all of them (which is why entries are chunked).
 
 Why it is safe: a hit returns the code object that compiling the very same text, filename and
 flags produced in an earlier run of the same interpreter (``compile`` is deterministic), and
@@ -46,7 +49,7 @@ import marshal
 import os
 import sys
 import types
-from collections.abc import Iterator, Mapping, MutableMapping
+from collections.abc import Iterator, Mapping, MutableMapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -67,12 +70,14 @@ MAX_BYTES = 16 * 1024 * 1024
 MAX_ENTRIES = 8192
 MAX_SOURCE = 64 * 1024
 """A longer text is not generated code worth keeping."""
+CHUNK = 64
+"""Code objects unmarshalled together on first use of one of them."""
 
 Key = tuple[str, int, str]
 """(filename, compiler flags, source text)"""
 
 _SIGNATURE = b"robota generated code 2\n"
-"""Format 2: each entry's code object marshalled on its own (format 1: the objects)."""
+"""Format 2: (the keys of each chunk, each chunk's marshal); format 1 was one dict."""
 
 
 def header() -> bytes:
@@ -99,60 +104,82 @@ def cacheable(filename: str, source: str) -> bool:
 
 
 class Codes(MutableMapping[Key, types.CodeType]):
-    """The table's entries: code objects, each unmarshalled from the file's bytes on first
-    use. An entry whose bytes are no code object reads as missing (it is compiled again)."""
+    """The table's entries: code objects, each chunk unmarshalled from the file's bytes on
+    first use of one of its entries. A chunk whose bytes are not its entries' code objects
+    reads as missing (they are compiled again)."""
 
-    def __init__(self, blobs: dict[Key, bytes] | None = None) -> None:
-        self._blobs = {} if blobs is None else blobs
+    def __init__(
+        self, chunk_keys: Sequence[Sequence[Key]] = (), chunks: Sequence[bytes] = ()
+    ) -> None:
+        self._chunks = list(chunks)
+        self._chunk_keys = [tuple(keys) for keys in chunk_keys]
+        self._chunk_of = {key: i for i, keys in enumerate(self._chunk_keys) for key in keys}
         self._codes: dict[Key, types.CodeType] = {}
+
+    def _load(self, index: int) -> None:
+        keys = self._chunk_keys[index]
+        try:
+            codes = marshal.loads(self._chunks[index])
+        except (EOFError, ValueError, TypeError):
+            codes = None
+        whole = (
+            type(codes) is tuple
+            and len(codes) == len(keys)
+            and all(type(code) is types.CodeType for code in codes)
+        )
+        for key, code in zip(keys, codes if whole else (), strict=False):
+            self._codes.setdefault(key, code)
+        for key in keys:
+            self._chunk_of.pop(key, None)
 
     def __getitem__(self, key: Key) -> types.CodeType:
         code = self._codes.get(key)
-        if code is not None:
-            return code
-        blob = self._blobs[key]
-        try:
-            loaded = marshal.loads(blob)
-        except (EOFError, ValueError, TypeError):
-            loaded = None
-        if type(loaded) is not types.CodeType:
-            del self._blobs[key]
+        if code is None and key in self._chunk_of:
+            self._load(self._chunk_of[key])
+            code = self._codes.get(key)
+        if code is None:
             raise KeyError(key)
-        self._codes[key] = loaded
-        return loaded
+        return code
 
     def __setitem__(self, key: Key, code: types.CodeType) -> None:
-        self._blobs.pop(key, None)
+        self._chunk_of.pop(key, None)  # its chunk, if it ever loads, does not replace it
         self._codes[key] = code
 
     def __delitem__(self, key: Key) -> None:
-        if self._blobs.pop(key, None) is None:
-            del self._codes[key]
-        else:
-            self._codes.pop(key, None)
+        self[key]
+        del self._codes[key]
 
     def __iter__(self) -> Iterator[Key]:
-        yield from self._blobs
-        yield from (key for key in self._codes if key not in self._blobs)
+        yield from list(self._chunk_of)
+        yield from list(self._codes)
 
     def __len__(self) -> int:
-        return len(self._blobs) + sum(1 for key in self._codes if key not in self._blobs)
+        return len(self._chunk_of) + len(self._codes)
 
 
-def _valid(entries: object) -> dict[Key, bytes] | None:
-    if not isinstance(entries, dict) or len(entries) > MAX_ENTRIES:
+def _valid(table: object) -> Codes | None:
+    if not (isinstance(table, tuple) and len(table) == 2):
         return None
-    for key, blob in entries.items():
-        if not (
-            isinstance(key, tuple)
-            and len(key) == 3
-            and isinstance(key[0], str)
-            and type(key[1]) is int
-            and isinstance(key[2], str)
-            and type(blob) is bytes
-        ):
+    chunk_keys, chunks = table
+    if not (isinstance(chunk_keys, tuple) and isinstance(chunks, tuple)):
+        return None
+    if len(chunk_keys) != len(chunks) or not all(type(chunk) is bytes for chunk in chunks):
+        return None
+    if sum(len(keys) if isinstance(keys, tuple) else 0 for keys in chunk_keys) > MAX_ENTRIES:
+        return None
+    for keys in chunk_keys:
+        if not isinstance(keys, tuple):
             return None
-    return entries
+        for key in keys:
+            if not (
+                isinstance(key, tuple)
+                and len(key) == 3
+                and isinstance(key[0], str)
+                and type(key[1]) is int
+                and isinstance(key[2], str)
+            ):
+                return None
+    return Codes(chunk_keys, chunks)
 
 
 def read_table(path: Path) -> Codes:
@@ -162,20 +189,20 @@ def read_table(path: Path) -> Codes:
     if data is None or not data.startswith(start):
         return Codes()
     try:
-        entries = marshal.loads(data[len(start) :])
+        table = marshal.loads(data[len(start) :])
     except (EOFError, ValueError, TypeError):
         return Codes()
-    return Codes(_valid(entries))
+    return _valid(table) or Codes()
 
 
 def write_table(path: Path, entries: Mapping[Key, types.CodeType]) -> None:
-    """Replace ``path`` with ``entries`` at once (``_cache_files.write_owned``)."""
-    blobs: dict[Key, bytes] = {}
-    for key in list(entries):
-        code = entries.get(key)  # ``None``: bytes that were no code object, left out
-        if code is not None:
-            blobs[key] = marshal.dumps(code)
-    data = header() + marshal.dumps(blobs)
+    """Replace ``path`` with ``entries`` at once (``_cache_files.write_owned``), in chunks of
+    ``CHUNK`` in their order."""
+    kept = [(key, code) for key in list(entries) if (code := entries.get(key)) is not None]
+    pieces = [kept[i : i + CHUNK] for i in range(0, len(kept), CHUNK)]
+    chunk_keys = tuple(tuple(key for key, _ in piece) for piece in pieces)
+    chunks = tuple(marshal.dumps(tuple(code for _, code in piece)) for piece in pieces)
+    data = header() + marshal.dumps((chunk_keys, chunks))
     if len(data) <= MAX_BYTES:
         write_owned(path, data)
 
