@@ -8,6 +8,10 @@ fork is a ``ForkTask`` on a new ``cli`` route; a stop is an ``Interrupt``; the q
 rename are the route's own ``/queue`` and ``/rename`` commands, typed on the task's route. The
 desk only follows the route (``RouteTaps``) to report what came of it.
 
+A prompt to a chat's route is followed by that chat's transport first (``serve_route``): its
+answers go to its chat, as a typed prompt's do, even when no message reached the chat in this
+host's run.
+
 A request names its task as ``robota task`` does (``_requests``): ``resolve`` picks the one
 task with the CLI's own decision (``pick_task``) on the desk's connection, and a name that
 picks none, or several, is refused with ``not_found`` and the decision's own message.
@@ -102,11 +106,15 @@ class TaskDesk:
         taps: RouteTaps,
         kinds: Collection[str],
         accepting: Callable[[], bool],
+        serve_route: Callable[[str], object] = lambda _key: None,
     ) -> None:
         self.engine = engine
         self.taps = taps
         self.kinds = frozenset(kinds)
         self._accepting = accepting
+        self._serve_route = serve_route
+        """Has a chat transport follow a route of its kind before a prompt (its answers go
+        to its chat)."""
         self.reads = DeskReads(engine.db_path, engine.context.readers)
 
     def close(self) -> None:
@@ -126,6 +134,7 @@ class TaskDesk:
             )
         task, route = await self._task_route(request.task, request.caller)
         key = route.route_key
+        self._serve_route(key)
         async with self.taps.tap(key) as notices:
             if route.bind:
                 await self._bind(key, task.id, notices)

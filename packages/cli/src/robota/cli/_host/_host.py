@@ -115,7 +115,13 @@ class Host:
         self.state = HostState.of_this_process(
             version=robota_version(), profile=profile.home, socket=profile.control_socket
         )
-        self.desk = desk = TaskDesk(self.engine, self.taps, self.kinds, lambda: self.accepting)
+        self.desk = desk = TaskDesk(
+            self.engine,
+            self.taps,
+            self.kinds,
+            lambda: self.accepting,
+            serve_route=lambda key: self.transports.serve_route(key),  # noqa: PLW0108 (below)
+        )
         self.replacement: Schedule | None = None
         """The restart that stopped this host: ``run_host`` starts the next one."""
         self.previous: Enrollment | None = None

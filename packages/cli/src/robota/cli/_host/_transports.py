@@ -11,7 +11,8 @@ when none is enabled). A plugin that cannot be served, or fails to load, is repo
 A transport's service that implements ``RestartNotes`` is told the safe restart's news for the
 routes of its kind (``note``); other routes' notes (a ``cli`` route has no chat) are dropped.
 One that implements ``PendingFinals`` adds its undelivered answers to ``pending_finals`` (what
-a safe restart waits for).
+a safe restart waits for); one that implements ``ServesRoutes`` follows a route of its kind the
+task desk is about to prompt (``serve_route``).
 A transport that can create group chats offers it through its context (``offer_groups``);
 ``makers`` holds the offers, by transport name, for ``task newgroup | forkgroup``.
 Each context carries the team doors of the teams configured on that transport (``teams``).
@@ -37,6 +38,7 @@ from robota.core.frontend import (
     PendingFinals,
     RestartNote,
     RestartNotes,
+    ServesRoutes,
     TransportContext,
     TransportStatus,
 )
@@ -172,6 +174,17 @@ class HostTransports:
             )
             return False
         return True
+
+    def serve_route(self, route_key: str) -> bool:
+        """Have the transport of ``route_key``'s kind follow it; whether one does."""
+        service = self.services.get(route_kind(route_key))
+        if not isinstance(service, ServesRoutes):
+            return False
+        try:
+            return service.serve_route(route_key)
+        except Exception:
+            logger.exception("transport %s: serve_route failed", route_kind(route_key))
+            return False
 
     def pending_finals(self) -> int:
         """The final answers of ended turns the transports have still to deliver."""

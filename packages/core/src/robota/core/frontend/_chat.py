@@ -341,6 +341,13 @@ class ChatTurns(Generic[T]):
         """The served route of a key the store names (``None``: not one of this transport's)."""
         return self.route(route_key)
 
+    def serve_route(self, route_key: str) -> bool:
+        """``ServesRoutes``: follow ``route_key`` from now on when it is one of this
+        transport's (``route_of``), so a turn the host starts on it shows in its chat."""
+        if self._nursery is None or not route_key.startswith(self._route_prefix):
+            return False
+        return self.route_of(route_key) is not None
+
     def recovering(self, unsettled: Sequence[tuple[TurnAttempt, str | None]]) -> None:
         """What the last run left, read on the loop before its cards open again."""
 

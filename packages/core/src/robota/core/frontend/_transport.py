@@ -9,7 +9,9 @@ host's readiness waits for) and asks for host-level actions through ``context.ho
 service that also implements ``RestartNotes`` is told about a safe restart its conversations
 asked for (``RestartNote``): the host knows no platform, so the transport shows the note; one
 that implements ``PendingFinals`` says how many final answers of ended turns it has still to
-deliver (a safe restart waits for them). A
+deliver (a safe restart waits for them); one that implements ``ServesRoutes`` is asked to
+follow a route of its kind before the host speaks to it on its own (``robota task send`` to a
+chat's task), so that turn shows in its chat like a typed one. A
 transport that can create group chats offers that to the host once connected
 (``context.offer_groups(maker)``, a ``GroupMaker``): ``robota task newgroup | forkgroup`` go
 through it. ``teams`` holds the team doors (``robota.core.teams.TeamDoor``) of the teams
@@ -44,6 +46,7 @@ __all__ = [
     "RestartNote",
     "RestartNotes",
     "RestartPhase",
+    "ServesRoutes",
     "TransportContext",
     "TransportState",
     "TransportStatus",
@@ -136,6 +139,18 @@ class PendingFinals(Protocol):
 
     def pending_finals(self) -> int:
         """How many ended turns' final answers are not delivered yet (trio thread, cheap)."""
+        ...
+
+
+@runtime_checkable
+class ServesRoutes(Protocol):
+    """Implemented by a transport's service that shows its routes' turns: the host may tell
+    such a route a prompt no chat message brought (``robota task send``), and the route's
+    answers go where they always go, to its chat, only if the service follows it."""
+
+    def serve_route(self, route_key: str) -> bool:
+        """Follow ``route_key`` (subscribed before anything more is told to it) when it is one
+        of this transport's routes; whether it is (trio thread)."""
         ...
 
 
