@@ -6,14 +6,9 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
-
-import trio
-
-from robota.core.control import ControlClient
 
 from ...cli.test_doctor import processes_with_home_under
-from ...host.test_host import sandboxed
+from ...host.test_host import ask, sandboxed
 from ...support.model_server import FakeModel
 from .fake_platform import Sent, fake_platform
 from .test_served import (
@@ -37,10 +32,6 @@ async def test_a_prompt_from_the_terminal_is_answered_in_its_chat_after_a_restar
     robota, profile = sandboxed(short_root, model, "codex-acp")
     log = short_root / "host.log"
 
-    def send(fields: dict[str, Any]) -> Any:
-        with ControlClient(profile.control_socket, timeout=BOUND) as client:
-            return client.call("task.send", fields)
-
     async with fake_platform() as fake:
         configure(robota.home, fake.domain)
         bot = Served(fake, model, profile.control_socket)
@@ -51,7 +42,7 @@ async def test_a_prompt_from_the_terminal_is_answered_in_its_chat_after_a_restar
         async with host_process(robota, fake, log) as second:
             before = len(fake.messages)
             wanted = {"task": "1", "text": "from the terminal", "wait": True}
-            sent = await trio.to_thread.run_sync(send, wanted)
+            sent = await ask(profile.control_socket, "task.send", wanted)
             assert sent["route"].startswith("feishu:"), sent
             assert [t["final"] for t in sent["turns"]] == ["ECHO: from the terminal"]
 

@@ -7,12 +7,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-import trio
-
-from robota.core.control import ControlClient
-
 from ...cli.test_doctor import processes_with_home_under
-from ...host.test_host import sandboxed
+from ...host.test_host import ask, sandboxed
 from ...support.model_server import FakeModel
 from .fake_slack import dm, fake_slack
 from .test_served import BOUND, CHANNEL, Served, configure, host_process, now_ts, words
@@ -23,10 +19,6 @@ async def test_a_prompt_from_the_terminal_is_answered_in_its_dm_after_a_restart(
 ) -> None:
     robota, profile = sandboxed(short_root, model, "codex-acp")
     log = short_root / "host.log"
-
-    def send(fields: dict[str, Any]) -> Any:
-        with ControlClient(profile.control_socket, timeout=BOUND) as client:
-            return client.call("task.send", fields)
 
     async with fake_slack() as fake:
         configure(robota.home, fake.api_url)
@@ -39,7 +31,7 @@ async def test_a_prompt_from_the_terminal_is_answered_in_its_dm_after_a_restart(
         async with host_process(robota, fake, log) as second:
             before = set(fake.messages)
             wanted = {"task": "1", "text": "from the terminal", "wait": True}
-            sent = await trio.to_thread.run_sync(send, wanted)
+            sent = await ask(profile.control_socket, "task.send", wanted)
             assert sent["route"].startswith("slack:"), sent
             assert [t["final"] for t in sent["turns"]] == ["ECHO: from the terminal"]
 
