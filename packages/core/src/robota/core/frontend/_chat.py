@@ -8,6 +8,11 @@ that shell; a transport's service extends ``ChatTurns`` with its platform's part
   chat's messages keep their order and one slow chat holds no other) whose items go to
   ``admit``, and a reader of the route's notices. A reader that fell behind (``Overflowed``)
   subscribes again; one whose route another front end took over leaves it be.
+  ``retire_quiet`` (each ``RETIRE_EVERY`` seconds, by ``follow_routes``) stops following a
+  route with nothing in flight for ``RETIRE_AFTER`` seconds: its lane, its reader and its
+  subscription go, and its next message (or the host's ``serve_route``) follows it again. A
+  host in thousands of chats keeps only the ones that speak (about 10 KB each, measured with
+  tracemalloc over 2 000 routes), as the engine passivates their route actors.
 * The notices: ``TaskOpened`` names the route's agent, ``TurnBegan`` opens the turn's card
   (``open_turn``, by ``open_card``; anchored to the person's message it answers: the oldest
   pending one with its text, recorded by ``AnchorTurnAttempt``), ``TurnUpdate`` feeds it,
@@ -98,6 +103,9 @@ __all__ = [
 ]
 
 STORE_TIMEOUT = 10.0
+RETIRE_AFTER = 60.0
+"""Seconds a route with nothing in flight is followed before the shell lets it go."""
+RETIRE_EVERY = 15.0
 RECOVER_SINCE = 3600.0
 """Seconds back a restart looks for turns whose card or answer the last run left unsent."""
 
@@ -125,6 +133,12 @@ class ChatRoute:
     pending: deque[Pending] = field(default_factory=deque)
     commands: deque[Pending] = field(default_factory=deque)
     agent: str | None = None
+    quiet_since: float = 0.0
+    """When the route was followed, or last had an item in its lane or a notice
+    (``time.monotonic``)."""
+    admitting: bool = False
+    """An item of its lane is being admitted."""
+    retired: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -299,6 +313,9 @@ class ChatTurns(Generic[T]):
         """The queued prompts' notes (``_queue``): told by ``InputQueued`` and ``TurnBegan``."""
         self._swallowed: set[str] = set()
         """Notes whose Cancel was told to the route: the engine's reply is the note itself."""
+        self._agents: dict[str, str] = {}
+        """Each route's agent as its last ``TaskOpened`` named it: kept when a quiet route is
+        let go (``retire_quiet``), whose next turn may come with no ``TaskOpened``."""
 
     # -- the platform's part -------------------------------------------------------------------
 
@@ -368,13 +385,23 @@ class ChatTurns(Generic[T]):
         send, receive = trio.open_memory_channel[Any](1000)
         # Subscribed before the first input is told: no notice of its turn can be missed.
         link = self.context.port.subscribe(route_key, shared=True)
-        route = ChatRoute(route_key, send, link, channel)
+        route = ChatRoute(
+            route_key,
+            send,
+            link,
+            channel,
+            agent=self._agents.get(route_key),
+            quiet_since=time.monotonic(),
+        )
         self._routes[route_key] = route
         self._nursery.start_soon(self._lane, route, receive)
         self._nursery.start_soon(self._read_route, route)
         return route
 
     def hand_to_lane(self, route: ChatRoute, item: Any) -> None:
+        if route.retired:  # held from before it was let go: follow it again
+            route = self.route(route.key, route.channel)
+        route.quiet_since = time.monotonic()
         try:
             route.lane.send_nowait(item)
         except trio.WouldBlock:
@@ -388,6 +415,7 @@ class ChatTurns(Generic[T]):
 
     async def _lane(self, route: ChatRoute, receive: trio.MemoryReceiveChannel[Any]) -> None:
         async for item in receive:
+            route.admitting = True
             try:
                 await self.admit(route, item)
             except Exception:
@@ -396,6 +424,47 @@ class ChatTurns(Generic[T]):
                     self._chat_name,
                     extra=dict(self.item_extra(item)),
                 )
+            finally:
+                route.admitting = False
+                route.quiet_since = time.monotonic()
+
+    # -- letting quiet routes go ---------------------------------------------------------------
+
+    def in_flight(self, route: ChatRoute) -> bool:
+        """Whether anything of ``route`` is under way: a message waiting for its turn or
+        reply, an item in or being admitted by its lane, an open card, a queued note."""
+        return bool(
+            route.pending
+            or route.commands
+            or route.admitting
+            or route.lane.statistics().current_buffer_used
+            or any(turn.route_key == route.key for turn in self._turns.values())
+            or self.queue_notes.waiting(route.key)
+        )
+
+    def retire_quiet(self, now: float, after: float = RETIRE_AFTER) -> list[str]:
+        """Stop following the routes with nothing in flight and quiet for ``after`` seconds
+        at ``now`` (``time.monotonic``); their keys. Whatever reaches one of them next
+        (a message, ``serve_route``) follows it again through ``route``."""
+        gone = [
+            route
+            for route in self._routes.values()
+            if now - route.quiet_since >= after and not self.in_flight(route)
+        ]
+        for route in gone:
+            del self._routes[route.key]
+            route.retired = True
+            route.lane.close()  # its lane task ends: the lane is empty
+            route.link.close()  # and its reader with the subscription
+        return [route.key for route in gone]
+
+    async def follow_routes(self, every: float = RETIRE_EVERY) -> None:
+        """Let quiet routes go every ``every`` seconds (a service runs it in its nursery)."""
+        while True:
+            await trio.sleep(every)
+            gone = self.retire_quiet(time.monotonic())
+            if gone:
+                self._log.debug("%s: %d quiet routes let go", self._chat_name, len(gone))
 
     async def claimed_and_fresh(
         self,
@@ -457,6 +526,7 @@ class ChatTurns(Generic[T]):
     async def _read_route(self, route: ChatRoute) -> None:
         while True:
             async for batch in route.link:  # ends quietly on LinkEnded
+                route.quiet_since = time.monotonic()
                 for notice in batch:
                     try:
                         self._notice(route, notice)
@@ -464,6 +534,8 @@ class ChatTurns(Generic[T]):
                         self._log.exception(
                             "%s: a route notice could not be shown", self._chat_name
                         )
+            if route.retired:
+                return  # let go while quiet (``retire_quiet``)
             reason = route.link.reason
             self._log.warning(
                 "%s: the subscription of %s ended (%s)", self._chat_name, route.key, reason
@@ -475,7 +547,7 @@ class ChatTurns(Generic[T]):
 
     def _notice(self, route: ChatRoute, notice: object) -> None:
         if isinstance(notice, TaskOpened):
-            route.agent = notice.agent
+            route.agent = self._agents[route.key] = notice.agent
         elif isinstance(notice, TurnBegan):
             self._open_card(route, notice)
         elif isinstance(notice, TurnUpdate):

@@ -98,6 +98,10 @@ class QueueNotes:
         self._notes[(route_key, prompt_id)] = replace(note, state="cancelled")
         return "cancel"
 
+    def waiting(self, route_key: str) -> bool:
+        """Whether a note of ``route_key`` is still ``queued`` (its prompt has not begun)."""
+        return any(n.route_key == route_key and n.state == "queued" for n in self._notes.values())
+
     def get(self, route_key: str, prompt_id: int) -> QueueNote | None:
         return self._notes.get((route_key, prompt_id))
 

@@ -134,6 +134,7 @@ class FeishuService(Admission):
             await nursery.start(timers.run)
             await nursery.start(self._delivery.run)
             await nursery.start(self._cards.run)
+            nursery.start_soon(self.follow_routes)
             await self._load_chats()
             await self.recover()
             await self._read_bot(rest)

@@ -199,6 +199,7 @@ class SlackService(ChatTurns[_Turn]):
             await nursery.start(timers.run)
             await nursery.start(self._delivery.run)
             await nursery.start(self._cards.run)
+            nursery.start_soon(self.follow_routes)
             await self.recover()
             if not await self._identify(web):
                 task_status.started()

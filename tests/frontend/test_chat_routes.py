@@ -1,0 +1,184 @@
+"""``ChatTurns`` lets a quiet route go: its lane, reader and subscription end once nothing of
+it is in flight for ``RETIRE_AFTER`` seconds, and the next message follows it again (with the
+agent its last ``TaskOpened`` named). A minimal shell over a real ``FrontEndPort``; the hub
+stands in for the engine (it records the routes' deliver callbacks)."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import pytest
+import trio
+
+from robota.core.engine import InputQueued, TaskOpened, TurnBegan
+from robota.core.frontend import ChatRoute, ChatTurn, FrontEndPort, Opening, TransportContext
+from robota.core.frontend._chat import RETIRE_AFTER, ChatTurns, Pending
+
+
+class Hub:
+    """The engine's side of the port: which routes are connected, and their callbacks."""
+
+    def __init__(self) -> None:
+        self.connected: dict[str, Callable[[object], None]] = {}
+        self.told: list[tuple[str, object]] = []
+
+    def connect(self, route_key: str, deliver: Callable[[object], None]) -> None:
+        self.connected[route_key] = deliver
+
+    def disconnect(self, route_key: str) -> None:
+        self.connected.pop(route_key, None)
+
+    def tell(self, route_key: str, request: object) -> None:
+        self.told.append((route_key, request))
+
+
+class Card:
+    def tell(self, message: object) -> None:
+        pass
+
+
+class Shell(ChatTurns[ChatTurn]):
+    def __init__(self, port: FrontEndPort, nursery: trio.Nursery) -> None:
+        context = TransportContext(
+            name="test",
+            settings=None,
+            port=port,
+            store=None,  # type: ignore[arg-type]  (nothing here writes)
+            db_path=Path("/nonexistent"),
+            config=None,  # type: ignore[arg-type]
+            profile=None,  # type: ignore[arg-type]
+            report=lambda _status: None,
+            started_at=0.0,
+        )
+        super().__init__(
+            context,
+            name="test",
+            route_prefix="test:",
+            card_suffix=":card",
+            log=logging.getLogger("tests.chat"),
+        )
+        self._nursery = nursery  # as a service's ``run`` sets it
+        self.admitted: list[Any] = []
+        self.gate = trio.Event()
+        self.gate.set()
+
+    async def admit(self, route: ChatRoute, item: Any) -> None:
+        self.admitted.append(item)
+        await self.gate.wait()
+
+    def open_turn(self, route: ChatRoute, opening: Opening) -> ChatTurn:
+        return ChatTurn(opening.card_id, route.key, Card(), "stop")  # type: ignore[arg-type]
+
+
+@contextmanager
+def clock(monkeypatch: pytest.MonkeyPatch, start: float = 1000.0) -> Iterator[list[float]]:
+    """``time.monotonic`` as the test sets it (``now[0]``) inside the chat shell."""
+    now = [start]
+    monkeypatch.setattr("robota.core.frontend._chat.time.monotonic", lambda: now[0])
+    yield now
+
+
+async def settle() -> None:
+    await trio.testing.wait_all_tasks_blocked()
+
+
+KEY = "test:chat-1"
+
+
+@pytest.mark.parametrize(
+    ("under_way", "kept"),
+    [
+        ("nothing", False),
+        ("a message waiting for its turn", True),
+        ("a command waiting for its reply", True),
+        ("an item being admitted", True),
+        ("an open card", True),
+        ("a queued note", True),
+    ],
+)
+async def test_a_quiet_route_goes_unless_something_is_in_flight(
+    monkeypatch: pytest.MonkeyPatch, under_way: str, kept: bool
+) -> None:
+    hub = Hub()
+    async with trio.open_nursery() as nursery:
+        with clock(monkeypatch) as now:
+            shell = Shell(FrontEndPort(hub), nursery)
+            route = shell.route(KEY)
+            deliver = hub.connected[KEY]
+            if under_way == "a message waiting for its turn":
+                route.pending.append(Pending("m1", "hello"))
+            elif under_way == "a command waiting for its reply":
+                route.commands.append(Pending("m2", "/status"))
+            elif under_way == "an item being admitted":
+                shell.gate = trio.Event()
+                shell.hand_to_lane(route, "held")
+            elif under_way == "an open card":
+                deliver(TurnBegan(KEY, "t1", "a1", "hello"))
+            elif under_way == "a queued note":
+                deliver(InputQueued(KEY, 1, "later", 0))
+            await settle()
+
+            now[0] += RETIRE_AFTER - 1
+            assert shell.retire_quiet(now[0]) == []
+            now[0] += 1
+            gone = shell.retire_quiet(now[0])
+            await settle()
+            assert gone == ([] if kept else [KEY])
+            assert (KEY in hub.connected) is kept, "a route let go is no longer subscribed"
+            assert shell.route_of(KEY) is not None  # whatever is asked follows it (again)
+            shell.gate.set()
+        nursery.cancel_scope.cancel()
+
+
+async def test_a_route_let_go_is_followed_again_with_its_agent(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    hub = Hub()
+    async with trio.open_nursery() as nursery:
+        with clock(monkeypatch) as now:
+            shell = Shell(FrontEndPort(hub), nursery)
+            first = shell.route(KEY)
+            hub.connected[KEY](TaskOpened(KEY, "t1", "codex", "/w", "r1", resumed=False))
+            shell.hand_to_lane(first, "one")
+            await settle()
+            assert first.agent == "codex"
+
+            now[0] += RETIRE_AFTER / 2  # the lane's item made it busy just now
+            assert shell.retire_quiet(now[0]) == []
+            now[0] += RETIRE_AFTER
+            assert shell.retire_quiet(now[0]) == [KEY]
+            await settle()
+            assert KEY not in hub.connected
+
+            # A message held from before (a handler that looked the route up earlier) and the
+            # next one both reach a route followed again, in order, with the agent it had.
+            shell.hand_to_lane(first, "two")
+            again = shell.route(KEY)
+            shell.hand_to_lane(again, "three")
+            await settle()
+            assert again is not first and again.agent == "codex"
+            assert KEY in hub.connected
+            assert shell.admitted == ["one", "two", "three"]
+        nursery.cancel_scope.cancel()
+
+
+async def test_the_shell_keeps_only_the_routes_that_speak(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    hub = Hub()
+    async with trio.open_nursery() as nursery:
+        with clock(monkeypatch) as now:
+            shell = Shell(FrontEndPort(hub), nursery)
+            for i in range(200):
+                shell.hand_to_lane(shell.route(f"test:chat-{i}"), i)
+            await settle()
+            now[0] += RETIRE_AFTER
+            shell.hand_to_lane(shell.route("test:chat-7"), "still talking")
+            await settle()
+            assert shell.retire_quiet(now[0]) == [f"test:chat-{i}" for i in range(200) if i != 7]
+            assert list(hub.connected) == ["test:chat-7"]
+        nursery.cancel_scope.cancel()
