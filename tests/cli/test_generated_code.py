@@ -40,6 +40,58 @@ def test_what_is_kept(filename: str, source: str, kept: bool) -> None:
     assert cacheable(filename, source) is kept
 
 
+ATTRS_HASH = (
+    "def __init__(self, a):\n    self.a = a\n"
+    "def __hash__(self):\n        return hash((\n                {},\n                self.a,\n"
+    "            ))\n"
+)
+"""attrs' methods of a frozen class as ``_make_hash_script`` writes them, the literal left open."""
+
+
+@pytest.mark.parametrize(
+    ("filename", "source", "kept"),
+    [
+        ("<attrs generated methods m.C>", ATTRS_HASH.format(123), (ATTRS_HASH.format(2**63), 123)),
+        ("<attrs generated methods m.C>", ATTRS_HASH.format(-45), (ATTRS_HASH.format(2**63), -45)),
+        ("<string>", ATTRS_HASH.format(123), None),  # not attrs'
+        ("<attrs generated methods m.C>", "def __init__(self, a):\n    self.a = a\n", None),
+        (
+            "<attrs generated methods m.C>",
+            "def __hash__(self):\n  return hash((123, self.a))",
+            None,
+        ),
+        ("<attrs generated methods m.C>", ATTRS_HASH.format(1) + ATTRS_HASH.format(2), None),
+    ],
+)
+def test_attrs_hash_literal_is_kept_as_a_placeholder(
+    filename: str, source: str, kept: tuple[str, int] | None
+) -> None:
+    assert gc_.without_type_hash(filename, source) == kept
+
+
+def test_attrs_hash_is_served_with_each_runs_own_value() -> None:
+    """Two runs' texts differ only in the literal: the second is a hit, and what it serves is
+    what compiling its own text makes, constant for constant."""
+    table = CodeTable(None, {})
+    filename = "<attrs generated methods m.C>"
+    table.compile(ATTRS_HASH.format(123), filename, 0)
+    served = table.compile(ATTRS_HASH.format(-987654321), filename, 0)
+    fresh = compile(ATTRS_HASH.format(-987654321), filename, "exec", 0, dont_inherit=True)
+    assert (table.hits, table.misses) == (1, 1)
+
+    def consts(code: types.CodeType) -> list[object]:
+        return [consts(c) if isinstance(c, types.CodeType) else c for c in code.co_consts]
+
+    assert consts(served) == consts(fresh)
+    assert [c.co_code for c in served.co_consts if isinstance(c, types.CodeType)] == [
+        c.co_code for c in fresh.co_consts if isinstance(c, types.CodeType)
+    ]
+    namespace: dict[str, Any] = {}
+    exec(served, namespace)
+    instance = types.SimpleNamespace(a=5)
+    assert namespace["__hash__"](instance) == hash((-987654321, 5))
+
+
 @pytest.mark.parametrize(
     ("env", "where"),
     [

@@ -29,9 +29,14 @@ read only when it is a regular file (``O_NOFOLLOW``) owned by the user and writa
 else, at most 16 MiB and 8192 entries, and its header names the interpreter's version and
 bytecode magic; anything else (a foreign owner, a symlink, a truncated or corrupted file,
 another Python) is ignored and rebuilt. It is written to a temporary file beside it and renamed
-(0600), so concurrent starts never read half a table. attrs' ``__hash__`` embeds a per-process
-value (``hash`` of a string), so texts holding one are never kept: they would never hit.
-``ROBOTA_CODE_CACHE=0`` turns it all off.
+(0600), so concurrent starts never read half a table. ``ROBOTA_CODE_CACHE=0`` turns it all off.
+
+attrs' ``__hash__`` embeds a per-process value (``hash`` of a string, salted per process) as an
+integer literal, so its text never repeats: as it is, a frozen class's methods (trio's, about
+35 of them) would be compiled on every start. So the text is kept with that literal replaced
+by ``TYPE_HASH`` (an integer no ``hash`` returns), and the code served has that constant
+replaced by the run's value (``code.replace``): the code compiling the run's own text makes,
+constant for constant. A ``__hash__`` text of another form is never kept.
 """
 
 from __future__ import annotations
@@ -41,6 +46,7 @@ import atexit
 import builtins
 import marshal
 import os
+import re
 import sys
 import types
 from collections.abc import Mapping
@@ -69,6 +75,12 @@ Key = tuple[str, int, str]
 
 _SIGNATURE = b"robota generated code\n"
 
+TYPE_HASH = 2**63
+"""What attrs' per-process hash literal is kept as: outside the range of ``hash``, so never a
+value of its own."""
+_TYPE_HASH_LINE = re.compile(r"(\n        return hash\(\(\n +)(-?\d+)(,\n)")
+"""attrs' ``__hash__`` as ``_make_hash_script`` writes it (no hash cache): the literal line."""
+
 
 def header() -> bytes:
     """What a table file starts with: the format, the bytecode magic, the interpreter."""
@@ -87,10 +99,36 @@ def cache_file(env: Mapping[str, str]) -> Path | None:
 
 def cacheable(filename: str, source: str) -> bool:
     """Whether a compiled text is worth keeping: generated code that is the same in the next
-    run. attrs' ``__hash__`` holds a per-process hash value, so it never is."""
+    run. attrs' ``__hash__`` holds a per-process hash value, so it never is (unless kept
+    without it, ``without_type_hash``)."""
     if len(source) > MAX_SOURCE:
         return False
     return not (filename.startswith("<attrs generated") and "__hash__" in source)
+
+
+def without_type_hash(filename: str, source: str) -> tuple[str, int] | None:
+    """attrs' text with its ``__hash__``'s per-process literal as ``TYPE_HASH``, and the
+    literal's value; ``None`` for any other text."""
+    if not filename.startswith("<attrs generated") or "def __hash__(self):" not in source:
+        return None
+    found = list(_TYPE_HASH_LINE.finditer(source))
+    if len(found) != 1:
+        return None
+    start, end = found[0].span(2)
+    return source[:start] + str(TYPE_HASH) + source[end:], int(found[0].group(2))
+
+
+def with_constant(code: types.CodeType, kept: int, value: int) -> types.CodeType:
+    """``code`` with every integer constant ``kept`` (in nested code too) replaced by ``value``."""
+    consts = tuple(
+        value
+        if type(const) is int and const == kept
+        else with_constant(const, kept, value)
+        if type(const) is types.CodeType
+        else const
+        for const in code.co_consts
+    )
+    return code.replace(co_consts=consts)
 
 
 def _valid(entries: object) -> dict[Key, types.CodeType] | None:
@@ -141,6 +179,14 @@ class CodeTable:
         self.misses = 0
 
     def compile(self, source: str, filename: str, flags: int) -> types.CodeType:
+        hashed = without_type_hash(filename, source)
+        if hashed is None:
+            return self._compile(source, filename, flags, cacheable(filename, source))
+        kept, value = hashed
+        code = self._compile(kept, filename, flags, len(kept) <= MAX_SOURCE)
+        return with_constant(code, TYPE_HASH, value)
+
+    def _compile(self, source: str, filename: str, flags: int, keep: bool) -> types.CodeType:
         key = (filename, flags, source)
         known = self.entries.get(key)
         if known is not None:
@@ -149,7 +195,7 @@ class CodeTable:
             return known
         self.misses += 1
         code: types.CodeType = builtins.compile(source, filename, "exec", flags, dont_inherit=True)
-        if cacheable(filename, source) and len(self.new) < MAX_ENTRIES:
+        if keep and len(self.new) < MAX_ENTRIES:
             self.entries[key] = code
             self.new[key] = code
         return code
