@@ -390,3 +390,38 @@ def test_importing_the_library_installs_nothing() -> None:
         [sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True
     )
     assert json.loads(out.stdout) == [False, False, True]
+
+
+_ATTRS_PROBE = """
+import json
+from robota.cli import _generated_code
+table = _generated_code.install()
+import trio  # attrs loads under it: its own classes, then trio's (frozen: __hash__)
+print(json.dumps([table.misses, sorted({f.split()[-1] for f, _, _ in table.new})]))
+"""
+
+
+def test_attrs_own_and_frozen_classes_come_from_the_table_on_a_second_start(
+    tmp_path: Path,
+) -> None:
+    """The hook patches ``attr._make`` before its code runs (its own classes are built at
+    import), and frozen classes' ``__hash__`` is kept: a second start compiles nothing."""
+    env = {"HOME": str(tmp_path), "PATH": os.environ.get("PATH", "/usr/bin:/bin")}
+
+    def run() -> list[Any]:
+        out = subprocess.run(
+            [sys.executable, "-c", _ATTRS_PROBE],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=True,
+        )
+        result: list[Any] = json.loads(out.stdout.splitlines()[-1])
+        return result
+
+    misses, kept = run()
+    assert misses > 0
+    assert any(name.startswith("attr._make.") for name in kept), kept
+    assert any(name.startswith("trio.") for name in kept), kept
+    assert run()[0] == 0

@@ -13,12 +13,12 @@ does to a whole run (README, Performance).
 
 What: when the ``robota`` console script starts (``robota.cli:main``, never on import of the
 library), ``install`` puts two module globals in front of the builtins: ``exec`` in
-``dataclasses`` and ``compile`` in ``attr._make`` (when attrs loads; a meta path hook patches
-the module right after it executes). Both take source text to a code object through a table
-keyed by (filename, compiler flags, source text); a miss compiles as the builtin would have,
-and anything the wrappers do not recognise (bytes, other modes or flags) goes to the builtin
-untouched. The table is a ``marshal`` of code objects, read once at the start and written at
-interpreter exit only when new entries appeared.
+``dataclasses`` and ``compile`` in ``attr._make`` (when attrs loads; a meta path hook puts it
+in the module before its code runs, so attrs' own classes are served too). Both take source
+text to a code object through a table keyed by (filename, compiler flags, source text); a miss
+compiles as the builtin would have, and anything the wrappers do not recognise (bytes, other
+modes or flags) goes to the builtin untouched. The table is a ``marshal`` of code objects, read
+once at the start and written at interpreter exit only when new entries appeared.
 
 Why it is safe: a hit returns the code object that compiling the very same text, filename and
 flags produced in an earlier run of the same interpreter (``compile`` is deterministic), and
@@ -247,7 +247,9 @@ def patch_dataclasses(table: CodeTable, module: types.ModuleType) -> None:
 
 
 def patch_attrs(table: CodeTable, module: types.ModuleType) -> None:
-    flags = future_flags(module)
+    """Put ``compile`` in ``module`` (``attr._make``), before or after it executes: its
+    ``__future__`` flags are read at the first call (its first statement sets them)."""
+    known: list[int] = []
 
     def compile_generated(  # noqa: PLR0917 (compile's own signature)
         source: Any,
@@ -258,6 +260,9 @@ def patch_attrs(table: CodeTable, module: types.ModuleType) -> None:
         optimize: int = -1,
         **options: Any,
     ) -> Any:
+        if not known:
+            known.append(future_flags(module))
+        flags = known[0]
         plain = flag == 0 and optimize == -1 and not dont_inherit and not options
         if type(source) is str and mode == "exec" and plain:
             return table.compile(source, filename, flags)
@@ -268,7 +273,8 @@ def patch_attrs(table: CodeTable, module: types.ModuleType) -> None:
 
 
 class _AttrsHook:
-    """Patches ``attr._make`` right after it executes, so installing imports no attrs."""
+    """Patches ``attr._make`` as it loads (before its code runs: its own classes are built
+    through the table too), so installing imports no attrs."""
 
     def __init__(self, table: CodeTable) -> None:
         self.table = table
@@ -287,8 +293,8 @@ class _AttrsHook:
         table = self.table
 
         def exec_module(module: types.ModuleType) -> None:
-            run(module)
             patch_attrs(table, module)
+            run(module)
 
         loader.exec_module = exec_module  # type: ignore[union-attr]
         return spec
