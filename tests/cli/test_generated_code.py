@@ -353,21 +353,25 @@ print(json.dumps([table.hits, table.misses, Probe(1) == Probe(1)]))
 """
 
 
-def test_a_second_robota_start_hits_the_table(tmp_path: Path) -> None:
-    env = {"HOME": str(tmp_path), "PATH": os.environ.get("PATH", "/usr/bin:/bin")}
+def run_probe(code: str, home: Path) -> list[Any]:
+    """Run ``code`` in a fresh interpreter with ``home`` as HOME; its last line's JSON list."""
+    env = {"HOME": str(home), "PATH": os.environ.get("PATH", "/usr/bin:/bin")}
+    out = subprocess.run(
+        [sys.executable, "-c", code],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert out.returncode == 0, out.stderr
+    result: list[Any] = json.loads(out.stdout.splitlines()[-1])
+    return result
 
+
+def test_a_second_robota_start_hits_the_table(tmp_path: Path) -> None:
     def run() -> list[object]:
-        out = subprocess.run(
-            [sys.executable, "-c", _PROBE],
-            env=env,
-            capture_output=True,
-            text=True,
-            timeout=60,
-            check=False,
-        )
-        assert out.returncode == 0, out.stderr
-        result: list[object] = json.loads(out.stdout.splitlines()[-1])
-        return result
+        return run_probe(_PROBE, tmp_path)
 
     first = run()
     files = list((tmp_path / ".cache" / "robota").iterdir())
@@ -406,22 +410,8 @@ def test_attrs_own_and_frozen_classes_come_from_the_table_on_a_second_start(
 ) -> None:
     """The hook patches ``attr._make`` before its code runs (its own classes are built at
     import), and frozen classes' ``__hash__`` is kept: a second start compiles nothing."""
-    env = {"HOME": str(tmp_path), "PATH": os.environ.get("PATH", "/usr/bin:/bin")}
-
-    def run() -> list[Any]:
-        out = subprocess.run(
-            [sys.executable, "-c", _ATTRS_PROBE],
-            env=env,
-            capture_output=True,
-            text=True,
-            timeout=60,
-            check=True,
-        )
-        result: list[Any] = json.loads(out.stdout.splitlines()[-1])
-        return result
-
-    misses, kept = run()
+    misses, kept = run_probe(_ATTRS_PROBE, tmp_path)
     assert misses > 0
     assert any(name.startswith("attr._make.") for name in kept), kept
     assert any(name.startswith("trio.") for name in kept), kept
-    assert run()[0] == 0
+    assert run_probe(_ATTRS_PROBE, tmp_path)[0] == 0
