@@ -48,9 +48,9 @@ def _app_server_opening(
     *, cwd: Path, permission_mode: str, model: str | None, developer_instructions: str | None
 ) -> tuple[Ahead, ...]:
     """A new thread's opening as the App Server driver makes it (``AppServerDriver.open``:
-    ``initialized`` after ``initialize``, then ``start_thread``). ACP writes none ahead: its
-    agents (on Node) take longer to start than robota does to load, so there is no wait for a
-    ``session/new`` to hide."""
+    ``initialized`` after ``initialize``, then ``start_thread``). ACP writes none ahead (not
+    done): the ACP agent measured (claude-agent-acp, on Node) is ready after robota is, so
+    there is no wait for a ``session/new`` to hide."""
     if permission_mode not in PERMISSION_MODES:
         return ()
     params = thread_params(
