@@ -40,6 +40,58 @@ def test_what_is_kept(filename: str, source: str, kept: bool) -> None:
     assert cacheable(filename, source) is kept
 
 
+ATTRS_HASH = (
+    "def __init__(self, a):\n    self.a = a\n"
+    "def __hash__(self):\n        return hash((\n                {},\n                self.a,\n"
+    "            ))\n"
+)
+"""attrs' methods of a frozen class as ``_make_hash_script`` writes them, the literal left open."""
+
+
+@pytest.mark.parametrize(
+    ("filename", "source", "kept"),
+    [
+        ("<attrs generated methods m.C>", ATTRS_HASH.format(123), (ATTRS_HASH.format(2**63), 123)),
+        ("<attrs generated methods m.C>", ATTRS_HASH.format(-45), (ATTRS_HASH.format(2**63), -45)),
+        ("<string>", ATTRS_HASH.format(123), None),  # not attrs'
+        ("<attrs generated methods m.C>", "def __init__(self, a):\n    self.a = a\n", None),
+        (
+            "<attrs generated methods m.C>",
+            "def __hash__(self):\n  return hash((123, self.a))",
+            None,
+        ),
+        ("<attrs generated methods m.C>", ATTRS_HASH.format(1) + ATTRS_HASH.format(2), None),
+    ],
+)
+def test_attrs_hash_literal_is_kept_as_a_placeholder(
+    filename: str, source: str, kept: tuple[str, int] | None
+) -> None:
+    assert gc_.without_type_hash(filename, source) == kept
+
+
+def test_attrs_hash_is_served_with_each_runs_own_value() -> None:
+    """Two runs' texts differ only in the literal: the second is a hit, and what it serves is
+    what compiling its own text makes, constant for constant."""
+    table = CodeTable(None, {})
+    filename = "<attrs generated methods m.C>"
+    table.compile(ATTRS_HASH.format(123), filename, 0)
+    served = table.compile(ATTRS_HASH.format(-987654321), filename, 0)
+    fresh = compile(ATTRS_HASH.format(-987654321), filename, "exec", 0, dont_inherit=True)
+    assert (table.hits, table.misses) == (1, 1)
+
+    def consts(code: types.CodeType) -> list[object]:
+        return [consts(c) if isinstance(c, types.CodeType) else c for c in code.co_consts]
+
+    assert consts(served) == consts(fresh)
+    assert [c.co_code for c in served.co_consts if isinstance(c, types.CodeType)] == [
+        c.co_code for c in fresh.co_consts if isinstance(c, types.CodeType)
+    ]
+    namespace: dict[str, Any] = {}
+    exec(served, namespace)
+    instance = types.SimpleNamespace(a=5)
+    assert namespace["__hash__"](instance) == hash((-987654321, 5))
+
+
 @pytest.mark.parametrize(
     ("env", "where"),
     [
@@ -323,21 +375,25 @@ print(json.dumps([table.hits, table.misses, Probe(1) == Probe(1)]))
 """
 
 
-def test_a_second_robota_start_hits_the_table(tmp_path: Path) -> None:
-    env = {"HOME": str(tmp_path), "PATH": os.environ.get("PATH", "/usr/bin:/bin")}
+def run_probe(code: str, home: Path) -> list[Any]:
+    """Run ``code`` in a fresh interpreter with ``home`` as HOME; its last line's JSON list."""
+    env = {"HOME": str(home), "PATH": os.environ.get("PATH", "/usr/bin:/bin")}
+    out = subprocess.run(
+        [sys.executable, "-c", code],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert out.returncode == 0, out.stderr
+    result: list[Any] = json.loads(out.stdout.splitlines()[-1])
+    return result
 
+
+def test_a_second_robota_start_hits_the_table(tmp_path: Path) -> None:
     def run() -> list[object]:
-        out = subprocess.run(
-            [sys.executable, "-c", _PROBE],
-            env=env,
-            capture_output=True,
-            text=True,
-            timeout=60,
-            check=False,
-        )
-        assert out.returncode == 0, out.stderr
-        result: list[object] = json.loads(out.stdout.splitlines()[-1])
-        return result
+        return run_probe(_PROBE, tmp_path)
 
     first = run()
     files = list((tmp_path / ".cache" / "robota").iterdir())
@@ -360,3 +416,24 @@ def test_importing_the_library_installs_nothing() -> None:
         [sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True
     )
     assert json.loads(out.stdout) == [False, False, True]
+
+
+_ATTRS_PROBE = """
+import json
+from robota.cli import _generated_code
+table = _generated_code.install()
+import trio  # attrs loads under it: its own classes, then trio's (frozen: __hash__)
+print(json.dumps([table.misses, sorted({f.split()[-1] for f, _, _ in table.new})]))
+"""
+
+
+def test_attrs_own_and_frozen_classes_come_from_the_table_on_a_second_start(
+    tmp_path: Path,
+) -> None:
+    """The hook patches ``attr._make`` before its code runs (its own classes are built at
+    import), and frozen classes' ``__hash__`` is kept: a second start compiles nothing."""
+    misses, kept = run_probe(_ATTRS_PROBE, tmp_path)
+    assert misses > 0
+    assert any(name.startswith("attr._make.") for name in kept), kept
+    assert any(name.startswith("trio.") for name in kept), kept
+    assert run_probe(_ATTRS_PROBE, tmp_path)[0] == 0

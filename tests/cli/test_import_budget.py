@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from ..support.model_server import FakeModel
+from ..support.trust import trust_workspace
 from ._robota import Robota
 from .test_doctor import write_real_agents_config
 
@@ -149,6 +150,48 @@ def test_print_mode_spawns_its_agent_before_trio_and_pykka_load(tmp_path: Path) 
     assert "robota.runtimes._prestart" in at_spawn
     for heavy in AT_SPAWN_NEVER:
         assert not loaded(at_spawn, heavy), f"{heavy} was loaded before the agent's spawn"
+
+
+_AT_OPENING = """
+import json, os, sys
+from robota.runtimes import _prestart
+original = _prestart.Prestarted.open_session
+def spy(self, **settings):
+    written = original(self, **settings)
+    print(json.dumps({"written": written, "modules": sorted(sys.modules)}), flush=True)
+    os._exit(0)  # the reaper ends the fake agent
+_prestart.Prestarted.open_session = spy
+from robota.cli import main
+main(["-p", "hello"])
+"""
+
+
+def test_print_mode_opens_a_new_tasks_session_before_trio_loads(tmp_path: Path) -> None:
+    """A new task's ``thread/start`` is written to the prestarted agent (``_prestart``)
+    before print mode's heavy imports: what it races is their load."""
+    env = {"HOME": str(tmp_path), "ROBOTA_HOME": str(tmp_path / "home")}
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "codex").write_text("#!/bin/sh\nexec cat > /dev/null\n")
+    (bin_dir / "codex").chmod(0o755)
+    env["PATH"] = f"{bin_dir}:/usr/bin:/bin"
+    robota = Path(sys.executable).with_name("robota")
+    subprocess.run([str(robota), "init"], env=env, capture_output=True, timeout=60, check=True)
+    trust_workspace(tmp_path / "home", tmp_path)
+    out = subprocess.run(
+        [sys.executable, "-c", _AT_OPENING],
+        env=env,
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    seen = json.loads(out.stdout.splitlines()[-1])
+    assert seen["written"] is True, out.stderr
+    at_opening = set(seen["modules"])
+    for heavy in AT_SPAWN_NEVER:
+        assert not loaded(at_opening, heavy), f"{heavy} was loaded before the session's opening"
 
 
 _AT_CONNECT = """

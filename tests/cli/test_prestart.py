@@ -292,3 +292,44 @@ def test_initialize_is_written_at_the_spawn_before_the_engine_exists(
     assert done.returncode == 0, done.stderr
     assert done.stdout == "ECHO: hello there\n"
     assert_one_handshake(tap)
+
+
+@pytest.mark.parametrize(
+    "options",
+    [
+        [],
+        ["--permission-mode", "acceptEdits"],
+        ["--append-system-prompt", "Answer briefly."],
+        ["--restricted"],  # the directory runs Restricted: permission mode plan
+    ],
+)
+def test_a_new_tasks_thread_is_started_ahead_with_the_engines_settings(
+    robota: Robota, model: FakeModel, options: list[str]
+) -> None:
+    """The prestart writes ``thread/start`` (id 1) after ``initialize``; the engine's own
+    request has the same params and takes its answer: one ``thread/start`` on the wire (a
+    guess with other params would be followed by the engine's, as id 2)."""
+    tap = robota.root / "wire.jsonl"
+    configure(robota, model, tap=tap)
+    done = robota.run("-p", "hello there", "--agent", "codex", *options)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == "ECHO: hello there\n"
+    requests = wire_requests(tap)
+    assert requests[:3] == [(0, "initialize"), (1, "thread/start"), (2, "turn/start")]
+    assert [method for _, method in requests].count("thread/start") == 1
+    assert_nothing_left(robota)
+
+
+def test_a_continued_task_opens_no_thread_ahead(robota: Robota, model: FakeModel) -> None:
+    """``-c``: the task's thread is resumed by the engine; nothing is guessed for it."""
+    tap = robota.root / "wire.jsonl"
+    configure(robota, model, tap=tap)
+    first = robota.run("-p", "first", "--agent", "codex")
+    assert first.returncode == 0, first.stderr
+    seen = len(wire_requests(tap))
+    again = robota.run("-p", "again", "--agent", "codex", "-c")
+    assert again.returncode == 0, again.stderr
+    assert again.stdout == "ECHO: again\n"
+    requests = wire_requests(tap)[seen:]
+    assert requests[:3] == [(0, "initialize"), (1, "thread/resume"), (2, "turn/start")]
+    assert "thread/start" not in [method for _, method in requests]

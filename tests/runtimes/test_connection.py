@@ -232,3 +232,76 @@ async def test_a_written_request_is_never_sent_again_with_other_params() -> None
         with pytest.raises(ValueError, match="initialize was written before the connection"):
             await connection.send_request("initialize", {"a": 2})
         nursery.cancel_scope.cancel()
+
+
+OPENING = [("initialize", {"a": 1}), ("thread/start", {"cwd": "/w"})]
+"""An App Server agent's ``initialize`` and a new task's ``thread/start``, written at the prestart
+(ids 0 and 1); ``initialized`` with them."""
+
+
+@pytest.mark.parametrize(
+    ("asked", "answers", "written_now", "result"),
+    [
+        # The guess matched: its answer is the client's, nothing is written again.
+        ({"cwd": "/w"}, [b'{"id":1,"result":"thread A"}\n'], [], "thread A"),
+        # Other params: the guess's answer is dropped, the client's own request gets id 2.
+        (
+            {"cwd": "/other"},
+            [b'{"id":1,"result":"unused"}\n', b'{"id":2,"result":"thread B"}\n'],
+            [(2, {"cwd": "/other"})],
+            "thread B",
+        ),
+        # The agent refused the guess: asked again, in order, with the same params.
+        (
+            {"cwd": "/w"},
+            [
+                b'{"id":1,"error":{"code":-32600,"message":"not initialized"}}\n',
+                b'{"id":2,"result":"thread C"}\n',
+            ],
+            [(2, {"cwd": "/w"})],
+            "thread C",
+        ),
+    ],
+)
+async def test_a_speculative_request_only_ever_saves_time(
+    asked: dict[str, str],
+    answers: list[bytes],
+    written_now: list[tuple[int, dict[str, str]]],
+    result: str,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    async with trio.open_nursery() as nursery:
+        connection, peer = await connect(
+            nursery,
+            written=OPENING,
+            notified=[("initialized", None)],
+            speculative={"thread/start"},
+        )
+        await peer.send(b'{"id":0,"result":{}}\n')
+        assert await connection.request("initialize", {"a": 1}, timeout=5) == {}
+        await connection.notify("initialized")  # written ahead: not again
+        got: list[str] = []
+
+        async def ask() -> None:
+            got.append(await connection.request("thread/start", asked, timeout=5))
+
+        nursery.start_soon(ask)
+        for answer in answers:
+            await trio.testing.wait_all_tasks_blocked()
+            await peer.send(answer)
+        await trio.testing.wait_all_tasks_blocked()
+        await connection.notify("end")  # the last line: nothing else was written before it
+        lines = [await peer.line() for _ in range(len(written_now) + 1)]
+        assert lines[-1] == {"method": "end"}
+        assert [(line["id"], line["params"]) for line in lines[:-1]] == written_now
+        assert got == [result]
+        nursery.cancel_scope.cancel()
+    assert "unknown request id" not in caplog.text
+
+
+async def test_a_notification_written_ahead_with_other_params_is_written() -> None:
+    async with trio.open_nursery() as nursery:
+        connection, peer = await connect(nursery, notified=[("initialized", None)])
+        await connection.notify("initialized", {"late": True})
+        assert await peer.line() == {"method": "initialized", "params": {"late": True}}
+        nursery.cancel_scope.cancel()

@@ -114,8 +114,8 @@ def cli(
 
 def main(argv: list[str] | None = None) -> None:
     """Entry point of the ``robota`` script."""
-    _generated_code.install()
     _gc.pause()  # the conversation modes settle it once built; see _gc
+    _generated_code.install()  # its table's ~1 000 code objects load with the collector off
     try:
         cli.main(args=argv, prog_name="robota")
     finally:

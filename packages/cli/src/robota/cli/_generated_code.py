@@ -13,18 +13,18 @@ does to a whole run (README, Performance).
 
 What: when the ``robota`` console script starts (``robota.cli:main``, never on import of the
 library), ``install`` puts two module globals in front of the builtins: ``exec`` in
-``dataclasses`` and ``compile`` in ``attr._make`` (when attrs loads; a meta path hook patches
-the module right after it executes). Both take source text to a code object through a table
-keyed by (filename, compiler flags, source text); a miss compiles as the builtin would have,
-and anything the wrappers do not recognise (bytes, other modes or flags) goes to the builtin
-untouched. The table is read once at the start and written at interpreter exit only when new
-entries appeared. Its keys are read at once, its code objects in chunks of ``CHUNK`` entries
-(in the order they were first compiled), each unmarshalled when a class first asks for one
-of its entries (``Codes``): a command that defines few classes (``robota --version``, ``robota
-task send``) pays for few, and print mode, which asks for nearly all, pays about what one
-``marshal`` of them all cost. Measured on a print run's table (1 018 entries, 1.1 MB):
-unmarshalling all its code objects at once took about 5 ms, its keys alone about 1 ms, each
-entry on its own 5.3 ms for all of them (which is why entries are chunked).
+``dataclasses`` and ``compile`` in ``attr._make`` (when attrs loads; a meta path hook puts it
+in the module before its code runs, so attrs' own classes are served too). Both take source
+text to a code object through a table keyed by (filename, compiler flags, source text); a miss
+compiles as the builtin would have, and anything the wrappers do not recognise (bytes, other
+modes or flags) goes to the builtin untouched. The table is read once at the start and written
+at interpreter exit only when new entries appeared. Its keys are read at once, its code objects
+in chunks of ``CHUNK`` entries (in the order they were first compiled), each unmarshalled when
+a class first asks for one of its entries (``Codes``): a command that defines few classes
+(``robota --version``, ``robota task send``) pays for few, and print mode, which asks for nearly
+all, pays about what one ``marshal`` of them all cost. Measured on a print run's table (1 018
+entries, 1.1 MB): unmarshalling all its code objects at once took about 5 ms, its keys alone
+about 1 ms, each entry on its own 5.3 ms for all of them (which is why entries are chunked).
 
 Why it is safe: a hit returns the code object that compiling the very same text, filename and
 flags produced in an earlier run of the same interpreter (``compile`` is deterministic), and
@@ -35,9 +35,14 @@ read only when it is a regular file (``O_NOFOLLOW``) owned by the user and writa
 else, at most 16 MiB and 8192 entries, and its header names the interpreter's version and
 bytecode magic; anything else (a foreign owner, a symlink, a truncated or corrupted file,
 another Python) is ignored and rebuilt. It is written to a temporary file beside it and renamed
-(0600), so concurrent starts never read half a table. attrs' ``__hash__`` embeds a per-process
-value (``hash`` of a string), so texts holding one are never kept: they would never hit.
-``ROBOTA_CODE_CACHE=0`` turns it all off.
+(0600), so concurrent starts never read half a table. ``ROBOTA_CODE_CACHE=0`` turns it all off.
+
+attrs' ``__hash__`` embeds a per-process value (``hash`` of a string, salted per process) as an
+integer literal, so its text never repeats: as it is, a frozen class's methods (trio's, about
+35 of them) would be compiled on every start. So the text is kept with that literal replaced
+by ``TYPE_HASH`` (an integer no ``hash`` returns), and the code served has that constant
+replaced by the run's value (``code.replace``): the code compiling the run's own text makes,
+constant for constant. A ``__hash__`` text of another form is never kept.
 """
 
 from __future__ import annotations
@@ -47,6 +52,7 @@ import atexit
 import builtins
 import marshal
 import os
+import re
 import sys
 import types
 from collections.abc import Iterator, Mapping, MutableMapping, Sequence
@@ -79,6 +85,12 @@ Key = tuple[str, int, str]
 _SIGNATURE = b"robota generated code 2\n"
 """Format 2: (the keys of each chunk, each chunk's marshal); format 1 was one dict."""
 
+TYPE_HASH = 2**63
+"""What attrs' per-process hash literal is kept as: outside the range of ``hash``, so never a
+value of its own."""
+_TYPE_HASH_LINE = re.compile(r"(\n        return hash\(\(\n +)(-?\d+)(,\n)")
+"""attrs' ``__hash__`` as ``_make_hash_script`` writes it (no hash cache): the literal line."""
+
 
 def header() -> bytes:
     """What a table file starts with: the format, the bytecode magic, the interpreter."""
@@ -97,10 +109,36 @@ def cache_file(env: Mapping[str, str]) -> Path | None:
 
 def cacheable(filename: str, source: str) -> bool:
     """Whether a compiled text is worth keeping: generated code that is the same in the next
-    run. attrs' ``__hash__`` holds a per-process hash value, so it never is."""
+    run. attrs' ``__hash__`` holds a per-process hash value, so it never is (unless kept
+    without it, ``without_type_hash``)."""
     if len(source) > MAX_SOURCE:
         return False
     return not (filename.startswith("<attrs generated") and "__hash__" in source)
+
+
+def without_type_hash(filename: str, source: str) -> tuple[str, int] | None:
+    """attrs' text with its ``__hash__``'s per-process literal as ``TYPE_HASH``, and the
+    literal's value; ``None`` for any other text."""
+    if not filename.startswith("<attrs generated") or "def __hash__(self):" not in source:
+        return None
+    found = list(_TYPE_HASH_LINE.finditer(source))
+    if len(found) != 1:
+        return None
+    start, end = found[0].span(2)
+    return source[:start] + str(TYPE_HASH) + source[end:], int(found[0].group(2))
+
+
+def with_constant(code: types.CodeType, kept: int, value: int) -> types.CodeType:
+    """``code`` with every integer constant ``kept`` (in nested code too) replaced by ``value``."""
+    consts = tuple(
+        value
+        if type(const) is int and const == kept
+        else with_constant(const, kept, value)
+        if type(const) is types.CodeType
+        else const
+        for const in code.co_consts
+    )
+    return code.replace(co_consts=consts)
 
 
 class Codes(MutableMapping[Key, types.CodeType]):
@@ -219,6 +257,14 @@ class CodeTable:
         self.misses = 0
 
     def compile(self, source: str, filename: str, flags: int) -> types.CodeType:
+        hashed = without_type_hash(filename, source)
+        if hashed is None:
+            return self._compile(source, filename, flags, cacheable(filename, source))
+        kept, value = hashed
+        code = self._compile(kept, filename, flags, len(kept) <= MAX_SOURCE)
+        return with_constant(code, TYPE_HASH, value)
+
+    def _compile(self, source: str, filename: str, flags: int, keep: bool) -> types.CodeType:
         key = (filename, flags, source)
         known = self.entries.get(key)
         if known is not None:
@@ -227,7 +273,7 @@ class CodeTable:
             return known
         self.misses += 1
         code: types.CodeType = builtins.compile(source, filename, "exec", flags, dont_inherit=True)
-        if cacheable(filename, source) and len(self.new) < MAX_ENTRIES:
+        if keep and len(self.new) < MAX_ENTRIES:
             self.entries[key] = code
             self.new[key] = code
         return code
@@ -279,7 +325,9 @@ def patch_dataclasses(table: CodeTable, module: types.ModuleType) -> None:
 
 
 def patch_attrs(table: CodeTable, module: types.ModuleType) -> None:
-    flags = future_flags(module)
+    """Put ``compile`` in ``module`` (``attr._make``), before or after it executes: its
+    ``__future__`` flags are read at the first call (its first statement sets them)."""
+    known: list[int] = []
 
     def compile_generated(  # noqa: PLR0917 (compile's own signature)
         source: Any,
@@ -290,6 +338,9 @@ def patch_attrs(table: CodeTable, module: types.ModuleType) -> None:
         optimize: int = -1,
         **options: Any,
     ) -> Any:
+        if not known:
+            known.append(future_flags(module))
+        flags = known[0]
         plain = flag == 0 and optimize == -1 and not dont_inherit and not options
         if type(source) is str and mode == "exec" and plain:
             return table.compile(source, filename, flags)
@@ -300,7 +351,8 @@ def patch_attrs(table: CodeTable, module: types.ModuleType) -> None:
 
 
 class _AttrsHook:
-    """Patches ``attr._make`` right after it executes, so installing imports no attrs."""
+    """Patches ``attr._make`` as it loads (before its code runs: its own classes are built
+    through the table too), so installing imports no attrs."""
 
     def __init__(self, table: CodeTable) -> None:
         self.table = table
@@ -319,8 +371,8 @@ class _AttrsHook:
         table = self.table
 
         def exec_module(module: types.ModuleType) -> None:
-            run(module)
             patch_attrs(table, module)
+            run(module)
 
         loader.exec_module = exec_module  # type: ignore[union-attr]
         return spec

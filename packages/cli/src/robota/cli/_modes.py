@@ -188,6 +188,18 @@ def _attach_daemon(prompt: str | None, options: dict[str, Any]) -> None:
 
 
 def _run_print(options: dict[str, Any], prompt: str, prestart: Prestart | None) -> int:
+    new_task = not (options["continue_"] or options["resume"])
+    if prestart is not None and prompt and options["input_format"] == "text" and new_task:
+        # Before print mode and the engine load: the agent opens the session while they do.
+        # (A prompt still to come on stdin may never come: nothing is opened for it.)
+        prestart.open_session(
+            agent=options["agent"],
+            cwd=options["cwd"],
+            model=options["model"],
+            permission_mode=options["permission_mode"],
+            developer_instructions=options["append_system_prompt"],
+            restricted=options["restricted"],
+        )
     from ._print import PrintOptions, run_print  # noqa: PLC0415
 
     print_options = PrintOptions(

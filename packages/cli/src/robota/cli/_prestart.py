@@ -16,6 +16,16 @@ configuration (ruamel and the config package) and the runtime plugin's entry poi
 clients all load while the agent starts (tests/cli/test_import_budget.py pins what is loaded at
 the spawn).
 
+A new task's session opens ahead too (``Prestart.open_session``): with the prompt on the command
+line and no ``-c``/``-r``, print mode works out the settings the engine will open the task's
+session with, exactly as ``run_print`` and the engine do (the directory and workspace, the
+agent, the model, the permission mode, ``plan`` where the directory runs Restricted, the
+appended instructions), and the runtime writes that session's opening (the App Server's
+``initialized`` and ``thread/start``) before trio and the engine load, so the agent starts the
+thread while they do instead of after. The engine still opens the session as always; its
+``thread/start`` takes the answer written ahead only when its params are the same, and is sent
+as usual otherwise (``robota.runtimes``' ``Connection``).
+
 With ``-c``/``-r`` the task may belong to another agent: then no job ever reaches the
 prestarted agent's host, the process is never adopted, the task's own agent is spawned as
 usual, and ``close`` ends the unused one when the run is over. The caller runs ``close`` in a
@@ -30,6 +40,7 @@ the same problem and reports it as it always has.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -51,6 +62,47 @@ class Prestart:
         """End the prestarted agent unless its host adopted it."""
         if self.agent is not None:
             self.agent.close()
+
+    def open_session(
+        self,
+        *,
+        agent: str | None,
+        cwd: Path | None,
+        model: str | None,
+        permission_mode: str | None,
+        developer_instructions: str | None,
+        restricted: bool,
+    ) -> bool:
+        """Write the new task's session opening to the prestarted agent (module docstring):
+        the settings ``run_print`` and the engine will open it with from these options;
+        whether it was written. Nothing when the run will not get that far (no such
+        directory, a refused workspace) or its task is another agent's."""
+        if self.agent is None:
+            return False
+        from robota.core import ConfigError  # noqa: PLC0415
+
+        from ._trust import WorkspaceRefused, headless_workspace  # noqa: PLC0415
+
+        directory = (cwd or self.config.defaults.cwd).resolve()
+        if not directory.is_dir():
+            return False  # print mode's usage error: no turn runs
+        try:
+            workspace = headless_workspace(
+                self.config, self.profile, directory, restricted=restricted, mode="print"
+            )
+        except (WorkspaceRefused, ConfigError):
+            return False
+        defaults = workspace.config.defaults  # the engine's TaskDefaults
+        if (agent or defaults.agent) != self.agent.launch.name:
+            return False
+        task_cwd = (cwd or defaults.cwd).resolve()  # PrintRun's, on the engine's defaults
+        mode = permission_mode or defaults.permission_mode
+        return self.agent.open_session(
+            cwd=task_cwd,
+            permission_mode="plan" if workspace.hook(task_cwd) else mode,
+            model=model,
+            developer_instructions=developer_instructions,
+        )
 
 
 def prestart_agent(agent: str | None) -> Prestart | None:

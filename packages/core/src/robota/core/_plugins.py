@@ -122,6 +122,20 @@ class PrestartedAgent(Protocol):
     @property
     def pid(self) -> int: ...
 
+    def open_session(
+        self,
+        *,
+        cwd: Path,
+        permission_mode: str,
+        model: str | None,
+        developer_instructions: str | None,
+    ) -> bool:
+        """Write the opening of a new session with these settings now, before any host adopted
+        the process, so the agent opens it while robota still loads; whether the protocol
+        wrote any. The host's session takes it over only when it opens with the very same
+        settings, and opens its own otherwise: a guess can only save time."""
+        ...
+
     def close(self) -> None:
         """End the process unless a host adopted it; idempotent."""
         ...

@@ -219,6 +219,8 @@ class AgentProcessService:
             jsonrpc_field=settings.jsonrpc_field,
             corrupt_after=GARBAGE_RUN,
             written=adopted.written if adopted else (),
+            notified=adopted.notified if adopted else (),
+            speculative=adopted.speculative if adopted else (),
         )
         driver = settings.driver_factory(connection, self._on_event)
         self._driver = driver

@@ -23,7 +23,6 @@ from robota.core import AgentError
 from robota.core.events import ApprovalDecision, RuntimeEvent
 
 from ._app_server_map import (
-    PERMISSION_MODES,
     ThreadTracker,
     approval_request,
     approval_result,
@@ -31,7 +30,7 @@ from ._app_server_map import (
     user_input,
 )
 from ._approvals import ApprovalRegistry, DecidedBy
-from ._handshake import app_server_initialize_params, app_server_version
+from ._handshake import app_server_initialize_params, app_server_version, thread_params
 from ._jsonrpc import Connection, MethodNotFound, RpcError
 
 __all__ = ["AppServerClient", "SteerRejected", "ThreadInfo"]
@@ -115,30 +114,6 @@ class AppServerClient:
 
     # -- threads -------------------------------------------------------------------------------
 
-    def _thread_params(
-        self,
-        *,
-        cwd: str | None,
-        model: str | None,
-        provider: str | None,
-        permission_mode: str | None,
-        developer_instructions: str | None,
-    ) -> dict[str, Any]:
-        params: dict[str, Any] = {}
-        if cwd is not None:
-            params["cwd"] = cwd
-        if model is not None:
-            params["model"] = model
-        if provider is not None:
-            params["modelProvider"] = provider
-        if permission_mode is not None:
-            approval, sandbox = PERMISSION_MODES[permission_mode]
-            params["approvalPolicy"] = approval
-            params["sandbox"] = sandbox
-        if developer_instructions:
-            params["developerInstructions"] = developer_instructions
-        return params
-
     async def start_thread(
         self,
         *,
@@ -149,7 +124,7 @@ class AppServerClient:
         developer_instructions: str | None = None,
         ephemeral: bool = False,
     ) -> ThreadInfo:
-        params = self._thread_params(
+        params = thread_params(
             cwd=cwd,
             model=model,
             provider=provider,
@@ -176,7 +151,7 @@ class AppServerClient:
         params = {
             "threadId": thread_id,
             "excludeTurns": True,
-            **self._thread_params(
+            **thread_params(
                 cwd=cwd,
                 model=model,
                 provider=provider,

@@ -11,8 +11,9 @@ server's notifications into ``RuntimeEvent``s. The ownership rules (APP_SERVER.m
 * ``thread/status/changed`` to a non-active status while a turn is believed to run, or an event
   for an unknown newer turn, asks the caller to reconcile with ``thread/read`` (``needs_read``).
 
-Also here: the permission-mode table, user input building, and the approval request/decision
-mapping. Everything is a pure function of JSON values, unit-tested on recorded transcripts.
+Also here: user input building and the approval request/decision mapping (the permission-mode
+table is ``_handshake``'s, re-exported). Everything is a pure function of JSON values,
+unit-tested on recorded transcripts.
 """
 
 from __future__ import annotations
@@ -45,6 +46,8 @@ from robota.core.events import (
     classify_failure,
 )
 
+from ._handshake import PERMISSION_MODES
+
 __all__ = [
     "APPROVAL_METHODS",
     "PERMISSION_MODES",
@@ -56,15 +59,6 @@ __all__ = [
 ]
 
 PermissionMode = Literal["default", "acceptEdits", "bypassPermissions", "plan"]
-
-PERMISSION_MODES: Mapping[str, tuple[str, str]] = {
-    # mode: (approvalPolicy, sandbox)
-    "default": ("untrusted", "workspace-write"),
-    "acceptEdits": ("on-request", "workspace-write"),
-    "bypassPermissions": ("never", "danger-full-access"),
-    "plan": ("untrusted", "read-only"),
-}
-"""How robota's permission modes map onto the App Server's approval policy and sandbox."""
 
 APPROVAL_METHODS: Mapping[str, ApprovalKind] = {
     "item/commandExecution/requestApproval": "command",

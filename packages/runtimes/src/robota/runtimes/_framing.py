@@ -26,6 +26,7 @@ __all__ = [
     "Response",
     "encode",
     "line_of",
+    "notification_line",
     "request_line",
 ]
 
@@ -155,6 +156,14 @@ def encode(message: dict[str, Any]) -> bytes:
 def request_line(request_id: int, method: str, params: Any, *, jsonrpc_field: bool) -> bytes:
     """A request as a connection writes it: the one framing of every request."""
     message: dict[str, Any] = {"id": request_id, "method": method}
+    if params is not None:
+        message["params"] = params
+    return line_of(message, jsonrpc_field=jsonrpc_field)
+
+
+def notification_line(method: str, params: Any, *, jsonrpc_field: bool) -> bytes:
+    """A notification as a connection writes it."""
+    message: dict[str, Any] = {"method": method}
     if params is not None:
         message["params"] = params
     return line_of(message, jsonrpc_field=jsonrpc_field)

@@ -7,21 +7,28 @@ App Server: ``initialize`` with ``clientInfo`` and ``capabilities.experimentalAp
 
 ACP: ``initialize`` with ``protocolVersion: 1``, the client capabilities robota implements and
 ``clientInfo``; the agent answers with ``agentInfo.version`` and its capabilities.
+
+Also the App Server's next exchange, ``thread/start`` (``thread_params``, with the table of
+robota's permission modes): here rather than in ``_app_server_map`` because the prestart writes
+a new task's ``thread/start`` before trio or the event model load (``_prestart``).
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from typing import Any
 
 from robota.core import robota_version
 
 __all__ = [
     "CLIENT_NAME",
+    "PERMISSION_MODES",
     "acp_initialize_params",
     "acp_version",
     "app_server_initialize_params",
     "app_server_version",
+    "thread_params",
 ]
 
 CLIENT_NAME = "robota"
@@ -36,6 +43,41 @@ def _client_info() -> dict[str, str]:
 
 def app_server_initialize_params() -> dict[str, Any]:
     return {"clientInfo": _client_info(), "capabilities": {"experimentalApi": True}}
+
+
+PERMISSION_MODES: Mapping[str, tuple[str, str]] = {
+    # mode: (approvalPolicy, sandbox)
+    "default": ("untrusted", "workspace-write"),
+    "acceptEdits": ("on-request", "workspace-write"),
+    "bypassPermissions": ("never", "danger-full-access"),
+    "plan": ("untrusted", "read-only"),
+}
+"""How robota's permission modes map onto the App Server's approval policy and sandbox."""
+
+
+def thread_params(
+    *,
+    cwd: str | None,
+    model: str | None,
+    provider: str | None,
+    permission_mode: str | None,
+    developer_instructions: str | None,
+) -> dict[str, Any]:
+    """The params of ``thread/start`` (and the settings part of ``thread/resume``)."""
+    params: dict[str, Any] = {}
+    if cwd is not None:
+        params["cwd"] = cwd
+    if model is not None:
+        params["model"] = model
+    if provider is not None:
+        params["modelProvider"] = provider
+    if permission_mode is not None:
+        approval, sandbox = PERMISSION_MODES[permission_mode]
+        params["approvalPolicy"] = approval
+        params["sandbox"] = sandbox
+    if developer_instructions:
+        params["developerInstructions"] = developer_instructions
+    return params
 
 
 def app_server_version(result: Any) -> str | None:

@@ -18,7 +18,15 @@ A connection may take over requests written before it existed (``written``: an a
 ``initialize``, written at its spawn so the agent answers while robota still loads, see
 ``_prestart``). They hold the first ids, framed by the same ``request_line``; the client's first
 request of the same method then awaits that response instead of writing the request again, and
-one with other params is refused (``ValueError``) rather than sent twice.
+one with other params is refused (``ValueError``) rather than sent twice. Notifications written
+before (``notified``: the App Server's ``initialized``) are not written again either.
+
+Some of those requests may be guesses (``speculative``: a new task's ``thread/start``, written
+with the settings print mode expects the engine to open its session with). A guess the client's
+request does not match is dropped (its response, when it comes, is discarded unlogged) and the
+client's request goes out as usual; one the peer refused (it was written before the peer had
+answered ``initialize``) is asked again, in order. So a guess can only save time, never change
+what the client gets.
 """
 
 from __future__ import annotations
@@ -26,7 +34,7 @@ from __future__ import annotations
 import logging
 import math
 import os
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Collection, Sequence
 from typing import Any
 
 import trio
@@ -41,6 +49,7 @@ from ._framing import (
     Request,
     Response,
     line_of,
+    notification_line,
     request_line,
 )
 
@@ -164,6 +173,8 @@ class Connection:
         max_line: int = DEFAULT_MAX_LINE,
         corrupt_after: int | None = None,
         written: Sequence[tuple[str, Any]] = (),
+        notified: Sequence[tuple[str, Any]] = (),
+        speculative: Collection[str] = (),
     ) -> None:
         self.name = name
         self._send_stream = send
@@ -185,9 +196,20 @@ class Connection:
         self.corruption: str | None = None
         """Why a strict connection stopped reading, or ``None``."""
         self._written: dict[str, tuple[bytes, PendingRequest]] = {}
+        self._guesses: set[int | str] = set()
+        """Ids of the ``speculative`` requests written before the connection."""
+        self._dropped: set[int | str] = set()
+        """Ids of guesses that missed: their responses are discarded when they come."""
         for method, params in written:  # ids 0, 1, ... as they were written
             line = request_line(self._next_id, method, params, jsonrpc_field=jsonrpc_field)
-            self._written[method] = (line, self._expect(method))
+            pending = self._expect(method)
+            self._written[method] = (line, pending)
+            if method in speculative:
+                self._guesses.add(pending.request_id)
+        self._notified = {
+            method: notification_line(method, params, jsonrpc_field=jsonrpc_field)
+            for method, params in notified
+        }
 
     async def run(self, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
         """Read until the stream ends; then fail whatever is still pending."""
@@ -211,7 +233,15 @@ class Connection:
         """Send a request and wait for its result (``RpcError`` when the peer answers with an
         error, ``RpcTimeout`` after ``timeout`` seconds, ``ConnectionLost``)."""
         pending = await self.send_request(method, params)
-        return await pending.result(timeout=timeout)
+        if pending.request_id not in self._guesses:
+            return await pending.result(timeout=timeout)
+        try:
+            return await pending.result(timeout=timeout)
+        except RpcError as error:
+            logger.info(
+                "%s: %s written ahead was refused (%s); asking again", self.name, method, error
+            )
+        return await (await self._send_new(method, params)).result(timeout=timeout)
 
     async def send_request(self, method: str, params: Any = None) -> PendingRequest:
         """Write a request now (what the pipe takes goes out before anything else runs) and
@@ -220,7 +250,12 @@ class Connection:
         if self._closed:
             raise ConnectionLost(f"{self.name}: connection closed before {method}")
         if method in self._written:
-            return self._take_written(method, params)
+            taken = self._take_written(method, params)
+            if taken is not None:
+                return taken
+        return await self._send_new(method, params)
+
+    async def _send_new(self, method: str, params: Any) -> PendingRequest:
         pending = self._expect(method)
         line = request_line(pending.request_id, method, params, jsonrpc_field=self._jsonrpc_field)
         try:
@@ -238,21 +273,27 @@ class Connection:
         self._pending[request_id] = send
         return PendingRequest(self, request_id, method, receive)
 
-    def _take_written(self, method: str, params: Any) -> PendingRequest:
+    def _take_written(self, method: str, params: Any) -> PendingRequest | None:
+        """The response to await for a request written before; ``None``: write it now (a
+        guess that missed)."""
         line, pending = self._written.pop(method)
         ours = request_line(pending.request_id, method, params, jsonrpc_field=self._jsonrpc_field)
         if ours != line:
             pending.abandon()
+            if pending.request_id in self._guesses:
+                self._dropped.add(pending.request_id)
+                logger.info("%s: %s written ahead with other params; sending it", self.name, method)
+                return None
             raise ValueError(
                 f"{self.name}: {method} was written before the connection with other params"
             )
         return pending
 
     async def notify(self, method: str, params: Any = None) -> None:
-        message: dict[str, Any] = {"method": method}
-        if params is not None:
-            message["params"] = params
-        await self._write(message)
+        line = notification_line(method, params, jsonrpc_field=self._jsonrpc_field)
+        if self._notified.pop(method, None) == line:
+            return  # written before the connection: the peer has it
+        await self._write(line)
 
     # -- internals -----------------------------------------------------------------------------
 
@@ -294,6 +335,9 @@ class Connection:
             self._malformed_run = 0
         if isinstance(message, Response):
             waiter = self._pending.get(message.id)
+            if waiter is None and message.id in self._dropped:
+                self._dropped.discard(message.id)  # the answer to a guess that missed
+                return
             if waiter is None:
                 logger.warning(
                     "%s: response to unknown request id %r",

@@ -25,8 +25,13 @@ from robota.core import (
     ProbeReport,
 )
 
-from ._handshake import acp_initialize_params, app_server_initialize_params
-from ._prestart import FirstRequest, Prestarted, prestart
+from ._handshake import (
+    PERMISSION_MODES,
+    acp_initialize_params,
+    app_server_initialize_params,
+    thread_params,
+)
+from ._prestart import Ahead, FirstRequest, Prestarted, prestart
 
 if TYPE_CHECKING:
     import trio
@@ -37,6 +42,25 @@ if TYPE_CHECKING:
     from ._app_server import AppServerClient
 
 __all__ = ["AcpRuntime", "AppServerRuntime", "acp", "app_server"]
+
+
+def _app_server_opening(
+    *, cwd: Path, permission_mode: str, model: str | None, developer_instructions: str | None
+) -> tuple[Ahead, ...]:
+    """A new thread's opening as the App Server driver makes it (``AppServerDriver.open``:
+    ``initialized`` after ``initialize``, then ``start_thread``). ACP writes none ahead (not
+    done): the ACP agent measured (claude-agent-acp, on Node) is ready after robota is, so
+    there is no wait for a ``session/new`` to hide."""
+    if permission_mode not in PERMISSION_MODES:
+        return ()
+    params = thread_params(
+        cwd=str(cwd),
+        model=model,
+        provider=None,
+        permission_mode=permission_mode,
+        developer_instructions=developer_instructions,
+    )
+    return (Ahead("initialized", None, request=False), Ahead("thread/start", params, request=True))
 
 
 def _ignore(_session: str, _event: object) -> None:
@@ -187,7 +211,8 @@ class _Runtime:
             if self.acp
             else app_server_initialize_params()
         )
-        return prestart(launch, FirstRequest("initialize", params, jsonrpc_field=self.acp))
+        first = FirstRequest("initialize", params, jsonrpc_field=self.acp)
+        return prestart(launch, first, opening=None if self.acp else _app_server_opening)
 
     def host(
         self,

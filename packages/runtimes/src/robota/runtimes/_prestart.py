@@ -13,6 +13,14 @@ overlaps robota's loading too (measured: Codex's run 25 ms shorter; an ACP agent
 after its own start either way). The adopting ``Connection`` takes it over (``written``): same
 framing (``request_line``), id 0, and the client's ``initialize`` awaits that answer.
 
+A new session's opening can follow (``open_session``, print mode's new task, once it knows the
+task's settings and before trio loads): for the App Server, the ``initialized`` notification and
+``thread/start`` (the plugin's ``opening`` makes them, with the params the driver's
+``start_thread`` makes), so the agent starts the thread while robota still loads instead of
+after. These are guesses the engine does not depend on: the adopting ``Connection`` takes the
+``thread/start`` over only when the driver's request has the very same params
+(``speculative``), and sends its own otherwise; an unused thread of Codex's is never stored.
+
 Ownership: until a service adopts it, the process belongs to whoever called ``prestart``, who
 calls ``close`` once the engine stopped or never ran. ``close`` ends a process nobody adopted
 (SIGTERM to its group, then SIGKILL: it never received a request, so there is nothing to save),
@@ -37,10 +45,11 @@ import signal
 import subprocess
 import threading
 import time
-from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any, NamedTuple
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 
-from ._framing import request_line
+from ._framing import notification_line, request_line
 from ._reaper import REAPER, live_members
 from ._spawn import launch_command, logger
 from ._stderr_tail import StderrTail
@@ -50,7 +59,7 @@ if TYPE_CHECKING:
 
     from ._process import AgentProcess, ShutdownTimings
 
-__all__ = ["Adopted", "FirstRequest", "Prestarted", "prestart"]
+__all__ = ["Adopted", "Ahead", "FirstRequest", "Opening", "Prestarted", "prestart"]
 
 
 class FirstRequest(NamedTuple):
@@ -61,10 +70,37 @@ class FirstRequest(NamedTuple):
     jsonrpc_field: bool
 
 
+class Ahead(NamedTuple):
+    """A message of a new session's opening, written before the connection exists."""
+
+    method: str
+    params: Any
+    request: bool
+    """A request (the next id) or a notification."""
+
+
+class Opening(Protocol):
+    """A protocol's opening of a new session (``Prestarted.open_session``): the messages its
+    driver would write for a session with these settings; none where it writes none ahead."""
+
+    def __call__(
+        self,
+        *,
+        cwd: Path,
+        permission_mode: str,
+        model: str | None,
+        developer_instructions: str | None,
+    ) -> Sequence[Ahead]: ...
+
+
 class Adopted(NamedTuple):
     process: AgentProcess
     written: tuple[tuple[str, Any], ...]
     """The requests already written to it, for its ``Connection`` (ids from 0)."""
+    notified: tuple[tuple[str, Any], ...] = ()
+    """The notifications already written to it."""
+    speculative: frozenset[str] = frozenset()
+    """Which of ``written`` were a new session's opening: guesses (see the module docstring)."""
 
 
 def prestart(
@@ -72,9 +108,11 @@ def prestart(
     first: FirstRequest | None = None,
     *,
     environ: Mapping[str, str] | None = None,
+    opening: Opening | None = None,
 ) -> Prestarted | None:
     """Spawn the agent ``launch`` names and write it ``first``; ``None`` when it cannot start
-    (the service spawns it again later and reports the error where a turn sees it)."""
+    (the service spawns it again later and reports the error where a turn sees it).
+    ``opening``: what ``open_session`` writes (``None``: nothing)."""
     spawn = launch_command(launch, environ)
     command, env = spawn.command, spawn.env
     child_in, stdin = os.pipe()
@@ -97,7 +135,9 @@ def prestart(
     finally:
         for fd in (child_in, child_out, child_err):
             os.close(fd)
-    prestarted = Prestarted(launch, popen, (stdin, stdout, stderr), secrets=spawn.secrets)
+    prestarted = Prestarted(
+        launch, popen, (stdin, stdout, stderr), secrets=spawn.secrets, opening=opening
+    )
     try:
         REAPER.watch(popen.pid)
         if first is not None:
@@ -122,14 +162,19 @@ class Prestarted:
         *,
         secrets: tuple[str, ...] = (),
         grace: float = 2.0,
+        opening: Opening | None = None,
     ) -> None:
         self._launch = launch
         self._secrets = secrets
         self._popen: subprocess.Popen[bytes] | None = popen
         self._pipes = pipes
         self._grace = grace
+        self._opening = opening
         self._lock = threading.Lock()
+        self._jsonrpc_field = False
         self._written: tuple[tuple[str, Any], ...] = ()
+        self._notified: tuple[tuple[str, Any], ...] = ()
+        self._speculative: frozenset[str] = frozenset()
         self.pid = popen.pid
 
     @property
@@ -149,7 +194,52 @@ class Prestarted:
             os.write(self._pipes[0], line)
         except OSError:
             return
+        self._jsonrpc_field = first.jsonrpc_field
         self._written = ((first.method, first.params),)
+
+    def open_session(
+        self,
+        *,
+        cwd: Path,
+        permission_mode: str,
+        model: str | None,
+        developer_instructions: str | None,
+    ) -> bool:
+        """Write a new session's opening after the first request (see the module docstring);
+        whether anything was written. Once, before the adoption, after ``write``."""
+        with self._lock:
+            if self._popen is None or self._opening is None or len(self._written) != 1:
+                return False
+            messages = self._opening(
+                cwd=cwd,
+                permission_mode=permission_mode,
+                model=model,
+                developer_instructions=developer_instructions,
+            )
+            written, notified, lines = list(self._written), [], []
+            for message in messages:
+                if message.request:
+                    lines.append(
+                        request_line(
+                            len(written),
+                            message.method,
+                            message.params,
+                            jsonrpc_field=self._jsonrpc_field,
+                        )
+                    )
+                    written.append((message.method, message.params))
+                else:
+                    lines.append(
+                        notification_line(
+                            message.method, message.params, jsonrpc_field=self._jsonrpc_field
+                        )
+                    )
+                    notified.append((message.method, message.params))
+            if not lines or not _write_all(self._pipes[0], b"".join(lines)):
+                return False
+            self._written, self._notified = tuple(written), tuple(notified)
+            self._speculative = frozenset(m.method for m in messages if m.request)
+            return True
 
     def adopt(self, timings: ShutdownTimings) -> Adopted | None:
         """The process and what was written to it, the first time; ``None`` once adopted or
@@ -173,7 +263,7 @@ class Prestarted:
             extra={"agent": self._launch.name, "pid": popen.pid},
         )
         agent = AgentProcess(self._launch.name, process, timings, StderrTail(self._secrets))
-        return Adopted(agent, self._written)
+        return Adopted(agent, self._written, self._notified, self._speculative)
 
     def close(self) -> None:
         """End the process unless it was adopted: SIGTERM its group, SIGKILL what stays."""
@@ -193,6 +283,18 @@ class Prestarted:
             time.sleep(0.02)
         _signal_group(popen.pid, signal.SIGKILL)  # what ignored SIGTERM (nothing, usually)
         REAPER.forget(popen.pid)
+
+
+def _write_all(fd: int, data: bytes) -> bool:
+    """Write ``data`` whole to a blocking pipe; ``False`` when the agent is gone (its exit is
+    found once it is adopted)."""
+    view = memoryview(data)
+    try:
+        while view:
+            view = view[os.write(fd, view) :]
+    except OSError:
+        return False
+    return True
 
 
 def _signal_group(pgid: int, signum: signal.Signals) -> None:
