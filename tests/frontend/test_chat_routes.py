@@ -6,8 +6,8 @@ stands in for the engine (it records the routes' deliver callbacks)."""
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
@@ -74,12 +74,18 @@ class Shell(ChatTurns[ChatTurn]):
         return ChatTurn(opening.card_id, route.key, Card(), "stop")  # type: ignore[arg-type]
 
 
-@contextmanager
-def clock(monkeypatch: pytest.MonkeyPatch, start: float = 1000.0) -> Iterator[list[float]]:
-    """``time.monotonic`` as the test sets it (``now[0]``) inside the chat shell."""
-    now = [start]
+@asynccontextmanager
+async def shell_on_a_clock(
+    monkeypatch: pytest.MonkeyPatch,
+) -> AsyncIterator[tuple[Shell, Hub, list[float]]]:
+    """A shell in a nursery of its own, and ``time.monotonic`` as the test sets it
+    (``now[0]``) inside the chat shell; the nursery is cancelled at the end."""
+    now = [1000.0]
     monkeypatch.setattr("robota.core.frontend._chat.time.monotonic", lambda: now[0])
-    yield now
+    hub = Hub()
+    async with trio.open_nursery() as nursery:
+        yield Shell(FrontEndPort(hub), nursery), hub, now
+        nursery.cancel_scope.cancel()
 
 
 async def settle() -> None:
@@ -103,82 +109,70 @@ KEY = "test:chat-1"
 async def test_a_quiet_route_goes_unless_something_is_in_flight(
     monkeypatch: pytest.MonkeyPatch, under_way: str, kept: bool
 ) -> None:
-    hub = Hub()
-    async with trio.open_nursery() as nursery:
-        with clock(monkeypatch) as now:
-            shell = Shell(FrontEndPort(hub), nursery)
-            route = shell.route(KEY)
-            deliver = hub.connected[KEY]
-            if under_way == "a message waiting for its turn":
-                route.pending.append(Pending("m1", "hello"))
-            elif under_way == "a command waiting for its reply":
-                route.commands.append(Pending("m2", "/status"))
-            elif under_way == "an item being admitted":
-                shell.gate = trio.Event()
-                shell.hand_to_lane(route, "held")
-            elif under_way == "an open card":
-                deliver(TurnBegan(KEY, "t1", "a1", "hello"))
-            elif under_way == "a queued note":
-                deliver(InputQueued(KEY, 1, "later", 0))
-            await settle()
+    async with shell_on_a_clock(monkeypatch) as (shell, hub, now):
+        route = shell.route(KEY)
+        deliver = hub.connected[KEY]
+        if under_way == "a message waiting for its turn":
+            route.pending.append(Pending("m1", "hello"))
+        elif under_way == "a command waiting for its reply":
+            route.commands.append(Pending("m2", "/status"))
+        elif under_way == "an item being admitted":
+            shell.gate = trio.Event()
+            shell.hand_to_lane(route, "held")
+        elif under_way == "an open card":
+            deliver(TurnBegan(KEY, "t1", "a1", "hello"))
+        elif under_way == "a queued note":
+            deliver(InputQueued(KEY, 1, "later", 0))
+        await settle()
 
-            now[0] += RETIRE_AFTER - 1
-            assert shell.retire_quiet(now[0]) == []
-            now[0] += 1
-            gone = shell.retire_quiet(now[0])
-            await settle()
-            assert gone == ([] if kept else [KEY])
-            assert (KEY in hub.connected) is kept, "a route let go is no longer subscribed"
-            assert shell.route_of(KEY) is not None  # whatever is asked follows it (again)
-            shell.gate.set()
-        nursery.cancel_scope.cancel()
+        now[0] += RETIRE_AFTER - 1
+        assert shell.retire_quiet(now[0]) == []
+        now[0] += 1
+        gone = shell.retire_quiet(now[0])
+        await settle()
+        assert gone == ([] if kept else [KEY])
+        assert (KEY in hub.connected) is kept, "a route let go is no longer subscribed"
+        assert shell.route_of(KEY) is not None  # whatever is asked follows it (again)
+        shell.gate.set()
 
 
 async def test_a_route_let_go_is_followed_again_with_its_agent(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    hub = Hub()
-    async with trio.open_nursery() as nursery:
-        with clock(monkeypatch) as now:
-            shell = Shell(FrontEndPort(hub), nursery)
-            first = shell.route(KEY)
-            hub.connected[KEY](TaskOpened(KEY, "t1", "codex", "/w", "r1", resumed=False))
-            shell.hand_to_lane(first, "one")
-            await settle()
-            assert first.agent == "codex"
+    async with shell_on_a_clock(monkeypatch) as (shell, hub, now):
+        first = shell.route(KEY)
+        hub.connected[KEY](TaskOpened(KEY, "t1", "codex", "/w", "r1", resumed=False))
+        shell.hand_to_lane(first, "one")
+        await settle()
+        assert first.agent == "codex"
 
-            now[0] += RETIRE_AFTER / 2  # the lane's item made it busy just now
-            assert shell.retire_quiet(now[0]) == []
-            now[0] += RETIRE_AFTER
-            assert shell.retire_quiet(now[0]) == [KEY]
-            await settle()
-            assert KEY not in hub.connected
+        now[0] += RETIRE_AFTER / 2  # the lane's item made it busy just now
+        assert shell.retire_quiet(now[0]) == []
+        now[0] += RETIRE_AFTER
+        assert shell.retire_quiet(now[0]) == [KEY]
+        await settle()
+        assert KEY not in hub.connected
 
-            # A message held from before (a handler that looked the route up earlier) and the
-            # next one both reach a route followed again, in order, with the agent it had.
-            shell.hand_to_lane(first, "two")
-            again = shell.route(KEY)
-            shell.hand_to_lane(again, "three")
-            await settle()
-            assert again is not first and again.agent == "codex"
-            assert KEY in hub.connected
-            assert shell.admitted == ["one", "two", "three"]
-        nursery.cancel_scope.cancel()
+        # A message held from before (a handler that looked the route up earlier) and the
+        # next one both reach a route followed again, in order, with the agent it had.
+        shell.hand_to_lane(first, "two")
+        again = shell.route(KEY)
+        shell.hand_to_lane(again, "three")
+        await settle()
+        assert again is not first and again.agent == "codex"
+        assert KEY in hub.connected
+        assert shell.admitted == ["one", "two", "three"]
 
 
 async def test_the_shell_keeps_only_the_routes_that_speak(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    hub = Hub()
-    async with trio.open_nursery() as nursery:
-        with clock(monkeypatch) as now:
-            shell = Shell(FrontEndPort(hub), nursery)
-            for i in range(200):
-                shell.hand_to_lane(shell.route(f"test:chat-{i}"), i)
-            await settle()
-            now[0] += RETIRE_AFTER
-            shell.hand_to_lane(shell.route("test:chat-7"), "still talking")
-            await settle()
-            assert shell.retire_quiet(now[0]) == [f"test:chat-{i}" for i in range(200) if i != 7]
-            assert list(hub.connected) == ["test:chat-7"]
-        nursery.cancel_scope.cancel()
+    async with shell_on_a_clock(monkeypatch) as (shell, hub, now):
+        for i in range(200):
+            shell.hand_to_lane(shell.route(f"test:chat-{i}"), i)
+        await settle()
+        now[0] += RETIRE_AFTER
+        shell.hand_to_lane(shell.route("test:chat-7"), "still talking")
+        await settle()
+        assert shell.retire_quiet(now[0]) == [f"test:chat-{i}" for i in range(200) if i != 7]
+        assert list(hub.connected) == ["test:chat-7"]
