@@ -136,6 +136,17 @@ async def test_a_quiet_route_goes_unless_something_is_in_flight(
         shell.gate.set()
 
 
+async def test_a_route_asked_for_is_not_quiet(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A handler that asks for a route and awaits something (a reaction) before it tells the
+    route anything must find it still followed."""
+    async with shell_on_a_clock(monkeypatch) as (shell, hub, now):
+        shell.route(KEY)
+        now[0] += RETIRE_AFTER + 1
+        asked = shell.route(KEY)
+        assert shell.retire_quiet(now[0] + RETIRE_AFTER - 1) == []
+        assert asked is shell.route(KEY) and KEY in hub.connected
+
+
 async def test_a_route_let_go_is_followed_again_with_its_agent(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:

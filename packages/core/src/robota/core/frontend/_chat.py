@@ -380,6 +380,9 @@ class ChatTurns(Generic[T]):
     def route(self, route_key: str, channel: str = "") -> ChatRoute:
         route = self._routes.get(route_key)
         if route is not None:
+            # Whoever asks for it is about to use it, maybe after an await (a reaction first):
+            # a route asked for is not quiet.
+            route.quiet_since = time.monotonic()
             return route
         assert self._nursery is not None
         send, receive = trio.open_memory_channel[Any](1000)
