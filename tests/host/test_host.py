@@ -152,8 +152,14 @@ async def test_the_host_resolves_task_as_the_task_commands_take_it(
     async with running_host(profile) as (socket, stopped):
         made = [await ask(socket, "task.new", {"title": t}) for t in ("twin", "twin", "third")]
         first, second, third = (m["task"]["id"] for m in made)
-        prefix = next(first[:n] for n in range(1, 13) if not second.startswith(first[:n]))
-        prefix = next(first[:n] for n in range(len(prefix), 13) if not third.startswith(first[:n]))
+        # The shortest prefix of ``first`` that is no other id's and no list number (a number
+        # of up to six digits names the N-th task, so all-digit prefixes that short are out).
+        prefix = next(
+            first[:n]
+            for n in range(1, 13)
+            if not (second.startswith(first[:n]) or third.startswith(first[:n]))
+            and not (first[:n].isdigit() and n <= 6)
+        )
 
         def stopped_task(fields: dict[str, Any]) -> Any:
             return ask(socket, "task.stop", fields)
@@ -169,9 +175,13 @@ async def test_the_host_resolves_task_as_the_task_commands_take_it(
             assert (await stopped_task({"task": name}))["task"]["id"] == expected, name
         by_env = await stopped_task({"caller": {"ROBOTA_TASK_ID": second}})
         assert by_env["task"]["id"] == second
+        # A list number past the end that no id starts with either (ids are hex, so a digit
+        # can be an id's prefix: of six digits at least three start none of the three ids).
+        ids = (first, second, third)
+        past = next(d for d in "456789" if not any(task.startswith(d) for task in ids))
         refusals = [
             ({"task": "twin"}, "not_found", "task", "'twin' names several"),
-            ({"task": "9"}, "not_found", "task", "no task named '9'"),
+            ({"task": past}, "not_found", "task", f"no task named '{past}'"),
             ({}, "not_found", "task", "give TASK"),
             ({"caller": {"ROBOTA_TASK_ID": "feedfacecafe"}}, "not_found", "task", "no such task"),
             ({"caller": {"HOME": "/root"}}, "bad_request", "caller", "'HOME' names no task"),
