@@ -344,8 +344,16 @@ class ChatTurns(Generic[T]):
     def input_queued(self, note: QueueNote) -> None:
         """A person's text waits in the route's queue (``note``, its anchor found): say so."""
 
+    async def settle_note(self, note: QueueNote) -> None:
+        """The queued note of ``note`` without its Cancel action: it says ``note.state``
+        (``started`` or ``cancelled``)."""
+
     def queued_started(self, note: QueueNote) -> None:
-        """A queued prompt's turn began: its note's Cancel action goes."""
+        """A queued prompt's turn began: its note's Cancel action goes (a note not posted yet
+        sees it once posted, ``queued_note_posted``)."""
+        assert self._nursery is not None
+        if note.message_id is not None:
+            self._nursery.start_soon(self.settle_note, note)
 
     def card_posted(self, attempt_id: str, turn: T, message_id: str) -> None:
         """The turn's card exists: its buttons may be bound."""
@@ -487,19 +495,18 @@ class ChatTurns(Generic[T]):
             return False
         return True
 
-    async def queued_note_posted(
-        self, note: QueueNote, note_id: str, token: str
-    ) -> QueueNote | None:
+    async def queued_note_posted(self, note: QueueNote, note_id: str, token: str) -> None:
         """The queued prompt's note is posted as ``note_id``: its Cancel (``token``) is bound
-        to the route and prompt, and the note known to ``queue_notes``. The note as it is now
-        when its prompt started (or went) while it was being posted: settle it; else ``None``."""
+        to the route and prompt, and the note known to ``queue_notes``; settled at once when
+        its prompt started (or went) while it was being posted."""
         action = CardAction(f"queue:{note.prompt_id}", QUEUE_CANCEL, str(note.prompt_id))
         await self._store.write(
             BindCardActions(note_id, note.route_key, (ActionBinding(token, action),)),
             timeout=STORE_TIMEOUT,
         )
         now = self.queue_notes.posted(note.route_key, note.prompt_id, note_id)
-        return now if now is not None and now.state != "queued" else None
+        if now is not None and now.state != "queued":
+            await self.settle_note(now)
 
     def cancel_queued(self, route: ChatRoute, prompt_id: int, note_id: str) -> QueueNote | None:
         """A claimed Cancel on the note ``note_id`` of ``prompt_id``: the engine's ``/queue

@@ -106,7 +106,7 @@ class Clicks(Notices):
             return _toast("warning", texts["too_late"])
         if cancelled.anchor is not None:
             self._nursery.start_soon(self._settle_reaction, cancelled.anchor, "CrossMark")
-        self._nursery.start_soon(self._settle_note, cancelled)
+        self._nursery.start_soon(self.settle_note, cancelled)
         return _toast("success", texts["cancelling"])
 
     def _sessions_click(self, route_key: str, click: CardClick, decision: str) -> Mapping[str, Any]:

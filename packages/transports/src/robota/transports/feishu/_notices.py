@@ -76,16 +76,9 @@ class Notices(Turns):
             log.warning("feishu: the queued note could not be sent: %s", error)
             return
         self._card_routes[message_id] = note.route_key
-        moved_on = await self.queued_note_posted(note, message_id, token)
-        if moved_on is not None:
-            await self._settle_note(moved_on)
+        await self.queued_note_posted(note, message_id, token)
 
-    def queued_started(self, note: QueueNote) -> None:
-        assert self._nursery is not None
-        if note.message_id is not None:  # else the note, once posted, sees it started
-            self._nursery.start_soon(self._settle_note, note)
-
-    async def _settle_note(self, note: QueueNote) -> None:
+    async def settle_note(self, note: QueueNote) -> None:
         """The note without its action: ``started`` or ``cancelled``."""
         assert self._messenger is not None and note.message_id is not None
         texts = queue_texts(self.context.locale)

@@ -612,16 +612,9 @@ class SlackService(ChatTurns[_Turn]):
             return
         posted = message_id(channel, ts)
         self._card_routes[posted] = note.route_key
-        moved_on = await self.queued_note_posted(note, posted, token)
-        if moved_on is not None:
-            await self._settle_note(moved_on)
+        await self.queued_note_posted(note, posted, token)
 
-    def queued_started(self, note: QueueNote) -> None:
-        assert self._nursery is not None
-        if note.message_id is not None:  # else the note, once posted, sees it started
-            self._nursery.start_soon(self._settle_note, note)
-
-    async def _settle_note(self, note: QueueNote) -> None:
+    async def settle_note(self, note: QueueNote) -> None:
         """The note without its button: ``started`` or ``cancelled``."""
         assert self._web is not None and note.message_id is not None
         text = queue_texts(self.context.locale)[note.state]
@@ -648,7 +641,7 @@ class SlackService(ChatTurns[_Turn]):
             self._nursery.start_soon(
                 self._settle_reaction, route.channel, cancelled.anchor, REACTIONS["interrupted"]
             )
-        self._nursery.start_soon(self._settle_note, cancelled)
+        self._nursery.start_soon(self.settle_note, cancelled)
 
     # -- outbound helpers ------------------------------------------------------------------
 
