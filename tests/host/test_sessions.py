@@ -316,6 +316,37 @@ def test_a_start_lock_is_removed_only_by_its_start_or_unlock(
     assert not path.exists()
 
 
+def test_a_start_lock_is_never_seen_half_written(sandbox: tuple[Robota, Profile]) -> None:
+    """A racing start reads the lock while another takes it: it finds no lock or a whole one
+    naming a live holder, never an empty file it would take for a gone holder's."""
+    import threading
+
+    from robota.cli._host import start_lock_holder, take_start_lock, workspace_of
+
+    robota, profile = sandbox
+    where = workspace_of(workspace(robota))
+    seen: list[tuple[int, bool] | None] = []
+    done = threading.Event()
+
+    def watch() -> None:
+        while not done.is_set():
+            seen.append(start_lock_holder(profile, where))
+
+    watcher = threading.Thread(target=watch)
+    watcher.start()
+    try:
+        for _ in range(200):
+            held = take_start_lock(profile, where)
+            assert held is not None
+            held.release()
+    finally:
+        done.set()
+        watcher.join(timeout=BOUND)
+    holders = {holder for holder in seen if holder is not None}
+    assert holders <= {(os.getpid(), True)}, holders
+    assert sorted(p.name for p in profile.sessions_dir.iterdir() if ".start" in p.name) == []
+
+
 @pytest.fixture
 def terminal() -> Iterator[Tmux]:
     session = Tmux(f"robota-ses-{os.getpid()}-{uuid.uuid4().hex[:8]}")

@@ -86,12 +86,18 @@ def take_start_lock(profile: Profile, workspace: Path) -> StartLock | None:
     ensure_runtime_dir(profile.sessions_dir)
     path = start_lock_path(profile, workspace)
     token = secrets.token_hex(8)
+    # Written beside it, then linked into place: the lock appears whole. Created empty and
+    # then written, a racing start could read it in between and take its holder for gone.
+    written = path.with_name(f"{path.name}.{token}")
+    fd = os.open(written, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
     try:
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        with os.fdopen(fd, "w") as file:
+            file.write(f"{os.getpid()} {process_start_ticks(os.getpid()) or 0} {token}\n")
+        os.link(written, path)
     except FileExistsError:
         return None
-    with os.fdopen(fd, "w") as file:
-        file.write(f"{os.getpid()} {process_start_ticks(os.getpid()) or 0} {token}\n")
+    finally:
+        written.unlink(missing_ok=True)
     return StartLock(path, token)
 
 
