@@ -7,6 +7,7 @@ import json
 import os
 import signal
 import subprocess
+import sys
 import time
 from collections.abc import Iterator
 from datetime import UTC, datetime
@@ -16,7 +17,10 @@ import pytest
 
 from robota.cli._host import Host as RealHost
 from robota.cli._host import _run, crash_report, rotate_log
+from robota.cli._host._spawn import spawn_detached
+from robota.core.config import Profile
 from robota.core.control import HostState
+from robota.runtimes._reaper import MARK
 
 from ..cli._robota import ROBOTA
 from ..cli.test_doctor import processes_with_home_under
@@ -139,3 +143,17 @@ def test_host_logs_rotate_at_the_limit_keeping_three(tmp_path: Path) -> None:
     log.write_text("small")
     rotate_log(log, max_bytes=100, backups=3)
     assert log.read_text() == "small", "below the limit nothing moves"
+
+
+def test_a_detached_process_loses_the_mark_of_the_robota_that_started_it(tmp_path: Path) -> None:
+    """``robota server start`` run by an agent: the host must not end with that agent's robota."""
+    profile = Profile(
+        tmp_path, tmp_path / "config.yaml", tmp_path / "data", tmp_path / "logs", True
+    )
+    logs = (profile.log_dir / "out.log", profile.log_dir / "err.log")
+    probe = "import json, os; print(json.dumps(sorted(os.environ)))"
+    environ = {"PATH": os.environ["PATH"], MARK: "0123456789abcdef", "KEPT": "1"}
+    process = spawn_detached(profile, [sys.executable, "-c", probe], logs, environ)
+    assert process.wait(timeout=BOUND) == 0, logs[1].read_text()
+    assert "KEPT" in json.loads(logs[0].read_text())
+    assert MARK not in json.loads(logs[0].read_text())

@@ -11,6 +11,7 @@ from pathlib import Path
 import trio
 
 from robota.runtimes import AgentProcess, ShutdownTimings, agent_environment
+from robota.runtimes._reaper import MARK
 
 from ..support.agents import isolated
 
@@ -54,8 +55,9 @@ def test_environment_scrub_removes_secrets_and_injects_context(tmp_path: Path) -
 
 
 async def test_spawned_process_sees_only_the_scrubbed_environment(tmp_path: Path) -> None:
+    inherited = {**PLANTED, MARK: "the-mark-of-the-robota-that-started-this-one"}
     env = agent_environment(
-        PLANTED, {}, agent_name="probe", home=tmp_path, config_path=tmp_path / "c.yaml"
+        inherited, {}, agent_name="probe", home=tmp_path, config_path=tmp_path / "c.yaml"
     )
     dump = "import json, os, sys; sys.stdout.write(json.dumps(dict(os.environ)))"
     agent = await AgentProcess.start("probe", [sys.executable, "-c", dump], env=env)
@@ -68,6 +70,8 @@ async def test_spawned_process_sees_only_the_scrubbed_environment(tmp_path: Path
     assert {k for k in seen if k.upper().startswith(("FEISHU_", "SLACK_"))} == set()
     assert "ROBOTA_INTERNAL" not in seen
     assert seen["ROBOTA_CONFIG"] == str(tmp_path / "c.yaml")
+    # Marked by this robota's reaper, not by the one that started this robota.
+    assert len(seen[MARK]) == 16 and seen[MARK] != inherited[MARK]
 
 
 def alive(pid: int) -> bool:

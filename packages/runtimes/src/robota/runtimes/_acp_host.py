@@ -28,6 +28,7 @@ from typing import Any
 import trio
 
 from ._jsonrpc import RequestRefused
+from ._reaper import REAPER
 from ._spawn import INJECTED_NAMES, is_reserved_name
 
 __all__ = ["FileAccess", "HostError", "Terminals", "terminal_environment"]
@@ -154,7 +155,7 @@ class Terminals:
             stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT,
             cwd=str(cwd),
-            env=env,
+            env=REAPER.marked(env),  # ended with robota however it dies (``_reaper``)
             start_new_session=True,
         )
         self._next += 1

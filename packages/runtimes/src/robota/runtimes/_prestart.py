@@ -124,7 +124,7 @@ def prestart(
             stdin=child_in,
             stdout=child_out,
             stderr=child_err,
-            env=env,
+            env=REAPER.marked(env),
             cwd=str(launch.cwd) if launch.cwd is not None else None,
             start_new_session=True,
         )

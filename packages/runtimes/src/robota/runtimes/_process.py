@@ -89,7 +89,7 @@ class AgentProcess:
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
-            env=dict(env),
+            env=REAPER.marked(env),
             cwd=str(cwd) if cwd is not None else None,
             start_new_session=True,
         )

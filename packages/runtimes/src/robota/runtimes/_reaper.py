@@ -18,17 +18,34 @@ is gone, however it died; it then sends the groups it still watches SIGTERM, wai
 Process groups are identified by their leader's pid, which cannot be reused while the leader's
 parent (robota) has not reaped it; robota forgets a group only after it reaped the leader and
 emptied the group, so a watched id always names an agent's group.
+
+A group is named only once its leader's pid is known, after the spawn: a robota killed between
+the fork and ``watch`` (the host, SIGKILLed while its first turn spawns the agent) would leave
+an agent nobody names. So every child robota starts also carries this process's mark in its
+environment (``MARK``, a random value, from ``marked``, which starts the watcher first), as
+Jenkins marks a build's processes with ``BUILD_ID``; at end-of-file the watcher also ends the
+groups of every process whose environment holds the mark (``/proc/*/environ``, where there is
+a ``/proc``). The mark also reaches what the agents start in sessions of their own, and the
+terminals robota runs for ACP agents. robota scrubs inherited ``ROBOTA_*`` names from what it
+spawns, so a robota started by an agent marks its own children with its own mark, and a
+detached host or session drops it (it is meant to outlive whoever started it).
 """
 
 from __future__ import annotations
 
 import atexit
 import logging
+import os
 import subprocess
 import threading
+from collections.abc import Mapping
 from pathlib import Path
 
-__all__ = ["REAPER", "WATCHER", "Reaper", "live_members", "watcher_command"]
+__all__ = ["MARK", "REAPER", "WATCHER", "Reaper", "live_members", "watcher_command"]
+
+MARK = "ROBOTA_REAPER_MARK"
+"""The environment variable that marks the processes one robota started (its value: random
+hex, different in each robota process; never a secret)."""
 
 logger = logging.getLogger("robota.runtimes.process")
 
@@ -42,6 +59,15 @@ class Reaper:
         self._process: subprocess.Popen[str] | None = None
         self._watched: set[int] = set()
         self._closes_at_exit = False
+        self._mark = os.urandom(8).hex()
+
+    def marked(self, env: Mapping[str, str]) -> dict[str, str]:
+        """``env`` with this process's mark, for a child about to be spawned; the watcher is
+        running (and knows the mark) before this returns, so the child is covered from its
+        first instant, even if robota dies before ``watch`` names its group."""
+        with self._lock:
+            self._watcher()
+        return {**env, MARK: self._mark}
 
     def watch(self, pgid: int) -> None:
         with self._lock:
@@ -71,16 +97,24 @@ class Reaper:
             except subprocess.TimeoutExpired:
                 logger.warning("agent reaper: the watcher did not end (pid %d)", process.pid)
 
-    def _send(self, line: str) -> None:
+    def _watcher(self) -> tuple[subprocess.Popen[str] | None, bool]:
+        """The running watcher (started on first use, or again if it was killed), and whether
+        it is new: a new one learns every watched group. Called with the lock held."""
         process = self._process
-        if process is None or process.poll() is not None:
-            # First use, or the watcher was killed: a new one learns every watched group.
-            process = self._process = self._start()
-            if process is None:
-                return
-            lines = [f"+{pgid}" for pgid in sorted(self._watched)]
-        else:
-            lines = [line]
+        if process is not None and process.poll() is None:
+            return process, False
+        process = self._process = self._start()
+        if process is not None and self._watched:
+            self._write(process, [f"+{pgid}" for pgid in sorted(self._watched)])
+        return process, True
+
+    def _send(self, line: str) -> None:
+        process, new = self._watcher()
+        if process is not None and not new:
+            self._write(process, [line])
+
+    @staticmethod
+    def _write(process: subprocess.Popen[str], lines: list[str]) -> None:
         stdin = process.stdin
         assert stdin is not None
         try:
@@ -97,7 +131,7 @@ class Reaper:
             self._closes_at_exit = True
         try:
             return subprocess.Popen(
-                watcher_command(self._grace),
+                watcher_command(self._grace, self._mark),
                 stdin=subprocess.PIPE,
                 stdout=subprocess.DEVNULL,
                 stderr=subprocess.DEVNULL,
@@ -137,6 +171,7 @@ def live_members(pgid: int) -> int:
 
 WATCHER = r"""
 trap '' INT HUP PIPE
+grace=$1 mark=$2
 g=' '
 while IFS= read -r l; do
   n=${l#[+-]}
@@ -147,9 +182,19 @@ while IFS= read -r l; do
     -*) case $g in *" $n "*) g="${g%% $n *} ${g#* $n }";; esac;;
   esac
 done
+if [ -n "$mark" ]; then
+  for f in $(grep -lzxF "ROBOTA_REAPER_MARK=$mark" /proc/[0-9]*/environ 2>/dev/null); do
+    IFS= read -r s < "${f%/environ}/stat" 2>/dev/null || continue
+    set -- ${s##*) }
+    n=$3
+    case $n in ''|*[!0-9]*) continue;; esac
+    [ "$n" -gt 1 ] || continue
+    case $g in *" $n "*) ;; *) g="$g$n ";; esac
+  done
+fi
 for n in $g; do kill -TERM -"$n" 2>/dev/null; done
 i=0
-while [ "$i" -lt "$1" ]; do
+while [ "$i" -lt "$grace" ]; do
   left=
   for n in $g; do kill -0 -"$n" 2>/dev/null && left=1; done
   [ -n "$left" ] || exit 0
@@ -158,10 +203,12 @@ while [ "$i" -lt "$1" ]; do
 done
 for n in $g; do kill -KILL -"$n" 2>/dev/null; done
 """
-"""The watcher: ``$1`` is the grace in tenths of a second. (A group of zombies counts as alive
+"""The watcher: ``$1`` is the grace in tenths of a second, ``$2`` the mark (empty: none; the
+groups of the marked processes are read from field 5 of ``/proc/PID/stat``, after the command
+name's closing parenthesis). (A group of zombies counts as alive
 to ``kill -0`` until init reaps them, which some containers' init never does: then the grace
 runs out and the SIGKILL finds nothing.)"""
 
 
-def watcher_command(grace: float) -> list[str]:
-    return ["/bin/sh", "-c", WATCHER, "robota-reaper", str(max(1, round(grace * 10)))]
+def watcher_command(grace: float, mark: str = "") -> list[str]:
+    return ["/bin/sh", "-c", WATCHER, "robota-reaper", str(max(1, round(grace * 10))), mark]

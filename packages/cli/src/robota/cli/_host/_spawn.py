@@ -55,6 +55,9 @@ STOP_TIMEOUT = 30.0
 LOG_MAX_BYTES = 10 * 1024 * 1024
 LOG_BACKUPS = 3
 _POLL = 0.1
+_MARK = "ROBOTA_REAPER_MARK"
+"""The agent reaper's mark (``robota.runtimes``): the processes whose environment holds a
+robota's mark end with that robota."""
 
 
 def host_logs(profile: Profile) -> tuple[Path, Path]:
@@ -100,7 +103,10 @@ def spawn_detached(
     environ: dict[str, str] | None = None,
 ) -> subprocess.Popen[bytes]:
     """Start ``argv`` detached (a session of its own, stdin from /dev/null, stdout and stderr
-    appended to ``logs``, rotated first): the host, a background session."""
+    appended to ``logs``, rotated first): the host, a background session. It is meant to
+    outlive whoever started it, so it loses the agent reaper's mark that an agent's robota put
+    in its environment (an agent may run ``robota server start``)."""
+    env = {k: v for k, v in (os.environ if environ is None else environ).items() if k != _MARK}
     profile.log_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
     out_path, err_path = logs
     for path in (out_path, err_path):
@@ -114,7 +120,7 @@ def spawn_detached(
             stderr=err,
             start_new_session=True,
             close_fds=True,
-            env=environ,
+            env=env,
         )
     finally:
         os.close(out)
