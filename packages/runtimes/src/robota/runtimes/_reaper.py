@@ -171,7 +171,7 @@ def live_members(pgid: int) -> int:
 
 WATCHER = r"""
 trap '' INT HUP PIPE
-grace=$1 mark=$2
+grace=$1 entry=$2
 g=' '
 while IFS= read -r l; do
   n=${l#[+-]}
@@ -182,8 +182,8 @@ while IFS= read -r l; do
     -*) case $g in *" $n "*) g="${g%% $n *} ${g#* $n }";; esac;;
   esac
 done
-if [ -n "$mark" ]; then
-  for f in $(grep -lzxF "ROBOTA_REAPER_MARK=$mark" /proc/[0-9]*/environ 2>/dev/null); do
+if [ -n "$entry" ]; then
+  for f in $(grep -lzxF "$entry" /proc/[0-9]*/environ 2>/dev/null); do
     IFS= read -r s < "${f%/environ}/stat" 2>/dev/null || continue
     set -- ${s##*) }
     n=$3
@@ -203,12 +203,13 @@ while [ "$i" -lt "$grace" ]; do
 done
 for n in $g; do kill -KILL -"$n" 2>/dev/null; done
 """
-"""The watcher: ``$1`` is the grace in tenths of a second, ``$2`` the mark (empty: none; the
-groups of the marked processes are read from field 5 of ``/proc/PID/stat``, after the command
-name's closing parenthesis). (A group of zombies counts as alive
-to ``kill -0`` until init reaps them, which some containers' init never does: then the grace
-runs out and the SIGKILL finds nothing.)"""
+"""The watcher: ``$1`` is the grace in tenths of a second, ``$2`` the mark's environment entry
+(``MARK=value``; empty: none). A marked process's group is field 5 of ``/proc/PID/stat``, read
+after the command name's closing parenthesis. (A group of zombies counts as alive to ``kill -0``
+until init reaps them, which some containers' init never does: then the grace runs out and the
+SIGKILL finds nothing.)"""
 
 
 def watcher_command(grace: float, mark: str = "") -> list[str]:
-    return ["/bin/sh", "-c", WATCHER, "robota-reaper", str(max(1, round(grace * 10))), mark]
+    entry = f"{MARK}={mark}" if mark else ""
+    return ["/bin/sh", "-c", WATCHER, "robota-reaper", str(max(1, round(grace * 10))), entry]
