@@ -20,9 +20,9 @@ from typing import Any
 
 import pytest
 
-from robota.cli._host import process_gone, session_paths
 from robota.core.config import Profile
 from robota.core.control import ControlClient, HostRefused, parse_registration
+from robota.host import process_gone, session_paths
 
 from ..cli._robota import ROBOTA, Robota
 from ..cli.test_doctor import (
@@ -296,7 +296,7 @@ def test_a_start_lock_is_removed_only_by_its_start_or_unlock(
 ) -> None:
     robota, profile = sandbox
     project = workspace(robota)
-    from robota.cli._host import start_lock_path, take_start_lock, workspace_of
+    from robota.host import start_lock_path, take_start_lock, workspace_of
 
     held = take_start_lock(profile, workspace_of(project))
     assert held is not None
@@ -321,7 +321,7 @@ def test_a_start_lock_is_never_seen_half_written(sandbox: tuple[Robota, Profile]
     naming a live holder, never an empty file it would take for a gone holder's."""
     import threading
 
-    from robota.cli._host import start_lock_holder, take_start_lock, workspace_of
+    from robota.host import start_lock_holder, take_start_lock, workspace_of
 
     robota, profile = sandbox
     where = workspace_of(workspace(robota))

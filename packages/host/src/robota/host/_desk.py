@@ -13,8 +13,9 @@ answers go to its chat, as a typed prompt's do, even when no message reached the
 host's run.
 
 A request names its task as ``robota task`` does (``_requests``): ``resolve`` picks the one
-task with the CLI's own decision (``pick_task``) on the desk's connection, and a name that
-picks none, or several, is refused with ``not_found`` and the decision's own message.
+task with the command line's decision (``_task_names.pick_task``) on the desk's connection, and
+a name that picks none, or several, is refused with ``not_found`` and the decision's own
+message.
 
 While the host stops, ``accepting`` is false and every request here is refused with
 ``stopping``: no new turn starts in a host that is going away.
@@ -50,7 +51,6 @@ from robota.core.frontend import TaskNotResolved
 from robota.core.store import Database, Task, Together, route_binding
 from robota.core.store import task as load_task
 
-from .._task_names import ENV_NAMES, pick_task
 from ._desk_reads import DeskReads
 from ._reads import routes_of, task_lookup
 from ._requests import (
@@ -65,6 +65,7 @@ from ._requests import (
 )
 from ._routing import TaskRoute, cli_route, route_for_task, serves
 from ._taps import RouteTaps
+from ._task_names import ENV_NAMES, pick_task
 
 __all__ = ["TaskDesk", "task_json"]
 

@@ -24,8 +24,9 @@ Approvals: nobody sits at the host, so its own ``cli:`` routes (``robota task``)
 the unattended policy (``human_approves`` false, as print mode does); a chat route's approvals
 go to the person in the chat (its transport shows them as buttons).
 
-Why here and not in ``robota.core``: the host is composed from the CLI's own pieces (the
-profile's configuration, ``open_engine``, the agent launches); nothing in it knows a platform.
+Why here and not in ``robota.core``: the host is a composition root (the profile's
+configuration, ``open_engine``, the agent launches, the transports' plugins); nothing in it
+knows a platform.
 """
 
 from __future__ import annotations
@@ -41,9 +42,8 @@ from robota.core import ChildSpec, Supervisor, robota_version
 from robota.core.control import ControlServer, Endpoint, HandlerError, HostLock, HostState
 from robota.core.frontend import FrontEndPort, GroupMaker
 
-from .._engine_host import open_engine
-from .._trust import restricted_hook, task_restricted_hook
 from ._desk import TaskDesk
+from ._engine_host import open_engine
 from ._groups import GroupDesk
 from ._reads import count_routes
 from ._requests import (
@@ -69,6 +69,7 @@ from ._routing import CLI_KIND, serves
 from ._taps import RouteTaps
 from ._teams import HostTeams
 from ._transports import HostTransports, transports_agent_env
+from ._trust import restricted_hook, task_restricted_hook
 
 if TYPE_CHECKING:
     from robota.core.config import Config, Profile

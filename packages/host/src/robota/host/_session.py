@@ -59,9 +59,9 @@ from robota.core.events import ApprovalRequested, ApprovalResolved
 from robota.core.frontend import FrontEndPort
 from robota.core.surfaces import SurfaceHub, SurfaceProtocolError
 
-from .._engine_host import open_engine
 from ._attach import AttachDesk, SessionAttach
 from ._desk import TaskDesk
+from ._engine_host import open_engine
 from ._requests import TaskRename, TaskSend
 from ._session_requests import (
     SESSION_KIND,
