@@ -81,6 +81,20 @@ if typing.TYPE_CHECKING:
     from ._routing import CLI_KIND, TaskRoute, cli_route, route_for_task, route_kind, serves
     from ._run import EXIT_CRASHED, EXIT_REPLACED, EXIT_STOPPED, STOP_SIGNALS, run_host
     from ._serve import ServeHost, run_serve
+    from ._services import (
+        BUILTIN_SERVICES,
+        CONTROL_SERVICE,
+        ENGINE_SERVICE,
+        HOST_SERVICES_GROUP,
+        TAPS_SERVICE,
+        TEAMS_SERVICE,
+        TRANSPORTS_SERVICE,
+        HostService,
+        Place,
+        ServiceSpec,
+        host_services,
+        service_order,
+    )
     from ._session import SessionHost
     from ._session_requests import (
         SESSION_KIND,
@@ -147,6 +161,19 @@ __all__ = [
     "NoTaskGiven",
     "TaskLookup",
     "pick_task",
+    # the host's children as services (the ``robota.host_services`` entry point group)
+    "HOST_SERVICES_GROUP",
+    "HostService",
+    "ServiceSpec",
+    "Place",
+    "service_order",
+    "host_services",
+    "BUILTIN_SERVICES",
+    "ENGINE_SERVICE",
+    "TAPS_SERVICE",
+    "CONTROL_SERVICE",
+    "TEAMS_SERVICE",
+    "TRANSPORTS_SERVICE",
     # the host
     "DeskReads",
     "Host",
@@ -249,6 +276,18 @@ __all__ = [
 ]
 
 _HOMES = {
+    "HOST_SERVICES_GROUP": "._services",
+    "HostService": "._services",
+    "ServiceSpec": "._services",
+    "Place": "._services",
+    "service_order": "._services",
+    "host_services": "._services",
+    "BUILTIN_SERVICES": "._services",
+    "ENGINE_SERVICE": "._services",
+    "TAPS_SERVICE": "._services",
+    "CONTROL_SERVICE": "._services",
+    "TEAMS_SERVICE": "._services",
+    "TRANSPORTS_SERVICE": "._services",
     "load_profile": "._engine_host",
     "open_engine": "._engine_host",
     "agent_launch": "._launch",

@@ -9,6 +9,10 @@
     └── transports   a supervisor of the chat transports, one child per enabled section
                      (``_transports.HostTransports``)
 
+Each child is a service (``_services``): a name and its place relative to the others, composed
+with every service installed under the ``robota.host_services`` entry point group (one that
+the transports may ask starts after ``control`` and before ``transports``).
+
 Beside the tree, once it is up, the safe restart's watcher (``_restarter.HostRestarts``): the
 host is the transports' ``HostActions`` (a chat's ``/restart``) and serves ``server.restart``;
 when a restart goes, the host stops as on ``server stop`` and ``run_host`` replaces it.
@@ -38,7 +42,7 @@ from typing import TYPE_CHECKING
 
 import trio
 
-from robota.core import ChildSpec, Supervisor, robota_version
+from robota.core import Supervisor, robota_version
 from robota.core.control import ControlServer, Endpoint, HandlerError, HostLock, HostState
 from robota.core.frontend import FrontEndPort, GroupMaker
 
@@ -66,6 +70,7 @@ from ._requests import (
 from ._restart import Schedule
 from ._restarter import Enrollment, HostRestarts, restarted_notes
 from ._routing import CLI_KIND, serves
+from ._services import BUILTIN_SERVICES, host_services
 from ._taps import RouteTaps
 from ._teams import HostTeams
 from ._transports import HostTransports, transports_agent_env
@@ -169,17 +174,11 @@ class Host:
                 Endpoint(TurnsChanged, self.teams.turns_changed),
             ],
         )
-        transports = Supervisor("transports", self.transports.specs)
-        self.supervisor = Supervisor(
-            "host",
-            [
-                ChildSpec("engine", lambda: self.engine, shutdown=45.0, start_timeout=60.0),
-                ChildSpec("taps", lambda: self.taps),
-                ChildSpec("control", lambda: self.server),
-                ChildSpec("teams", lambda: self.teams, shutdown=15.0),
-                ChildSpec("transports", lambda: transports, shutdown=20.0),
-            ],
-        )
+        self.transport_tree = Supervisor("transports", self.transports.specs)
+        """The ``transports`` child: one grandchild per enabled chat transport."""
+        self.services = host_services(BUILTIN_SERVICES)
+        """This host's children in their start order, installed ones among them (``_services``)."""
+        self.supervisor = Supervisor("host", [service.child(self) for service in self.services])
         self._stop = trio.Event()
 
     async def run(self) -> None:
