@@ -49,6 +49,7 @@ from robota.core.frontend import FrontEndPort, GroupMaker
 from ._desk import TaskDesk
 from ._engine_host import open_engine
 from ._groups import GroupDesk
+from ._owners import HOST_OWNER, Owner
 from ._reads import count_routes
 from ._requests import (
     CancelRestart,
@@ -127,6 +128,7 @@ class Host:
             self.kinds,
             lambda: self.accepting,
             serve_route=lambda key: self.transports.serve_route(key),  # noqa: PLW0108 (below)
+            owner=Owner.this_process(HOST_OWNER, profile.control_socket),
         )
         self.replacement: Schedule | None = None
         """The restart that stopped this host: ``run_host`` starts the next one."""
