@@ -2,18 +2,14 @@
 
 Layering, bottom up (a module imports only from the layers below it):
 
-1. ``_errors``        the exception tree
-   ``_lazy``          the lazy facades' ``__getattr__`` (PEP 562), standard library only
-2. ``_address``       stable addresses, stashes and dead letters
-3. ``_actor``         the actor base class and its crash semantics
-4. ``_bridge``        every crossing between actor threads and the trio loop
-5. ``_supervisor``    supervision trees as trio tasks
-6. ``_routes``        the route directory with passivation
-   ``_capabilities``, ``_plugins``, ``_main``   what agents can do; what runtime and
-   transport plugins offer, found by entry point; a trio run as a process's main
+1. ``_errors``        the exception tree, core-wide (every layer raises from it)
+2. ``kernel``        the actor kernel: lazy facades, addresses, actors, the trio bridge,
+   supervision, timers, routes, a trio run as a process's main (``robota.core.kernel``)
+3. ``_capabilities``, ``_plugins``   what agents can do; what runtime and transport plugins
+   offer, found by entry point
    ``_commands``      the engine's slash commands and their resolver (pure, no imports), low
    enough for ``config`` and ``policy`` to check team intents against
-7. ``store``, ``config``, ``logs``     the SQLite store, configuration and paths, structured logs
+4. ``store``, ``config``, ``logs``     the SQLite store, configuration and paths, structured logs
    ``events``, ``agents``   the runtime-neutral turn events, and the messages routes and agents
    exchange
    ``presentation``   the turn view, its renderers (terminal, Feishu, Slack) and the card update
@@ -23,8 +19,8 @@ Layering, bottom up (a module imports only from the layers below it):
    importing only ``config`` and ``_commands`` (nothing above ``store``/``config``)
    ``teams``          the team actor: one team's scheduler and confirmations, persisted before
    their effects are delivered (above ``policy`` and ``store``)
-8. ``testing``        public helpers for tests of code built on the kernel
-9. ``frontend``       the one port front ends reach the engine's routes through (above
+5. ``testing``        public helpers for tests of code built on the kernel
+6. ``frontend``       the one port front ends reach the engine's routes through (above
    ``engine``, which it knows only as a ``RouteHub``: connect, disconnect, tell)
 
 Heavy third-party modules (trio, pykka, ruamel) are imported by the modules that need
@@ -36,21 +32,9 @@ type checkers below are the surface; ``_HOMES`` says where each name lives.
 
 import typing
 
-from ._lazy import lazy_attributes
+from .kernel import lazy_attributes
 
 if typing.TYPE_CHECKING:
-    from ._actor import Actor, Crashed, ExitReason, Stopped
-    from ._address import Address, DeadLetters, Mailbox
-    from ._bridge import (
-        Coalescer,
-        LoopMailbox,
-        LoopPort,
-        Outbox,
-        OutboxClosed,
-        Overflow,
-        Reply,
-        request,
-    )
     from ._capabilities import AgentCapabilities
     from ._dists import robota_version
     from ._errors import (
@@ -63,7 +47,6 @@ if typing.TYPE_CHECKING:
         StoreError,
         SupervisorFailed,
     )
-    from ._main import Terminated, run_main
     from ._plugins import (
         AgentHost,
         AgentLaunch,
@@ -80,15 +63,39 @@ if typing.TYPE_CHECKING:
         transport_names,
         transport_plugin,
     )
-    from ._routes import (
+    from .kernel import (
+        Actor,
+        Address,
+        Backoff,
+        ChildSpec,
+        Coalescer,
+        Crashed,
+        DeadLetters,
+        ExitReason,
+        LoopMailbox,
+        LoopPort,
+        Mailbox,
         MemoryRouteStates,
+        Outbox,
+        OutboxClosed,
+        Overflow,
+        Reply,
+        Restart,
         RouteActor,
         RouteDirectory,
         RouteStates,
+        Service,
+        Stopped,
+        Strategy,
+        Supervisor,
+        Terminated,
+        TimerHandle,
+        TimerLimitExceeded,
+        Timers,
         passivation_due,
+        request,
+        run_main,
     )
-    from ._supervisor import Backoff, ChildSpec, Restart, Service, Strategy, Supervisor
-    from ._timers import TimerHandle, TimerLimitExceeded, Timers
 
 __all__ = [
     # actors and addresses
@@ -158,21 +165,21 @@ __all__ = [
 ]
 
 _HOMES = {
-    "Actor": "._actor",
-    "Crashed": "._actor",
-    "ExitReason": "._actor",
-    "Stopped": "._actor",
-    "Address": "._address",
-    "DeadLetters": "._address",
-    "Mailbox": "._address",
-    "Coalescer": "._bridge",
-    "LoopMailbox": "._bridge",
-    "LoopPort": "._bridge",
-    "Outbox": "._bridge",
-    "OutboxClosed": "._bridge",
-    "Overflow": "._bridge",
-    "Reply": "._bridge",
-    "request": "._bridge",
+    "Actor": ".kernel",
+    "Crashed": ".kernel",
+    "ExitReason": ".kernel",
+    "Stopped": ".kernel",
+    "Address": ".kernel",
+    "DeadLetters": ".kernel",
+    "Mailbox": ".kernel",
+    "Coalescer": ".kernel",
+    "LoopMailbox": ".kernel",
+    "LoopPort": ".kernel",
+    "Outbox": ".kernel",
+    "OutboxClosed": ".kernel",
+    "Overflow": ".kernel",
+    "Reply": ".kernel",
+    "request": ".kernel",
     "AgentCapabilities": "._capabilities",
     "robota_version": "._dists",
     "AgentError": "._errors",
@@ -183,8 +190,8 @@ _HOMES = {
     "RobotaError": "._errors",
     "StoreError": "._errors",
     "SupervisorFailed": "._errors",
-    "Terminated": "._main",
-    "run_main": "._main",
+    "Terminated": ".kernel",
+    "run_main": ".kernel",
     "AgentHost": "._plugins",
     "AgentLaunch": "._plugins",
     "PluginError": "._plugins",
@@ -199,20 +206,20 @@ _HOMES = {
     "runtime_plugins": "._plugins",
     "transport_names": "._plugins",
     "transport_plugin": "._plugins",
-    "MemoryRouteStates": "._routes",
-    "RouteActor": "._routes",
-    "RouteDirectory": "._routes",
-    "passivation_due": "._routes",
-    "RouteStates": "._routes",
-    "Backoff": "._supervisor",
-    "ChildSpec": "._supervisor",
-    "Restart": "._supervisor",
-    "Service": "._supervisor",
-    "Strategy": "._supervisor",
-    "Supervisor": "._supervisor",
-    "TimerHandle": "._timers",
-    "TimerLimitExceeded": "._timers",
-    "Timers": "._timers",
+    "MemoryRouteStates": ".kernel",
+    "RouteActor": ".kernel",
+    "RouteDirectory": ".kernel",
+    "passivation_due": ".kernel",
+    "RouteStates": ".kernel",
+    "Backoff": ".kernel",
+    "ChildSpec": ".kernel",
+    "Restart": ".kernel",
+    "Service": ".kernel",
+    "Strategy": ".kernel",
+    "Supervisor": ".kernel",
+    "TimerHandle": ".kernel",
+    "TimerLimitExceeded": ".kernel",
+    "Timers": ".kernel",
 }
 """Where each lazily loaded name lives (the same as the imports for type checkers above)."""
 

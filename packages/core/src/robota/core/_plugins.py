@@ -24,10 +24,9 @@ from ._errors import RobotaError
 if TYPE_CHECKING:
     # Type-only: the reader is how a transport plugin reports a bad section (see below); the
     # kernel's types would load pykka and trio, which print mode's prestart runs without.
-    from ._address import Mailbox
-    from ._supervisor import Backoff, Service
     from .config import Reader
     from .frontend import TransportContext
+    from .kernel import Backoff, Mailbox, Service
     from .surfaces import SurfaceHub
 
 __all__ = [

@@ -14,7 +14,7 @@ intents, switch commands, tag kinds, placeholders) is defined here, below the po
 Parsing, validation and merging are pure functions of text; the loaders and ``init_profile`` are
 the thin I/O around them.
 
-The facade is lazy (PEP 562, ``robota.core._lazy``): importing ``robota.core.config`` loads
+The facade is lazy (PEP 562, ``robota.core.kernel._lazy``): importing ``robota.core.config`` loads
 nothing but this file, and each name loads its module on first use, so loading a profile's
 configuration (``load_config``) does not pay for ``robota init``'s machinery (templates,
 merging, agent detection, the init lock).
@@ -22,7 +22,7 @@ merging, agent detection, the init lock).
 
 import typing
 
-from .._lazy import lazy_attributes as _lazy_attributes
+from ..kernel import lazy_attributes as _lazy_attributes
 
 if typing.TYPE_CHECKING:
     from ._detect import KNOWN_AGENTS, AgentStatus, KnownAgent, detect_agents

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import typing
 
-from .._lazy import lazy_attributes as _lazy_attributes
+from ..kernel import lazy_attributes as _lazy_attributes
 
 if typing.TYPE_CHECKING:
     from ._client import ControlClient

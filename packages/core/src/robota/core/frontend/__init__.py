@@ -37,7 +37,7 @@ transport's side of the host's safe restart, its notes through the platform's ``
 
 import typing
 
-from .._lazy import lazy_attributes as _lazy_attributes
+from ..kernel import lazy_attributes as _lazy_attributes
 
 if typing.TYPE_CHECKING:
     from ._backpressure import CAPACITY, COALESCE_AFTER, merge_notices

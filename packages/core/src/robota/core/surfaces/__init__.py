@@ -15,7 +15,7 @@ messages), ``_stream`` (seq, resume buffer, the replies ``get-messages``/``get-p
 
 import typing
 
-from .._lazy import lazy_attributes as _lazy_attributes
+from ..kernel import lazy_attributes as _lazy_attributes
 
 if typing.TYPE_CHECKING:
     from ._frames import (

@@ -117,8 +117,8 @@ from ._actor import (
 if TYPE_CHECKING:
     import trio
 
-    from .._bridge import LoopPort
     from ..frontend import FrontEndPort
+    from ..kernel import LoopPort
 
 __all__ = [
     "DoorEffect",
