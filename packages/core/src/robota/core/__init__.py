@@ -54,15 +54,12 @@ if typing.TYPE_CHECKING:
         PrestartedAgent,
         ProbeReport,
         RuntimePlugin,
-        ServedTransport,
-        SurfacePlugin,
-        TransportPlugin,
         runtime_kinds,
         runtime_plugins,
-        surface_plugin,
         transport_names,
-        transport_plugin,
     )
+    from .config import TransportPlugin, transport_plugin
+    from .frontend import ServedTransport
     from .kernel import (
         Actor,
         Address,
@@ -96,6 +93,7 @@ if typing.TYPE_CHECKING:
         request,
         run_main,
     )
+    from .surfaces import SurfacePlugin, surface_plugin
 
 __all__ = [
     # actors and addresses
@@ -198,14 +196,14 @@ _HOMES = {
     "PrestartedAgent": "._plugins",
     "ProbeReport": "._plugins",
     "RuntimePlugin": "._plugins",
-    "ServedTransport": "._plugins",
-    "SurfacePlugin": "._plugins",
-    "surface_plugin": "._plugins",
-    "TransportPlugin": "._plugins",
+    "ServedTransport": ".frontend",
+    "SurfacePlugin": ".surfaces",
+    "surface_plugin": ".surfaces",
+    "TransportPlugin": ".config",
     "runtime_kinds": "._plugins",
     "runtime_plugins": "._plugins",
     "transport_names": "._plugins",
-    "transport_plugin": "._plugins",
+    "transport_plugin": ".config",
     "MemoryRouteStates": ".kernel",
     "RouteActor": ".kernel",
     "RouteDirectory": ".kernel",

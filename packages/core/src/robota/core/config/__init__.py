@@ -62,6 +62,7 @@ if typing.TYPE_CHECKING:
         TAG_KINDS,
         reserved_intent_keys,
     )
+    from ._transport_plugin import TransportPlugin, transport_plugin
 
 __all__ = [
     # profiles
@@ -108,7 +109,9 @@ __all__ = [
     "is_secret_value",
     # what transport plugins validate their sections with
     "Reader",
+    "TransportPlugin",
     "credential_url",
+    "transport_plugin",
     # .env text
     "dotenv_values",
     "format_assignment",
@@ -178,6 +181,8 @@ _HOMES = {
     "credential_url": "._reader",
     "is_secret_value": "._secrets",
     "looks_secret": "._secrets",
+    "TransportPlugin": "._transport_plugin",
+    "transport_plugin": "._transport_plugin",
     "BUILTIN_INTENTS": "._teams",
     "PLACEHOLDER": "._teams",
     "PLACEHOLDERS": "._teams",

@@ -94,6 +94,7 @@ if typing.TYPE_CHECKING:
         RestartNote,
         RestartNotes,
         RestartPhase,
+        ServedTransport,
         ServesRoutes,
         TransportContext,
         TransportState,
@@ -123,6 +124,7 @@ __all__ = [
     "COALESCE_AFTER",
     "merge_notices",
     # what a chat transport is handed by the host, and reports
+    "ServedTransport",
     "TransportContext",
     "TransportStatus",
     "TransportState",
@@ -260,6 +262,7 @@ _HOMES = {
     "GroupRefused": "._transport",
     "HostActions": "._transport",
     "PendingFinals": "._transport",
+    "ServedTransport": "._transport",
     "ServesRoutes": "._transport",
     "RestartNote": "._transport",
     "RestartNotes": "._transport",
