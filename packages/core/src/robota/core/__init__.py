@@ -1,27 +1,39 @@
 """robota.core: the actor runtime and everything product-neutral.
 
-Layering, bottom up (a module imports only from the layers below it):
+Its layers, bottom up. A module imports from its own layer and the layers below it, never from
+one above (nor this facade, which is above them all), and no modules import each other in a
+circle, directly or through others; imports under ``TYPE_CHECKING`` and inside functions count.
+``tests/packaging/test_layers.py`` reads this list and holds the code to it, and
+``docs/architecture.md`` §1 lists the same. A unit is the name right after ``robota.core``:
 
-1. ``_errors``        the exception tree, core-wide (every layer raises from it)
-2. ``kernel``        the actor kernel: lazy facades, addresses, actors, the trio bridge,
-   supervision, timers, routes, a trio run as a process's main (``robota.core.kernel``)
-3. ``_capabilities``, ``_plugins``   what agents can do; what runtime and transport plugins
-   offer, found by entry point
-   ``_commands``      the engine's slash commands and their resolver (pure, no imports), low
-   enough for ``config`` and ``policy`` to check team intents against
-4. ``store``, ``config``, ``logs``     the SQLite store, configuration and paths, structured logs
-   ``events``, ``agents``   the runtime-neutral turn events, and the messages routes and agents
-   exchange
-   ``presentation``   the turn view, its renderers (terminal, Feishu, Slack) and the card update
-   throttle; pure (no I/O, no clock), importing only ``events``
-   ``policy``         team groups' decisions: permissions, intents, the switch and
-   acknowledgement detectors, confirmations, the dispatch scheduler, localised replies; pure,
-   importing only ``config`` and ``_commands`` (nothing above ``store``/``config``)
-   ``teams``          the team actor: one team's scheduler and confirmations, persisted before
-   their effects are delivered (above ``policy`` and ``store``)
-5. ``testing``        public helpers for tests of code built on the kernel
-6. ``frontend``       the one port front ends reach the engine's routes through (above
-   ``engine``, which it knows only as a ``RouteHub``: connect, disconnect, tell)
+1. ``_errors``: the one exception tree. Core-wide (every layer raises from it), so it stays
+   here below the kernel rather than in it.
+2. ``kernel``: the actor kernel (``robota.core.kernel``): lazy facades, addresses and stashes,
+   actors and their crash semantics, the trio bridge, supervision, timers, the route directory
+   with passivation, a trio run as a process's main. It imports nothing of robota but
+   ``_errors``.
+3. ``_capabilities``, ``_dists``, ``_commands``, ``_plugins``: what agents can do; the
+   installed distributions and their entry points, read without importing; the engine's slash
+   commands and their resolver (pure, low enough for ``config`` and ``policy`` to check team
+   intents against); the runtime plugin contract and every plugin's discovery by name (each
+   other plugin contract lives beside the types it names, in ``config``, ``frontend`` and
+   ``surfaces``).
+4. ``store``, ``config``, ``logs``, ``events``, ``agents``, ``trust``: the SQLite store,
+   configuration and paths (and ``TransportPlugin``, a transport's section validation),
+   structured logs, the runtime-neutral turn events, the messages routes and agents exchange,
+   workspace trust (standard library only).
+5. ``engine``, ``presentation``, ``cards``, ``policy``, ``control``: conversations as actors;
+   the turn view, its renderers and the card update throttle (pure, importing only
+   ``events``); one card actor per turn and its delivery; team groups' decisions (pure,
+   importing only ``config`` and ``_commands``); the host's control socket and its lock.
+6. ``teams``: the team actor and its door, what a chat transport hands a team's messages to
+   (it tells routes through a port it names itself, ``RouteTeller``).
+7. ``frontend``: the one port front ends reach the engine's routes through (the engine is a
+   ``RouteHub`` to it), what the host hands a chat transport (``TransportContext``,
+   ``ServedTransport``) and the chat transports' shared shell.
+8. ``surfaces``: what a surface client and its host say, the hub, the carrier plugin's
+   contract (``SurfacePlugin``).
+9. ``testing``: public helpers for tests of code built on the kernel.
 
 Heavy third-party modules (trio, pykka, ruamel) are imported by the modules that need
 them. The facade is lazy (PEP 562): importing ``robota.core`` loads nothing but this file, and
