@@ -91,6 +91,7 @@ if typing.TYPE_CHECKING:
         TRANSPORTS_SERVICE,
         HostService,
         Place,
+        ServiceHost,
         ServiceSpec,
         host_services,
         service_order,
@@ -164,6 +165,7 @@ __all__ = [
     # the host's children as services (the ``robota.host_services`` entry point group)
     "HOST_SERVICES_GROUP",
     "HostService",
+    "ServiceHost",
     "ServiceSpec",
     "Place",
     "service_order",
@@ -278,6 +280,7 @@ __all__ = [
 _HOMES = {
     "HOST_SERVICES_GROUP": "._services",
     "HostService": "._services",
+    "ServiceHost": "._services",
     "ServiceSpec": "._services",
     "Place": "._services",
     "service_order": "._services",

@@ -33,9 +33,7 @@ from typing import TYPE_CHECKING, Protocol, runtime_checkable
 from robota.core import ChildSpec, PluginError, entry_points
 
 if TYPE_CHECKING:
-    from robota.core import EntryPoint
-
-    from ._host import Host
+    from robota.core import Actor, EntryPoint, Service
 
 __all__ = [
     "BUILTIN_SERVICES",
@@ -47,6 +45,7 @@ __all__ = [
     "HOST_SERVICES_GROUP",
     "HostService",
     "Place",
+    "ServiceHost",
     "ServiceSpec",
     "host_services",
     "service_order",
@@ -55,6 +54,27 @@ __all__ = [
 logger = logging.getLogger("robota.cli.host")
 
 HOST_SERVICES_GROUP = "robota.host_services"
+
+
+class ServiceHost(Protocol):
+    """What a service's ``child`` is given: the parts of the host its children run (the host's
+    ``Host`` is one). Named here, not imported from ``_host``, which composes the services: the
+    host knows its services, a service knows only this."""
+
+    @property
+    def engine(self) -> Actor | Service: ...
+
+    @property
+    def taps(self) -> Actor | Service: ...
+
+    @property
+    def server(self) -> Actor | Service: ...
+
+    @property
+    def teams(self) -> Actor | Service: ...
+
+    @property
+    def transport_tree(self) -> Actor | Service: ...
 
 
 @runtime_checkable
@@ -76,7 +96,7 @@ class HostService(Protocol):
         """Children this one starts before (and stops after)."""
         ...
 
-    def child(self, host: Host) -> ChildSpec:
+    def child(self, host: ServiceHost) -> ChildSpec:
         """This service's child in ``host``'s tree; its ``id`` is ``name``."""
         ...
 
@@ -86,11 +106,11 @@ class ServiceSpec:
     """A ``HostService`` from a function of the host: what a plugin most often registers."""
 
     name: str
-    make: Callable[[Host], ChildSpec]
+    make: Callable[[ServiceHost], ChildSpec]
     after: tuple[str, ...] = ()
     before: tuple[str, ...] = ()
 
-    def child(self, host: Host) -> ChildSpec:
+    def child(self, host: ServiceHost) -> ChildSpec:
         return self.make(host)
 
 
@@ -159,23 +179,23 @@ def _loaded(entry: EntryPoint) -> HostService:
     raise PluginError(f"{what} is not a HostService named {entry.name!r}")
 
 
-def _engine(host: Host) -> ChildSpec:
+def _engine(host: ServiceHost) -> ChildSpec:
     return ChildSpec("engine", lambda: host.engine, shutdown=45.0, start_timeout=60.0)
 
 
-def _taps(host: Host) -> ChildSpec:
+def _taps(host: ServiceHost) -> ChildSpec:
     return ChildSpec("taps", lambda: host.taps)
 
 
-def _control(host: Host) -> ChildSpec:
+def _control(host: ServiceHost) -> ChildSpec:
     return ChildSpec("control", lambda: host.server)
 
 
-def _teams(host: Host) -> ChildSpec:
+def _teams(host: ServiceHost) -> ChildSpec:
     return ChildSpec("teams", lambda: host.teams, shutdown=15.0)
 
 
-def _transports(host: Host) -> ChildSpec:
+def _transports(host: ServiceHost) -> ChildSpec:
     return ChildSpec("transports", lambda: host.transport_tree, shutdown=20.0)
 
 
