@@ -4,7 +4,7 @@ shared subscription to the session's route, over its own control connection.
 ``session.attach`` names the process start (its generation) and a mode: ``drive`` (what the
 surface types reaches the route: a prompt, a steer, a command, an interrupt, an approval's
 answer) or ``observe`` (it only watches; what it types is refused with a note to it alone).
-The connection then carries the frames of ``robota.core.frontend._wire`` (newline JSON,
+The connection then carries the attach frames of ``robota.core.protocol`` (newline JSON,
 ``MAX_FRAME`` bytes at most: a longer frame ends that connection only).
 
 A surface that stops reading is cut off, never holding the session: what waits unsent to it
@@ -28,12 +28,14 @@ from typing import ClassVar
 
 import trio
 
-from robota.core.control import HandlerError, LineSplitter, Overlong
+from robota.core.control import HandlerError
 from robota.core.engine import AnswerApproval, RouteReply, SurfaceJoined, SurfaceLeft
-from robota.core.frontend import (
+from robota.core.frontend import FrontEndPort
+from robota.core.protocol import (
     MAX_FRAME,
     WIRE_PROTOCOL,
-    FrontEndPort,
+    LineSplitter,
+    Overlong,
     WireError,
     decode_frame,
     encode_frame,

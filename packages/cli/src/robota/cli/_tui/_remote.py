@@ -2,13 +2,13 @@
 socket instead of an engine in this process.
 
 ``RemoteSession`` is a ``RouteHub`` (what ``FrontEndPort`` connects to): a reader thread
-decodes the session's notice frames (``robota.core.frontend``'s wire) and delivers them, so the
-TUI reads a real ``RouteLink`` exactly as it reads its own engine's; requests become frames on
-the socket. ``RemoteLink`` is the app's ``EngineLink``: the task is the session's, so there is
-nothing to pick or resume. Closing the app closes the connection, which only detaches: the
-session and a turn it runs go on.
+decodes the session's notice frames (``robota.core.protocol``'s attach frames) and delivers
+them, so the TUI reads a real ``RouteLink`` exactly as it reads its own engine's; requests
+become frames on the socket. ``RemoteLink`` is the app's ``EngineLink``: the task is the
+session's, so there is nothing to pick or resume. Closing the app closes the connection,
+which only detaches: the session and a turn it runs go on.
 
-Stdlib, ``robota.core.control`` and ``robota.core.frontend`` only.
+Stdlib and ``robota.core.protocol`` only (``robota.core.frontend`` for types).
 """
 
 from __future__ import annotations
@@ -21,9 +21,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from robota.core import RobotaError
-from robota.core.control import LineSplitter, Overlong
-from robota.core.frontend import (
+from robota.core.protocol import (
     MAX_FRAME,
+    LineSplitter,
+    Overlong,
     WireError,
     decode_frame,
     encode_frame,

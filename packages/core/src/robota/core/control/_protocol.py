@@ -1,5 +1,7 @@
 """The control protocol, sans-IO: its format, its error codes and one connection's decoding
-on the host's side (the envelope both sides write, and the client reads, is ``_envelope``).
+on the host's side (the envelope both sides write, and the client reads, is the protocol's:
+``robota.core.protocol``; a request line is at most its ``MAX_LINE``, 1 MiB, longer ones are
+refused with ``too_large``).
 
 One request or reply per line, each a JSON object (UTF-8, ``\\n``-terminated)::
 
@@ -29,17 +31,21 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import TYPE_CHECKING, Any
 
-from ._describe import describe_json
-from ._envelope import Failure, RequestId, loads_strict, valid_id
-from ._lines import LineSplitter, Overlong
+from ..protocol import (
+    MAX_LINE,
+    Failure,
+    LineSplitter,
+    Overlong,
+    RequestId,
+    describe_json,
+    loads_strict,
+    valid_id,
+)
 
 if TYPE_CHECKING:
     from ._requests import RequestRegistry
 
 __all__ = ["MAX_LINE", "Call", "ErrorCode", "ServerConnection"]
-
-MAX_LINE = 1024 * 1024
-"""The longest request line a host reads (1 MiB); longer ones are refused with ``too_large``."""
 
 
 class ErrorCode(StrEnum):

@@ -1,22 +1,31 @@
-"""The control protocol's envelope: a request line as the client writes it, a reply line as
-either side writes and the client reads it (see ``_protocol`` for the format).
+"""The request/reply envelope, and the protocol's version (stdlib only)::
 
-The client's side of the protocol lives here apart from the host's (``_protocol``: its request
-decoding, its error codes) so that a ``robota task`` command loads only this: a short-lived
-process pays for every module it imports on each call.
+    request   {"id": 7, "type": "task.send", "task": "3", "text": "hi"}
+    success   {"id": 7, "ok": true, "result": {...}}
+    failure   {"id": 7, "ok": false, "error": {"code": "bad_request", "message": "...",
+                                              "field": "text"}}
+
+``id`` is an integer or a string, chosen by the asking side and echoed exactly (``null`` on a
+failure that cannot be tied to a request); ``type`` names the request, every other key is one
+of its fields; the result sits under its own key, so no result shadows the envelope. The
+control socket speaks it (``robota.core.control``: its request types and error codes, the
+host's decoding), the attach carrier opens with it (``session.attach``), the mesh will.
+
+It lives apart from the notices' encoding (``_notices``, which needs the engine) so that a
+``robota task`` command loads only this and the framing: a short-lived process pays for every
+module it imports on each call.
 """
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from typing import Any
 
-from ._describe import describe_json
-from ._errors import ControlError
+from ._json import ProtocolError, describe_json, dumps, loads_strict
 from ._record import Record
 
 __all__ = [
+    "PROTOCOL_VERSION",
     "Failure",
     "MalformedReply",
     "Ok",
@@ -25,9 +34,15 @@ __all__ = [
     "decode_reply",
     "encode_reply",
     "encode_request",
-    "loads_strict",
     "valid_id",
 ]
+
+PROTOCOL_VERSION = 2
+"""The vocabulary's version, one for every carrier. A peer says its own where a conversation
+opens (the attach carrier's ``session.attach{protocol}`` and ``hello{protocol}``) and both
+speak the lower one; a peer that says none speaks 1 (the attach frames before ``seq`` was the
+session's and resumable). The WebSocket keeps its own dialect number (``SURFACE_PROTOCOL``,
+still 1: its wire is unchanged)."""
 
 RequestId = int | str
 
@@ -73,28 +88,15 @@ def valid_id(value: object) -> bool:
     return (isinstance(value, int) and not isinstance(value, bool)) or isinstance(value, str)
 
 
-def _no_constants(name: str) -> object:
-    raise ValueError(f"{name} is not JSON")
-
-
-def loads_strict(line: bytes) -> object:
-    """Strict JSON: NaN and Infinity, which Python would accept, are refused."""
-    return json.loads(line.decode("utf-8"), parse_constant=_no_constants)
-
-
-def _dumps(obj: object) -> bytes:
-    return json.dumps(obj, ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode()
-
-
 def encode_reply(reply: Reply) -> bytes:
     """One reply, one line. Raises ``TypeError``/``ValueError`` when an ``Ok`` result is not
     JSON-serialisable (the server turns that into an ``internal`` failure)."""
     if isinstance(reply, Ok):
-        return _dumps({"id": reply.id, "ok": True, "result": reply.result}) + b"\n"
+        return dumps({"id": reply.id, "ok": True, "result": reply.result}) + b"\n"
     error: dict[str, str] = {"code": str(reply.code), "message": reply.message}
     if reply.field is not None:
         error["field"] = reply.field
-    return _dumps({"id": reply.id, "ok": False, "error": error}) + b"\n"
+    return dumps({"id": reply.id, "ok": False, "error": error}) + b"\n"
 
 
 def encode_request(request_id: RequestId, type_name: str, fields: Mapping[str, Any]) -> bytes:
@@ -102,11 +104,11 @@ def encode_request(request_id: RequestId, type_name: str, fields: Mapping[str, A
     clash = {"id", "type"} & set(fields)
     if clash:
         raise ValueError(f"request fields may not be named {sorted(clash)}")
-    return _dumps({"id": request_id, "type": type_name, **fields}) + b"\n"
+    return dumps({"id": request_id, "type": type_name, **fields}) + b"\n"
 
 
-class MalformedReply(ControlError, ValueError):
-    """A line the client read is not a control reply; the message says why."""
+class MalformedReply(ProtocolError):
+    """A line the asking side read is not a reply; the message says why."""
 
 
 def decode_reply(line: bytes) -> Reply:
