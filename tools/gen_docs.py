@@ -59,7 +59,7 @@ def _key_table(keys: tuple[object, ...]) -> list[str]:
 def config_page() -> str:
     """The configuration reference, from the validator's tables and the plugins' own."""
     from robota.core import runtime_kinds, transport_names, transport_plugin
-    from robota.core.config import CONFIG_SECTIONS, DescribesKeys
+    from robota.core.config import CONFIG_SECTIONS, PROJECT_SECTIONS, DescribesKeys
 
     out = _head(
         "the validator's key tables",
@@ -68,9 +68,9 @@ def config_page() -> str:
         " means. Any other key is an error naming the file, the key, what was found and what was"
         " expected (exit code 2). `${NAME}` in a value is expanded from the environment after the"
         " profile's `.env` is loaded (the environment wins; `$${` writes a literal `${`). Where"
-        " the file is, and the project's own `.robota/config.yaml`, are in"
-        " [Getting started](../getting-started.md#where-things-live) and"
-        " [Workspace trust](../guides/trust.md#project-settings).",
+        " the file is: [getting started](../getting-started.md#where-things-live). A trusted"
+        " workspace's own `.robota/config.yaml` is at the [end of this page]"
+        "(#a-workspaces-robotaconfigyaml).",
     )
     out += [
         "",
@@ -93,6 +93,15 @@ def config_page() -> str:
             ]
         else:
             out.append(f"The `{name}` transport plugin does not describe its keys.")
+    out += [
+        "",
+        "## A workspace's `.robota/config.yaml`",
+        "",
+        "Applied only in a trusted workspace ([workspace trust](../guides/trust.md)), on top of"
+        " the profile's configuration; any other key is an error, as in the profile's.",
+    ]
+    for path, keys in PROJECT_SECTIONS:
+        out += ["", f"### `.robota/config.yaml`: `{path}`", "", *_key_table(keys)]
     return "\n".join(out) + "\n"
 
 

@@ -25,7 +25,7 @@ def test_the_checked_in_page_is_what_the_generator_makes(page: Path) -> None:
 
 def test_every_key_the_validator_allows_is_on_the_configuration_page() -> None:
     from robota.core import transport_names, transport_plugin
-    from robota.core.config import CONFIG_SECTIONS, DescribesKeys, key_names
+    from robota.core.config import CONFIG_SECTIONS, PROJECT_SECTIONS, DescribesKeys, key_names
 
     page = gen_docs.config_page()
     sections = [*CONFIG_SECTIONS]
@@ -38,6 +38,11 @@ def test_every_key_the_validator_allows_is_on_the_configuration_page() -> None:
         assert section, path
         for name in key_names(keys):
             assert f"| `{name}` |" in section, f"{path}.{name}"
+    for path, keys in PROJECT_SECTIONS:
+        section = page.partition(f"`.robota/config.yaml`: `{path}`\n")[2].partition("\n##")[0]
+        assert section, path
+        for name in key_names(keys):
+            assert f"| `{name}` |" in section, f".robota/config.yaml {path}.{name}"
 
 
 @pytest.mark.parametrize(

@@ -32,6 +32,7 @@ if typing.TYPE_CHECKING:
     from ._keys import (
         CONFIG_SECTIONS,
         ENABLED_KEY,
+        PROJECT_SECTIONS,
         REQUIRED,
         ConfigKey,
         DescribesKeys,
@@ -123,6 +124,7 @@ __all__ = [
     "key_names",
     # every key core validates (the configuration reference is generated from these)
     "CONFIG_SECTIONS",
+    "PROJECT_SECTIONS",
     "REQUIRED",
     # .env text
     "dotenv_values",
@@ -192,6 +194,7 @@ _HOMES = {
     "Reader": "._reader",
     "CONFIG_SECTIONS": "._keys",
     "REQUIRED": "._keys",
+    "PROJECT_SECTIONS": "._keys",
     "ConfigKey": "._keys",
     "ENABLED_KEY": "._keys",
     "DescribesKeys": "._keys",

@@ -22,6 +22,10 @@ __all__ = [
     "ENABLED_KEY",
     "INTENT_KEYS",
     "LOGGING_KEYS",
+    "PROJECT_AGENT_KEYS",
+    "PROJECT_DEFAULTS_KEYS",
+    "PROJECT_SECTIONS",
+    "PROJECT_TOP_LEVEL_KEYS",
     "REQUIRED",
     "STORAGE_KEYS",
     "TEAM_KEYS",
@@ -298,3 +302,45 @@ CONFIG_SECTIONS: tuple[tuple[str, tuple[ConfigKey, ...]], ...] = (
 )
 """Every section core validates, by its key path, in the order the reference shows them;
 a chat transport's ``transports.<name>`` is its plugin's (``DescribesKeys``)."""
+
+PROJECT_TOP_LEVEL_KEYS: tuple[ConfigKey, ...] = (
+    ConfigKey("defaults", "a mapping", "the profile's", "This workspace's defaults."),
+    ConfigKey(
+        "agents",
+        "a mapping of the profile's agent names",
+        "nothing extra",
+        "Additions to the profile's agents, by name.",
+    ),
+)
+
+PROJECT_DEFAULTS_KEYS: tuple[ConfigKey, ...] = (
+    ConfigKey(
+        "agent",
+        "the name of one of the profile's agents",
+        "the profile's `defaults.agent`",
+        "The agent a new conversation in this workspace starts with.",
+    ),
+    ConfigKey(
+        "permissionMode",
+        _PERMISSION_MODE,
+        "the profile's `defaults.permissionMode`",
+        "The permission mode of this workspace's new sessions.",
+    ),
+)
+
+PROJECT_AGENT_KEYS: tuple[ConfigKey, ...] = (
+    ConfigKey(
+        "env",
+        "a mapping of NAME: literal text",
+        "nothing extra",
+        "Variables on top of the profile's `agents.<name>.env`: no `${NAME}`, no secret-named"
+        " or `ROBOTA_` variables (those stay in the profile).",
+    ),
+)
+
+PROJECT_SECTIONS: tuple[tuple[str, tuple[ConfigKey, ...]], ...] = (
+    ("(top level)", PROJECT_TOP_LEVEL_KEYS),
+    ("defaults", PROJECT_DEFAULTS_KEYS),
+    ("agents.<name>", PROJECT_AGENT_KEYS),
+)
+"""A trusted workspace's ``.robota/config.yaml``, validated by ``_project`` with these keys."""
