@@ -33,9 +33,8 @@ from robota.core.cards import (
 from robota.core.presentation import Layout, split_markdown
 
 from ._errors import ApiError
-from ._inbound import route_chat
+from ._inbound import is_team_route, route_chat
 from ._rest import RestClient
-from ._team import is_team_route
 
 __all__ = [
     "FINAL_BYTES",
