@@ -80,3 +80,18 @@ def test_a_key_outside_the_tables_is_refused_by_the_validator(
         )
     assert key in str(caught.value)
     assert (tail or head) in str(caught.value)
+
+
+def test_check_names_a_stale_page_and_writing_makes_it_current(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    page = tmp_path / "docs" / "reference" / "page.md"
+    monkeypatch.setattr(gen_docs, "ROOT", tmp_path)
+    monkeypatch.setattr(gen_docs, "PAGES", {page: lambda: "# A page\n"})
+    assert gen_docs.main(["--check"]) == 1  # missing
+    assert "docs/reference/page.md is stale" in capsys.readouterr().err
+    assert gen_docs.main([]) == 0
+    assert page.read_text(encoding="utf-8") == "# A page\n"
+    assert gen_docs.main(["--check"]) == 0
+    page.write_text("# An edited page\n", encoding="utf-8")
+    assert gen_docs.main(["--check"]) == 1
