@@ -52,7 +52,7 @@ if typing.TYPE_CHECKING:
         request,
     )
     from ._capabilities import AgentCapabilities
-    from ._dists import robota_version
+    from ._dists import EntryPoint, entry_points, robota_version
     from ._errors import (
         AgentError,
         ConfigError,
@@ -142,6 +142,8 @@ __all__ = [
     "transport_names",
     "transport_plugin",
     "robota_version",
+    "entry_points",
+    "EntryPoint",
     "lazy_attributes",
     # running as a process's main
     "Terminated",
@@ -175,6 +177,8 @@ _HOMES = {
     "request": "._bridge",
     "AgentCapabilities": "._capabilities",
     "robota_version": "._dists",
+    "entry_points": "._dists",
+    "EntryPoint": "._dists",
     "AgentError": "._errors",
     "ConfigError": "._errors",
     "CrashRequested": "._errors",
