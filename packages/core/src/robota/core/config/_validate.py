@@ -14,9 +14,9 @@ reference is generated from them). Unknown keys are errors at every level: ``per
 plan`` silently falling back to the default mode is the kind of typo that costs a user their
 working tree.
 
-Plugins own two parts of the file (see ``robota.core._plugins``): ``agents.<name>.kind`` must
-name an installed runtime plugin, and each chat transport's section is validated by its
-transport plugin, through the same ``Reader``.
+Plugins own two parts of the file (see ``robota.core._plugins`` and ``_transport_plugin``):
+``agents.<name>.kind`` must name an installed runtime plugin, and each chat transport's section
+is validated by its transport plugin, through the same ``Reader``.
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from types import MappingProxyType
 
-from .._plugins import PluginError, runtime_kinds, transport_names, transport_plugin
+from .._plugins import PluginError, runtime_kinds, transport_names
 from ._expand import expand
 from ._keys import (
     AGENT_KEYS,
@@ -54,6 +54,7 @@ from ._paths import Profile
 from ._reader import Reader, describe, one_of
 from ._secrets import is_secret_value, looks_secret
 from ._teams import validate_teams
+from ._transport_plugin import transport_plugin
 
 __all__ = ["AGENT_NAME", "SECTIONS", "validate_config"]
 
