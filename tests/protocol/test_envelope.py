@@ -17,10 +17,13 @@ from robota.core.protocol import (
     LineSplitter,
     MalformedReply,
     Ok,
+    Overlong,
     ProtocolError,
+    Request,
     WireError,
     check_seq,
     decode_reply,
+    decode_request,
     encode_line,
     encode_reply,
     encode_request,
@@ -47,6 +50,34 @@ from robota.core.surfaces import SurfaceProtocolError
 def test_a_reply_encodes_to_one_line_and_back(reply: Any, line: bytes) -> None:
     assert encode_reply(reply) == line
     assert decode_reply(line) == reply
+
+
+@pytest.mark.parametrize(
+    ("line", "decoded"),
+    [
+        (b'{"id": 1, "type": "status"}', Request(1, "status", {})),
+        (b' {"id": "a", "type": "x.y", "n": [1]}\r', Request("a", "x.y", {"n": [1]})),
+        (b"  ", None),
+        (b"nope", ("bad_json", None, None)),
+        (b'{"id": 1, "type": "x", "n": NaN}', ("bad_json", None, None)),
+        (b"[1]", ("bad_request", None, None)),
+        (b'{"type": "x"}', ("bad_request", None, "id")),
+        (b'{"id": 1.5, "type": "x"}', ("bad_request", None, "id")),
+        (b'{"id": true, "type": "x"}', ("bad_request", None, "id")),
+        (b'{"id": 4}', ("bad_request", 4, "type")),
+        (b'{"id": 4, "type": 7}', ("bad_request", 4, "type")),
+        (Overlong(b"abc", 2), ("too_large", None, None)),
+    ],
+)
+def test_a_request_line_decodes_to_its_request_or_the_failure_to_send_back(
+    line: bytes | Overlong, decoded: Any
+) -> None:
+    got = decode_request(line)
+    if isinstance(decoded, tuple):
+        assert isinstance(got, Failure)
+        assert (got.code, got.id, got.field) == decoded
+    else:
+        assert got == decoded
 
 
 def test_a_request_is_one_line_its_fields_beside_the_envelope() -> None:

@@ -78,6 +78,7 @@ brackets::
     │   └── TrustStoreUnreadable       the trust store cannot be read or is damaged: fail closed
     ├── WorkspaceRefused               a headless start in a workspace nobody trusted (exit 2)
     ├── AttachRefused                  ``robota --attach``: the session did not take the attach
+    │   └── _OlderSession              it refused ``protocol``: asked again as version 1 (internal)
     ├── PreviewError                   [ValueError] a line ``robota cards preview`` cannot draw
     └── EngineStopped                  [RuntimeError] the TUI's engine is not running
 

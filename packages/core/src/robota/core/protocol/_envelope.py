@@ -21,17 +21,23 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from ._framing import Overlong
 from ._json import ProtocolError, describe_json, dumps, loads_strict
 from ._record import Record
 
 __all__ = [
+    "BAD_JSON",
+    "BAD_REQUEST",
     "PROTOCOL_VERSION",
     "Failure",
     "MalformedReply",
     "Ok",
     "Reply",
+    "Request",
     "RequestId",
+    "TOO_LARGE",
     "decode_reply",
+    "decode_request",
     "encode_reply",
     "encode_request",
     "valid_id",
@@ -45,6 +51,30 @@ session's and resumable). The WebSocket keeps its own dialect number (``SURFACE_
 still 1: its wire is unchanged)."""
 
 RequestId = int | str
+
+BAD_JSON = "bad_json"
+"""The envelope's error code for a line that is no JSON text (or no UTF-8)."""
+BAD_REQUEST = "bad_request"
+"""The envelope's error code for JSON that is no request (``field`` names what is wrong)."""
+TOO_LARGE = "too_large"
+"""The envelope's error code for a line longer than the reader's bound (skipped)."""
+
+
+class Request(Record):
+    """A request as the envelope reads it: its id, its type's name, its other fields (which
+    the serving side checks against its type, ``robota.core.control``'s registry)."""
+
+    __slots__ = ("fields", "id", "type")
+    __match_args__ = ("id", "type", "fields")
+
+    id: RequestId
+    type: str
+    fields: dict[str, Any]
+
+    def __init__(self, id: RequestId, type: str, fields: dict[str, Any]) -> None:
+        object.__setattr__(self, "id", id)
+        object.__setattr__(self, "type", type)
+        object.__setattr__(self, "fields", fields)
 
 
 class Ok(Record):
@@ -137,3 +167,45 @@ def decode_reply(line: bytes) -> Reply:
         found = describe_json(field)
         raise MalformedReply(f"a reply's error field must be a string, found {found}")
     return Failure(reply_id, code, message, field)
+
+
+def _head(line: bytes) -> str:
+    text = line[:60].decode("utf-8", "replace")
+    return repr(text) + ("..." if len(line) > 60 else "")
+
+
+def decode_request(line: bytes | Overlong) -> Request | Failure | None:
+    """A request line as the serving side reads it (``None`` for a blank one), or the
+    ``Failure`` to send back (tied to the request's id when that much was readable): a bad or
+    overlong line never costs the connection."""
+    if isinstance(line, Overlong):
+        return Failure(
+            None,
+            TOO_LARGE,
+            f"request line longer than {line.limit} bytes (began {_head(line.head)}); "
+            "skipped up to its newline",
+        )
+    line = line.strip()
+    if not line:
+        return None
+    try:
+        obj = loads_strict(line)
+    except ValueError as error:  # JSONDecodeError and UnicodeDecodeError both are
+        return Failure(None, BAD_JSON, f"not JSON ({error}): {_head(line)}")
+    if not isinstance(obj, dict):
+        found = describe_json(obj)
+        return Failure(None, BAD_REQUEST, f"a request must be a JSON object, found {found}")
+    if "id" not in obj:
+        return Failure(None, BAD_REQUEST, "missing field 'id'", "id")
+    request_id = obj["id"]
+    if not valid_id(request_id):
+        found = describe_json(request_id)
+        message = f"field 'id' must be an integer or a string, found {found}"
+        return Failure(None, BAD_REQUEST, message, "id")
+    type_name = obj.get("type")
+    if not isinstance(type_name, str):
+        found = "nothing" if "type" not in obj else describe_json(type_name)
+        message = f"field 'type' must be a string naming the request, found {found}"
+        return Failure(request_id, BAD_REQUEST, message, "type")
+    fields = {k: v for k, v in obj.items() if k not in ("id", "type")}
+    return Request(request_id, type_name, fields)
