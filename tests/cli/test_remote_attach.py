@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from robota.cli._tui._remote import RemoteSession, gap_note
+from robota.cli._tui._remote import AttachRefused, RemoteSession, gap_note
 from robota.core.engine import RouteReply
 from robota.core.protocol import encode_line, notice_to_json
 
@@ -53,6 +53,7 @@ class FakeSession:
                 self.requests.append(request)
                 for message in self.script(number, request):
                     conn.sendall(encode_line(message))
+        self.server.close()  # no more: a later attach is refused
 
     def close(self) -> None:
         self.server.close()
@@ -128,8 +129,6 @@ def test_a_session_before_version_2_is_asked_again_as_version_1(tmp_path: Path) 
 
 
 def test_a_refusal_names_why(tmp_path: Path) -> None:
-    from robota.cli._tui._remote import AttachRefused
-
     def script(number: int, request: dict[str, Any]) -> list[Any]:
         del number, request
         error = {"code": "stale_generation", "message": "the session restarted"}
@@ -138,6 +137,40 @@ def test_a_refusal_names_why(tmp_path: Path) -> None:
     fake = FakeSession(tmp_path / "s.sock", script)
     try:
         with pytest.raises(AttachRefused, match="the session restarted"):
+            RemoteSession.open(fake.path, "gen", "drive")
+    finally:
+        fake.close()
+
+
+def test_a_dropped_connection_attaches_again_after_its_last_seq(tmp_path: Path) -> None:
+    def script(number: int, request: dict[str, Any]) -> list[Any]:
+        hello = {"type": "hello", "protocol": 2, "seq": 3, "mode": "drive"}
+        if number == 0:
+            assert "last_seq" not in request
+            return [hello, notice(4, "four")]  # and the connection drops
+        assert request["last_seq"] == 4
+        return [{**hello, "seq": 6}, notice(5, "five"), notice(6, "six")]
+
+    fake = FakeSession(tmp_path / "s.sock", script, connections=2)
+    try:
+        session = RemoteSession.open(fake.path, "gen", "drive")
+        delivered = read_all(session)  # ends when attaching a third time is refused
+        session.close()
+    finally:
+        fake.close()
+    assert delivered == [RouteReply(ROUTE, t) for t in ("four", "five", "six")]
+    assert session.last_seq == 6
+    assert len(fake.requests) == 2
+
+
+def test_a_hello_with_a_bad_seq_is_a_refusal(tmp_path: Path) -> None:
+    def script(number: int, request: dict[str, Any]) -> list[Any]:
+        del number, request
+        return [{"type": "hello", "protocol": 2, "seq": -1}]
+
+    fake = FakeSession(tmp_path / "s.sock", script)
+    try:
+        with pytest.raises(AttachRefused, match=r"hello\.seq: expected an integer"):
             RemoteSession.open(fake.path, "gen", "drive")
     finally:
         fake.close()

@@ -9,8 +9,10 @@ session's, so there is nothing to pick or resume. Closing the app closes the con
 which only detaches: the session and a turn it runs go on.
 
 The terminal speaks the protocol's ``PROTOCOL_VERSION`` and keeps the ``seq`` of the last notice
-it got (``last_seq``): opened again with it, it is sent what it missed meanwhile, or told that
-the session no longer has all of it (a ``resume_gap``, shown as a note). A session of an older
+it got (``last_seq``): when the connection drops under it (the session cut it off for reading
+too slowly, say) it attaches again with it, at most ``REATTACH_TRIES`` times in a row without a
+frame read, and is sent what it missed meanwhile, or told that the session no longer has all
+of it (a ``resume_gap``, shown as a note). A session of an older
 robota that refuses the ``protocol`` field is asked again as version 1.
 
 Stdlib, ``robota.core.protocol`` and the engine's notices only (``robota.core.frontend`` for
@@ -47,7 +49,10 @@ if TYPE_CHECKING:
     from robota.core.frontend import RouteLink
     from robota.core.store import Task, TurnAttempt
 
-__all__ = ["AttachRefused", "RemoteLink", "RemoteSession"]
+__all__ = ["REATTACH_TRIES", "AttachRefused", "RemoteLink", "RemoteSession"]
+
+REATTACH_TRIES = 3
+"""Attaches again after a dropped connection, in a row without a frame read in between."""
 
 
 class AttachRefused(RobotaError):
@@ -67,6 +72,8 @@ class RemoteSession:
         self._send_lock = threading.Lock()
         self._link: RouteLink | None = None
         self._closed = False
+        self._address: tuple[Path, dict[str, object]] | None = None
+        """Where and as what it attached: how to attach again."""
 
     @classmethod
     def open(
@@ -89,10 +96,12 @@ class RemoteSession:
         sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         try:
             hello, rest = _handshake(sock, socket_path, fields)
+            session = cls(sock, hello, rest)
         except BaseException:
             sock.close()
             raise
-        return cls(sock, hello, rest)
+        session._address = (socket_path, fields)
+        return session
 
     def bind(self, link: RouteLink) -> None:
         """Deliver to ``link``'s port from now on, and end ``link`` when the session goes."""
@@ -133,9 +142,25 @@ class RemoteSession:
         self.sock.close()
 
     def _read(self, route_key: str, deliver: Callable[[object], None]) -> None:
+        pending: list[bytes] | None = list(self._lines)
+        tries = 0
+        while pending is not None:
+            if self._receive(route_key, deliver, pending):
+                tries = 0
+            if self._closed or tries >= REATTACH_TRIES:
+                break
+            tries += 1
+            pending = self._reattach()
+        reason = None if self._closed else RobotaError("the session ended the connection")
+        if self._link is not None:
+            self._link.end(reason)  # None: we left, a detach and not an error
+
+    def _receive(
+        self, route_key: str, deliver: Callable[[object], None], pending: list[bytes]
+    ) -> bool:
+        """Read this connection to its end; whether any frame came."""
         splitter = LineSplitter(MAX_FRAME)
-        pending = list(self._lines)
-        reason: BaseException | None = RobotaError("the session ended the connection")
+        read = bool(pending)
         try:
             while True:
                 for line in pending:
@@ -145,14 +170,31 @@ class RemoteSession:
                         continue  # a frame of a newer session: the next one may do
                 data = self.sock.recv(64 * 1024)
                 if not data:
-                    break
+                    return read
                 pending = [x for x in splitter.feed(data) if not isinstance(x, Overlong)]
+                read = read or bool(pending)
         except OSError:
-            pass
-        if self._closed:
-            reason = None  # we left: a detach, not an error
-        if self._link is not None:
-            self._link.end(reason)
+            return read
+
+    def _reattach(self) -> list[bytes] | None:
+        """Attach again after ``last_seq`` (a version 2 session only); the lines that came
+        after its hello, or ``None`` when it cannot be."""
+        if self._address is None or self.last_seq is None:
+            return None
+        path, fields = self._address
+        sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        try:
+            _, rest = _handshake(sock, path, {**fields, "last_seq": self.last_seq})
+        except (AttachRefused, OSError, ProtocolError):
+            sock.close()
+            return None
+        with self._send_lock:
+            old, self.sock = self.sock, sock
+        old.close()
+        if self._closed:  # the app left meanwhile
+            sock.close()
+            return None
+        return rest
 
     def _frame(
         self, route_key: str, frame: dict[str, Any], deliver: Callable[[object], None]
@@ -208,7 +250,10 @@ def gap_note(first: int, latest: int) -> str:
 def _hello_seq(hello: dict[str, Any]) -> int | None:
     if not isinstance(hello.get("protocol"), int) or hello["protocol"] < 2:
         return None
-    return check_seq(hello.get("seq"), "hello.seq")
+    try:
+        return check_seq(hello.get("seq"), "hello.seq")
+    except ProtocolError as error:
+        raise AttachRefused(f"the session's hello is not the protocol's: {error}") from None
 
 
 class _OlderSession(AttachRefused):

@@ -13,8 +13,9 @@ Its parts, each apart so that a carrier loads only what it speaks:
 * ``_json``: strict JSON, the one decoding error, the checks every decoder shares;
 * ``_framing``: newline-delimited messages with a bound on a line (``LineSplitter``), apart
   from the vocabulary so that a TLS stream can carry the same messages;
-* ``_envelope``: the request/reply envelope and ``PROTOCOL_VERSION`` (stdlib only: ``robota
-  task send`` loads this, the framing and the control client, nothing more);
+* ``_envelope``: the request/reply envelope, both sides' reading and writing of it, and
+  ``PROTOCOL_VERSION`` (stdlib only: ``robota task send`` loads this, the framing and the
+  control client, nothing more);
 * ``_seq``: ``seq`` and resume, a stream's numbered messages and the bounded tail a peer that
   comes back is replayed from (``SeqLog``, ``resume_gap``);
 * ``_notices``: the engine's notices as JSON and the attach carrier's frames (it imports the
