@@ -199,3 +199,32 @@ def test_the_version_spoken(
     with pytest.raises(HandlerError) as refused:
         attach_version(request)
     assert refused.value.field == field
+
+
+async def test_a_resume_across_a_time_nobody_heard_the_route_is_a_gap_not_a_silent_miss() -> None:
+    hub = TalkingHub()
+    desk = AttachDesk(
+        FrontEndPort(hub), ROUTE, lambda g: "task", dict
+    )  # not run: held by terminals
+    with trio.fail_after(30):
+        async with trio.open_nursery() as nursery:
+            async with attached(nursery, desk, SessionAttach("gen", protocol=V2)) as first:
+                assert (await first.frame())["seq"] == 0
+                hub.say("one")
+                hub.say("two")
+                assert await first.said(2) == [(1, "one"), (2, "two")]
+            assert hub.deliver is None, "nobody holds the route: what it says goes unheard"
+            request = SessionAttach("gen", protocol=V2, last_seq=2)
+            async with attached(nursery, desk, request) as back:
+                hello = await back.frame()
+                assert hello["seq"] == 3, "the loss is numbered"
+                gap = {"type": "resume_gap", "lastSeq": 2, "firstSeq": 4, "latestSeq": 3}
+                assert await back.frame() == gap
+                hub.say("three")
+                assert await back.said(1) == [(4, "three")]
+            request = SessionAttach("gen", protocol=V2, last_seq=4)
+            async with attached(nursery, desk, request) as again:
+                assert (await again.frame())["seq"] == 5
+                assert (await again.frame())["type"] == "resume_gap"
+                hub.say("four")
+                assert await again.said(1) == [(6, "four")]

@@ -17,6 +17,9 @@ live stream, with nothing lost or repeated in between (the replay and the joinin
 step on the trio thread), or ``resume_gap`` when the log no longer reaches back that far. A note
 said to one terminal alone (a ``RouteReply`` naming a surface) is numbered like any notice and
 sent to that surface only; a resuming terminal has a new surface name, so it is not replayed.
+When the subscription is opened again (it fell behind and ended, or nobody held it), the route
+may have spoken unheard: the log spends a seq on that loss, and a resume from before it is a
+``resume_gap`` rather than a replay that would silently miss notices.
 
 A surface that stops reading is cut off, never holding the session: what waits unsent to it
 is counted in bytes, and past ``BYTE_BUDGET`` (or a send that takes ``SEND_TIMEOUT``) its
@@ -131,10 +134,13 @@ class AttachDesk:
         self._numbers = itertools.count(1)
         self.surfaces: dict[int, str] = {}
         """Attached surfaces by number: their mode."""
-        self.log: SeqLog[tuple[bytes, str | None]] = SeqLog(
+        self.log: SeqLog[tuple[bytes, str | None] | None] = SeqLog(
             max_items=RESUME_NOTICES, max_bytes=RESUME_BYTES
         )
-        """The session's notices as sent (their line, and the one surface a note is for)."""
+        """The session's notices as sent (their line, and the one surface a note is for);
+        ``None`` where notices may have gone unheard (the subscription was opened again)."""
+        self._heard = False
+        """A subscription was open before: opening one again may follow a loss."""
         self._attached: dict[int, _Attached] = {}
         self._feed: RouteLink | None = None
         self._holders = 0
@@ -158,6 +164,9 @@ class AttachDesk:
     def _hold(self) -> None:
         self._holders += 1
         if self._feed is None:
+            if self._heard:
+                self.log.publish(None, 1)  # what the route said meanwhile went unheard
+            self._heard = True
             link = self.port.subscribe(self.route_key, shared=True)
             self._feed = link
             loop = LoopPort()
@@ -200,12 +209,12 @@ class AttachDesk:
         self.port.tell(self.route_key, SurfaceJoined(surface, request.mode == "drive"))
         send, receive = trio.open_memory_channel[bytes](math.inf)
         queued = [0]
-        hello = {"type": "hello", "protocol": version, "mode": request.mode, **self._hello()}
-        hello["surface"] = surface
-        if version >= 2:
-            hello["seq"] = self.log.seq
-        self._hold()
+        self._hold()  # first: opening the subscription may number a loss
         try:
+            hello = {"type": "hello", "protocol": version, "mode": request.mode, **self._hello()}
+            hello["surface"] = surface
+            if version >= 2:
+                hello["seq"] = self.log.seq
             async with trio.open_nursery() as nursery:
 
                 def put_line(line: bytes) -> None:
@@ -256,12 +265,16 @@ class AttachDesk:
     def _replay(self, attached: _Attached, last_seq: int) -> None:
         """What came after ``last_seq`` that this terminal may see, or ``resume_gap``."""
         replay = self.log.replay(last_seq)
-        if replay is None:
-            attached.put(encode_frame(resume_gap(self.log, last_seq)))
+        losses = [i for i, kept in enumerate(replay or ()) if kept is None]
+        if replay is None or losses:
+            gap = resume_gap(self.log, last_seq)
+            if losses:  # what came after the last loss is whole
+                gap["firstSeq"] = last_seq + losses[-1] + 2
+            attached.put(encode_frame(gap))
             return
-        for line, addressee in replay:
-            if attached.hears(addressee):
-                attached.put(line)
+        for kept in replay:
+            if kept is not None and attached.hears(kept[1]):
+                attached.put(kept[0])
 
     async def _read(
         self,
