@@ -8,12 +8,13 @@ credential is described, never quoted.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Literal, cast
 
 from robota.core.config import Reader, credential_url
 
 if TYPE_CHECKING:
     from robota.core import Service
+    from robota.core.cards import CardPlatform
     from robota.core.frontend import TransportContext
 
 __all__ = [
@@ -71,6 +72,15 @@ class FeishuTransport:
     when the host asks for it, never with the config."""
 
     name = "feishu"
+    card_layouts: tuple[str, ...] = THINKING_CARD_LAYOUTS
+    """``robota.core.cards.CardRenderers``: the card's layouts, ``grouped`` first."""
+
+    def card_platform(self, *, agent: str, layout: str | None = None) -> CardPlatform:
+        """The card renderer as it is, with no transport buttons (``robota cards preview``)."""
+        from ._platform import FeishuPlatform  # noqa: PLC0415 (lazy, see the class docstring)
+
+        chosen = cast("ThinkingCardLayout", layout or THINKING_CARD_LAYOUTS[0])
+        return FeishuPlatform(agent=agent, layout=chosen)
 
     def agent_env(self, settings: object) -> dict[str, str]:
         """The non-secret ids agents see; the bot's open_id once the service has read it."""

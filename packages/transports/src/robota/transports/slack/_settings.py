@@ -16,6 +16,7 @@ from robota.core.config import Reader
 
 if TYPE_CHECKING:
     from robota.core import Service
+    from robota.core.cards import CardPlatform
     from robota.core.frontend import TransportContext
 
 __all__ = ["DEFAULT_API_URL", "SlackSettings", "SlackTransport"]
@@ -57,6 +58,16 @@ class SlackTransport:
     when the host asks for it, never with the config."""
 
     name = "slack"
+    card_layouts: tuple[str, ...] = ()
+    """``robota.core.cards.CardRenderers``: one layout only."""
+
+    def card_platform(self, *, agent: str, layout: str | None = None) -> CardPlatform:
+        """The card renderer as it is, with no Stop button (``robota cards preview``)."""
+        from ._platform import SlackPlatform  # noqa: PLC0415 (lazy, see the class docstring)
+
+        if layout is not None:
+            raise ValueError(f"Slack's messages have one layout, not {layout!r}")
+        return SlackPlatform(agent=agent)
 
     def agent_env(self, settings: object) -> dict[str, str]:
         """The non-secret ids agents see (the owner's user id); never a token."""
