@@ -25,7 +25,7 @@ import typing
 from .._lazy import lazy_attributes as _lazy_attributes
 
 if typing.TYPE_CHECKING:
-    from ._detect import KNOWN_AGENTS, AgentStatus, KnownAgent, detect_agents
+    from ._detect import AgentStatus, KnownAgent, KnowsAgents, detect_agents, known_agents
     from ._dotenv import dotenv_values, format_assignment, merge_dotenv, set_dotenv
     from ._files import atomic_write
     from ._init import FileOutcome, InitResult, init_profile, template_text
@@ -123,17 +123,19 @@ __all__ = [
     "merge_config_text",
     "template_text",
     # agent detection
-    "KNOWN_AGENTS",
     "AgentStatus",
     "KnownAgent",
+    "KnowsAgents",
     "detect_agents",
+    "known_agents",
 ]
 
 _HOMES = {
-    "KNOWN_AGENTS": "._detect",
     "AgentStatus": "._detect",
     "KnownAgent": "._detect",
+    "KnowsAgents": "._detect",
     "detect_agents": "._detect",
+    "known_agents": "._detect",
     "dotenv_values": "._dotenv",
     "format_assignment": "._dotenv",
     "merge_dotenv": "._dotenv",
