@@ -46,6 +46,7 @@ if typing.TYPE_CHECKING:
         PermissionMode,
         StorageConfig,
         TeamConfig,
+        TeamDefaults,
         Transports,
         WsSettings,
     )
@@ -60,7 +61,9 @@ if typing.TYPE_CHECKING:
         PLACEHOLDERS,
         SWITCH_COMMANDS,
         TAG_KINDS,
+        SetsTeamDefaults,
         reserved_intent_keys,
+        team_defaults,
     )
 
 __all__ = [
@@ -90,6 +93,9 @@ __all__ = [
     "SWITCH_COMMANDS",
     "TAG_KINDS",
     "TeamConfig",
+    "TeamDefaults",
+    "SetsTeamDefaults",
+    "team_defaults",
     "reserved_intent_keys",
     # loading
     "load_config",
@@ -167,6 +173,7 @@ _HOMES = {
     "PermissionMode": "._model",
     "StorageConfig": "._model",
     "TeamConfig": "._model",
+    "TeamDefaults": "._model",
     "Transports": "._model",
     "WsSettings": "._model",
     "Profile": "._paths",
@@ -186,6 +193,8 @@ _HOMES = {
     "SWITCH_COMMANDS": "._teams",
     "TAG_KINDS": "._teams",
     "reserved_intent_keys": "._teams",
+    "SetsTeamDefaults": "._teams",
+    "team_defaults": "._teams",
 }
 """Where each lazily loaded name lives (the same as the imports for type checkers above)."""
 

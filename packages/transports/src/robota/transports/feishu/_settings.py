@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal, cast
 
-from robota.core.config import Reader, credential_url
+from robota.core.config import Reader, TeamDefaults, credential_url
 
 if TYPE_CHECKING:
     from robota.core import Service
@@ -72,6 +72,8 @@ class FeishuTransport:
     when the host asks for it, never with the config."""
 
     name = "feishu"
+    team_defaults = TeamDefaults(locale="zh-CN", time_zone="Asia/Shanghai")
+    """``robota.core.config.SetsTeamDefaults``: a team group that names neither."""
     card_layouts: tuple[str, ...] = THINKING_CARD_LAYOUTS
     """``robota.core.cards.CardRenderers``: the card's layouts, ``grouped`` first."""
 
