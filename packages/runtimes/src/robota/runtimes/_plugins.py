@@ -207,6 +207,7 @@ class _Runtime:
     """What both plugins offer; ``acp`` picks the protocol."""
 
     kind: str
+    title: str
     acp: bool
     capabilities: AgentCapabilities
     error_codes: Mapping[str, ErrorCategory] = MappingProxyType({})
@@ -266,6 +267,8 @@ class AppServerRuntime(_Runtime):
     """Codex App Server protocol (and compatible servers)."""
 
     kind = "app-server"
+    title = "App Server"
+    """How robota's messages name the kind (a reset's refusal: ``robota.core.engine``)."""
     acp = False
     error_codes = APP_SERVER_ERROR_CODES
     capabilities = AgentCapabilities(
@@ -283,6 +286,7 @@ class AcpRuntime(_Runtime):
     """Agent Client Protocol (gemini, qwen, opencode, codex-acp, claude-agent-acp, ...)."""
 
     kind = "acp"
+    title = "ACP"
     acp = True
     capabilities = AgentCapabilities(fork=True, images=True, resume=True)
     """At most: whether an agent takes images, loads or forks sessions, its session says."""
