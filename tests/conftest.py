@@ -1,22 +1,32 @@
 """Suite-wide test configuration.
 
 Race-prone tests carry ``@pytest.mark.concurrency``; each runs ``--concurrency-reps`` times
-(20 by default) in every test run, so a race shows up in CI instead of in a user's hands.
+(20 in CI, where ``CI`` is set, 5 on a developer's machine) in every test run, so a race shows up
+in CI instead of in a user's hands.
+
+Two tiers: a test that starts real processes is marked ``processes`` at collection, by the rule
+in ``tests/support/tiers.py``; ``./dev test --quick`` deselects them (``-m "not processes"``) for
+the inner loop, ``./dev test`` runs both.
 """
 
 from __future__ import annotations
 
+import functools
+import os
 import sys
+from pathlib import Path
 
 import pytest
+
+from .support.tiers import starts_processes
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addoption(
         "--concurrency-reps",
         type=int,
-        default=20,
-        help="how many times each @pytest.mark.concurrency test runs (default 20)",
+        default=20 if os.environ.get("CI") else 5,
+        help="how many times each @pytest.mark.concurrency test runs (default 20 in CI, else 5)",
     )
 
 
@@ -28,6 +38,18 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
         raise pytest.UsageError("--concurrency-reps must be >= 1")
     metafunc.fixturenames.append("repetition")
     metafunc.parametrize("repetition", range(reps), ids=lambda i: f"rep{i}")
+
+
+@functools.cache
+def _module_source(path: Path) -> str:
+    return path.read_text(encoding="utf-8")
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        fixtures = getattr(item, "fixturenames", ())
+        if starts_processes(fixtures, _module_source(item.path)):
+            item.add_marker(pytest.mark.processes)
 
 
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:

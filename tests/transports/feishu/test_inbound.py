@@ -26,9 +26,12 @@ from robota.transports.feishu._inbound import (
     chat_route,
     command,
     freshness,
+    is_team_route,
     parse_event,
     route_chat,
     screen,
+    team_chat,
+    team_route,
 )
 
 OWNER = "ou_owner"
@@ -284,3 +287,25 @@ def test_route_keys() -> None:
     assert route_chat("feishu:chat_id:oc_1:thread_id:omt_2") == ("oc_1", "omt_2")
     assert route_chat("feishu:chat_id:oc_1") == ("oc_1", None)
     assert route_chat("slack:C1") is None
+
+
+@pytest.mark.parametrize(
+    ("route_key", "team", "chat"),
+    [
+        (team_route("oc_1", "om_2"), "oc_1", ("oc_1", None)),
+        ("feishu:chat_id:oc_1:request:om_2", "oc_1", ("oc_1", None)),
+        ("feishu:chat_id:oc_1", None, ("oc_1", None)),
+        ("feishu:chat_id:oc_1:thread_id:omt_2", None, ("oc_1", "omt_2")),
+        ("feishu:chat_id:oc_1:request:", None, None),
+        ("feishu:chat_id:oc_1:request:om_2:more", None, None),
+        ("slack:C1", None, None),
+    ],
+)
+def test_a_team_requests_route_key(
+    route_key: str, team: str | None, chat: tuple[str, str | None] | None
+) -> None:
+    """A request thread of a team's group: its chat (``team_chat``), a reply in its thread
+    (``is_team_route``), and to ``route_chat`` the group's own timeline."""
+    assert team_chat(route_key) == team
+    assert is_team_route(route_key) is (team is not None)
+    assert route_chat(route_key) == chat

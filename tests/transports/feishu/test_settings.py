@@ -108,3 +108,17 @@ def test_enabled_must_be_a_boolean() -> None:
     with pytest.raises(ConfigError) as raised:
         feishu("    enabled: sometimes\n")
     assert "transports.feishu.enabled" in str(raised.value)
+
+
+def test_the_bots_open_id_the_service_read_goes_to_the_agents_without_a_look_up() -> None:
+    """The service tells its plugin what the platform said (``bot_read``); the agents of a
+    later start in this process get it, with no look-up (the domain is a port nobody serves),
+    and only for that app."""
+    from robota.transports.feishu import FeishuTransport
+
+    plugin = FeishuTransport()
+    settings = feishu("    domain: http://127.0.0.1:1\n")
+    plugin._bot_read("cli_other", "ou_other_bot")
+    assert "ROBOTA_LARK_BOT_OPEN_ID" not in plugin.agent_env(settings)
+    plugin._bot_read("cli_a", "ou_bot")
+    assert plugin.agent_env(settings)["ROBOTA_LARK_BOT_OPEN_ID"] == "ou_bot"

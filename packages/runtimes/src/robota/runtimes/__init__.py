@@ -14,7 +14,8 @@ Layering, bottom up:
 7. ``_acp_map``, ``_acp_host``, ``_acp``  the same for ACP: updates to events, the files and
    terminals an agent may ask for, and the client
 8. ``_drivers``   one face over both clients, for the process service; ``_app_server_driver``,
-   ``_acp_driver``  each protocol's, loaded when its first process starts
+   ``_acp_driver``  each protocol's, loaded when its first process starts (``_agent``'s
+   ``driver_factory``)
 9. ``_agent_jobs``, ``_session_table``, ``_agent_process``, ``_agent``   an agent as a supervised
    subtree: the session table (on the loop, behind a mailbox) and the process (a trio service),
    started on first use

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from itertools import count
+from typing import TYPE_CHECKING
 
 from robota.core import (
     AgentHost,
@@ -25,12 +26,15 @@ from robota.core import (
 )
 
 from ._agent_process import AgentProcessService, JobLine, ProcessSettings
-from ._drivers import driver_factory
 from ._prestart import Prestarted
 from ._process import ShutdownTimings
 from ._session_table import SessionTable
 
-__all__ = ["agent_host"]
+if TYPE_CHECKING:
+    from ._drivers import DriverFactory, EventSink, SessionDriver
+    from ._jsonrpc import Connection
+
+__all__ = ["agent_host", "driver_factory"]
 
 
 def agent_host(
@@ -89,3 +93,19 @@ def agent_host(
         return current.pid if current is not None else None
 
     return AgentHost(launch.name, mailbox, supervisor, pid)
+
+
+def driver_factory(*, acp: bool) -> DriverFactory:
+    """The driver factory of one protocol; its module (and client) loads at the first driver,
+    so building a host imports neither (every configured agent gets one)."""
+
+    def make(connection: Connection, on_event: EventSink) -> SessionDriver:
+        if acp:
+            from ._acp_driver import AcpDriver  # noqa: PLC0415 (one protocol per process)
+
+            return AcpDriver(connection, on_event)
+        from ._app_server_driver import AppServerDriver  # noqa: PLC0415
+
+        return AppServerDriver(connection, on_event)
+
+    return make

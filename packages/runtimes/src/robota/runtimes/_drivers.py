@@ -7,9 +7,10 @@ Protocol differences become outcomes the session table understands: ``SteerRefus
 steer or a steer that lost the race with the turn's end, ``PromptRefused`` for a busy session or
 images the agent cannot take.
 
-Each driver lives in its own module with its client, loaded by ``driver_factory``'s factory
-when the first process of that protocol starts: a ``robota -p`` with Codex never imports the ACP
-client, its file and terminal host, or its event map, and the other way round
+Each driver lives in its own module with its client, above this one (it imports this face's
+types, never the other way round), and ``_agent.driver_factory``'s factory loads it when the
+first process of that protocol starts: a ``robota -p`` with Codex never imports the ACP client,
+its file and terminal host, or its event map, and the other way round
 (tests/cli/test_import_budget.py).
 """
 
@@ -35,7 +36,6 @@ __all__ = [
     "SessionDriver",
     "SessionRefused",
     "SteerRefusedError",
-    "driver_factory",
 ]
 
 EventSink = Callable[[str, RuntimeEvent], None]
@@ -100,19 +100,3 @@ class SessionDriver(Protocol):
 
 
 DriverFactory = Callable[[Connection, EventSink], SessionDriver]
-
-
-def driver_factory(*, acp: bool) -> DriverFactory:
-    """The driver factory of one protocol; its module (and client) loads at the first driver,
-    so building a host imports neither (every configured agent gets one)."""
-
-    def make(connection: Connection, on_event: EventSink) -> SessionDriver:
-        if acp:
-            from ._acp_driver import AcpDriver  # noqa: PLC0415 (one protocol per process)
-
-            return AcpDriver(connection, on_event)
-        from ._app_server_driver import AppServerDriver  # noqa: PLC0415
-
-        return AppServerDriver(connection, on_event)
-
-    return make

@@ -12,7 +12,7 @@ pure cores with thin trio shells:
 * ``_wire``         a JSON call's request bytes, built once; pure
 * ``_rest``         the REST API under trio (``RestClient``): the JSON calls on an httpcore
   pool, httpx for downloads and behind a proxy
-* ``_settings``     the config section and its validation; the plugin
+* ``_settings``     the config section and its validation
 * ``_inbound``      what an event is and what is done with it, in the pipeline's order; pure
 * ``_card``         the progress card (Card JSON 2.0) and the final answer's cards, pure;
   ``_card_pages`` keeps the card's activity and pages across updates; ``_platform`` is the
@@ -24,6 +24,8 @@ pure cores with thin trio shells:
 * ``_device_flow``  one-click app registration (the device flow) as decisions; pure
 * ``_app_audit``    what the bot needs of its app, and what a published version lacks; pure
 * ``_onboarding``   ``register_app`` and ``audit_app``: the httpx shells ``robota init`` runs
+* ``_plugin``       the plugin (``FeishuTransport``), on top: the service loads when the host
+  asks for it
 
 Config loading imports this package for the section's validation alone, so httpx, httpcore and
 trio-websocket (about 0.2 s of imports) are imported by the shells when they first run, and
@@ -51,6 +53,7 @@ from ._endpoint import Endpoint, Refusal, endpoint_outcome, handshake_outcome
 from ._errors import ApiError, ConnectionRefused, FeishuError, FrameError, RegistrationFailed
 from ._frames import METHOD_CONTROL, METHOD_DATA, Frame, Header, decode, encode
 from ._onboarding import Registered, audit_app, register_app
+from ._plugin import FeishuTransport
 from ._policy import BACKOFF, PatchLimiter, TokenCache, decide
 from ._rest import RestClient
 from ._settings import (
@@ -58,7 +61,6 @@ from ._settings import (
     DOMAIN_EXPECTED,
     THINKING_CARD_LAYOUTS,
     FeishuSettings,
-    FeishuTransport,
     ThinkingCardLayout,
     valid_domain,
 )

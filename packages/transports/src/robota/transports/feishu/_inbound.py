@@ -16,8 +16,9 @@ transport's docstring), and nothing here does I/O, so each step is tested with t
    the text itself (``/mute``, ``/restart``) or the route gets it, verbatim.
 
 Route keys follow the reference's context keys: ``feishu:chat_id:<oc_...>`` for a private chat
-and a group timeline, ``feishu:chat_id:<oc_...>:thread_id:<omt_...>`` for a topic; a team
-group's request threads are ``_team``'s.
+and a group timeline, ``feishu:chat_id:<oc_...>:thread_id:<omt_...>`` for a topic, and
+``feishu:chat_id:<oc_...>:request:<om_...>`` for a request thread of a team's group
+(``team_route``; ``_team`` says why).
 """
 
 from __future__ import annotations
@@ -48,9 +49,12 @@ __all__ = [
     "command",
     "allowed",
     "freshness",
+    "is_team_route",
     "parse_event",
     "route_chat",
     "screen",
+    "team_chat",
+    "team_route",
 ]
 
 MAX_TEXT = 100_000
@@ -138,13 +142,31 @@ def chat_route(chat_id: str, thread_id: str | None = None) -> str:
 
 _ROUTE = re.compile(r"^feishu:chat_id:([^:]+)(?::thread_id:([^:]+)|:request:[^:]+)?$")
 """A private chat or a group, a topic (``thread_id``), or a team's request thread
-(``request``: ``_team.team_route``, whose replies name their message)."""
+(``request``: ``team_route``, whose replies name their message)."""
 
 
 def route_chat(route_key: str) -> tuple[str, str | None] | None:
     """``(chat_id, thread_id)`` of a route key of this transport, else ``None``."""
     match = _ROUTE.match(route_key)
     return None if match is None else (match[1], match[2])
+
+
+_TEAM_ROUTE = re.compile(r"^feishu:chat_id:([^:]+):request:([^:]+)$")
+
+
+def team_route(chat_id: str, root_message_id: str) -> str:
+    """The route of a request in a team's group: its root message's thread (``_team``)."""
+    return f"feishu:chat_id:{chat_id}:request:{root_message_id}"
+
+
+def is_team_route(route_key: str) -> bool:
+    return _TEAM_ROUTE.match(route_key) is not None
+
+
+def team_chat(route_key: str) -> str | None:
+    """The team group's chat id of a request's route, else ``None``."""
+    match = _TEAM_ROUTE.match(route_key)
+    return None if match is None else match[1]
 
 
 # -- 1. parsing ------------------------------------------------------------------------------

@@ -33,10 +33,9 @@ from robota.core.presentation import split_markdown
 
 from ._card import Layout
 from ._errors import ApiError
-from ._inbound import route_chat
+from ._inbound import is_team_route, route_chat
 from ._platform import FeishuPlatform
 from ._rest import RestClient
-from ._team import is_team_route
 
 __all__ = [
     "FINAL_BYTES",

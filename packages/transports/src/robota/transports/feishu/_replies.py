@@ -35,13 +35,10 @@ from robota.core.teams import LoopReplies, TeamDoor
 from ._agents import declared
 from ._errors import ApiError
 from ._groups import FeishuGroups
-from ._inbound import (
-    Screen,
-)
+from ._inbound import Screen, team_chat
 from ._outbound import FeishuSink, Messenger
 from ._sessions_card import sessions_card, sessions_notes
 from ._settings import FeishuSettings
-from ._team import team_chat
 from ._texts import _notes
 from ._threads import ThreadForks
 

@@ -74,11 +74,12 @@ from ._inbound import (
 from ._outbound import FeishuSink, Messenger
 from ._replies import _MUTE
 from ._rest import RestClient
-from ._settings import _BOT_OPEN_IDS
 from ._team import team_say
 from ._texts import _note_card
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from robota.core.frontend import GroupChat
 
 __all__ = ["FeishuService"]
@@ -89,8 +90,11 @@ log = logging.getLogger("robota.transports.feishu")
 class FeishuService(Admission):
     """See the module docstring."""
 
-    def __init__(self, context: TransportContext) -> None:
+    def __init__(self, context: TransportContext, *, bot_read: Callable[[str, str], None]) -> None:
         super().__init__(context)
+        self._bot_read = bot_read
+        """Told ``(app_id, open_id)`` once the bot's open_id is read (``FeishuTransport``'s
+        ``agent_env`` gives it to later agents)."""
         self._restarts = RestartDesk(
             self._store, self.notes, self._send_restart_note, name="feishu", log=log
         )
@@ -191,7 +195,7 @@ class FeishuService(Admission):
                 bot_open_id=open_id,
                 all_group_messages=self.screen.all_group_messages,
             )
-            _BOT_OPEN_IDS[self.settings.app_id] = open_id
+            self._bot_read(self.settings.app_id, open_id)
         self._outbound_ok = True
 
     async def _load_chats(self) -> None:

@@ -4,35 +4,31 @@ A message in a team's group (``teams.<name>.chat``) does not take the bot's ordi
 owner filter does not apply (the team's members are the audience; the door decides who is
 heard), the group is mention-only unless ``respondToAllMessages``, and after the durable claim
 and the stale guard the door gets it as a ``TeamMessage``. Every request is its own thread:
-its route is ``feishu:chat_id:<chat>:request:<root message id>`` (``team_route``), where the
-root is the request's own message, so the follow-ups in its thread (Feishu gives them the
-root's id as ``root_id``) reach the same task, and everything the bot says there is a reply
-with ``reply_in_thread``. The door's effects are performed on the service's loop
-(``robota.core.teams.LoopReplies``): its texts by ``team_say``, the start of a request and its
-follow-ups by the service, which shows the turn as for any chat message (reaction, card,
-answer).
+its route is ``feishu:chat_id:<chat>:request:<root message id>`` (``_inbound.team_route``,
+beside the other route keys), where the root is the request's own message, so the follow-ups
+in its thread (Feishu gives them the root's id as ``root_id``) reach the same task, and
+everything the bot says there is a reply with ``reply_in_thread``. The door's effects are
+performed on the service's loop (``robota.core.teams.LoopReplies``): its texts by
+``team_say``, the start of a request and its follow-ups by the service, which shows the turn
+as for any chat message (reaction, card, answer).
 """
 
 from __future__ import annotations
 
 import logging
-import re
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING
 
 from robota.core.teams import GroupNote, TeamDoor, TeamMessage, ThreadReply
 
 from ._errors import ApiError
-from ._inbound import Admit, InboundMessage, Screen
+from ._inbound import Admit, InboundMessage, Screen, team_route
 
 if TYPE_CHECKING:
     from ._outbound import Messenger
 
 __all__ = [
-    "is_team_route",
-    "team_chat",
     "team_message",
-    "team_route",
     "team_say",
     "team_screen",
 ]
@@ -40,21 +36,6 @@ __all__ = [
 log = logging.getLogger("robota.transports.feishu")
 
 Said = ThreadReply | GroupNote
-
-_TEAM_ROUTE = re.compile(r"^feishu:chat_id:([^:]+):request:([^:]+)$")
-
-
-def team_route(chat_id: str, root_message_id: str) -> str:
-    return f"feishu:chat_id:{chat_id}:request:{root_message_id}"
-
-
-def is_team_route(route_key: str) -> bool:
-    return _TEAM_ROUTE.match(route_key) is not None
-
-
-def team_chat(route_key: str) -> str | None:
-    match = _TEAM_ROUTE.match(route_key)
-    return None if match is None else match[1]
 
 
 def team_screen(door: TeamDoor, bot_open_id: str | None) -> Screen:

@@ -9,12 +9,14 @@ cores with thin trio shells:
   latest-state-wins progress updates; pure
 * ``_client``     Socket Mode on trio-websocket (``SocketModeClient``)
 * ``_web``        the Web API on httpx under trio (``WebApi``)
-* ``_settings``   the config section and its validation; the plugin
+* ``_settings``   the config section and its validation
 * ``_inbound``    what an envelope is and what is done with it, in the pipeline's order; pure
 * ``_card``       the progress message and the final answer in Block Kit, pure; ``_platform``
   is the renderer as a ``robota.core.cards.CardPlatform`` (what ``robota cards preview`` draws)
 * ``_outbound``   the card sink over the Web API (``SlackSink``)
 * ``_service``    the host's service: Socket Mode in, routes, progress messages, finals
+* ``_plugin``     the plugin (``SlackTransport``), on top: the service loads when the host
+  asks for it
 
 Config loading imports this package for the section's validation alone, so httpx and
 trio-websocket are imported by the shells when they first run, never here; the renderer's
@@ -43,8 +45,9 @@ from ._inbound import (
     route_chat,
     screen,
 )
+from ._plugin import SlackTransport
 from ._policy import BACKOFF, LatestWins, RateGate, decide, retry_after_seconds
-from ._settings import DEFAULT_API_URL, SlackSettings, SlackTransport
+from ._settings import DEFAULT_API_URL, SlackSettings
 from ._socket import ENVELOPE_TYPES, Envelope, SocketMode, ack_text
 from ._web import BotIdentity, WebApi
 

@@ -10,16 +10,11 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from robota.core.config import Reader
 
-if TYPE_CHECKING:
-    from robota.core import Service
-    from robota.core.cards import CardPlatform
-    from robota.core.frontend import TransportContext
-
-__all__ = ["DEFAULT_API_URL", "SlackSettings", "SlackTransport"]
+__all__ = ["DEFAULT_API_URL", "SlackSettings", "validated"]
 
 DEFAULT_API_URL = "https://slack.com/api/"
 
@@ -52,63 +47,37 @@ class SlackSettings:
     """Off: in channels only messages that @mention the bot are answered (DMs always are)."""
 
 
-class SlackTransport:
-    """The Slack transport plugin: its settings, and the host's service (``robota.core.
-    ServedTransport``). The service's modules (httpx, trio-websocket, the card renderer) load
-    when the host asks for it, never with the config."""
-
-    name = "slack"
-    card_layouts: tuple[str, ...] = ()
-    """``robota.core.cards.CardRenderers``: one layout only."""
-
-    def card_platform(self, *, agent: str, layout: str | None = None) -> CardPlatform:
-        """The card renderer as it is, with no Stop button (``robota cards preview``)."""
-        from ._platform import SlackPlatform  # noqa: PLC0415 (lazy, see the class docstring)
-
-        if layout is not None:
-            raise ValueError(f"Slack's messages have one layout, not {layout!r}")
-        return SlackPlatform(agent=agent)
-
-    def agent_env(self, settings: object) -> dict[str, str]:
-        """The non-secret ids agents see (the owner's user id); never a token."""
-        assert isinstance(settings, SlackSettings), settings
-        return {"ROBOTA_SLACK_USER_ID": settings.user_id} if settings.user_id else {}
-
-    def service(self, context: TransportContext) -> Service:
-        from ._service import SlackService  # noqa: PLC0415 (lazy, see the class docstring)
-
-        return SlackService(context)
-
-    def validate(self, reader: Reader, section: object) -> SlackSettings:
-        values = reader.section(section, _PATH, _KEYS, nullable=False)
-        owner_only = reader.boolean(
-            values.get("respondToOwnerOnly"), f"{_PATH}.respondToOwnerOnly", True
-        )
-        bot_token = _token(reader, values, "botToken", "xoxb-")
-        app_token = _token(reader, values, "appToken", "xapp-")
-        user_id = reader.text(
-            values.get("userId"),
-            f"{_PATH}.userId",
-            required=owner_only,
-            expected="the owner's Slack user id (needed while respondToOwnerOnly is true)",
-        )
-        api_url = reader.base_url(
-            values.get("apiUrl"), f"{_PATH}.apiUrl", _API_URL_EXPECTED, with_path=True
-        )
-        return SlackSettings(
-            enabled=reader.boolean(values.get("enabled"), f"{_PATH}.enabled", True),
-            bot_token=bot_token,
-            app_token=app_token,
-            user_id=user_id,
-            # methods are appended to it: ``{apiUrl}chat.postMessage``
-            api_url=api_url.rstrip("/") + "/" if api_url is not None else DEFAULT_API_URL,
-            respond_to_owner_only=owner_only,
-            respond_to_all_channel_messages=reader.boolean(
-                values.get("respondToAllChannelMessages"),
-                f"{_PATH}.respondToAllChannelMessages",
-                False,
-            ),
-        )
+def validated(reader: Reader, section: object) -> SlackSettings:
+    """The section read and checked (``SlackTransport.validate``)."""
+    values = reader.section(section, _PATH, _KEYS, nullable=False)
+    owner_only = reader.boolean(
+        values.get("respondToOwnerOnly"), f"{_PATH}.respondToOwnerOnly", True
+    )
+    bot_token = _token(reader, values, "botToken", "xoxb-")
+    app_token = _token(reader, values, "appToken", "xapp-")
+    user_id = reader.text(
+        values.get("userId"),
+        f"{_PATH}.userId",
+        required=owner_only,
+        expected="the owner's Slack user id (needed while respondToOwnerOnly is true)",
+    )
+    api_url = reader.base_url(
+        values.get("apiUrl"), f"{_PATH}.apiUrl", _API_URL_EXPECTED, with_path=True
+    )
+    return SlackSettings(
+        enabled=reader.boolean(values.get("enabled"), f"{_PATH}.enabled", True),
+        bot_token=bot_token,
+        app_token=app_token,
+        user_id=user_id,
+        # methods are appended to it: ``{apiUrl}chat.postMessage``
+        api_url=api_url.rstrip("/") + "/" if api_url is not None else DEFAULT_API_URL,
+        respond_to_owner_only=owner_only,
+        respond_to_all_channel_messages=reader.boolean(
+            values.get("respondToAllChannelMessages"),
+            f"{_PATH}.respondToAllChannelMessages",
+            False,
+        ),
+    )
 
 
 def _token(reader: Reader, values: Mapping[str, Any], key: str, prefix: str) -> str:
