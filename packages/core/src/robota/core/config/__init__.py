@@ -29,6 +29,7 @@ if typing.TYPE_CHECKING:
     from ._dotenv import dotenv_values, format_assignment, merge_dotenv, set_dotenv
     from ._files import atomic_write
     from ._init import FileOutcome, InitResult, init_profile, template_text
+    from ._init_steps import InitOutcome, InitRequest, SetsUpOnInit
     from ._load import load_config, load_dotenv, parse_config
     from ._lock import InitLockTimeout, init_lock
     from ._merge import merge_config_text
@@ -121,6 +122,9 @@ __all__ = [
     "merge_dotenv",
     "set_dotenv",
     # robota init
+    "InitOutcome",
+    "InitRequest",
+    "SetsUpOnInit",
     "FileOutcome",
     "InitLockTimeout",
     "init_lock",
@@ -150,6 +154,9 @@ _HOMES = {
     "ParseCache": "._parsed",
     "parse_cache": "._parsed",
     "use_parse_cache": "._parsed",
+    "InitOutcome": "._init_steps",
+    "InitRequest": "._init_steps",
+    "SetsUpOnInit": "._init_steps",
     "FileOutcome": "._init",
     "InitResult": "._init",
     "init_profile": "._init",

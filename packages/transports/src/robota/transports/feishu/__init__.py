@@ -24,6 +24,8 @@ pure cores with thin trio shells:
 * ``_device_flow``  one-click app registration (the device flow) as decisions; pure
 * ``_app_audit``    what the bot needs of its app, and what a published version lacks; pure
 * ``_onboarding``   ``register_app`` and ``audit_app``: the httpx shells ``robota init`` runs
+* ``_init_step``    the plugin's part in ``robota init``: when to register or check, the link
+  and QR code, the credentials stored in the profile, the report
 * ``_plugin``       the plugin (``FeishuTransport``), on top: the service loads when the host
   asks for it
 

@@ -15,9 +15,11 @@ from robota.core.config import TeamDefaults
 from ._settings import THINKING_CARD_LAYOUTS, FeishuSettings, ThinkingCardLayout, validated
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from robota.core import Service
     from robota.core.cards import CardPlatform
-    from robota.core.config import Reader
+    from robota.core.config import InitOutcome, InitRequest, Profile, Reader
     from robota.core.frontend import TransportContext
 
 __all__ = ["FeishuTransport"]
@@ -26,8 +28,8 @@ __all__ = ["FeishuTransport"]
 class FeishuTransport:
     """A ``robota.core.ServedTransport``: the section's settings, the agents' ids (the bot's
     open_id among them, read once per process and app), and the host's service. It declares
-    what core asks of a platform: its teams' defaults (``SetsTeamDefaults``) and its cards
-    (``CardRenderers``)."""
+    what core asks of a platform: its teams' defaults (``SetsTeamDefaults``), its cards
+    (``CardRenderers``) and its part in ``robota init`` (``SetsUpOnInit``)."""
 
     name = "feishu"
     team_defaults = TeamDefaults(locale="zh-CN", time_zone="Asia/Shanghai")
@@ -65,6 +67,14 @@ class FeishuTransport:
 
     def validate(self, reader: Reader, section: object) -> FeishuSettings:
         return validated(reader, section)
+
+    def init_step(
+        self, profile: Profile, request: InitRequest, *, on_wait: Callable[[int | None], None]
+    ) -> InitOutcome:
+        """Register the bot's app (the device flow), store it, check what it may do."""
+        from ._init_step import init_step  # noqa: PLC0415 (lazy: init only)
+
+        return init_step(profile, request, on_wait=on_wait)
 
     def card_platform(self, *, agent: str, layout: str | None = None) -> CardPlatform:
         """The card renderer as it is, with no transport buttons (``robota cards preview``)."""
