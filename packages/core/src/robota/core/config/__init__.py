@@ -14,7 +14,7 @@ intents, switch commands, tag kinds, placeholders) is defined here, below the po
 Parsing, validation and merging are pure functions of text; the loaders and ``init_profile`` are
 the thin I/O around them.
 
-The facade is lazy (PEP 562, ``robota.core._lazy``): importing ``robota.core.config`` loads
+The facade is lazy (PEP 562, ``robota.core.kernel._lazy``): importing ``robota.core.config`` loads
 nothing but this file, and each name loads its module on first use, so loading a profile's
 configuration (``load_config``) does not pay for ``robota init``'s machinery (templates,
 merging, agent detection, the init lock).
@@ -22,7 +22,7 @@ merging, agent detection, the init lock).
 
 import typing
 
-from .._lazy import lazy_attributes as _lazy_attributes
+from ..kernel import lazy_attributes as _lazy_attributes
 
 if typing.TYPE_CHECKING:
     from ._detect import AgentStatus, KnownAgent, KnowsAgents, detect_agents, known_agents
@@ -66,6 +66,7 @@ if typing.TYPE_CHECKING:
         reserved_intent_keys,
         team_defaults,
     )
+    from ._transport_plugin import TransportPlugin, transport_plugin
 
 __all__ = [
     # profiles
@@ -115,7 +116,9 @@ __all__ = [
     "is_secret_value",
     # what transport plugins validate their sections with
     "Reader",
+    "TransportPlugin",
     "credential_url",
+    "transport_plugin",
     # .env text
     "dotenv_values",
     "format_assignment",
@@ -194,6 +197,8 @@ _HOMES = {
     "credential_url": "._reader",
     "is_secret_value": "._secrets",
     "looks_secret": "._secrets",
+    "TransportPlugin": "._transport_plugin",
+    "transport_plugin": "._transport_plugin",
     "BUILTIN_INTENTS": "._teams",
     "PLACEHOLDER": "._teams",
     "PLACEHOLDERS": "._teams",

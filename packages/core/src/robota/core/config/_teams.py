@@ -30,7 +30,7 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any, Protocol, runtime_checkable
 
-from .._plugins import PluginError, transport_plugin
+from .._plugins import PluginError
 from ._model import (
     INTENT_LEVELS,
     LOCALES,
@@ -41,6 +41,7 @@ from ._model import (
     TeamDefaults,
 )
 from ._reader import Reader, describe, one_of
+from ._transport_plugin import transport_plugin
 
 __all__ = [
     "BUILTIN_INTENTS",

@@ -12,9 +12,9 @@ came from a ``${NAME}`` reference.
 Unknown keys are errors at every level: ``permisionMode: plan`` silently falling back to the
 default mode is the kind of typo that costs a user their working tree.
 
-Plugins own two parts of the file (see ``robota.core._plugins``): ``agents.<name>.kind`` must
-name an installed runtime plugin, and each chat transport's section is validated by its
-transport plugin, through the same ``Reader``.
+Plugins own two parts of the file (see ``robota.core._plugins`` and ``_transport_plugin``):
+``agents.<name>.kind`` must name an installed runtime plugin, and each chat transport's section
+is validated by its transport plugin, through the same ``Reader``.
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from types import MappingProxyType
 
-from .._plugins import PluginError, runtime_kinds, transport_names, transport_plugin
+from .._plugins import PluginError, runtime_kinds, transport_names
 from ._expand import expand
 from ._kinds import as_the_template_orders
 from ._model import (
@@ -43,6 +43,7 @@ from ._paths import Profile
 from ._reader import Reader, describe, one_of
 from ._secrets import is_secret_value, looks_secret
 from ._teams import validate_teams
+from ._transport_plugin import transport_plugin
 
 __all__ = ["AGENT_NAME", "SECTIONS", "validate_config"]
 
