@@ -30,6 +30,15 @@ if typing.TYPE_CHECKING:
     from ._files import atomic_write
     from ._init import FileOutcome, InitResult, init_profile, template_text
     from ._init_steps import InitOutcome, InitRequest, SetsUpOnInit
+    from ._keys import (
+        CONFIG_SECTIONS,
+        ENABLED_KEY,
+        PROJECT_SECTIONS,
+        REQUIRED,
+        ConfigKey,
+        DescribesKeys,
+        key_names,
+    )
     from ._load import load_config, load_dotenv, parse_config
     from ._lock import InitLockTimeout, init_lock
     from ._merge import merge_config_text
@@ -114,11 +123,19 @@ __all__ = [
     # files written whole or not at all, owner-only
     "atomic_write",
     "is_secret_value",
-    # what transport plugins validate their sections with
+    # what transport plugins validate their sections with, and describe their keys with
     "Reader",
     "TransportPlugin",
     "credential_url",
     "transport_plugin",
+    "ConfigKey",
+    "DescribesKeys",
+    "ENABLED_KEY",
+    "key_names",
+    # every key core validates (the configuration reference is generated from these)
+    "CONFIG_SECTIONS",
+    "PROJECT_SECTIONS",
+    "REQUIRED",
     # .env text
     "dotenv_values",
     "format_assignment",
@@ -194,6 +211,13 @@ _HOMES = {
     "profile_environment": "._paths",
     "resolve_profile": "._paths",
     "Reader": "._reader",
+    "CONFIG_SECTIONS": "._keys",
+    "REQUIRED": "._keys",
+    "PROJECT_SECTIONS": "._keys",
+    "ConfigKey": "._keys",
+    "ENABLED_KEY": "._keys",
+    "DescribesKeys": "._keys",
+    "key_names": "._keys",
     "credential_url": "._reader",
     "is_secret_value": "._secrets",
     "looks_secret": "._secrets",

@@ -12,7 +12,13 @@ from typing import TYPE_CHECKING, cast
 
 from robota.core.config import TeamDefaults
 
-from ._settings import THINKING_CARD_LAYOUTS, FeishuSettings, ThinkingCardLayout, validated
+from ._settings import (
+    CONFIG_KEYS,
+    THINKING_CARD_LAYOUTS,
+    FeishuSettings,
+    ThinkingCardLayout,
+    validated,
+)
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -32,6 +38,8 @@ class FeishuTransport:
     (``CardRenderers``) and its part in ``robota init`` (``SetsUpOnInit``)."""
 
     name = "feishu"
+    config_keys = CONFIG_KEYS
+    """The section's keys, described (``robota.core.config.DescribesKeys``)."""
     team_defaults = TeamDefaults(locale="zh-CN", time_zone="Asia/Shanghai")
     """``robota.core.config.SetsTeamDefaults``: a team group that names neither."""
     card_layouts: tuple[str, ...] = THINKING_CARD_LAYOUTS

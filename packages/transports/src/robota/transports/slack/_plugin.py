@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ._settings import SlackSettings, validated
+from ._settings import CONFIG_KEYS, SlackSettings, validated
 
 if TYPE_CHECKING:
     from robota.core import Service
@@ -26,6 +26,8 @@ class SlackTransport:
     (``robota.core.cards.CardRenderers``); its teams get core's defaults."""
 
     name = "slack"
+    config_keys = CONFIG_KEYS
+    """The section's keys, described (``robota.core.config.DescribesKeys``)."""
     card_layouts: tuple[str, ...] = ()
     """``robota.core.cards.CardRenderers``: one layout only."""
 
