@@ -5,8 +5,10 @@ This package holds the mesh's identity and trust (issue 29, part 1): where its s
 and ids (``_identity``), the recovery phrase and the root key it stands for (``_phrase``), the
 certificate chain root -> signing key -> device key (``_certs``), the signed roster and
 revocation list and their verification with a closed set of refusal reasons (``_lists``),
-all sans-IO over the bytes of ``_codec``. The pairing and the links between hosts live beside
-them in modules of their own (``_pairing``, ``_link*``).
+all sans-IO over the bytes of ``_codec``; what a device keeps on disk (``_state``), what the
+commands do to it (``_actions``) and what status and the device listing show
+(``_status``). The pairing and the links between hosts live beside them in modules of their
+own (``_pairing``, ``_link*``).
 
 It imports ``robota.core`` facades only; the host and the CLI compose it (core never imports
 it). The facade is lazy (PEP 562): ``robota --help`` loads none of it, and a command loads
@@ -18,6 +20,20 @@ import typing
 from robota.core import lazy_attributes as _lazy_attributes
 
 if typing.TYPE_CHECKING:
+    from ._actions import (
+        AlreadyInitialized,
+        Lists,
+        adopt_pairing,
+        current_lists,
+        device_key,
+        enrol,
+        init_first,
+        init_join,
+        recover,
+        reissue,
+        revoke,
+        signing_key,
+    )
     from ._certs import (
         MAX_NAME_BYTES,
         Certificate,
@@ -76,6 +92,19 @@ if typing.TYPE_CHECKING:
         verify_roster,
     )
     from ._phrase import PHRASE_WORDS, canonical_phrase, new_phrase, root_key
+    from ._state import Identity, MeshFiles
+    from ._status import (
+        LINK_STATES,
+        DeviceNotFound,
+        LinkReport,
+        LinkState,
+        ListHead,
+        devices_view,
+        iso_time,
+        lapsed_problems,
+        pick_device,
+        status_view,
+    )
 
 __all__ = [
     # errors and the closed set of refusal reasons
@@ -136,9 +165,52 @@ __all__ = [
     "admit",
     "reissue_due",
     "lapsed",
+    # what a device keeps on disk, and what the commands do to it
+    "Identity",
+    "MeshFiles",
+    "Lists",
+    "AlreadyInitialized",
+    "init_first",
+    "init_join",
+    "enrol",
+    "adopt_pairing",
+    "current_lists",
+    "recover",
+    "revoke",
+    "reissue",
+    "device_key",
+    "signing_key",
+    # status, devices and what DEVICE names
+    "LinkState",
+    "LINK_STATES",
+    "LinkReport",
+    "ListHead",
+    "status_view",
+    "devices_view",
+    "lapsed_problems",
+    "iso_time",
+    "pick_device",
+    "DeviceNotFound",
 ]
 
 _HOMES = {
+    **dict.fromkeys(
+        [
+            "AlreadyInitialized",
+            "Lists",
+            "adopt_pairing",
+            "current_lists",
+            "device_key",
+            "enrol",
+            "init_first",
+            "init_join",
+            "recover",
+            "reissue",
+            "revoke",
+            "signing_key",
+        ],
+        "._actions",
+    ),
     **dict.fromkeys(
         [
             "MAX_NAME_BYTES",
@@ -212,6 +284,22 @@ _HOMES = {
         "._lists",
     ),
     **dict.fromkeys(["PHRASE_WORDS", "canonical_phrase", "new_phrase", "root_key"], "._phrase"),
+    **dict.fromkeys(["Identity", "MeshFiles"], "._state"),
+    **dict.fromkeys(
+        [
+            "LINK_STATES",
+            "DeviceNotFound",
+            "LinkReport",
+            "LinkState",
+            "ListHead",
+            "devices_view",
+            "iso_time",
+            "lapsed_problems",
+            "pick_device",
+            "status_view",
+        ],
+        "._status",
+    ),
 }
 """Where each lazily loaded name lives (the same as the imports for type checkers above)."""
 
