@@ -52,6 +52,7 @@ if typing.TYPE_CHECKING:
         OpenedStore,
         SecretStore,
         StoreKind,
+        check_store,
         open_store,
         read_store_record,
     )
@@ -121,6 +122,7 @@ __all__ = [
     "OpenedStore",
     "SECRET_NAMES",
     "open_store",
+    "check_store",
     "read_store_record",
     # device keys and ids
     "DeviceId",
@@ -233,6 +235,7 @@ _HOMES = {
             "OpenedStore",
             "SecretStore",
             "StoreKind",
+            "check_store",
             "open_store",
             "read_store_record",
         ],
