@@ -7,9 +7,13 @@ import json
 import re
 import stat
 import subprocess
+import time
 from pathlib import Path
 
 import pytest
+
+from robota.mesh import Marks, MeshFiles, enrol, key_from_bytes, public_bytes
+from robota.mesh._keyfile import KeyFile
 
 from ..support.trust import trust_workspace
 from ._terminal import ROBOTA, Run, Step, run_on_terminal
@@ -216,3 +220,55 @@ def test_a_project_mesh_setting_is_a_problem_status_names(home: Path, tmp_path: 
     assert status["enabled"] is False
     (problem,) = status["problems"]
     assert str(workspace / ".robota" / "config.yaml") in problem and "mesh" in problem
+
+
+def _enrol(signer: Path, joiner: Path, name: str) -> str:
+    """Pair ``joiner`` into ``signer``'s mesh the way pairing does once its PAKE holds (the
+    pairing branch does this over the wire; here both profiles are on one disk)."""
+    joined = MeshFiles(joiner / "data" / "mesh").identity()
+    assert joined is not None
+    raw = KeyFile(joiner / "data" / "mesh" / "credentials").get("device-key")
+    assert raw is not None
+    subject = public_bytes(key_from_bytes(raw, name="device-key"))
+    enrol(
+        MeshFiles(signer / "data" / "mesh"),
+        KeyFile(signer / "data" / "mesh" / "credentials"),
+        subject,
+        name=name,
+        now=int(time.time()),
+        lifetime=3600,
+        marks=Marks(1, 1),
+    )
+    return joined.device
+
+
+def test_revoke_on_a_signing_device_with_its_host_running(home: Path, tmp_path: Path) -> None:
+    run, phrase = _init(home)
+    assert run.code == 0
+    other = tmp_path / "other"
+    other.mkdir(mode=0o700)
+    (other / "config.yaml").write_text(CONFIG.replace("laptop", "desk"))
+    assert _robota(other, "mesh", "init", "--join").returncode == 0
+    desk = _enrol(home, other, "desk")
+    started = _robota(home, "server", "start")
+    assert started.returncode == 0, started.stderr
+    try:
+        done = _robota(home, "mesh", "revoke", "desk", "--yes")
+        assert done.returncode == 0, done.stderr
+        assert desk in done.stdout
+        status = json.loads(_robota(home, "mesh", "status", "--json").stdout)
+        assert (status["roster"]["seq"], status["revocations"]["seq"]) == (3, 3)
+        devices = json.loads(_robota(home, "mesh", "devices", "--json").stdout)
+        assert [(d["name"], d["state"]) for d in devices] == [
+            ("laptop", "active"),
+            ("desk", "revoked"),
+        ]
+        again = _robota(home, "mesh", "revoke", "desk", "--yes")
+        assert again.returncode == 2 and "no device of the roster" in again.stderr
+    finally:
+        assert _robota(home, "server", "stop").returncode == 0
+    logs = b"".join(p.read_bytes() for p in home.rglob("*.log*") if p.is_file())
+    assert logs, "the host logged"
+    _no_phrase_in(logs, phrase)
+    private = (home / "data" / "mesh" / "credentials").read_text()
+    assert all(value not in logs.decode() for value in json.loads(private).values())
