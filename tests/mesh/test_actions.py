@@ -24,6 +24,7 @@ from robota.mesh import (
     key_bytes,
     key_from_bytes,
     new_phrase,
+    open_secrets,
     public_bytes,
     recover,
     reissue,
@@ -177,3 +178,33 @@ def test_current_lists_refuse_a_rolled_back_file(tmp_path: Path) -> None:
     assert caught.value.reason == "rolled-back"
     # Expired lists are read back all the same (status reports them lapsed).
     assert current_lists(a[0], identity, Marks(1, 1)) is not None
+
+
+def test_keys_that_sat_in_the_file_are_replaced_when_the_keychain_arrives(
+    tmp_path: Path,
+) -> None:
+    from .test_credentials import MemoryKeychain
+
+    files = MeshFiles(tmp_path / "a" / "mesh")
+    opened = open_secrets(files, keychain=lambda: None)
+    assert opened.store.kind == "file"
+    phrase = new_phrase()
+    before, _lists = init_first(
+        files, opened.store, phrase=phrase, name="a", now=NOW, lifetime=LIFE
+    )
+    backend = MemoryKeychain()
+    switched = open_secrets(files, keychain=lambda: backend)
+    assert switched.store.kind == "keychain" and switched.replaced
+    assert any("pair this device" in notice for notice in switched.notices)
+    after = files.identity()
+    assert after is not None
+    assert after.device != before.device, "a new key, a new id: the devices pair again"
+    assert not after.signing and after.device_cert is None and after.root == before.root
+    assert not (tmp_path / "a" / "mesh" / "credentials").exists()
+    again = open_secrets(files, keychain=lambda: backend)
+    assert (again.replaced, again.notices) == (False, ()), "told once"
+    # The phrase certifies a new signing key here, and puts this device back on the roster.
+    identity, lists = recover(
+        files, again.store, phrase=phrase, now=NOW, lifetime=LIFE, marks=Marks(1, 1)
+    )
+    assert identity.signing and lists.roster.find(after.device) is not None

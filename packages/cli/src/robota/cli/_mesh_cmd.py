@@ -139,10 +139,10 @@ def _terminal() -> Terminal:
 
 
 def _secret_store(mesh: _Mesh) -> SecretStore:
-    from robota.mesh import CredentialStoreError, open_store  # noqa: PLC0415
+    from robota.mesh import CredentialStoreError, open_secrets  # noqa: PLC0415
 
     try:
-        opened = open_store(mesh.dir)
+        opened = open_secrets(mesh.files)
     except CredentialStoreError as error:
         _fail(f"{error}: the mesh's keys stay where they are; nothing was changed")
     for notice in opened.notices:

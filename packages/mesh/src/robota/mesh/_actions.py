@@ -19,13 +19,18 @@ action, never one that half did.
 * ``revoke``: a device off the roster and onto the revocation list.
 * ``reissue``: both lists again with the next numbers, on a signing device (the host calls it
   when ``reissue_due``).
+* ``open_secrets``: the credential store as ``_credentials.open_store`` chooses it; when it
+  dropped the keys of the file for the keychain, this device gets a new key (a new id, so it
+  must pair again) and gives up the signing key (``recover`` certifies a new one).
 * ``current_lists``: this device's lists as accepted, verified again (signature first; their
   expiry reported, not refused).
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
@@ -36,7 +41,13 @@ from ._certs import (
     revoke_signing_key,
     verify_certificate,
 )
-from ._credentials import SecretStore
+from ._credentials import (
+    PROBE_TIMEOUT,
+    OpenedStore,
+    SecretStore,
+    discover_keychain,
+    open_store,
+)
 from ._errors import CredentialStoreError, MeshError, Refused
 from ._identity import DeviceId, device_id, key_bytes, key_from_bytes, new_key, public_bytes
 from ._lists import (
@@ -51,6 +62,9 @@ from ._lists import (
 from ._phrase import root_key
 from ._state import Identity, MeshFiles
 
+if TYPE_CHECKING:
+    from keyring.backend import KeyringBackend
+
 __all__ = [
     "AlreadyInitialized",
     "Lists",
@@ -60,6 +74,7 @@ __all__ = [
     "enrol",
     "init_first",
     "init_join",
+    "open_secrets",
     "recover",
     "reissue",
     "revoke",
@@ -145,6 +160,25 @@ def init_first(
     )
     _publish(files, lists, identity)
     return identity, lists
+
+
+def open_secrets(
+    files: MeshFiles,
+    *,
+    keychain: Callable[[], KeyringBackend | None] = discover_keychain,
+    timeout: float = PROBE_TIMEOUT,
+) -> OpenedStore:
+    """The profile's secret store (``open_store``, first use included), with new keys made
+    at once when the keys that sat in the file were dropped for the keychain."""
+    opened = open_store(files.dir, keychain=keychain, timeout=timeout)
+    identity = files.identity()
+    if opened.replaced and identity is not None:
+        device = new_key()
+        opened.store.put(DEVICE_KEY, key_bytes(device))
+        files.save_identity(
+            identity.with_(device=device_id(device), device_cert=None, signing=False)
+        )
+    return opened
 
 
 def init_join(files: MeshFiles, store: SecretStore, *, name: str) -> Identity:
@@ -383,14 +417,17 @@ def recover(
     root = root_key(phrase)
     if public_bytes(root) != identity.root:
         raise MeshError("that phrase is not the one of this device's mesh")
-    device_key(store, identity)
     lists = _need_lists(files, identity, marks)
     signing = new_key()
     cert = issue_certificate(root, "signing", public_bytes(signing), issued_at=now)
     statement = revoke_signing_key(root, lists.roster.signer, issued_at=now)
+    own = device_key(store, identity)
+    subjects = {entry.subject: entry.name for entry in lists.roster.devices}
+    # This device too, when it is not on the roster (its key was replaced, say).
+    subjects.setdefault(public_bytes(own), identity.name)
     devices = [
-        issue_certificate(signing, "device", entry.subject, name=entry.name, issued_at=now)
-        for entry in lists.roster.devices
+        issue_certificate(signing, "device", subject, name=name, issued_at=now)
+        for subject, name in subjects.items()
     ]
     issued = _issue(
         signing,
@@ -404,11 +441,11 @@ def recover(
         signing_revocations=(statement,),
     )
     store.put(SIGNING_KEY, key_bytes(signing))
-    own = issued.roster.find(identity.device)
+    own_cert = issued.roster.find(identity.device)
     identity = identity.with_(
         signing=True,
         signing_cert=cert.blob,
-        device_cert=own.blob if own is not None else identity.device_cert,
+        device_cert=own_cert.blob if own_cert is not None else identity.device_cert,
     )
     _publish(files, issued, identity)
     return identity, issued

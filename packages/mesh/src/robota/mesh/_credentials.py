@@ -261,6 +261,9 @@ class OpenedStore:
     store: SecretStore
     notices: tuple[str, ...]
     """What to tell the operator now (the file chosen; keys replaced, pair again)."""
+    replaced: bool = False
+    """The file's keys were dropped for the keychain: new keys are to be made now
+    (``_actions.open_secrets`` does)."""
 
 
 def open_store(
@@ -311,7 +314,7 @@ def open_store(
         )
     if not isinstance(decision, UseKeychain) or decision.record:
         _record(mesh_dir, "keychain", store_id)
-    return OpenedStore(store, notices)
+    return OpenedStore(store, notices, replaced=isinstance(decision, SwitchToKeychain))
 
 
 def check_store(
