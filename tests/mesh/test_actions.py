@@ -15,6 +15,7 @@ from robota.mesh import (
     MeshError,
     MeshFiles,
     Refused,
+    adopt_list,
     adopt_pairing,
     current_lists,
     device_id,
@@ -208,3 +209,62 @@ def test_keys_that_sat_in_the_file_are_replaced_when_the_keychain_arrives(
         files, again.store, phrase=phrase, now=NOW, lifetime=LIFE, marks=Marks(1, 1)
     )
     assert identity.signing and lists.roster.find(after.device) is not None
+
+
+@pytest.mark.parametrize(
+    ("case", "outcome"),
+    [
+        ("newer revocations", "adopted"),
+        ("newer roster", "adopted"),
+        ("the same list again", None),
+        ("an older list", "rolled-back"),
+        ("another mesh's list", "signature-invalid"),
+        ("expired", "expired"),
+    ],
+)
+def test_a_list_from_a_peer_is_adopted_only_when_newer_and_valid(
+    tmp_path: Path, case: str, outcome: str | None
+) -> None:
+    a, b, c = _device(tmp_path, "a"), _device(tmp_path, "b"), _device(tmp_path, "c")
+    init_first(*a, phrase=new_phrase(), name="a", now=NOW, lifetime=LIFE)
+    init_join(*b, name="b")
+    init_join(*c, name="c")
+    _pair(a, b, "b")
+    _pair(a, c, "c")  # a's lists are now at 3; b holds 2
+    c_id = c[0].identity().device  # type: ignore[union-attr]
+    kind = "roster" if case == "newer roster" else "revocations"
+    now = NOW
+    if case == "newer revocations":
+        blob = revoke(*a, c_id, now=NOW, lifetime=LIFE, marks=Marks(3, 3)).revocations.blob
+    elif case == "newer roster":
+        blob = a[0].list_blob("roster")
+    elif case == "the same list again":
+        blob = b[0].list_blob("revocations")
+    elif case == "an older list":
+        blob = b[0].list_blob("revocations")  # number 2, then b takes number 4 and marks it
+        newer = revoke(*a, c_id, now=NOW, lifetime=LIFE, marks=Marks(3, 3)).revocations
+        assert adopt_list(b[0], "revocations", newer.blob, now=NOW, marks=Marks(2, 2))
+    elif case == "another mesh's list":
+        other = _device(tmp_path, "o")
+        init_first(*other, phrase=new_phrase(), name="o", now=NOW, lifetime=LIFE)
+        blob = other[0].list_blob("revocations")
+    else:
+        blob = a[0].list_blob("revocations")
+        now = NOW + LIFE
+    assert blob is not None
+    marks = Marks(2, 4) if case == "an older list" else Marks(2, 2)
+    before = b[0].list_blob(kind)
+    if outcome in (None, "adopted"):
+        adopted = adopt_list(b[0], kind, blob, now=now, marks=marks)
+        if outcome is None:
+            assert adopted is None and b[0].list_blob(kind) == before
+            return
+        assert adopted is not None and adopted.kind == kind and adopted.seq > 2
+        assert b[0].list_blob(kind) == blob
+        expected = {c_id} if case == "newer revocations" else set()
+        assert adopted.newly_revoked == expected
+        return
+    with pytest.raises(Refused) as caught:
+        adopt_list(b[0], kind, blob, now=now, marks=marks)
+    assert caught.value.reason == outcome
+    assert b[0].list_blob(kind) == before, "a refused list changes nothing"

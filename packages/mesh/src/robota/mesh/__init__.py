@@ -21,8 +21,10 @@ from robota.core import lazy_attributes as _lazy_attributes
 
 if typing.TYPE_CHECKING:
     from ._actions import (
+        Adopted,
         AlreadyInitialized,
         Lists,
+        adopt_list,
         adopt_pairing,
         current_lists,
         device_key,
@@ -178,6 +180,8 @@ __all__ = [
     "open_secrets",
     "enrol",
     "adopt_pairing",
+    "adopt_list",
+    "Adopted",
     "current_lists",
     "recover",
     "revoke",
@@ -200,8 +204,10 @@ __all__ = [
 _HOMES = {
     **dict.fromkeys(
         [
+            "Adopted",
             "AlreadyInitialized",
             "Lists",
+            "adopt_list",
             "adopt_pairing",
             "current_lists",
             "device_key",

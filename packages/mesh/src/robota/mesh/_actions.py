@@ -22,6 +22,8 @@ action, never one that half did.
 * ``open_secrets``: the credential store as ``_credentials.open_store`` chooses it; when it
   dropped the keys of the file for the keychain, this device gets a new key (a new id, so it
   must pair again) and gives up the signing key (``recover`` certifies a new one).
+* ``adopt_list``: a list a peer sent over a link: verified, and written when it is newer than
+  this device's, with the devices it newly revokes (their links close at once).
 * ``current_lists``: this device's lists as accepted, verified again (signature first; their
   expiry reported, not refused).
 """
@@ -51,6 +53,7 @@ from ._credentials import (
 from ._errors import CredentialStoreError, MeshError, Refused
 from ._identity import DeviceId, device_id, key_bytes, key_from_bytes, new_key, public_bytes
 from ._lists import (
+    ListKind,
     Marks,
     Revocations,
     Roster,
@@ -66,8 +69,10 @@ if TYPE_CHECKING:
     from keyring.backend import KeyringBackend
 
 __all__ = [
+    "Adopted",
     "AlreadyInitialized",
     "Lists",
+    "adopt_list",
     "adopt_pairing",
     "current_lists",
     "device_key",
@@ -213,6 +218,57 @@ def current_lists(files: MeshFiles, identity: Identity, marks: Marks) -> Lists |
     if identity.root is None or roster is None or revocations is None:
         return None
     return _verified(roster, revocations, identity.root, now=None, marks=marks)
+
+
+@dataclass(frozen=True, slots=True)
+class Adopted:
+    """A newer list this device took from a peer (raise its mark to ``seq``)."""
+
+    kind: ListKind
+    seq: int
+    newly_revoked: frozenset[DeviceId]
+    """Devices the list revokes that this device's list did not: close their links now."""
+
+
+def adopt_list(
+    files: MeshFiles,
+    kind: ListKind,
+    blob: bytes,
+    *,
+    now: int,
+    marks: Marks,
+) -> Adopted | None:
+    """A list a peer sent: ``Refused`` (with its reason) when it does not verify against the
+    pinned root, is below the marks or has expired; ``None`` when it is not newer than this
+    device's; else it is written and described."""
+    identity = _identity(files)
+    if identity.root is None:
+        raise MeshError("this device has not paired yet: it has no root to check lists with")
+    lists = _need_lists(files, identity, marks)
+    if kind == "roster":
+        roster = verify_roster(
+            blob,
+            root=identity.root,
+            now=now,
+            high_water=marks.roster,
+            revoked_signing=lists.revocations.revoked_signing_keys,
+        )
+        if roster.seq <= lists.roster.seq:
+            return None
+        files.save_list("roster", blob)
+        files.remember_names({cert.device: cert.name for cert in roster.devices})
+        return Adopted("roster", roster.seq, frozenset())
+    revocations = verify_revocations(
+        blob,
+        root=identity.root,
+        now=now,
+        high_water=marks.revocations,
+        revoked_signing=lists.revocations.revoked_signing_keys,
+    )
+    if revocations.seq <= lists.revocations.seq:
+        return None
+    files.save_list("revocations", blob)
+    return Adopted("revocations", revocations.seq, revocations.devices - lists.revocations.devices)
 
 
 def adopt_pairing(
