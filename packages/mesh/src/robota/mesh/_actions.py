@@ -172,10 +172,12 @@ def open_secrets(
     *,
     keychain: Callable[[], KeyringBackend | None] = discover_keychain,
     timeout: float = PROBE_TIMEOUT,
+    first_use: bool = True,
 ) -> OpenedStore:
-    """The profile's secret store (``open_store``, first use included), with new keys made
-    at once when the keys that sat in the file were dropped for the keychain."""
-    opened = open_store(files.dir, keychain=keychain, timeout=timeout)
+    """The profile's secret store (``open_store``; the host passes ``first_use=False``: it
+    never makes the first choice), with new keys made at once when the keys that sat in the
+    file were dropped for the keychain."""
+    opened = open_store(files.dir, keychain=keychain, timeout=timeout, first_use=first_use)
     identity = files.identity()
     if opened.replaced and identity is not None:
         device = new_key()
