@@ -80,6 +80,13 @@ brackets::
     ├── AttachRefused                  ``robota --attach``: the session did not take the attach
     │   └── _OlderSession              it refused ``protocol``: asked again as version 1 (internal)
     ├── PreviewError                   [ValueError] a line ``robota cards preview`` cannot draw
+    ├── MeshError                      the device mesh (robota.mesh)
+    │   ├── Refused                    a certificate, list or device refused (a closed reason)
+    │   │   └── Malformed              [ValueError] bytes that are not the signed object claimed
+    │   ├── CredentialStoreError       the credential store or a stored key failed: fail closed
+    │   ├── NoTerminal                 no controlling terminal to show or read a secret on
+    │   ├── AlreadyInitialized         ``robota mesh init`` on a device that has its identity
+    │   └── DeviceNotFound             DEVICE names no device of the roster, or several
     └── EngineStopped                  [RuntimeError] the TUI's engine is not running
 
 ``Terminated`` (robota.core, a ``SystemExit``) stands outside the tree on purpose: it is the

@@ -39,6 +39,7 @@ from ._keys import (
     key_names,
 )
 from ._kinds import as_the_template_orders
+from ._mesh import validate_mesh
 from ._model import (
     LOG_LEVELS,
     PERMISSION_MODES,
@@ -263,6 +264,7 @@ def validate_config(
     base = file.parent
     storage = reader.section(top.get("storage"), "storage", key_names(STORAGE_KEYS))
     logging = reader.section(top.get("logging"), "logging", key_names(LOGGING_KEYS))
+    mesh = validate_mesh(reader, top.get("mesh"))
     _collect_named_secrets(reader, data)
     return Config(
         file=file,
@@ -281,5 +283,6 @@ def validate_config(
             path=reader.path(logging.get("path"), "logging.path", base, profile.default_log_path),
         ),
         teams=MappingProxyType(teams),
+        mesh=mesh,
         secrets=frozenset(reader.secrets) | extra_secrets,
     )
