@@ -78,6 +78,10 @@ brackets::
     ├── WorkspaceRefused               a headless start in a workspace nobody trusted (exit 2)
     ├── AttachRefused                  ``robota --attach``: the session did not take the attach
     ├── PreviewError                   [ValueError] a line ``robota cards preview`` cannot draw
+    ├── McpError                       ``robota mcp serve`` (robota.mcp)
+    │   ├── BadArgument                [ValueError] a tool's argument: field, found, expected
+    │   ├── ToolRefused                a backend refused a tool call (shown as the tool's error)
+    │   └── BadTokenFile               [ValueError] the HTTP token file cannot be written as asked
     └── EngineStopped                  [RuntimeError] the TUI's engine is not running
 
 ``Terminated`` (robota.core, a ``SystemExit``) stands outside the tree on purpose: it is the
