@@ -16,6 +16,7 @@ from robota.mcp import (
     BadTokenFile,
     auth_refusal,
     cut,
+    folder_refusal,
     loopback,
     parse_call,
     run_result,
@@ -240,3 +241,21 @@ def test_the_token_file_is_made_exclusively_and_owner_only(tmp_path: Path) -> No
     with pytest.raises(BadTokenFile):
         write_token_file(link)
     assert not (tmp_path / "target").exists()
+
+
+@pytest.mark.parametrize(
+    ("given", "refusal"),
+    [
+        ("relative/dir", "not an absolute path"),
+        ("{ws}", None),
+        ("{ws}/sub/deeper", None),
+        ("{ws}/sub/../other", None),
+        ("{ws}/..", "outside"),
+        ("{ws}-sibling", "outside"),
+        ("/", "outside"),
+    ],
+)
+def test_folder_refusal(tmp_path: Path, given: str, refusal: str | None) -> None:
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    assert folder_refusal(Path(given.format(ws=workspace)), workspace) == refusal

@@ -50,7 +50,7 @@ from ._tools import RunCall, TaskNewCall
 if TYPE_CHECKING:
     from robota.core.engine import Engine, RouteNotice
 
-__all__ = ["MCP_KIND", "EngineBackend", "inside"]
+__all__ = ["MCP_KIND", "EngineBackend"]
 
 logger = logging.getLogger("robota.mcp")
 
@@ -61,11 +61,6 @@ OPEN_TIMEOUT = 120.0
 """Seconds a task's agent session may take to open when it is made current on a route."""
 PROGRESS_EVERY = 0.25
 """At most one progress notification per this many seconds (a text stream is many deltas)."""
-
-
-def inside(path: Path, root: Path) -> bool:
-    """``path`` is ``root`` or below it (both absolute, resolved)."""
-    return path == root or root in path.parents
 
 
 class EngineBackend:
@@ -93,7 +88,7 @@ class EngineBackend:
     # -- the backend ------------------------------------------------------------------------------
 
     async def new_task(self, call: TaskNewCall) -> str:
-        cwd = self._cwd(call.cwd)
+        cwd = Path(call.cwd) if call.cwd is not None else self.setup.workspace
         key = f"{MCP_KIND}:{secrets.token_hex(6)}"
         settings = TaskSettings(
             agent=call.agent,
@@ -172,22 +167,6 @@ class EngineBackend:
         return await self._resolve(name)
 
     # -- steps ------------------------------------------------------------------------------------
-
-    def _cwd(self, cwd: str | None) -> Path | None:
-        if cwd is None:
-            return self.setup.workspace
-        path = Path(cwd)
-        if not path.is_absolute():
-            raise ToolRefused(f"robota_task_new: 'cwd' {cwd!r} is not an absolute path")
-        path = path.resolve()
-        if not path.is_dir():
-            raise ToolRefused(f"robota_task_new: 'cwd' {cwd!r} is not a folder")
-        if not inside(path, self.setup.workspace) and not self.setup.trusted(path):
-            raise ToolRefused(
-                f"robota_task_new: 'cwd' {cwd!r} is outside the served workspace "
-                f"{self.setup.workspace} and not trusted (robota trust --yes there)"
-            )
-        return path
 
     async def _resolve(self, name: str) -> str:
         try:

@@ -65,10 +65,8 @@ class HostBackend:
         return str(result["task"]["id"])
 
     async def run(self, call: RunCall, progress: Progress) -> RunOutcome:
-        if call.task is None:
-            task = await self.new_task(TaskNewCall(agent=call.agent))
-        else:
-            task = call.task
+        assert call.task is not None  # a new task is made first (``Tools``)
+        task = call.task
         fields: dict[str, object] = {
             "task": task,
             "text": call.prompt,

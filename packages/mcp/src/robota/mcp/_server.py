@@ -20,7 +20,8 @@ import os
 import signal
 import sys
 from collections.abc import Awaitable, Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from pathlib import Path
 from typing import Any
 
 import trio
@@ -39,6 +40,7 @@ from ._tools import (
     ToolCall,
     agents_json,
     cut,
+    folder_refusal,
     parse_call,
     run_result,
 )
@@ -145,9 +147,16 @@ class Tools:
             agents = agents_json(self.setup.config.agents, runtime_plugins())
             return _json({"agents": agents})
         if isinstance(call, TaskNewCall):
-            task = await self.backend.new_task(call)
+            task = await self.backend.new_task(self._placed(call))
             return _json({"task": task})
         if isinstance(call, RunCall):
+            if call.task is None:
+                made = await self.backend.new_task(self._placed(TaskNewCall(agent=call.agent)))
+                call = replace(call, task=made)
+            elif call.agent is not None:
+                raise ToolRefused(
+                    "robota_run: argument 'agent' is for a new task; the given task keeps its own"
+                )
             outcome = await self.backend.run(call, progress)
             text, structured, failed = run_result(
                 outcome.task,
@@ -167,6 +176,23 @@ class Tools:
         status = await self._status(call.task)
         stopped = await self.backend.stop(str(status["id"]))
         return _json({"task": status["id"], "stopped": stopped})
+
+    def _placed(self, call: TaskNewCall) -> TaskNewCall:
+        """``call`` with its folder: the workspace's when none is given; a given one must be
+        an absolute folder inside the workspace, or trusted (``ToolRefused``)."""
+        if call.cwd is None:
+            return replace(call, cwd=str(self.setup.workspace))
+        path = Path(call.cwd)
+        refusal = folder_refusal(path, self.setup.workspace)
+        if refusal is None and not path.resolve().is_dir():
+            refusal = "not a folder"
+        if refusal == "outside" and self.setup.trusted(path.resolve()):
+            refusal = None
+        if refusal == "outside":
+            refusal = f"outside the served workspace {self.setup.workspace} and not trusted"
+        if refusal is not None:
+            raise ToolRefused(f"robota_task_new: argument 'cwd': found {call.cwd!r}, {refusal}")
+        return replace(call, cwd=str(path.resolve()))
 
     async def _status(self, name: str) -> dict[str, object]:
         try:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from ._errors import McpError
@@ -30,6 +31,7 @@ __all__ = [
     "ToolSpec",
     "agents_json",
     "cut",
+    "folder_refusal",
     "parse_call",
     "run_result",
     "turn_status",
@@ -330,3 +332,15 @@ def agents_json(agents: Mapping[str, Any], plugins: Mapping[str, Any]) -> list[d
             }
         )
     return rows
+
+
+def folder_refusal(path: Path, workspace: Path) -> str | None:
+    """Why a new task may not work in ``path`` as given: ``not an absolute path``, or
+    ``outside`` the served ``workspace`` (resolved; a trusted folder may still be allowed);
+    ``None`` inside it."""
+    if not path.is_absolute():
+        return "not an absolute path"
+    resolved = path.resolve()
+    if resolved == workspace or workspace in resolved.parents:
+        return None
+    return "outside"
