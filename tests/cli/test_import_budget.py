@@ -74,7 +74,7 @@ def test_version_reads_no_metadata_package() -> None:
 
 
 def test_print_mode_imports_neither_the_tui_nor_the_renderers() -> None:
-    modules = imported_by("import robota.cli._print, robota.cli._engine_host, robota.runtimes")
+    modules = imported_by("import robota.cli._print, robota.host._engine_host, robota.runtimes")
     assert {"trio", "sqlite3", "robota.core.engine"} <= modules
     for heavy in (*HEAVY_ALWAYS, "sqlite_utils", "robota.core.presentation", "robota.core.cards"):
         assert not loaded(modules, heavy), f"print mode imported {heavy}"
@@ -243,7 +243,7 @@ TASK_CLIENT_NEVER = (
     "robota.cli._server_cmd",
     "robota.cli._team_cmd",
     "robota.cli._doctor_cmd",
-    "robota.cli._host._desk",
+    "robota.host._desk",
 )
 """What ``robota task send`` must not load to call the host: the command is a client of the
 host, which resolves its TASK, and everything else is start-up time on every call."""

@@ -1,4 +1,4 @@
-"""What TASK means on a ``robota task`` command line (``robota.cli._task_names``), as tables:
+"""What TASK means on a ``robota task`` command line (``robota.host``), as tables:
 numbers, full ids, prefixes, titles, ambiguity and the environment of an agent."""
 
 from __future__ import annotations
@@ -7,9 +7,9 @@ from collections.abc import Mapping
 
 import pytest
 
-from robota.cli._task_names import NoTaskGiven, TaskLookup, pick_task
 from robota.core.frontend import AmbiguousTask, TaskNotFound, TaskNotResolved
 from robota.core.store import Task
+from robota.host import NoTaskGiven, TaskLookup, pick_task
 
 from ..support.records import make_task
 

@@ -7,7 +7,6 @@ from pathlib import Path
 
 import pytest
 
-from robota.cli._trust import WorkspaceRefused, headless_workspace
 from robota.core import ConfigError
 from robota.core.config import (
     Config,
@@ -17,6 +16,7 @@ from robota.core.config import (
     parse_project_config,
     resolve_profile,
 )
+from robota.host import WorkspaceRefused, headless_workspace
 
 from ..support.trust import trust_workspace
 

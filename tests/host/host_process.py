@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import sys
 
-from robota.cli._host import run_host
 from robota.core.control import HostState
+from robota.host import run_host
 
 
 def already_running(state: HostState | None, message: str) -> None:

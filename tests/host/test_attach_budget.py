@@ -10,8 +10,6 @@ from collections.abc import Callable
 import pytest
 import trio
 
-from robota.cli._host import _attach
-from robota.cli._host._attach import AttachDesk, SessionAttach
 from robota.core.engine import (
     AnswerApproval,
     FrontEndRequest,
@@ -20,6 +18,8 @@ from robota.core.engine import (
     SurfaceLeft,
 )
 from robota.core.frontend import FrontEndPort
+from robota.host import _attach
+from robota.host._attach import AttachDesk, SessionAttach
 
 ROUTE = "session:0123456789ab"
 

@@ -15,11 +15,11 @@ from pathlib import Path
 
 import pytest
 
-from robota.cli._host import Host as RealHost
-from robota.cli._host import _run, crash_report, rotate_log
-from robota.cli._host._spawn import spawn_detached
 from robota.core.config import Profile
 from robota.core.control import HostState
+from robota.host import Host as RealHost
+from robota.host import _run, crash_report, rotate_log
+from robota.host._spawn import spawn_detached
 from robota.runtimes._reaper import MARK
 
 from ..cli._robota import ROBOTA

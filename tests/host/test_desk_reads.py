@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 import trio
 
-from robota.cli._host import DeskReads
 from robota.core.store import CreateTask, Database, migrate
 from robota.core.store import task as load_task
+from robota.host import DeskReads
 
 
 @pytest.fixture

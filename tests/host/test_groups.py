@@ -11,12 +11,12 @@ from typing import Any
 
 import pytest
 
-from robota.cli._host import Host, TaskNewGroup
-from robota.cli._host._groups import group_settings, pick_maker
 from robota.core.control import HandlerError, HostRefused
 from robota.core.engine import TaskSettings
 from robota.core.frontend import GroupChat, GroupRefused
 from robota.core.store import open_reader, route_binding
+from robota.host import Host, TaskNewGroup
+from robota.host._groups import group_settings, pick_maker
 
 from ..support.model_server import FakeModel
 from ..support.records import make_task

@@ -18,9 +18,9 @@ from typing import Any
 import pytest
 import trio
 
-from robota.cli._host import Host
 from robota.core.config import Profile, load_config, resolve_profile
 from robota.core.control import ControlClient, HostRefused, acquire_host_lock, probe_host
+from robota.host import Host
 
 from ..cli._robota import Robota
 from ..cli.test_doctor import (

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 import pytest
 
-from robota.cli._host import QUIET, Go, Idle, RestartCore, Wait
+from robota.host import QUIET, Go, Idle, RestartCore, Wait
 
 
 def core() -> RestartCore:

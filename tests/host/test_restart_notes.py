@@ -10,14 +10,14 @@ from typing import Any
 
 import trio
 
-from robota.cli._host import (
+from robota.core.frontend import RestartNote
+from robota.host import (
     HostRestarts,
     HostTransports,
     Schedule,
     read_enrollment,
     restarted_notes,
 )
-from robota.core.frontend import RestartNote
 
 
 class Clock:

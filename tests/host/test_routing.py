@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from robota.cli._host import CLI_KIND, TaskRoute, cli_route, route_for_task, route_kind, serves
+from robota.host import CLI_KIND, TaskRoute, cli_route, route_for_task, route_kind, serves
 
 KINDS = frozenset({CLI_KIND, "feishu"})
 

@@ -21,9 +21,9 @@ from typing import Any
 
 import pytest
 
-from robota.cli._host import process_gone
 from robota.core.config import Profile
 from robota.core.control import MAX_LINE, ControlClient, probe_host
+from robota.host import process_gone
 
 from ..cli._robota import ROBOTA, Robota
 from ..cli.test_doctor import kill_processes_with_home_under, processes_with_home_under

@@ -20,9 +20,10 @@ from typing import Any
 
 import pytest
 
-from robota.cli._host import process_gone, session_paths
 from robota.core.config import Profile
 from robota.core.control import ControlClient, HostRefused, parse_registration
+from robota.core.store import open_reader
+from robota.host import process_gone, routes_of, session_paths
 
 from ..cli._robota import ROBOTA, Robota
 from ..cli.test_doctor import (
@@ -35,6 +36,7 @@ from ..support.model_server import FakeModel
 from ..support.terminal import Tmux
 from ..support.trust import trust_workspace
 from .test_host import BOUND, sandboxed
+from .test_task_cmd import host_process, task, task_json
 
 AGENT = "codex-acp"
 ROW_FIELDS = {"id", "name", "state", "started_at", "agent", "daemon"}
@@ -171,6 +173,59 @@ def test_a_background_session_starts_lists_works_and_stops(sandbox: tuple[Robota
     assert rows(robota) == []
 
 
+def owner_rows(profile: Profile) -> list[tuple[str, str, int, int]]:
+    """(task, owner, pid, generation) of every owned task, from the store itself."""
+    with closing(open_reader(profile.data_dir / "robota.sqlite")) as db:
+        rows = db.execute("SELECT task_id, owner, pid, generation FROM task_owners").fetchall()
+    return [tuple(row) for row in rows]
+
+
+def bound_routes(profile: Profile, task_id: str) -> list[str]:
+    with closing(open_reader(profile.data_dir / "robota.sqlite")) as db:
+        return routes_of(db, task_id)
+
+
+def test_a_sessions_task_is_its_own_until_it_ends_then_the_host_takes_it_over(
+    sandbox: tuple[Robota, Profile],
+) -> None:
+    """One owner per task: a ``task send`` to a background session's task goes to that
+    session (its agent, its route), other requests are refused naming it; once the session is
+    gone, the host takes the task over (generation 2) and drives it on its own route."""
+    robota, profile = sandbox
+    project = workspace(robota)
+    session_id = ok_json(
+        robota, "session", "start", "--background", "--name", "owned", "--cwd", str(project)
+    )["id"]
+    found = registration(profile, session_id)
+    owner = f"session:{session_id}"
+    ((task_id, recorded, pid, generation),) = owner_rows(profile)
+    assert (recorded, pid, generation) == (owner, found.pid, 1)
+
+    with host_process(robota, profile):
+        sent = task_json(robota, "send", task_id, "hello owner", "--wait")
+        assert (sent["owner"], sent["route"]) == (owner, owner)
+        assert [turn["final"] for turn in sent["turns"]] == ["ECHO: hello owner"]
+        # The host ran nothing for it: no route of its own, and the session still owns it.
+        assert bound_routes(profile, task_id) == [owner]
+        assert owner_rows(profile) == [(task_id, owner, found.pid, 1)]
+        refused = task(robota, "stop", task_id)
+        assert refused.returncode == 1, refused.stderr
+        assert f"driven by background session {session_id} (pid {found.pid})" in refused.stderr
+
+        stopped = robota_cmd(robota, "session", "stop", session_id)
+        assert stopped.returncode == 0, stopped.stderr
+        assert process_gone(found.pid)
+
+        taken = task_json(robota, "send", task_id, "after the session", "--wait")
+        assert "owner" not in taken
+        assert taken["route"] == f"cli:{task_id}"
+        assert [turn["final"] for turn in taken["turns"]] == ["ECHO: after the session"]
+        ((_, recorded, pid, generation),) = owner_rows(profile)
+        assert (recorded, generation) == ("host", 2)
+        assert pid != found.pid
+    assert processes_with_home_under(robota.root) == [], "a process was left behind"
+
+
 def test_a_stale_generation_is_refused_and_a_damaged_registration_listed(
     sandbox: tuple[Robota, Profile],
 ) -> None:
@@ -296,7 +351,7 @@ def test_a_start_lock_is_removed_only_by_its_start_or_unlock(
 ) -> None:
     robota, profile = sandbox
     project = workspace(robota)
-    from robota.cli._host import start_lock_path, take_start_lock, workspace_of
+    from robota.host import start_lock_path, take_start_lock, workspace_of
 
     held = take_start_lock(profile, workspace_of(project))
     assert held is not None
@@ -321,7 +376,7 @@ def test_a_start_lock_is_never_seen_half_written(sandbox: tuple[Robota, Profile]
     naming a live holder, never an empty file it would take for a gone holder's."""
     import threading
 
-    from robota.cli._host import start_lock_holder, take_start_lock, workspace_of
+    from robota.host import start_lock_holder, take_start_lock, workspace_of
 
     robota, profile = sandbox
     where = workspace_of(workspace(robota))

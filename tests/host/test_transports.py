@@ -9,10 +9,10 @@ from pathlib import Path
 import pytest
 import trio
 
-from robota.cli._host import HostTransports, enabled_transports, host_locale
 from robota.core import PluginError
 from robota.core.config import Config, Transports, load_config, resolve_profile
 from robota.core.frontend import TransportContext, TransportStatus
+from robota.host import HostTransports, enabled_transports, host_locale
 
 
 @pytest.mark.parametrize(
@@ -98,7 +98,7 @@ def test_each_enabled_section_is_a_child_and_readiness_waits_for_all(
             raise PluginError("transport plugin 'broken' failed to load: ImportError: x")
         raise KeyError(name)
 
-    monkeypatch.setattr("robota.cli._host._transports.transport_plugin", plugin)
+    monkeypatch.setattr("robota.host._transports.transport_plugin", plugin)
     chat: dict[str, object] = {
         "served": Section(),
         "off": Section(enabled=False),

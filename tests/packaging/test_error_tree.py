@@ -45,7 +45,7 @@ def test_every_exception_class_descends_from_robota_error() -> None:
     # The walk reaches every package: one class known from each.
     assert {
         "robota.core._errors.ConfigError",
-        "robota.core._bridge.OutboxClosed",
+        "robota.core.kernel._bridge.OutboxClosed",
         "robota.runtimes._jsonrpc.RpcError",
         "robota.cli._print.UsageError",
         "robota.mcp._tools.BadArgument",

@@ -3,7 +3,7 @@
 A name with a private part (``_x``, not ``__x__``) belongs to the package that holds it: the
 package path before that part. ``robota.core.engine._route`` belongs to ``robota.core.engine``,
 so any module inside ``robota.core.engine`` may import it and ``robota.cli`` may not;
-``robota.core._bridge`` belongs to ``robota.core``, so all of core may. ``from pkg import _x``
+``robota.core._errors`` belongs to ``robota.core``, so all of core may. ``from pkg import _x``
 counts as importing ``pkg._x``. Imports under ``TYPE_CHECKING`` and inside functions count too:
 they bind the importer to the same private layout.
 """

@@ -44,6 +44,7 @@ def test_wheel_contains_the_namespace_and_imports_without_the_source_tree(
     assert "robota/cli/skills/robota/SKILL.md" in names, "the agent skill must ship"
     assert "robota/core/__init__.py" in names
     assert "robota/cli/__init__.py" in names
+    assert "robota/host/__init__.py" in names
     assert "robota/transports/feishu/__init__.py" in names
     assert "robota/mcp/__init__.py" in names
     entry_points = next(n for n in names if n.endswith(".dist-info/entry_points.txt"))
@@ -71,11 +72,11 @@ def test_wheel_contains_the_namespace_and_imports_without_the_source_tree(
     deps = sysconfig.get_paths()["purelib"]
     probe = (
         "import sys; sys.path[:0] = [sys.argv[1], sys.argv[2]];"
-        "import robota.core, robota.cli, robota.core.testing, robota.runtimes;"
+        "import robota.core, robota.cli, robota.core.testing, robota.runtimes, robota.host;"
         "import robota.transports.feishu, robota.transports.slack, robota.mcp;"
         "from robota.core.config import template_text;"
         "assert 'agents:' in template_text('config.yaml');"
-        "print(robota.core.__file__); print(robota.cli.__file__)"
+        "print(robota.core.__file__); print(robota.cli.__file__); print(robota.host.__file__)"
     )
     out = subprocess.run(
         [sys.executable, "-S", "-c", probe, str(target), deps],

@@ -267,6 +267,20 @@ SAMPLE_ROWS: dict[int, dict[str, list[dict[str, object]]]] = {
             }
         ],
     },
+    7: {
+        "task_owners": [
+            {
+                "task_id": "t3",
+                "owner": "session:0123456789ab",
+                "pid": 4242,
+                "process_start": 123456,
+                "socket": "/run/robota/sessions/0123456789ab.sock",
+                "token": "g1",
+                "generation": 1,
+                "claimed_at": 13.0,
+            }
+        ],
+    },
 }
 
 

@@ -17,9 +17,9 @@ from typing import Any
 
 import trio
 
-from robota.cli._host import process_gone
 from robota.core.config import resolve_profile
 from robota.core.control import ControlClient
+from robota.host import process_gone
 
 from ...cli._robota import Robota
 from ...cli.test_doctor import processes_with_home_under, write_real_agents_config

@@ -101,8 +101,7 @@ def list_command(as_json: bool) -> None:
 def check_command(name: str, as_json: bool, timeout: float) -> None:
     """Start NAME, shake hands, open and close a session, stop; report timings."""
     from robota.core import run_main, runtime_plugins  # noqa: PLC0415
-
-    from ._launch import agent_launch  # noqa: PLC0415
+    from robota.host import agent_launch  # noqa: PLC0415
 
     config, profile = load_profile()
     agent = config.agents.get(name)

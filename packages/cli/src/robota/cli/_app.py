@@ -97,7 +97,7 @@ def _print_version(ctx: click.Context, _param: click.Parameter, value: bool) -> 
 def cli(
     ctx: click.Context, /, profile: str | None, config_path: str | None, **conversation: Any
 ) -> None:
-    """robota: drive real coding agents from a terminal, chat apps and your other machines.
+    """robota: drive real coding agents from a terminal, chat apps and a local WebSocket.
 
     With no command: the interactive UI on a terminal, or print mode with -p.
     """

@@ -1,7 +1,7 @@
 """Telling this profile's host that a terminal's turn began or ended (``turns.changed``).
 
 A team's operator priority counts the turns the operator runs from a terminal on the team's
-project (``_host/_teams.py``: the store says which turns run). The host reads the store when
+project (``robota.host._teams``: the store says which turns run). The host reads the store when
 it is told, so a teammate's write that arrives right after the operator pressed Enter already
 waits instead of slipping in before the next poll.
 

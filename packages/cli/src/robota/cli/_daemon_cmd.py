@@ -38,8 +38,9 @@ def daemon_group() -> None:
 
 
 def _here() -> tuple[Profile, Path]:
-    from ._engine_host import load_profile  # noqa: PLC0415
-    from ._host import workspace_of  # noqa: PLC0415
+    from robota.host import workspace_of  # noqa: PLC0415
+
+    from ._profile import load_profile  # noqa: PLC0415
 
     return load_profile()[1], workspace_of(Path.cwd())
 
@@ -80,8 +81,9 @@ def _gate(profile: Profile, workspace: Path, restricted: bool) -> None:
     """Exit 2 in a workspace nobody trusted unless ``--restricted`` (before any handover:
     an untrusted workspace's daemon is never handed to a plain start)."""
     from robota.core.trust import decide  # noqa: PLC0415
+    from robota.host import WorkspaceRefused, trust_store  # noqa: PLC0415
 
-    from ._trust import WorkspaceRefused, refused_exit, trust_store  # noqa: PLC0415
+    from ._trust_ask import refused_exit  # noqa: PLC0415
 
     decision = decide(trust_store(profile), workspace)
     if decision.restricted and not restricted:
@@ -96,7 +98,8 @@ def _gate(profile: Profile, workspace: Path, restricted: bool) -> None:
 @click.option("--agent", metavar="AGENT", help="The configured agent (default: the profile's).")
 def start_command(as_json: bool, restricted: bool, agent: str | None) -> None:
     """Start the workspace's daemon, or hand over the one already running."""
-    from ._host import find_daemon, start_lock_holder, take_start_lock  # noqa: PLC0415
+    from robota.host import find_daemon, start_lock_holder, take_start_lock  # noqa: PLC0415
+
     from ._session_cmd import start_background  # noqa: PLC0415
 
     profile, workspace = _here()
@@ -147,7 +150,7 @@ def start_command(as_json: bool, restricted: bool, agent: str | None) -> None:
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object on stdout.")
 def status_command(as_json: bool) -> None:
     """Whether the workspace's daemon runs (and whether it is Restricted)."""
-    from ._host import find_daemon, status_of  # noqa: PLC0415
+    from robota.host import find_daemon, status_of  # noqa: PLC0415
 
     profile, workspace = _here()
     running = find_daemon(profile, workspace)
@@ -168,7 +171,8 @@ def status_command(as_json: bool) -> None:
 @daemon_group.command("stop")
 def stop_command() -> None:
     """Stop the workspace's daemon and wait until its process is gone."""
-    from ._host import find_daemon  # noqa: PLC0415
+    from robota.host import find_daemon  # noqa: PLC0415
+
     from ._session_cmd import stop_session  # noqa: PLC0415
 
     profile, workspace = _here()
@@ -183,7 +187,7 @@ def stop_command() -> None:
 @daemon_group.command("unlock")
 def unlock_command() -> None:
     """Remove the workspace's daemon start lock (left by a start that died)."""
-    from ._host import unlock  # noqa: PLC0415
+    from robota.host import unlock  # noqa: PLC0415
 
     profile, workspace = _here()
     if unlock(profile, workspace):

@@ -136,9 +136,9 @@ def _check_agents(
 
     from robota.core import AgentLaunch, run_main, runtime_plugins  # noqa: PLC0415
     from robota.core.config import KNOWN_AGENTS  # noqa: PLC0415
+    from robota.host import agent_launch  # noqa: PLC0415
 
     from ._doctor import check_agent_command, from_probe  # noqa: PLC0415
-    from ._launch import agent_launch  # noqa: PLC0415
 
     plugins: dict[str, RuntimePlugin] = runtime_plugins()
     hints = {known.command: known.install_command for known in KNOWN_AGENTS}

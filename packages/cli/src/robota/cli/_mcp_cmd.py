@@ -10,8 +10,8 @@ through the profile's host when one runs, else through an engine of this process
 Exit codes: 0 the client closed, or a stop signal; 1 a start or transport failure; 2 refused
 (configuration, trust, options).
 
-This module imports only click at import time; the host's pieces load inside the command,
-from the modules below (the one place that names them).
+This module imports only click at import time; ``robota.host``'s pieces (the engine's
+composition, the trust gate, the store reads of ``task list/status``) load inside the command.
 """
 
 from __future__ import annotations
@@ -121,15 +121,15 @@ def _backend(setup: ServeSetup) -> Callable[[], Backend]:
 def _setup(restricted: bool) -> ServeSetup:
     """The profile, the trust gate, and what the tools need from the CLI; exit 2 refused."""
     from robota.core import ConfigError  # noqa: PLC0415
-    from robota.mcp import ServeSetup  # noqa: PLC0415
-
-    from ._engine_host import load_profile, open_engine  # noqa: PLC0415
-    from ._trust import (  # noqa: PLC0415
+    from robota.host import (  # noqa: PLC0415
         WorkspaceRefused,
         headless_workspace,
-        refused_exit,
+        open_engine,
         restricted_hook,
     )
+    from robota.mcp import ServeSetup  # noqa: PLC0415
+
+    from ._profile import load_profile  # noqa: PLC0415
 
     config, profile = load_profile()
     cwd = Path.cwd().resolve()
@@ -137,10 +137,7 @@ def _setup(restricted: bool) -> ServeSetup:
         workspace = headless_workspace(
             config, profile, cwd, restricted=restricted, mode="mcp serve"
         )
-    except WorkspaceRefused as refused:
-        refused_exit(refused)
-        raise
-    except ConfigError as error:
+    except (WorkspaceRefused, ConfigError) as error:
         click.echo(f"robota: {error}", err=True)
         sys.exit(2)
     by_trust = restricted_hook(profile)
@@ -164,8 +161,8 @@ def _setup(restricted: bool) -> ServeSetup:
 
 def _list_tasks(config: Config, show_all: bool) -> list[dict[str, object]]:
     from robota.core.store import open_reader  # noqa: PLC0415
+    from robota.host import task_rows  # noqa: PLC0415
 
-    from ._host import task_rows  # noqa: PLC0415
     from ._task_cmd import LIST_LIMIT  # noqa: PLC0415
 
     path = config.storage.sqlite_path
@@ -179,9 +176,7 @@ def _task_status(config: Config, _profile: Profile, name: str) -> dict[str, obje
     """``task status --json`` of the task ``name`` names; ``LookupError`` when none."""
     from robota.core.frontend import TaskNotResolved  # noqa: PLC0415
     from robota.core.store import open_reader  # noqa: PLC0415
-
-    from ._host import task_lookup, task_status  # noqa: PLC0415
-    from ._task_names import pick_task  # noqa: PLC0415
+    from robota.host import pick_task, task_lookup, task_status  # noqa: PLC0415
 
     path = config.storage.sqlite_path
     if not path.is_file():

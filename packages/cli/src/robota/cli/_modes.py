@@ -130,8 +130,11 @@ def run_conversation(ctx: click.Context, options: dict[str, Any]) -> None:
     if options["serve"]:
         if prompt is not None or options["attach"]:
             raise click.UsageError("--serve cannot be combined with -p or --attach")
-        from ._host import run_serve  # noqa: PLC0415
+        from robota.host import run_serve  # noqa: PLC0415
 
+        from ._parsed_text import parsed_cache_on  # noqa: PLC0415
+
+        parsed_cache_on()  # --serve reads config.yaml through the script's cache (``_profile``)
         sys.exit(
             run_serve(
                 options["cwd"],
@@ -172,8 +175,9 @@ def _attach_daemon(prompt: str | None, options: dict[str, Any]) -> None:
     """``robota --attach``: the TUI on the workspace's daemon, never a runtime of its own."""
     if prompt is not None:
         raise click.UsageError("--attach and -p cannot be combined")
-    from ._engine_host import load_profile  # noqa: PLC0415
-    from ._host import find_daemon, workspace_of  # noqa: PLC0415
+    from robota.host import find_daemon, workspace_of  # noqa: PLC0415
+
+    from ._profile import load_profile  # noqa: PLC0415
     from ._session_cmd import attach_session  # noqa: PLC0415
 
     profile = load_profile()[1]

@@ -80,8 +80,7 @@ class Prestart:
         if self.agent is None:
             return False
         from robota.core import ConfigError  # noqa: PLC0415
-
-        from ._trust import WorkspaceRefused, headless_workspace  # noqa: PLC0415
+        from robota.host import WorkspaceRefused, headless_workspace  # noqa: PLC0415
 
         directory = (cwd or self.config.defaults.cwd).resolve()
         if not directory.is_dir():
@@ -110,8 +109,8 @@ def prestart_agent(agent: str | None) -> Prestart | None:
     agent); ``None`` when the configuration cannot be loaded."""
     from robota.core import ConfigError, PluginError, runtime_plugins  # noqa: PLC0415
     from robota.core.config import load_config, resolve_profile  # noqa: PLC0415
+    from robota.host import agent_launch  # noqa: PLC0415
 
-    from ._launch import agent_launch  # noqa: PLC0415
     from ._parsed_text import parsed_cache_on  # noqa: PLC0415
 
     parsed_cache_on()

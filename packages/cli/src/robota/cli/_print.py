@@ -88,7 +88,7 @@ class PrintOptions:
     fork: bool = False
     restricted: bool = False
     """``--restricted``: run Restricted even where the workspace is trusted; the only way to
-    run in an untrusted one (``_trust.headless_workspace``)."""
+    run in an untrusted one (``robota.host.headless_workspace``)."""
 
 
 class UsageError(RobotaError):
@@ -543,10 +543,10 @@ def run_print(options: PrintOptions, prestart: Prestart | None = None) -> int:
         Terminated,
         run_main,
     )
+    from robota.host import WorkspaceRefused, headless_workspace, open_engine  # noqa: PLC0415
 
     from . import _gc  # noqa: PLC0415
-    from ._engine_host import load_profile, open_engine  # noqa: PLC0415
-    from ._trust import WorkspaceRefused, headless_workspace  # noqa: PLC0415
+    from ._profile import load_profile  # noqa: PLC0415
 
     if options.input_format == "text":
         try:

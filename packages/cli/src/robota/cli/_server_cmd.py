@@ -37,7 +37,7 @@ def _echo_json(value: object) -> None:
 
 
 def _profile() -> tuple[Config, Profile]:
-    from ._engine_host import load_profile  # noqa: PLC0415 (keeps --help fast)
+    from ._profile import load_profile  # noqa: PLC0415 (keeps --help fast)
 
     return load_profile()
 
@@ -59,8 +59,7 @@ def _offline_status(config: Config, profile: Profile) -> dict[str, Any]:
     from contextlib import closing  # noqa: PLC0415
 
     from robota.core.store import open_reader  # noqa: PLC0415
-
-    from ._host import count_routes, status_json  # noqa: PLC0415
+    from robota.host import count_routes, status_json  # noqa: PLC0415
 
     known = 0
     if config.storage.sqlite_path.exists():
@@ -84,7 +83,11 @@ def _offline_status(config: Config, profile: Profile) -> dict[str, Any]:
 @server_group.command("run")
 def run_command() -> None:
     """Run the host in the foreground until SIGTERM or SIGINT (what systemd and launchd use)."""
-    from ._host import run_host  # noqa: PLC0415
+    from robota.host import run_host  # noqa: PLC0415
+
+    from ._parsed_text import parsed_cache_on  # noqa: PLC0415
+
+    parsed_cache_on()  # the host reads config.yaml through the script's cache (``_profile``)
 
     def running(state: HostState | None, _message: str) -> None:
         pid = state.pid if state is not None else "unknown"
@@ -100,7 +103,7 @@ def run_command() -> None:
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object on stdout.")
 def start_command(as_json: bool) -> None:
     """Start the host detached and wait until it is ready (at most 45 s)."""
-    from ._host import READY_TIMEOUT, host_logs, running_state, spawn_host, wait_ready  # noqa: PLC0415
+    from robota.host import READY_TIMEOUT, host_logs, running_state, spawn_host, wait_ready  # noqa: PLC0415
 
     _config, profile = _profile()
     state = running_state(profile)
@@ -143,8 +146,7 @@ def start_command(as_json: bool) -> None:
 def stop_command(as_json: bool) -> None:
     """Stop the host and wait until its process is gone (at most 30 s)."""
     from robota.core.control import ControlClient, ControlError  # noqa: PLC0415
-
-    from ._host import STOP_TIMEOUT, running_state, wait_gone  # noqa: PLC0415
+    from robota.host import STOP_TIMEOUT, running_state, wait_gone  # noqa: PLC0415
 
     _config, profile = _profile()
     state = running_state(profile)
@@ -256,8 +258,7 @@ def restart_command(  # noqa: PLR0917 (click passes the options positionally)
     """Restart the host safely: once running turns ended, their answers were delivered and
     no message came for 15 s; then a new host replaces it. --force skips the waits."""
     from robota.core.control import ControlClient, ControlError, HostRefused  # noqa: PLC0415
-
-    from ._host import READY_TIMEOUT, STOP_TIMEOUT, running_state, wait_gone  # noqa: PLC0415
+    from robota.host import READY_TIMEOUT, STOP_TIMEOUT, running_state, wait_gone  # noqa: PLC0415
 
     if cancel and (force or immediate or reason is not None or task is not None):
         raise click.UsageError("--cancel takes no other option")

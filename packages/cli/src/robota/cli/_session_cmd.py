@@ -39,7 +39,7 @@ def _echo_json(value: object) -> None:
 
 
 def _profile() -> Profile:
-    from ._engine_host import load_profile  # noqa: PLC0415 (keeps --help fast)
+    from ._profile import load_profile  # noqa: PLC0415 (keeps --help fast)
 
     return load_profile()[1]
 
@@ -57,17 +57,19 @@ def start_background(
     import secrets  # noqa: PLC0415
 
     from robota.core import ConfigError  # noqa: PLC0415
-
-    from ._engine_host import load_profile  # noqa: PLC0415
-    from ._host import (  # noqa: PLC0415
+    from robota.host import (  # noqa: PLC0415
         READY_TIMEOUT,
         SessionSpec,
+        WorkspaceRefused,
+        headless_workspace,
         session_logs,
         spawn_session,
         wait_session_ready,
         workspace_of,
     )
-    from ._trust import WorkspaceRefused, headless_workspace, refused_exit  # noqa: PLC0415
+
+    from ._profile import load_profile  # noqa: PLC0415
+    from ._trust_ask import refused_exit  # noqa: PLC0415
 
     config, profile = load_profile()
     directory = (cwd or Path.cwd()).resolve()
@@ -156,7 +158,7 @@ def start_command(  # noqa: PLR0917 (click passes the options positionally)
 @click.option("--json", "as_json", is_flag=True, help="Print a JSON array on stdout.")
 def list_command(as_json: bool) -> None:
     """Every registered session: id, name, state, start time, agent (no content)."""
-    from ._host import session_rows  # noqa: PLC0415
+    from robota.host import session_rows  # noqa: PLC0415
 
     rows = session_rows(_profile())
     if as_json:
@@ -177,7 +179,7 @@ def list_command(as_json: bool) -> None:
 
 
 def _verified(profile: Profile, session_id: str) -> Registration:
-    from ._host import SessionUnverified, verified_session  # noqa: PLC0415
+    from robota.host import SessionUnverified, verified_session  # noqa: PLC0415
 
     try:
         return verified_session(profile, session_id)
@@ -210,7 +212,7 @@ def surface_url(registration: Registration) -> str:
 
 def stop_session(registration: Registration) -> None:
     """Stop the verified start and wait until its process is gone; exit 1 if it is not."""
-    from ._host import STOP_TIMEOUT, wait_gone  # noqa: PLC0415
+    from robota.host import STOP_TIMEOUT, wait_gone  # noqa: PLC0415
 
     _call(registration, "session.stop", {})
     if not wait_gone(registration.pid, STOP_TIMEOUT):
@@ -293,7 +295,7 @@ def attach_session(registration: Registration, *, observe: bool) -> None:
 
 def _confirm_on_terminal(question: str) -> bool:
     """Ask on the controlling terminal (``/dev/tty``, never standard input)."""
-    from ._trust import ask_terminal  # noqa: PLC0415
+    from ._trust_ask import ask_terminal  # noqa: PLC0415
 
     return ask_terminal(question) in ("y", "yes")
 
@@ -319,8 +321,11 @@ def run_command(  # noqa: PLR0917 (click passes the options positionally)
 ) -> None:
     """Serve one background session in this process (what ``start`` runs detached)."""
     from robota.core.control import SESSION_ID  # noqa: PLC0415
+    from robota.host import SessionSpec, run_session, workspace_of  # noqa: PLC0415
 
-    from ._host import SessionSpec, run_session, workspace_of  # noqa: PLC0415
+    from ._parsed_text import parsed_cache_on  # noqa: PLC0415
+
+    parsed_cache_on()  # the session reads config.yaml through the script's cache (``_profile``)
 
     if not SESSION_ID.fullmatch(session_id):
         raise click.UsageError("--id must be 12 hex digits")

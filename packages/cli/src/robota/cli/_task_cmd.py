@@ -2,7 +2,7 @@
 
 ``list`` and ``status`` read the store directly (a read-only connection), so they work whether
 or not a host runs; they resolve TASK themselves (``_task_names``). Every other command
-changes state and is a request to the host's control endpoint (``robota.cli._host``'s
+changes state and is a request to the host's control endpoint (``robota.host``'s
 ``task.*`` requests); with no host running it says so and exits 2. Those pass TASK on as typed
 and the host resolves it with the same decision, so they load neither the configuration nor
 the store: a ``task send`` is a profile's path, the control client and one request. Inside an
@@ -83,7 +83,7 @@ def _fail(message: str, code: int = 2) -> NoReturn:
 def _profile() -> tuple[Path, Profile]:
     """The store's path and the profile (``list`` and ``status``: the configuration says where
     the store is)."""
-    from ._engine_host import load_profile  # noqa: PLC0415 (keeps --help fast)
+    from ._profile import load_profile  # noqa: PLC0415 (keeps --help fast)
 
     config, profile = load_profile()
     return config.storage.sqlite_path, profile
@@ -105,9 +105,7 @@ def _reader(path: Path) -> Database | None:
 def _resolve(db: Database | None, wanted: str | None) -> Task:
     """The task ``wanted`` names (or the environment, when omitted); exit 2 when none."""
     from robota.core.frontend import TaskNotResolved  # noqa: PLC0415
-
-    from ._host import task_lookup  # noqa: PLC0415
-    from ._task_names import pick_task  # noqa: PLC0415
+    from robota.host import pick_task, task_lookup  # noqa: PLC0415
 
     if db is None:
         _fail("no tasks yet: this profile has no store (robota creates it on first start)")
@@ -122,7 +120,7 @@ def _named(wanted: str | None) -> dict[str, object]:
     caller's environment; exit 2, asking nothing, when neither names one."""
     if wanted is not None and wanted.strip():
         return {"task": wanted}
-    from ._task_names import ENV_NAMES, NoTaskGiven  # noqa: PLC0415
+    from robota.host import ENV_NAMES, NoTaskGiven  # noqa: PLC0415
 
     caller = {name: os.environ[name] for name in ENV_NAMES if os.environ.get(name, "").strip()}
     if not caller:
@@ -202,7 +200,7 @@ def task_group() -> None:
 )
 def list_command(as_json: bool, show_all: bool) -> None:
     """Tasks, newest first (works without a host)."""
-    from ._host import task_rows  # noqa: PLC0415
+    from robota.host import task_rows  # noqa: PLC0415
 
     path, _ = _profile()
     db = _reader(path)
@@ -243,7 +241,7 @@ def list_command(as_json: bool, show_all: bool) -> None:
 @_JSON_OPTION
 def status_command(task: str | None, task_option: str | None, as_json: bool) -> None:
     """One task: its state, routes, queue and latest turn (works without a host)."""
-    from ._host import task_status  # noqa: PLC0415
+    from robota.host import task_status  # noqa: PLC0415
 
     path, _ = _profile()
     db = _reader(path)
@@ -492,6 +490,6 @@ def forkgroup_command(
 
 
 def _inside_agent() -> bool:
-    from ._task_names import ENV_NAMES  # noqa: PLC0415
+    from robota.host import ENV_NAMES  # noqa: PLC0415
 
     return any(os.environ.get(name, "").strip() for name in ENV_NAMES)

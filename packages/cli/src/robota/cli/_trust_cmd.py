@@ -31,8 +31,9 @@ _CWD = click.option(
 
 
 def _store() -> TrustStore:
-    from ._engine_host import load_profile  # noqa: PLC0415
-    from ._trust import trust_store  # noqa: PLC0415
+    from robota.host import trust_store  # noqa: PLC0415
+
+    from ._profile import load_profile  # noqa: PLC0415
 
     return trust_store(load_profile()[1])
 

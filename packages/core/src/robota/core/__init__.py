@@ -1,31 +1,39 @@
 """robota.core: the actor runtime and everything product-neutral.
 
-Layering, bottom up (a module imports only from the layers below it):
+Its layers, bottom up. A module imports from its own layer and the layers below it, never from
+one above (nor this facade, which is above them all), and no modules import each other in a
+circle, directly or through others; imports under ``TYPE_CHECKING`` and inside functions count.
+``tests/packaging/test_layers.py`` reads this list and holds the code to it, and
+``docs/architecture.md`` §1 lists the same. A unit is the name right after ``robota.core``:
 
-1. ``_errors``        the exception tree
-   ``_lazy``          the lazy facades' ``__getattr__`` (PEP 562), standard library only
-2. ``_address``       stable addresses, stashes and dead letters
-3. ``_actor``         the actor base class and its crash semantics
-4. ``_bridge``        every crossing between actor threads and the trio loop
-5. ``_supervisor``    supervision trees as trio tasks
-6. ``_routes``        the route directory with passivation
-   ``_capabilities``, ``_plugins``, ``_main``   what agents can do; what runtime and
-   transport plugins offer, found by entry point; a trio run as a process's main
-   ``_commands``      the engine's slash commands and their resolver (pure, no imports), low
-   enough for ``config`` and ``policy`` to check team intents against
-7. ``store``, ``config``, ``logs``     the SQLite store, configuration and paths, structured logs
-   ``events``, ``agents``   the runtime-neutral turn events, and the messages routes and agents
-   exchange
-   ``presentation``   the turn view, its renderers (terminal, Feishu, Slack) and the card update
-   throttle; pure (no I/O, no clock), importing only ``events``
-   ``policy``         team groups' decisions: permissions, intents, the switch and
-   acknowledgement detectors, confirmations, the dispatch scheduler, localised replies; pure,
-   importing only ``config`` and ``_commands`` (nothing above ``store``/``config``)
-   ``teams``          the team actor: one team's scheduler and confirmations, persisted before
-   their effects are delivered (above ``policy`` and ``store``)
-8. ``testing``        public helpers for tests of code built on the kernel
-9. ``frontend``       the one port front ends reach the engine's routes through (above
-   ``engine``, which it knows only as a ``RouteHub``: connect, disconnect, tell)
+1. ``_errors``: the one exception tree. Core-wide (every layer raises from it), so it stays
+   here below the kernel rather than in it.
+2. ``kernel``: the actor kernel (``robota.core.kernel``): lazy facades, addresses and stashes,
+   actors and their crash semantics, the trio bridge, supervision, timers, the route directory
+   with passivation, a trio run as a process's main. It imports nothing of robota but
+   ``_errors``.
+3. ``_capabilities``, ``_dists``, ``_commands``, ``_plugins``: what agents can do; the
+   installed distributions and their entry points, read without importing; the engine's slash
+   commands and their resolver (pure, low enough for ``config`` and ``policy`` to check team
+   intents against); the runtime plugin contract and every plugin's discovery by name (each
+   other plugin contract lives beside the types it names, in ``config``, ``frontend`` and
+   ``surfaces``).
+4. ``store``, ``config``, ``logs``, ``events``, ``agents``, ``trust``: the SQLite store,
+   configuration and paths (and ``TransportPlugin``, a transport's section validation),
+   structured logs, the runtime-neutral turn events, the messages routes and agents exchange,
+   workspace trust (standard library only).
+5. ``engine``, ``presentation``, ``cards``, ``policy``, ``control``: conversations as actors;
+   the turn view, its renderers and the card update throttle (pure, importing only
+   ``events``); one card actor per turn and its delivery; team groups' decisions (pure,
+   importing only ``config`` and ``_commands``); the host's control socket and its lock.
+6. ``teams``: the team actor and its door, what a chat transport hands a team's messages to
+   (it tells routes through a port it names itself, ``RouteTeller``).
+7. ``frontend``: the one port front ends reach the engine's routes through (the engine is a
+   ``RouteHub`` to it), what the host hands a chat transport (``TransportContext``,
+   ``ServedTransport``) and the chat transports' shared shell.
+8. ``surfaces``: what a surface client and its host say, the hub, the carrier plugin's
+   contract (``SurfacePlugin``).
+9. ``testing``: public helpers for tests of code built on the kernel.
 
 Heavy third-party modules (trio, pykka, ruamel) are imported by the modules that need
 them. The facade is lazy (PEP 562): importing ``robota.core`` loads nothing but this file, and
@@ -36,23 +44,11 @@ type checkers below are the surface; ``_HOMES`` says where each name lives.
 
 import typing
 
-from ._lazy import lazy_attributes
+from .kernel import lazy_attributes
 
 if typing.TYPE_CHECKING:
-    from ._actor import Actor, Crashed, ExitReason, Stopped
-    from ._address import Address, DeadLetters, Mailbox
-    from ._bridge import (
-        Coalescer,
-        LoopMailbox,
-        LoopPort,
-        Outbox,
-        OutboxClosed,
-        Overflow,
-        Reply,
-        request,
-    )
     from ._capabilities import AgentCapabilities
-    from ._dists import robota_version
+    from ._dists import EntryPoint, entry_points, robota_version
     from ._errors import (
         AgentError,
         ConfigError,
@@ -63,7 +59,6 @@ if typing.TYPE_CHECKING:
         StoreError,
         SupervisorFailed,
     )
-    from ._main import Terminated, run_main
     from ._plugins import (
         AgentHost,
         AgentLaunch,
@@ -71,24 +66,46 @@ if typing.TYPE_CHECKING:
         PrestartedAgent,
         ProbeReport,
         RuntimePlugin,
-        ServedTransport,
-        SurfacePlugin,
-        TransportPlugin,
         runtime_kinds,
         runtime_plugins,
-        surface_plugin,
         transport_names,
-        transport_plugin,
     )
-    from ._routes import (
+    from .config import TransportPlugin, transport_plugin
+    from .frontend import ServedTransport
+    from .kernel import (
+        Actor,
+        Address,
+        Backoff,
+        ChildSpec,
+        Coalescer,
+        Crashed,
+        DeadLetters,
+        ExitReason,
+        LoopMailbox,
+        LoopPort,
+        Mailbox,
         MemoryRouteStates,
+        Outbox,
+        OutboxClosed,
+        Overflow,
+        Reply,
+        Restart,
         RouteActor,
         RouteDirectory,
         RouteStates,
+        Service,
+        Stopped,
+        Strategy,
+        Supervisor,
+        Terminated,
+        TimerHandle,
+        TimerLimitExceeded,
+        Timers,
         passivation_due,
+        request,
+        run_main,
     )
-    from ._supervisor import Backoff, ChildSpec, Restart, Service, Strategy, Supervisor
-    from ._timers import TimerHandle, TimerLimitExceeded, Timers
+    from .surfaces import SurfacePlugin, surface_plugin
 
 __all__ = [
     # actors and addresses
@@ -142,6 +159,8 @@ __all__ = [
     "transport_names",
     "transport_plugin",
     "robota_version",
+    "entry_points",
+    "EntryPoint",
     "lazy_attributes",
     # running as a process's main
     "Terminated",
@@ -158,23 +177,25 @@ __all__ = [
 ]
 
 _HOMES = {
-    "Actor": "._actor",
-    "Crashed": "._actor",
-    "ExitReason": "._actor",
-    "Stopped": "._actor",
-    "Address": "._address",
-    "DeadLetters": "._address",
-    "Mailbox": "._address",
-    "Coalescer": "._bridge",
-    "LoopMailbox": "._bridge",
-    "LoopPort": "._bridge",
-    "Outbox": "._bridge",
-    "OutboxClosed": "._bridge",
-    "Overflow": "._bridge",
-    "Reply": "._bridge",
-    "request": "._bridge",
+    "Actor": ".kernel",
+    "Crashed": ".kernel",
+    "ExitReason": ".kernel",
+    "Stopped": ".kernel",
+    "Address": ".kernel",
+    "DeadLetters": ".kernel",
+    "Mailbox": ".kernel",
+    "Coalescer": ".kernel",
+    "LoopMailbox": ".kernel",
+    "LoopPort": ".kernel",
+    "Outbox": ".kernel",
+    "OutboxClosed": ".kernel",
+    "Overflow": ".kernel",
+    "Reply": ".kernel",
+    "request": ".kernel",
     "AgentCapabilities": "._capabilities",
     "robota_version": "._dists",
+    "entry_points": "._dists",
+    "EntryPoint": "._dists",
     "AgentError": "._errors",
     "ConfigError": "._errors",
     "CrashRequested": "._errors",
@@ -183,36 +204,36 @@ _HOMES = {
     "RobotaError": "._errors",
     "StoreError": "._errors",
     "SupervisorFailed": "._errors",
-    "Terminated": "._main",
-    "run_main": "._main",
+    "Terminated": ".kernel",
+    "run_main": ".kernel",
     "AgentHost": "._plugins",
     "AgentLaunch": "._plugins",
     "PluginError": "._plugins",
     "PrestartedAgent": "._plugins",
     "ProbeReport": "._plugins",
     "RuntimePlugin": "._plugins",
-    "ServedTransport": "._plugins",
-    "SurfacePlugin": "._plugins",
-    "surface_plugin": "._plugins",
-    "TransportPlugin": "._plugins",
+    "ServedTransport": ".frontend",
+    "SurfacePlugin": ".surfaces",
+    "surface_plugin": ".surfaces",
+    "TransportPlugin": ".config",
     "runtime_kinds": "._plugins",
     "runtime_plugins": "._plugins",
     "transport_names": "._plugins",
-    "transport_plugin": "._plugins",
-    "MemoryRouteStates": "._routes",
-    "RouteActor": "._routes",
-    "RouteDirectory": "._routes",
-    "passivation_due": "._routes",
-    "RouteStates": "._routes",
-    "Backoff": "._supervisor",
-    "ChildSpec": "._supervisor",
-    "Restart": "._supervisor",
-    "Service": "._supervisor",
-    "Strategy": "._supervisor",
-    "Supervisor": "._supervisor",
-    "TimerHandle": "._timers",
-    "TimerLimitExceeded": "._timers",
-    "Timers": "._timers",
+    "transport_plugin": ".config",
+    "MemoryRouteStates": ".kernel",
+    "RouteActor": ".kernel",
+    "RouteDirectory": ".kernel",
+    "passivation_due": ".kernel",
+    "RouteStates": ".kernel",
+    "Backoff": ".kernel",
+    "ChildSpec": ".kernel",
+    "Restart": ".kernel",
+    "Service": ".kernel",
+    "Strategy": ".kernel",
+    "Supervisor": ".kernel",
+    "TimerHandle": ".kernel",
+    "TimerLimitExceeded": ".kernel",
+    "Timers": ".kernel",
 }
 """Where each lazily loaded name lives (the same as the imports for type checkers above)."""
 

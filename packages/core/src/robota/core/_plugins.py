@@ -1,4 +1,4 @@
-"""The typed meeting point of plugins: what runtime and transport plugins offer, how they are found.
+"""The typed meeting point of plugins: what runtime plugins offer, how every plugin is found.
 
 Plugins (agent runtimes, chat transports, surface carriers) never import each other, and core
 imports none of them. They are found through entry points (``robota.runtimes``,
@@ -8,6 +8,15 @@ installed distributions' metadata without importing anything (``kinds``, ``trans
 config validation checks ``agents.<name>.kind`` against them on every start, and a plugin is
 imported only when it is used (a transport when config.yaml has its section, a runtime when
 the CLI, the composition root, starts or probes its agents).
+
+Each plugin contract lives beside the types it names, so that no layer of core names one above
+it: the runtime contract (``RuntimePlugin``, its launch, probe report and host) here, over the
+kernel's types only; the transport's section validation (``TransportPlugin``) in
+``robota.core.config``, beside its ``Reader``; the transport the host runs (``ServedTransport``)
+in ``robota.core.frontend``, beside its ``TransportContext``; the surface carrier
+(``SurfacePlugin``) in ``robota.core.surfaces``, beside its ``SurfaceHub``. Discovery stays here
+and deals in names and loaded objects (``named_plugin``); each contract's home checks what it
+loaded. ``robota.core`` re-exports them all.
 """
 
 from __future__ import annotations
@@ -22,13 +31,9 @@ from ._dists import entry_points
 from ._errors import RobotaError
 
 if TYPE_CHECKING:
-    # Type-only: the reader is how a transport plugin reports a bad section (see below); the
-    # kernel's types would load pykka and trio, which print mode's prestart runs without.
-    from ._address import Mailbox
-    from ._supervisor import Backoff, Service
-    from .config import Reader
-    from .frontend import TransportContext
-    from .surfaces import SurfaceHub
+    # Type-only: the kernel's types would load pykka and trio, which print mode's prestart runs
+    # without.
+    from .kernel import Backoff, Mailbox, Service
 
 __all__ = [
     "AgentHost",
@@ -37,14 +42,10 @@ __all__ = [
     "PrestartedAgent",
     "ProbeReport",
     "RuntimePlugin",
-    "ServedTransport",
-    "SurfacePlugin",
-    "TransportPlugin",
+    "named_plugin",
     "runtime_kinds",
     "runtime_plugins",
-    "surface_plugin",
     "transport_names",
-    "transport_plugin",
 ]
 
 RUNTIMES_GROUP = "robota.runtimes"
@@ -208,114 +209,27 @@ def runtime_kinds() -> tuple[str, ...]:
     return _names(RUNTIMES_GROUP)
 
 
-@runtime_checkable
-class TransportPlugin(Protocol):
-    """A chat transport, registered under the ``robota.transports`` entry point group with
-    its ``name`` (the key of its ``transports.<name>`` section in config.yaml) as the name.
-
-    Its first duty is its own configuration: ``validate`` turns the section, as loaded from
-    YAML, into the transport's settings object, and reports every mistake through ``reader``
-    (``reader.error(key, found, expected)`` and the typed readers), so a bad section reads
-    like any other config error: file, key, found, expected, credentials described and never
-    quoted. Values read with ``reader.secret`` join the secrets no log line may carry.
-
-    The environment variables named ``<NAME>_*`` (the name in upper case, ``-`` as ``_``)
-    are the transport's credentials: ``--profile`` drops inherited ones so that only the
-    profile's ``.env`` provides them.
-    """
-
-    name: str
-
-    def validate(self, reader: Reader, section: object) -> object:
-        """``transports.<name>`` -> this transport's settings, or a ``ConfigError``."""
-        ...
-
-
-@runtime_checkable
-class ServedTransport(TransportPlugin, Protocol):
-    """A transport plugin the host can run: every chat transport robota ships is one; a
-    plugin that only validates its section is reported ``failed`` by the host, not started.
-
-    ``agent_env`` is asked before any agent starts: the non-secret variables (ids, never a
-    credential) every agent the host drives should see, e.g. ``ROBOTA_LARK_APP_ID``.
-    ``service`` is the transport's supervised child of the host's ``transports`` supervisor
-    (restarted with backoff when it crashes; built anew from the same context each time)."""
-
-    def agent_env(self, settings: object) -> dict[str, str]:
-        """Variables for the agents' environment; names start with ``ROBOTA_``."""
-        ...
-
-    def service(self, context: TransportContext) -> Service:
-        """The transport as a service of the host's tree (see ``TransportContext``)."""
-        ...
-
-
 def transport_names() -> tuple[str, ...]:
     """The name of every installed transport plugin, without loading any of them."""
     return _names(TRANSPORTS_GROUP)
 
 
-def transport_plugin(name: str) -> TransportPlugin:
-    """The installed transport plugin ``name``, loaded (imported) now; ``KeyError`` when none
-    of that name is installed, ``PluginError`` when it is broken."""
-    for entry in entry_points(TRANSPORTS_GROUP):
+def named_plugin(group: str, name: str, what: str) -> tuple[object, str]:
+    """The plugin registered as ``name`` in the entry point ``group``, loaded (imported) now,
+    and its entry point's value (``module:attribute``), for the caller to check it against its
+    contract; ``KeyError`` when none of that name is installed, ``PluginError`` when it fails
+    to load. ``what`` names the kind of plugin in that error (``transport``, ``surface``)."""
+    for entry in entry_points(group):
         if entry.name != name:
             continue
         try:
             plugin = entry.load()
         except Exception as error:
             raise PluginError(
-                f"transport plugin {name!r} ({entry.value}) failed to load: "
+                f"{what} plugin {name!r} ({entry.value}) failed to load: "
                 f"{type(error).__name__}: {error}"
             ) from error
-        if not isinstance(plugin, TransportPlugin) or plugin.name != name:
-            raise PluginError(
-                f"transport plugin {name!r} ({entry.value}) is not a TransportPlugin named {name!r}"
-            )
-        return plugin
-    raise KeyError(name)
-
-
-@runtime_checkable
-class SurfacePlugin(Protocol):
-    """A carrier for surface clients (``robota --serve``'s WebSocket), registered under the
-    ``robota.surfaces`` entry point group with its ``name``. It moves text only: every rule of
-    the protocol is the ``SurfaceHub``'s (``robota.core.surfaces``)."""
-
-    name: str
-
-    async def serve(
-        self,
-        hub: SurfaceHub,
-        *,
-        port: int,
-        token: str,
-        task_status: object,
-    ) -> None:
-        """Listen on 127.0.0.1:``port`` (0: any free port) and serve clients that present
-        ``token``, until cancelled; ``task_status.started(url)`` once it accepts connections,
-        with the URL a client connects to (it carries the token: show it to no one else)."""
-        ...
-
-
-def surface_plugin(name: str) -> SurfacePlugin:
-    """The installed surface plugin ``name``, loaded now; ``KeyError`` when none of that name
-    is installed, ``PluginError`` when it is broken."""
-    for entry in entry_points(SURFACES_GROUP):
-        if entry.name != name:
-            continue
-        try:
-            plugin = entry.load()
-        except Exception as error:
-            raise PluginError(
-                f"surface plugin {name!r} ({entry.value}) failed to load: "
-                f"{type(error).__name__}: {error}"
-            ) from error
-        if not isinstance(plugin, SurfacePlugin) or plugin.name != name:
-            raise PluginError(
-                f"surface plugin {name!r} ({entry.value}) is not a SurfacePlugin named {name!r}"
-            )
-        return plugin
+        return plugin, entry.value
     raise KeyError(name)
 
 

@@ -34,9 +34,10 @@ def profile_engine(*, cwd: Path | None = None, restricted: bool = False) -> Engi
     In an untrusted workspace (of ``cwd``, default the profile's) it asks first on the
     terminal: trust it, continue Restricted, or quit (exit 1)."""
     from robota.core import ConfigError  # noqa: PLC0415
+    from robota.host import open_engine, trust_store, workspace_config  # noqa: PLC0415
 
-    from .._engine_host import load_profile, open_engine  # noqa: PLC0415
-    from .._trust import ask_on_terminal, trust_store, workspace_config  # noqa: PLC0415
+    from .._profile import load_profile  # noqa: PLC0415
+    from .._trust_ask import ask_on_terminal  # noqa: PLC0415
 
     config, profile = load_profile()
     directory = (cwd or config.defaults.cwd).resolve()

@@ -24,10 +24,8 @@ from typing import Any
 
 import pykka
 
-from .._actor import Actor, ExitReason
-from .._address import Address
-from .._timers import TimerHandle, Timers
 from ..events import RuntimeEvent
+from ..kernel import Actor, Address, ExitReason, TimerHandle, Timers
 from ..presentation import UserSteer
 from ..store import RetireCardActions, SaveTurnSnapshot, StoreClient
 from ._core import CardPolicy, Effect, Restored, TurnCard, new_token

@@ -46,8 +46,8 @@ from typing import Any
 
 import trio
 
-from .._bridge import LoopPort
 from .._errors import RequestTimeout, RobotaError, StoreError
+from ..kernel import LoopPort
 from ..store import BindCardActions, RecordFinalDelivery, RecordProgressCard, StoreClient
 from ._messages import (
     CardFailed,

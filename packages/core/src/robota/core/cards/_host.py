@@ -26,11 +26,8 @@ from typing import Any
 
 import trio
 
-from .._address import Address
-from .._bridge import LoopPort
 from .._errors import SupervisorFailed
-from .._supervisor import Backoff, ChildSpec, Restart, Supervisor
-from .._timers import Timers
+from ..kernel import Address, Backoff, ChildSpec, LoopPort, Restart, Supervisor, Timers
 from ..store import StoreClient
 from ._actor import CardActor
 from ._core import CardPolicy

@@ -14,7 +14,7 @@ intents, switch commands, tag kinds, placeholders) is defined here, below the po
 Parsing, validation and merging are pure functions of text; the loaders and ``init_profile`` are
 the thin I/O around them.
 
-The facade is lazy (PEP 562, ``robota.core._lazy``): importing ``robota.core.config`` loads
+The facade is lazy (PEP 562, ``robota.core.kernel._lazy``): importing ``robota.core.config`` loads
 nothing but this file, and each name loads its module on first use, so loading a profile's
 configuration (``load_config``) does not pay for ``robota init``'s machinery (templates,
 merging, agent detection, the init lock).
@@ -22,13 +22,22 @@ merging, agent detection, the init lock).
 
 import typing
 
-from .._lazy import lazy_attributes as _lazy_attributes
+from ..kernel import lazy_attributes as _lazy_attributes
 
 if typing.TYPE_CHECKING:
     from ._detect import KNOWN_AGENTS, AgentStatus, KnownAgent, detect_agents
     from ._dotenv import dotenv_values, format_assignment, merge_dotenv, set_dotenv
     from ._files import atomic_write
     from ._init import FileOutcome, InitResult, init_profile, template_text
+    from ._keys import (
+        CONFIG_SECTIONS,
+        ENABLED_KEY,
+        PROJECT_SECTIONS,
+        REQUIRED,
+        ConfigKey,
+        DescribesKeys,
+        key_names,
+    )
     from ._load import load_config, load_dotenv, parse_config
     from ._lock import InitLockTimeout, init_lock
     from ._merge import merge_config_text
@@ -62,6 +71,7 @@ if typing.TYPE_CHECKING:
         TAG_KINDS,
         reserved_intent_keys,
     )
+    from ._transport_plugin import TransportPlugin, transport_plugin
 
 __all__ = [
     # profiles
@@ -106,9 +116,19 @@ __all__ = [
     # files written whole or not at all, owner-only
     "atomic_write",
     "is_secret_value",
-    # what transport plugins validate their sections with
+    # what transport plugins validate their sections with, and describe their keys with
     "Reader",
+    "TransportPlugin",
     "credential_url",
+    "transport_plugin",
+    "ConfigKey",
+    "DescribesKeys",
+    "ENABLED_KEY",
+    "key_names",
+    # every key core validates (the configuration reference is generated from these)
+    "CONFIG_SECTIONS",
+    "PROJECT_SECTIONS",
+    "REQUIRED",
     # .env text
     "dotenv_values",
     "format_assignment",
@@ -175,9 +195,18 @@ _HOMES = {
     "profile_environment": "._paths",
     "resolve_profile": "._paths",
     "Reader": "._reader",
+    "CONFIG_SECTIONS": "._keys",
+    "REQUIRED": "._keys",
+    "PROJECT_SECTIONS": "._keys",
+    "ConfigKey": "._keys",
+    "ENABLED_KEY": "._keys",
+    "DescribesKeys": "._keys",
+    "key_names": "._keys",
     "credential_url": "._reader",
     "is_secret_value": "._secrets",
     "looks_secret": "._secrets",
+    "TransportPlugin": "._transport_plugin",
+    "transport_plugin": "._transport_plugin",
     "BUILTIN_INTENTS": "._teams",
     "PLACEHOLDER": "._teams",
     "PLACEHOLDERS": "._teams",

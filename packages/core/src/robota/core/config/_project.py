@@ -32,6 +32,7 @@ from pathlib import Path
 from types import MappingProxyType
 
 from .._errors import ConfigError
+from ._keys import PROJECT_AGENT_KEYS, PROJECT_DEFAULTS_KEYS, PROJECT_TOP_LEVEL_KEYS, key_names
 from ._load import parse_yaml
 from ._model import PERMISSION_MODES, Config, PermissionMode
 from ._reader import describe, one_of
@@ -114,8 +115,8 @@ def parse_project_config(
     name = str(file)
     if data is None:
         return ProjectConfig(file)
-    top = _mapping(name, data, "(top level)", ("defaults", "agents"))
-    defaults = _mapping(name, top.get("defaults"), "defaults", ("agent", "permissionMode"))
+    top = _mapping(name, data, "(top level)", key_names(PROJECT_TOP_LEVEL_KEYS))
+    defaults = _mapping(name, top.get("defaults"), "defaults", key_names(PROJECT_DEFAULTS_KEYS))
     configured = "one of the configured agents: " + ", ".join(agents)
     agent = defaults.get("agent")
     if agent is not None and (not isinstance(agent, str) or agent not in agents):
@@ -131,7 +132,7 @@ def parse_project_config(
         for agent_name, section in raw_agents.items():
             if agent_name not in agents:
                 raise ConfigError(name, "agents", f"the agent {describe(agent_name)}", configured)
-            fields = _mapping(name, section, f"agents.{agent_name}", ("env",))
+            fields = _mapping(name, section, f"agents.{agent_name}", key_names(PROJECT_AGENT_KEYS))
             env[agent_name] = MappingProxyType(_env(name, agent_name, fields.get("env")))
     return ProjectConfig(
         file,

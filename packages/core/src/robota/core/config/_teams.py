@@ -29,6 +29,9 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
+from ._keys import INTENT_KEYS as _INTENT_TABLE
+from ._keys import TEAM_KEYS as _TEAM_TABLE
+from ._keys import key_names
 from ._model import (
     INTENT_LEVELS,
     LOCALES,
@@ -59,23 +62,9 @@ PLACEHOLDERS = ("args", "project", "chat", "sender")
 PLACEHOLDER = re.compile(r"\{\{|\}\}|\{([A-Za-z_][A-Za-z0-9_]*)\}")
 """A doubled brace (a literal one) or ``{name}``; the renderer and this check share it."""
 
-TEAM_KEYS = (
-    "transport",
-    "chat",
-    "project",
-    "admins",
-    "members",
-    "locale",
-    "slots",
-    "queueLimit",
-    "maxTurnMinutes",
-    "memberPermissionMode",
-    "intents",
-    "intentPermissions",
-    "respondToAllMessages",
-    "timeZone",
-)
-_INTENT_KEYS = ("description", "prompt", "tags")
+TEAM_KEYS = key_names(_TEAM_TABLE)
+"""The keys of ``teams.<name>``, described in ``_keys.TEAM_KEYS``."""
+_INTENT_KEYS = key_names(_INTENT_TABLE)
 _NAME = re.compile(r"[a-z0-9][a-z0-9_-]*\Z")
 
 

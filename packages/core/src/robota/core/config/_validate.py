@@ -9,12 +9,14 @@ key path (``agents.codex.command``), what was found and what was expected. What 
 is described, never quoted, when it may be a credential: a secret-named key, or any value that
 came from a ``${NAME}`` reference.
 
-Unknown keys are errors at every level: ``permisionMode: plan`` silently falling back to the
-default mode is the kind of typo that costs a user their working tree.
+Each section's keys come from ``_keys``' tables (type, default, meaning: the configuration
+reference is generated from them). Unknown keys are errors at every level: ``permisionMode:
+plan`` silently falling back to the default mode is the kind of typo that costs a user their
+working tree.
 
-Plugins own two parts of the file (see ``robota.core._plugins``): ``agents.<name>.kind`` must
-name an installed runtime plugin, and each chat transport's section is validated by its
-transport plugin, through the same ``Reader``.
+Plugins own two parts of the file (see ``robota.core._plugins`` and ``_transport_plugin``):
+``agents.<name>.kind`` must name an installed runtime plugin, and each chat transport's section
+is validated by its transport plugin, through the same ``Reader``.
 """
 
 from __future__ import annotations
@@ -24,8 +26,18 @@ from collections.abc import Mapping
 from pathlib import Path
 from types import MappingProxyType
 
-from .._plugins import PluginError, runtime_kinds, transport_names, transport_plugin
+from .._plugins import PluginError, runtime_kinds, transport_names
 from ._expand import expand
+from ._keys import (
+    AGENT_KEYS,
+    CONSOLE_KEYS,
+    DEFAULTS_KEYS,
+    LOGGING_KEYS,
+    STORAGE_KEYS,
+    TOP_LEVEL_KEYS,
+    WS_KEYS,
+    key_names,
+)
 from ._model import (
     LOG_LEVELS,
     PERMISSION_MODES,
@@ -42,14 +54,15 @@ from ._paths import Profile
 from ._reader import Reader, describe, one_of
 from ._secrets import is_secret_value, looks_secret
 from ._teams import validate_teams
+from ._transport_plugin import transport_plugin
 
 __all__ = ["AGENT_NAME", "SECTIONS", "validate_config"]
 
 AGENT_NAME = re.compile(r"[a-z0-9][a-z0-9_-]*\Z")
 _ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 _TEMPLATE_KIND = re.compile(r"^\s*kind:\s*(\S+)\s*$", re.MULTILINE)
-SECTIONS = ("agents", "defaults", "transports", "storage", "logging", "teams")
-_AGENT_KEYS = ("kind", "command", "args", "env", "title")
+SECTIONS = key_names(TOP_LEVEL_KEYS)
+_AGENT_KEYS = key_names(AGENT_KEYS)
 _OWN_TRANSPORTS = ("console", "ws")
 """robota's own front ends; every other ``transports`` key names a transport plugin."""
 _PERMISSION_HINT = (
@@ -144,7 +157,7 @@ def _agents(reader: Reader, raw: object) -> dict[str, AgentConfig]:
 def _defaults(
     reader: Reader, raw: object, agents: Mapping[str, AgentConfig], start_dir: Path
 ) -> Defaults:
-    section = reader.section(raw, "defaults", ("agent", "cwd", "permissionMode"))
+    section = reader.section(raw, "defaults", key_names(DEFAULTS_KEYS))
     configured = "one of the configured agents: " + ", ".join(agents)
     agent = reader.text(section.get("agent"), "defaults.agent", required=True, expected=configured)
     assert agent is not None
@@ -191,11 +204,11 @@ def _transports(reader: Reader, raw: object) -> Transports:
                 f"{one_of(allowed)} (installed transport plugins: {plugins})",
             )
     section = reader.section(raw, "transports", allowed)
-    console = reader.section(section.get("console"), "transports.console", ("enabled",))
+    console = reader.section(section.get("console"), "transports.console", key_names(CONSOLE_KEYS))
     ws: WsSettings | None = None
     if "ws" in section:
         ws_section = reader.section(
-            section["ws"], "transports.ws", ("host", "port"), nullable=False
+            section["ws"], "transports.ws", key_names(WS_KEYS), nullable=False
         )
         host = reader.text(ws_section.get("host"), "transports.ws.host", required=False)
         ws = WsSettings(
@@ -258,8 +271,8 @@ def validate_config(
     transports = _transports(reader, top.get("transports"))
     teams = validate_teams(reader, top.get("teams"), transports.chat)
     base = file.parent
-    storage = reader.section(top.get("storage"), "storage", ("sqlitePath",))
-    logging = reader.section(top.get("logging"), "logging", ("level", "path"))
+    storage = reader.section(top.get("storage"), "storage", key_names(STORAGE_KEYS))
+    logging = reader.section(top.get("logging"), "logging", key_names(LOGGING_KEYS))
     _collect_named_secrets(reader, data)
     return Config(
         file=file,

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import typing
 
-from .._lazy import lazy_attributes as _lazy_attributes
+from ..kernel import lazy_attributes as _lazy_attributes
 
 if typing.TYPE_CHECKING:
     from ._client import ControlClient
@@ -42,14 +42,13 @@ if typing.TYPE_CHECKING:
     )
     from ._errors import (
         ControlError,
-        HostAlreadyRunning,
         HostRefused,
         HostUnreachable,
         NoHostRunning,
         SocketInUse,
         UnsafeRuntimeDir,
     )
-    from ._host_lock import HostLock, acquire_host_lock, probe_host
+    from ._host_lock import HostAlreadyRunning, HostLock, acquire_host_lock, probe_host
     from ._host_state import (
         BadHostState,
         HostPresence,
@@ -143,7 +142,7 @@ __all__ = [
 _HOMES = {
     "ControlClient": "._client",
     "ControlError": "._errors",
-    "HostAlreadyRunning": "._errors",
+    "HostAlreadyRunning": "._host_lock",
     "HostRefused": "._errors",
     "HostUnreachable": "._errors",
     "NoHostRunning": "._errors",

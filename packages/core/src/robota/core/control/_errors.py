@@ -5,23 +5,19 @@ ControlError                  anything about reaching or running the local host
 ├── HostRefused                 the host answered, with an error reply (code, message, field)
 ├── HostUnreachable           the host did not answer in time, or hung up mid-reply
 ├── SocketInUse               a live host already listens on this socket (its pid if known)
-├── HostAlreadyRunning        the profile's host lock is held (the running host's state)
+├── HostAlreadyRunning        the profile's host lock is held (the running host's state;
+│                             in ``_host_lock``, beside the ``HostState`` it carries)
 └── UnsafeRuntimeDir          the runtime directory is not a directory this user owns
 """
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from robota.core._errors import RobotaError
 
-if TYPE_CHECKING:
-    from ._host_state import HostState
-
 __all__ = [
     "ControlError",
-    "HostAlreadyRunning",
     "HostRefused",
     "HostUnreachable",
     "NoHostRunning",
@@ -65,22 +61,6 @@ class SocketInUse(ControlError):
         super().__init__(f"{socket_path} is served by {who}; not replacing a live socket")
         self.socket_path = socket_path
         self.pid = pid
-
-
-class HostAlreadyRunning(ControlError):
-    """The profile's host lock is held: ``state`` is the running host's, when it published
-    one (a host that has just taken the lock may not have yet)."""
-
-    def __init__(self, lock_path: Path, state: HostState | None, holder: int | None) -> None:
-        if state is not None:
-            what = f"a robota host is already running (pid {state.pid}, socket {state.socket})"
-        else:
-            who = f"process {holder}" if holder is not None else "another process"
-            what = f"{lock_path} is held by {who}, which has not published its state"
-        super().__init__(what)
-        self.lock_path = lock_path
-        self.state = state
-        self.holder = holder
 
 
 class UnsafeRuntimeDir(ControlError):

@@ -23,16 +23,34 @@ from pathlib import Path
 from types import TracebackType
 from typing import Protocol
 
-from ._errors import HostAlreadyRunning
+from ._errors import ControlError
 from ._host_state import (
     HostPresence,
+    HostState,
     judge_presence,
     pid_alive,
     read_host_state,
 )
 from ._socket_file import ensure_runtime_dir
 
-__all__ = ["HostLock", "acquire_host_lock", "probe_host"]
+__all__ = ["HostAlreadyRunning", "HostLock", "acquire_host_lock", "probe_host"]
+
+
+class HostAlreadyRunning(ControlError):
+    """The profile's host lock is held: ``state`` is the running host's, when it published
+    one (a host that has just taken the lock may not have yet)."""
+
+    def __init__(self, lock_path: Path, state: HostState | None, holder: int | None) -> None:
+        if state is not None:
+            what = f"a robota host is already running (pid {state.pid}, socket {state.socket})"
+        else:
+            who = f"process {holder}" if holder is not None else "another process"
+            what = f"{lock_path} is held by {who}, which has not published its state"
+        super().__init__(what)
+        self.lock_path = lock_path
+        self.state = state
+        self.holder = holder
+
 
 _POLL = 0.05
 _LOCK_FILE_MODE = 0o600

@@ -16,9 +16,9 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .._address import Mailbox
 from .._capabilities import AgentCapabilities
 from ..agents import PermissionMode
+from ..kernel import Mailbox
 from ..store import ReaderPool, StoreClient
 from ._messages import TaskOpened
 

@@ -28,10 +28,16 @@ from typing import cast
 import trio
 
 from .._capabilities import AgentCapabilities
-from .._memory import release_free_memory
 from .._plugins import AgentHost, runtime_plugins
-from .._routes import MemoryRouteStates, RouteDirectory
-from .._supervisor import Backoff, ChildSpec, Service, Supervisor
+from ..kernel import (
+    Backoff,
+    ChildSpec,
+    MemoryRouteStates,
+    RouteDirectory,
+    Service,
+    Supervisor,
+    release_free_memory,
+)
 from ..store import (
     HeartbeatTurnAttempt,
     ReaderPool,

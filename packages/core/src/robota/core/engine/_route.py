@@ -26,8 +26,8 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-from .._routes import RouteActor
 from ..agents import ListSessions, OpenSession
+from ..kernel import RouteActor
 from ..store import (
     QueuedPrompt,
     ReaderPool,

@@ -37,7 +37,7 @@ transport's side of the host's safe restart, its notes through the platform's ``
 
 import typing
 
-from .._lazy import lazy_attributes as _lazy_attributes
+from ..kernel import lazy_attributes as _lazy_attributes
 
 if typing.TYPE_CHECKING:
     from ._backpressure import CAPACITY, COALESCE_AFTER, merge_notices
@@ -94,6 +94,7 @@ if typing.TYPE_CHECKING:
         RestartNote,
         RestartNotes,
         RestartPhase,
+        ServedTransport,
         ServesRoutes,
         TransportContext,
         TransportState,
@@ -123,6 +124,7 @@ __all__ = [
     "COALESCE_AFTER",
     "merge_notices",
     # what a chat transport is handed by the host, and reports
+    "ServedTransport",
     "TransportContext",
     "TransportStatus",
     "TransportState",
@@ -260,6 +262,7 @@ _HOMES = {
     "GroupRefused": "._transport",
     "HostActions": "._transport",
     "PendingFinals": "._transport",
+    "ServedTransport": "._transport",
     "ServesRoutes": "._transport",
     "RestartNote": "._transport",
     "RestartNotes": "._transport",

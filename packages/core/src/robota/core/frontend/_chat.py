@@ -84,8 +84,7 @@ from ._port import Overflowed
 from ._queue import QUEUE_CANCEL, QueueNote, QueueNotes
 
 if TYPE_CHECKING:
-    from .._address import Address
-    from .._bridge import LoopPort
+    from ..kernel import Address, LoopPort
     from ._port import RouteLink
     from ._transport import TransportContext
 

@@ -22,8 +22,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
 if TYPE_CHECKING:
-    from robota.core import AgentCapabilities
     from robota.core.config import Config
+
+    from .._capabilities import AgentCapabilities
 
 __all__ = [
     "FILE_BYTES",
@@ -252,7 +253,8 @@ def agent_capabilities(config: Config, agent: str | None) -> AgentCapabilities:
     """The capabilities ``agent``'s runtime declares (``None``: the profile's default agent);
     an unknown agent or runtime can do nothing. A session may refine them down (an ACP agent
     says whether it takes images); the engine then refuses with the reason."""
-    from robota.core import AgentCapabilities, PluginError, runtime_plugins  # noqa: PLC0415
+    from .._capabilities import AgentCapabilities  # noqa: PLC0415
+    from .._plugins import PluginError, runtime_plugins  # noqa: PLC0415
 
     entry = config.agents.get(agent or config.defaults.agent)
     if entry is None:

@@ -40,9 +40,9 @@ from typing import TYPE_CHECKING, Protocol, cast
 
 import trio
 
-from .._bridge import LoopPort
 from .._errors import RobotaError
 from ..engine import AnswerApproval, Interrupt
+from ..kernel import LoopPort
 from ._backpressure import CAPACITY, COALESCE_AFTER, merge_notices
 
 if TYPE_CHECKING:

@@ -3,7 +3,8 @@
 A chat transport (a ``robota.transports`` plugin) is a front end like the TUI: it reaches its
 routes through the ``FrontEndPort`` and nothing else of the engine. The host builds one
 ``TransportContext`` per enabled ``transports.<name>`` section and asks the plugin for the
-transport's supervised service (``TransportPlugin.service``); the service reports its
+transport's supervised service (``ServedTransport.service``, the contract of a transport
+plugin the host runs, here beside the context it is handed); the service reports its
 connection through ``context.report`` (what ``robota server status`` shows and what the
 host's readiness waits for) and asks for host-level actions through ``context.host``. A
 service that also implements ``RestartNotes`` is told about a safe restart its conversations
@@ -30,9 +31,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Literal, Protocol, runtime_checkable
 
 from .._errors import RobotaError
+from ..config import TransportPlugin
 
 if TYPE_CHECKING:
     from ..config import Config, Profile
+    from ..kernel import Service
     from ..store import StoreClient
     from ..teams import TeamDoor
     from ._port import FrontEndPort
@@ -46,6 +49,7 @@ __all__ = [
     "RestartNote",
     "RestartNotes",
     "RestartPhase",
+    "ServedTransport",
     "ServesRoutes",
     "TransportContext",
     "TransportState",
@@ -226,3 +230,22 @@ class TransportContext:
         with ``None`` (the connection is lost). Without a host, nothing happens."""
         if self.groups is not None:
             self.groups(self.name, maker)
+
+
+@runtime_checkable
+class ServedTransport(TransportPlugin, Protocol):
+    """A transport plugin the host can run: every chat transport robota ships is one; a
+    plugin that only validates its section is reported ``failed`` by the host, not started.
+
+    ``agent_env`` is asked before any agent starts: the non-secret variables (ids, never a
+    credential) every agent the host drives should see, e.g. ``ROBOTA_LARK_APP_ID``.
+    ``service`` is the transport's supervised child of the host's ``transports`` supervisor
+    (restarted with backoff when it crashes; built anew from the same context each time)."""
+
+    def agent_env(self, settings: object) -> dict[str, str]:
+        """Variables for the agents' environment; names start with ``ROBOTA_``."""
+        ...
+
+    def service(self, context: TransportContext) -> Service:
+        """The transport as a service of the host's tree (see ``TransportContext``)."""
+        ...

@@ -14,7 +14,7 @@ would otherwise load on that path too.
 
 import typing
 
-from .._lazy import lazy_attributes as _lazy_attributes
+from ..kernel import lazy_attributes as _lazy_attributes
 
 if typing.TYPE_CHECKING:
     from ._jsonlines import JsonLinesFormatter, PrivateRotatingFileHandler, configure_logging

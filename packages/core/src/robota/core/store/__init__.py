@@ -28,7 +28,8 @@ connections instead of holding one each.
 Ops are small frozen dataclasses with an ``apply(db)`` method (``WriteOp``); the typed ones here
 cover inbound-event dedupe, route states, the final-delivery ledger, turn attempts, the prompt
 queue, the audit trail, what chat transports keep of their chats (``_chats``), and team groups'
-registry, decision audit and stored requests (``_teams``). The schema
+registry, decision audit and stored requests (``_teams``), and which process owns a task
+(``_owners``). The schema
 grows through ``MIGRATIONS``, applied by the writer when it starts; a database from a newer
 robota is refused with ``StoreError``. Migrations that change tables are written with
 sqlite-utils (``schema_change``), which is also what ``inspect_store`` (``robota store``) reads
@@ -48,7 +49,7 @@ A typical tree::
 
 import typing
 
-from .._lazy import lazy_attributes as _lazy_attributes
+from ..kernel import lazy_attributes as _lazy_attributes
 
 if typing.TYPE_CHECKING:
     from ._cards import (
@@ -102,6 +103,7 @@ if typing.TYPE_CHECKING:
         UpdateTurnAttempt,
         WriteOp,
     )
+    from ._owners import ClaimTask, TaskOwner, task_owner
     from ._pool import ReaderPool
     from ._queries import (
         audit_events,
@@ -251,6 +253,10 @@ __all__ = [
     "CLAIM_REFUSALS",
     # route states
     "SqliteRouteStates",
+    # which process owns a task
+    "ClaimTask",
+    "TaskOwner",
+    "task_owner",
     # tasks and routes
     "Task",
     "RouteBinding",
@@ -404,6 +410,9 @@ _LAZY = {
     "team_rows": "._teams",
     "StoreClient": "._client",
     "SqliteRouteStates": "._route_states",
+    "ClaimTask": "._owners",
+    "TaskOwner": "._owners",
+    "task_owner": "._owners",
     "StoreWriter": "._writer",
 }
 

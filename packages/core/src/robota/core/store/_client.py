@@ -15,9 +15,8 @@ from typing import Any, Generic, TypeVar
 import pykka
 import trio
 
-from .._address import Address
-from .._bridge import LoopPort, Reply
 from .._errors import RequestTimeout, StoreError
+from ..kernel import Address, LoopPort, Reply
 from ._database import Database
 from ._messages import Ack, Drain, Write, WriteQueue, settle
 from ._migrations import schema_version

@@ -316,6 +316,24 @@ def _v6_team_requests(db: sqlite_utils.Database) -> None:
     db.table("teams").add_column("last_route", str)
 
 
+_V7_TASK_OWNERS = _statements(
+    # The one process that drives each task (the host, a background session, the daemon) and
+    # how to reach it; ``generation`` grows with every change of owner (``_owners``).
+    """
+    CREATE TABLE task_owners (
+        task_id TEXT PRIMARY KEY,
+        owner TEXT NOT NULL,
+        pid INTEGER NOT NULL,
+        process_start INTEGER,
+        socket TEXT NOT NULL,
+        token TEXT NOT NULL DEFAULT '',
+        generation INTEGER NOT NULL,
+        claimed_at REAL NOT NULL
+    )
+    """,
+)
+
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "conversation state", _V1_CONVERSATIONS),
     Migration(2, "presentation and audit", _V2_PRESENTATION_AND_AUDIT),
@@ -323,6 +341,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(4, "turn lineage", _V4_TURN_LINEAGE),
     Migration(5, "teams", _V5_TEAMS),
     Migration(6, "team requests", schema_change(_v6_team_requests)),
+    Migration(7, "task owners", _V7_TASK_OWNERS),
 )
 """Every migration this code knows, oldest first; the last one's version is the schema's."""
 

@@ -26,8 +26,8 @@ import sqlite3
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from .._actor import Actor
 from .._errors import StoreError
+from ..kernel import Actor
 from ._connection import open_writer
 from ._database import Database
 from ._messages import Drain, Write, settle

@@ -10,12 +10,13 @@ a host message with ``host_message``, which the session's ``SessionStream`` stam
 
 Layering, bottom up: ``_frames`` (the client vocabulary), ``_messages`` (notices to host
 messages), ``_stream`` (seq, resume buffer, the replies ``get-messages``/``get-pending`` read),
-``_hub`` (the host's clients and sessions on its trio loop: what a carrier plugin drives).
+``_hub`` (the host's clients and sessions on its trio loop: what a carrier plugin drives),
+``_plugin`` (what a carrier plugin is: ``SurfacePlugin``, beside the hub it is handed).
 """
 
 import typing
 
-from .._lazy import lazy_attributes as _lazy_attributes
+from ..kernel import lazy_attributes as _lazy_attributes
 
 if typing.TYPE_CHECKING:
     from ._frames import (
@@ -35,6 +36,7 @@ if typing.TYPE_CHECKING:
     )
     from ._hub import BYTE_BUDGET, SURFACE_PROTOCOL, SurfaceClient, SurfaceHub, SurfaceSession
     from ._messages import HOST_TYPES, host_message
+    from ._plugin import SurfacePlugin, surface_plugin
     from ._stream import RESUME_BYTES, RESUME_MESSAGES, TRANSCRIPT_MESSAGES, SessionStream
 
 __all__ = [
@@ -66,6 +68,9 @@ __all__ = [
     "SurfaceClient",
     "SURFACE_PROTOCOL",
     "BYTE_BUDGET",
+    # the carrier plugin's contract (``robota --serve``'s WebSocket)
+    "SurfacePlugin",
+    "surface_plugin",
 ]
 
 _HOMES = {
@@ -89,6 +94,8 @@ _HOMES = {
     ),
     "HOST_TYPES": "._messages",
     "host_message": "._messages",
+    "SurfacePlugin": "._plugin",
+    "surface_plugin": "._plugin",
     **dict.fromkeys(
         ("SessionStream", "RESUME_MESSAGES", "RESUME_BYTES", "TRANSCRIPT_MESSAGES"), "._stream"
     ),

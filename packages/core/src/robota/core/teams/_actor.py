@@ -23,8 +23,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from .._actor import Actor
 from ..config import TeamConfig
+from ..kernel import Actor
 from ..policy import (
     Cancelled,
     Complete,

@@ -117,8 +117,7 @@ from ._actor import (
 if TYPE_CHECKING:
     import trio
 
-    from .._bridge import LoopPort
-    from ..frontend import FrontEndPort
+    from ..kernel import LoopPort
 
 __all__ = [
     "DoorEffect",
@@ -280,6 +279,14 @@ async def say_offline(attached: Iterable[LoopReplies], timeout: float) -> None:
             await replies.offline()
 
 
+class RouteTeller(Protocol):
+    """What a door needs of the front-end port (``robota.core.frontend.FrontEndPort`` is one):
+    telling a route a request. Named here, not imported, because the front end is the layer
+    above the teams (its ``TransportContext`` carries the doors)."""
+
+    def tell(self, route_key: str, request: FrontEndRequest) -> None: ...
+
+
 class TeamDoor:
     """See the module docstring. ``actor`` is the team's ``TeamActor`` (a ref with ``tell``);
     it must deliver its effects to ``deliver``."""
@@ -290,7 +297,7 @@ class TeamDoor:
         store: StoreClient,
         *,
         agent: str | None = None,
-        port: FrontEndPort | None = None,
+        port: RouteTeller | None = None,
         clock: Callable[[], float] = time.time,
         agent_versions: Callable[[str], str | None] | None = None,
     ) -> None:

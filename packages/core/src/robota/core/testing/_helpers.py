@@ -10,9 +10,16 @@ from typing import Any
 
 import trio
 
-from .._actor import Actor, RequestCrash
-from .._address import Address, DeadLetters
-from .._supervisor import Backoff, ChildSpec, Strategy, Supervisor
+from ..kernel import (
+    Actor,
+    Address,
+    Backoff,
+    ChildSpec,
+    DeadLetters,
+    RequestCrash,
+    Strategy,
+    Supervisor,
+)
 
 __all__ = [
     "FAST_BACKOFF",

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ._settings import FeishuSettings, validated
+from ._settings import CONFIG_KEYS, FeishuSettings, validated
 
 if TYPE_CHECKING:
     from robota.core import Service
@@ -25,6 +25,8 @@ class FeishuTransport:
     open_id among them, read once per process and app), and the host's service."""
 
     name = "feishu"
+    config_keys = CONFIG_KEYS
+    """The section's keys, described (``robota.core.config.DescribesKeys``)."""
 
     def __init__(self) -> None:
         self._bot_open_ids: dict[str, str] = {}

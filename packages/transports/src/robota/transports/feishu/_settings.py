@@ -10,9 +10,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Literal
 
-from robota.core.config import Reader, credential_url
+from robota.core.config import ENABLED_KEY, REQUIRED, ConfigKey, Reader, credential_url, key_names
 
 __all__ = [
+    "CONFIG_KEYS",
     "DEFAULT_DOMAIN",
     "DOMAIN_EXPECTED",
     "THINKING_CARD_LAYOUTS",
@@ -29,16 +30,48 @@ ThinkingCardLayout = Literal["grouped", "timeline"]
 THINKING_CARD_LAYOUTS: tuple[ThinkingCardLayout, ...] = ("grouped", "timeline")
 
 _PATH = "transports.feishu"
-_KEYS = (
-    "enabled",
-    "appId",
-    "appSecret",
-    "userOpenId",
-    "respondToOwnerOnly",
-    "respondToAllGroupMessages",
-    "thinkingCardLayout",
-    "domain",
+CONFIG_KEYS: tuple[ConfigKey, ...] = (
+    ENABLED_KEY,
+    ConfigKey("appId", "text", REQUIRED, "The bot's app id (`${FEISHU_APP_ID}` from .env)."),
+    ConfigKey(
+        "appSecret",
+        "text (a secret: masked in every log line, never quoted in an error)",
+        REQUIRED,
+        "The app's secret (`${FEISHU_APP_SECRET}` from .env).",
+    ),
+    ConfigKey(
+        "userOpenId",
+        "text",
+        "required while respondToOwnerOnly is true",
+        "The owner's open_id: the one person the bot answers, told of start-ups.",
+    ),
+    ConfigKey(
+        "respondToOwnerOnly",
+        "true or false",
+        "true",
+        "Off: anyone who can message the bot is answered (team groups have rules of their own).",
+    ),
+    ConfigKey(
+        "respondToAllGroupMessages",
+        "true or false",
+        "true",
+        "Off: mention-only everywhere (a group message must @mention the bot to be read).",
+    ),
+    ConfigKey(
+        "thinkingCardLayout",
+        "grouped or timeline",
+        "grouped",
+        "How the progress card shows a turn's activity.",
+    ),
+    ConfigKey(
+        "domain",
+        "an https URL (http only to a loopback test server)",
+        DEFAULT_DOMAIN,
+        "The Open Platform's one base URL: https://open.larksuite.com for Lark.",
+    ),
 )
+"""``transports.feishu``: the keys ``validate`` allows, described for the reference."""
+_KEYS = key_names(CONFIG_KEYS)
 
 
 @dataclass(frozen=True, slots=True)

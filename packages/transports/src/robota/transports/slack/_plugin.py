@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ._settings import SlackSettings, validated
+from ._settings import CONFIG_KEYS, SlackSettings, validated
 
 if TYPE_CHECKING:
     from robota.core import Service
@@ -24,6 +24,8 @@ class SlackTransport:
     agents, and the host's service (see the module docstring)."""
 
     name = "slack"
+    config_keys = CONFIG_KEYS
+    """The section's keys, described (``robota.core.config.DescribesKeys``)."""
 
     def agent_env(self, settings: object) -> dict[str, str]:
         """The non-secret ids agents see (the owner's user id); never a token."""

@@ -12,22 +12,55 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from robota.core.config import Reader
+from robota.core.config import ENABLED_KEY, REQUIRED, ConfigKey, Reader, key_names
 
-__all__ = ["DEFAULT_API_URL", "SlackSettings", "validated"]
+__all__ = ["CONFIG_KEYS", "DEFAULT_API_URL", "SlackSettings", "validated"]
 
 DEFAULT_API_URL = "https://slack.com/api/"
 
 _PATH = "transports.slack"
-_KEYS = (
-    "enabled",
-    "botToken",
-    "appToken",
-    "userId",
-    "apiUrl",
-    "respondToOwnerOnly",
-    "respondToAllChannelMessages",
+CONFIG_KEYS: tuple[ConfigKey, ...] = (
+    ENABLED_KEY,
+    ConfigKey(
+        "botToken",
+        "an xoxb-... token (a secret)",
+        REQUIRED,
+        "Every Web API call but `apps.connections.open` (`${SLACK_BOT_TOKEN}` from .env).",
+    ),
+    ConfigKey(
+        "appToken",
+        "an xapp-... token (a secret)",
+        REQUIRED,
+        "`apps.connections.open`, the start of every Socket Mode connection"
+        " (`${SLACK_APP_TOKEN}` from .env).",
+    ),
+    ConfigKey(
+        "userId",
+        "text",
+        "required while respondToOwnerOnly is true",
+        "The owner's Slack user id: the one person the bot answers, told of start-ups.",
+    ),
+    ConfigKey(
+        "apiUrl",
+        "an https URL (http only to a loopback test server)",
+        DEFAULT_API_URL,
+        "The one base URL of every Web API call; methods are appended to it.",
+    ),
+    ConfigKey(
+        "respondToOwnerOnly",
+        "true or false",
+        "true",
+        "Off: anyone who can message the bot is answered (team channels have rules of their own).",
+    ),
+    ConfigKey(
+        "respondToAllChannelMessages",
+        "true or false",
+        "false",
+        "Off: in channels only messages that @mention the bot are answered (DMs always are).",
+    ),
 )
+"""``transports.slack``: the keys ``validate`` allows, described for the reference."""
+_KEYS = key_names(CONFIG_KEYS)
 
 
 @dataclass(frozen=True, slots=True)

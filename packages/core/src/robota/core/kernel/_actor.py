@@ -25,8 +25,8 @@ from typing import Any, ClassVar
 import pykka
 from pykka import messages as pykka_messages
 
+from .._errors import CrashRequested
 from ._address import Address
-from ._errors import CrashRequested
 
 __all__ = [
     "Actor",

@@ -1,7 +1,14 @@
-"""The host (``robota server``): one process whose root is a supervision tree with the engine,
-the local control endpoint and, later, the chat transports; ``robota task`` talks to it.
+"""robota.host: the host (``robota server``), background sessions, the daemon and ``--serve``:
+the long-lived processes whose root is a supervision tree with the engine, the local control
+endpoint and the chat transports; ``robota task`` and ``robota session`` talk to them.
 
-Layering, bottom up: ``_requests`` (the control requests), ``_routing`` (pure: which route a
+It is a composition root: it imports the facades of ``robota.core``, ``robota.runtimes`` and
+``robota.transports`` (through core's plugin discovery) and never the CLI, which parses argv,
+prints, and imports this facade only (docs/architecture.md §1).
+
+Layering, bottom up: ``_task_names`` (pure: what TASK names), ``_trust`` (the headless
+trust gate and the engine's hook), ``_launch`` and ``_engine_host`` (from a profile to an
+engine), ``_requests`` (the control requests), ``_routing`` (pure: which route a
 task is driven through), ``_reads`` (the store reads ``task list`` and the host share),
 ``_taps`` (the host's subscriptions to routes), ``_transports`` (the chat transports'
 children, their status and their group offers), ``_desk`` (the ``task.*`` requests),
@@ -12,8 +19,8 @@ clients' side, ``_daemon``: the workspace's daemon locks, ``_session``: one sess
 ``_session_run``: ``session run``), ``_crash`` (crash
 reports), ``_restart`` (pure: the safe restart's decisions) and ``_restarter`` (its shell and
 the handoff of enrolled routes), ``_host`` (the tree), ``_run`` (``server run``: lock,
-signals, exit code, replacing itself). The CLI's ``server`` and
-``task`` commands import this package only inside their bodies. The facade is lazy (PEP 562):
+signals, exit code, replacing itself). The CLI's ``server``, ``session`` and ``task``
+commands import this package only inside their bodies. The facade is lazy (PEP 562):
 ``robota task list`` loads the store reads it uses, not the engine a host runs.
 """
 
@@ -34,7 +41,9 @@ if typing.TYPE_CHECKING:
         workspace_key,
     )
     from ._desk_reads import DeskReads
+    from ._engine_host import load_profile, open_engine
     from ._host import Host, status_json
+    from ._launch import agent_launch
     from ._reads import (
         TaskRow,
         count_routes,
@@ -72,6 +81,21 @@ if typing.TYPE_CHECKING:
     from ._routing import CLI_KIND, TaskRoute, cli_route, route_for_task, route_kind, serves
     from ._run import EXIT_CRASHED, EXIT_REPLACED, EXIT_STOPPED, STOP_SIGNALS, run_host
     from ._serve import ServeHost, run_serve
+    from ._services import (
+        BUILTIN_SERVICES,
+        CONTROL_SERVICE,
+        ENGINE_SERVICE,
+        HOST_SERVICES_GROUP,
+        TAPS_SERVICE,
+        TEAMS_SERVICE,
+        TRANSPORTS_SERVICE,
+        HostService,
+        Place,
+        ServiceHost,
+        ServiceSpec,
+        host_services,
+        service_order,
+    )
     from ._session import SessionHost
     from ._session_requests import (
         SESSION_KIND,
@@ -108,9 +132,51 @@ if typing.TYPE_CHECKING:
         wait_gone,
         wait_ready,
     )
+    from ._task_names import ENV_NAMES, NoTaskGiven, TaskLookup, pick_task
     from ._transports import HostTransports, enabled_transports, host_locale, transports_agent_env
+    from ._trust import (
+        Workspace,
+        WorkspaceRefused,
+        headless_workspace,
+        restricted_hook,
+        task_restricted_hook,
+        trust_store,
+        workspace_config,
+    )
 
 __all__ = [
+    # from a profile to an engine
+    "load_profile",
+    "open_engine",
+    "agent_launch",
+    # workspace trust: the headless gate, the engine's hooks
+    "headless_workspace",
+    "WorkspaceRefused",
+    "Workspace",
+    "workspace_config",
+    "restricted_hook",
+    "task_restricted_hook",
+    "trust_store",
+    # what TASK names
+    "ENV_NAMES",
+    "NoTaskGiven",
+    "TaskLookup",
+    "pick_task",
+    # the host's children as services (the ``robota.host_services`` entry point group)
+    "HOST_SERVICES_GROUP",
+    "HostService",
+    "ServiceHost",
+    "ServiceSpec",
+    "Place",
+    "service_order",
+    "host_services",
+    "BUILTIN_SERVICES",
+    "ENGINE_SERVICE",
+    "TAPS_SERVICE",
+    "CONTROL_SERVICE",
+    "TEAMS_SERVICE",
+    "TRANSPORTS_SERVICE",
+    # the host
     "DeskReads",
     "Host",
     "run_host",
@@ -212,6 +278,33 @@ __all__ = [
 ]
 
 _HOMES = {
+    "HOST_SERVICES_GROUP": "._services",
+    "HostService": "._services",
+    "ServiceHost": "._services",
+    "ServiceSpec": "._services",
+    "Place": "._services",
+    "service_order": "._services",
+    "host_services": "._services",
+    "BUILTIN_SERVICES": "._services",
+    "ENGINE_SERVICE": "._services",
+    "TAPS_SERVICE": "._services",
+    "CONTROL_SERVICE": "._services",
+    "TEAMS_SERVICE": "._services",
+    "TRANSPORTS_SERVICE": "._services",
+    "load_profile": "._engine_host",
+    "open_engine": "._engine_host",
+    "agent_launch": "._launch",
+    "Workspace": "._trust",
+    "WorkspaceRefused": "._trust",
+    "headless_workspace": "._trust",
+    "restricted_hook": "._trust",
+    "task_restricted_hook": "._trust",
+    "trust_store": "._trust",
+    "workspace_config": "._trust",
+    "ENV_NAMES": "._task_names",
+    "NoTaskGiven": "._task_names",
+    "TaskLookup": "._task_names",
+    "pick_task": "._task_names",
     "crash_report": "._crash",
     "write_crash_report": "._crash",
     "DeskReads": "._desk_reads",

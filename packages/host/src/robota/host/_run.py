@@ -23,8 +23,8 @@ from typing import IO, TYPE_CHECKING
 from robota.core import robota_version
 from robota.core.control import HostAlreadyRunning, HostState, acquire_host_lock
 
-from .._engine_host import load_profile
 from ._crash import write_crash_report
+from ._engine_host import load_profile
 from ._host import Host
 from ._signals import STOP_SIGNALS, run_until_stopped
 from ._spawn import READY_TIMEOUT, host_logs, spawn_host, wait_ready

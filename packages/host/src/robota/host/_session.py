@@ -39,6 +39,7 @@ import logging
 import os
 import secrets
 from dataclasses import replace
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import trio
@@ -59,9 +60,10 @@ from robota.core.events import ApprovalRequested, ApprovalResolved
 from robota.core.frontend import FrontEndPort
 from robota.core.surfaces import SurfaceHub, SurfaceProtocolError
 
-from .._engine_host import open_engine
 from ._attach import AttachDesk, SessionAttach
 from ._desk import TaskDesk
+from ._engine_host import open_engine
+from ._owners import CLAIM_TIMEOUT, Owner
 from ._requests import TaskRename, TaskSend
 from ._session_requests import (
     SESSION_KIND,
@@ -76,7 +78,6 @@ from ._taps import RouteTaps
 
 if TYPE_CHECKING:
     from collections.abc import Callable
-    from pathlib import Path
 
     from robota.core.config import Config, Profile
 
@@ -186,6 +187,13 @@ class SessionHost:
             )
             task = await self.desk.open_on(self.route, NewTask(settings))
             self.task_id = task.id
+            # Its owner from now on (before it is registered: the host sees a live process).
+            owner = Owner.this_process(
+                f"{SESSION_KIND}:{self.spec.session_id}",
+                Path(self.registration.socket),
+                self.registration.generation,
+            )
+            await self.engine.store.write(owner.claim(task.id), timeout=CLAIM_TIMEOUT)
             self.taps.tell(self.route, SurfaceJoined(SEND_SURFACE, drives=False))
             async with trio.open_nursery() as beside:
                 await beside.start(self._watch)

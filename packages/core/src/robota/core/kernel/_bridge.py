@@ -34,8 +34,8 @@ from typing import Any, Generic, TypeVar
 
 import trio
 
+from .._errors import KernelError, RequestTimeout
 from ._address import Address, DeadLetters
-from ._errors import KernelError, RequestTimeout
 
 __all__ = [
     "Coalescer",

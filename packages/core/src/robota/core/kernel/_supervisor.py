@@ -30,10 +30,10 @@ from typing import Protocol, runtime_checkable
 import pykka
 import trio
 
+from .._errors import SupervisorFailed
 from ._actor import Actor, Binding, Crashed, ExitReason, Stopped, launch
 from ._address import Address, DeadLetters
 from ._bridge import LoopPort
-from ._errors import SupervisorFailed
 
 __all__ = [
     "Backoff",

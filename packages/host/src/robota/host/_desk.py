@@ -13,8 +13,9 @@ answers go to its chat, as a typed prompt's do, even when no message reached the
 host's run.
 
 A request names its task as ``robota task`` does (``_requests``): ``resolve`` picks the one
-task with the CLI's own decision (``pick_task``) on the desk's connection, and a name that
-picks none, or several, is refused with ``not_found`` and the decision's own message.
+task with the command line's decision (``_task_names.pick_task``) on the desk's connection, and
+a name that picks none, or several, is refused with ``not_found`` and the decision's own
+message.
 
 While the host stops, ``accepting`` is false and every request here is refused with
 ``stopping``: no new turn starts in a host that is going away.
@@ -50,8 +51,8 @@ from robota.core.frontend import TaskNotResolved
 from robota.core.store import Database, Task, Together, route_binding
 from robota.core.store import task as load_task
 
-from .._task_names import ENV_NAMES, pick_task
 from ._desk_reads import DeskReads
+from ._owners import Owner, TaskOwners
 from ._reads import routes_of, task_lookup
 from ._requests import (
     SEND_WAIT,
@@ -65,6 +66,7 @@ from ._requests import (
 )
 from ._routing import TaskRoute, cli_route, route_for_task, serves
 from ._taps import RouteTaps
+from ._task_names import ENV_NAMES, pick_task
 
 __all__ = ["TaskDesk", "task_json"]
 
@@ -107,6 +109,8 @@ class TaskDesk:
         kinds: Collection[str],
         accepting: Callable[[], bool],
         serve_route: Callable[[str], object] = lambda _key: None,
+        *,
+        owner: Owner | None = None,
     ) -> None:
         self.engine = engine
         self.taps = taps
@@ -116,6 +120,9 @@ class TaskDesk:
         """Has a chat transport follow a route of its kind before a prompt (its answers go
         to its chat)."""
         self.reads = DeskReads(engine.db_path, engine.context.readers)
+        self.owners = TaskOwners(owner, engine.store, self.reads) if owner is not None else None
+        """The host's: a task another live process owns is passed to it or refused
+        (``_owners``); a session's desk serves only the task it owns."""
 
     def close(self) -> None:
         """Close the read connections (the host's or session's run ends with them)."""
@@ -133,6 +140,9 @@ class TaskDesk:
                 "bad_request", f"task.send: 'timeout' must be in (0, {SEND_WAIT_MAX:g}]", "timeout"
             )
         task, route = await self._task_route(request.task, request.caller)
+        owner = await self.owners.take(task.id) if self.owners is not None else None
+        if owner is not None and self.owners is not None:
+            return await self.owners.forward_send(owner, request)
         key = route.route_key
         self._serve_route(key)
         async with self.taps.tap(key) as notices:
@@ -186,6 +196,7 @@ class TaskDesk:
     async def queue(self, request: TaskQueue) -> dict[str, object]:
         command = "/queue" if request.cancel is None else f"/queue cancel {request.cancel}"
         task, route = await self._task_route(request.task, request.caller)
+        await self._refuse_owned(task.id, "task queue")
         if route.bind:
             # Queues belong to routes: a task current on none of this host's has none here,
             # and binding it (opening its agent session) would not change that.
@@ -207,6 +218,8 @@ class TaskDesk:
         if not title:
             raise HandlerError("bad_request", "task.rename: 'title' is empty", "title")
         task, route = await self._task_route(request.task, request.caller)
+        if self.owners is not None and (owner := await self.owners.take(task.id)) is not None:
+            raise self.owners.refuse(owner, "task rename")
         key = route.route_key
         if route.bind:
             async with self.taps.tap(key) as notices:
@@ -245,6 +258,7 @@ class TaskDesk:
 
     async def stop(self, request: TaskStop) -> dict[str, object]:
         task, route = await self._task_route(request.task, request.caller)
+        await self._refuse_owned(task.id, "task stop")
         if route.bind:
             return {"task": task_json(task), "route": None, "stopped": False, "replies": []}
         key = route.route_key
@@ -263,6 +277,11 @@ class TaskDesk:
         return {"task": task_json(task), "route": key, "stopped": stopped, "replies": replies}
 
     # -- steps -----------------------------------------------------------------------------------
+
+    async def _refuse_owned(self, task_id: str, what: str) -> None:
+        """``owned``, naming the owner, when another live process drives ``task_id``."""
+        if self.owners is not None and (owner := await self.owners.other(task_id)) is not None:
+            raise self.owners.refuse(owner, what)
 
     def refuse_when_stopping(self) -> None:
         if not self._accepting():

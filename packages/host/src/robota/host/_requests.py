@@ -2,7 +2,7 @@
 
 Each is a frozen dataclass whose ``TYPE`` is its wire name; ``robota.core.control`` checks
 the fields. A request's ``task`` is TASK as ``robota task`` takes it (a full id, a list
-number, an id prefix, a title: ``robota.cli._task_names``) and the host resolves it against
+number, an id prefix, a title: ``robota.host._task_names``) and the host resolves it against
 the store (``TaskDesk.resolve``): the client passes on what was typed and reads nothing itself,
 so a ``task send`` costs its process no configuration and no store. Omitted, ``caller`` names
 the task: the caller's ``ROBOTA_TASK_ID`` and ``CODEX_THREAD_ID`` (non-secret; no other name

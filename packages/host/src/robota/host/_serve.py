@@ -32,11 +32,11 @@ from robota.core.engine import NewTask, TaskSettings
 from robota.core.frontend import FrontEndPort
 from robota.core.surfaces import SurfaceHub
 
-from .._engine_host import load_profile, open_engine
-from .._trust import WorkspaceRefused, headless_workspace
 from ._desk import TaskDesk
+from ._engine_host import load_profile, open_engine
 from ._signals import run_until_stopped
 from ._taps import RouteTaps
+from ._trust import WorkspaceRefused, headless_workspace
 
 if TYPE_CHECKING:
     from collections.abc import Callable

@@ -21,8 +21,8 @@ from robota.core.store import (
 )
 from robota.core.store import task as load_task
 
-from .._task_names import TaskLookup
 from ._routing import route_kind
+from ._task_names import TaskLookup
 
 __all__ = [
     "TaskRow",

@@ -16,12 +16,12 @@ import sys
 from robota.core import ConfigError
 from robota.core.control import HostAlreadyRunning, HostLock, acquire_host_lock
 
-from .._engine_host import load_profile
-from .._trust import WorkspaceRefused, headless_workspace
 from ._daemon import daemon_lock_paths
+from ._engine_host import load_profile
 from ._session import SessionHost
 from ._sessions import SessionSpec, session_paths
 from ._signals import run_until_stopped
+from ._trust import WorkspaceRefused, headless_workspace
 
 __all__ = ["run_session"]
 

@@ -1,5 +1,5 @@
-"""Workspace trust for the front ends: the headless gate, the engine's hook, the project's
-settings, and the TUI's question.
+"""Workspace trust for the host and the front ends: the headless gate, the engine's hook and
+the project's settings.
 
 ``headless_workspace`` is the gate every headless start passes (print mode, background
 sessions, the daemon, ``--serve``): it refuses (``WorkspaceRefused``, exit 2 naming
@@ -10,19 +10,15 @@ returns (``Workspace``) carries the configuration to build the engine from (the 
 ``restricted(cwd)`` hook (every directory Restricted for a ``--restricted`` start, else
 each directory by its own trust).
 
-The TUI asks on its terminal instead (``ask_on_terminal``: ``/dev/tty``, never stdin).
+The TUI asks on its terminal instead (``robota.cli._trust_ask``: ``/dev/tty``, never stdin).
 """
 
 from __future__ import annotations
 
-import os
-import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
-
-import click
 
 from robota.core import RobotaError
 
@@ -33,10 +29,7 @@ if TYPE_CHECKING:
 __all__ = [
     "Workspace",
     "WorkspaceRefused",
-    "ask_on_terminal",
-    "ask_terminal",
     "headless_workspace",
-    "refused_exit",
     "restricted_hook",
     "task_restricted_hook",
     "trust_store",
@@ -142,49 +135,3 @@ def headless_workspace(
     if workspace.decision.restricted and not restricted:
         raise WorkspaceRefused(workspace.decision, mode)
     return workspace
-
-
-def refused_exit(error: WorkspaceRefused) -> None:
-    """Say why on stderr and exit 2."""
-    click.echo(f"robota: {error}", err=True)
-    sys.exit(2)
-
-
-def ask_terminal(question: str) -> str:
-    """Ask on the controlling terminal (``/dev/tty``, never standard input); the answer's line,
-    stripped and lower-cased, ``""`` without a terminal or an answer."""
-    try:
-        fd = os.open("/dev/tty", os.O_RDWR | os.O_NOCTTY)
-    except OSError:
-        return ""
-    try:
-        os.write(fd, question.encode())
-        answer = b""
-        while not answer.endswith(b"\n") and len(answer) < 256:
-            chunk = os.read(fd, 256)
-            if not chunk:
-                break
-            answer += chunk
-    except OSError:
-        return ""
-    finally:
-        os.close(fd)
-    return answer.decode("utf-8", "replace").strip().lower()
-
-
-def ask_on_terminal(decision: TrustDecision) -> Literal["trust", "restricted", "quit"]:
-    """The TUI's question before it composes a session in an untrusted workspace, asked on
-    the controlling terminal (``/dev/tty``); no terminal, or no answer, is "quit"."""
-    why = "cannot be established as trusted" if decision.state == "unreadable" else "is not trusted"
-    question = (
-        f"The workspace {decision.workspace} {why} ({decision.state}).\n"
-        "Trusting it applies its .robota/config.yaml and the profile's permission mode;\n"
-        "Restricted ignores the project's settings and runs the agent in plan mode.\n"
-        "[t] trust it   [r] continue Restricted   [q] quit: "
-    )
-    choice = ask_terminal(question)
-    if choice in ("t", "trust"):
-        return "trust"
-    if choice in ("r", "restricted"):
-        return "restricted"
-    return "quit"

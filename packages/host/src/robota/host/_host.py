@@ -9,6 +9,10 @@
     └── transports   a supervisor of the chat transports, one child per enabled section
                      (``_transports.HostTransports``)
 
+Each child is a service (``_services``): a name and its place relative to the others, composed
+with every service installed under the ``robota.host_services`` entry point group (one that
+the transports may ask starts after ``control`` and before ``transports``).
+
 Beside the tree, once it is up, the safe restart's watcher (``_restarter.HostRestarts``): the
 host is the transports' ``HostActions`` (a chat's ``/restart``) and serves ``server.restart``;
 when a restart goes, the host stops as on ``server stop`` and ``run_host`` replaces it.
@@ -24,8 +28,9 @@ Approvals: nobody sits at the host, so its own ``cli:`` routes (``robota task``)
 the unattended policy (``human_approves`` false, as print mode does); a chat route's approvals
 go to the person in the chat (its transport shows them as buttons).
 
-Why here and not in ``robota.core``: the host is composed from the CLI's own pieces (the
-profile's configuration, ``open_engine``, the agent launches); nothing in it knows a platform.
+Why here and not in ``robota.core``: the host is a composition root (the profile's
+configuration, ``open_engine``, the agent launches, the transports' plugins); nothing in it
+knows a platform.
 """
 
 from __future__ import annotations
@@ -37,14 +42,14 @@ from typing import TYPE_CHECKING
 
 import trio
 
-from robota.core import ChildSpec, Supervisor, robota_version
+from robota.core import Supervisor, robota_version
 from robota.core.control import ControlServer, Endpoint, HandlerError, HostLock, HostState
 from robota.core.frontend import FrontEndPort, GroupMaker
 
-from .._engine_host import open_engine
-from .._trust import restricted_hook, task_restricted_hook
 from ._desk import TaskDesk
+from ._engine_host import open_engine
 from ._groups import GroupDesk
+from ._owners import HOST_OWNER, Owner
 from ._reads import count_routes
 from ._requests import (
     CancelRestart,
@@ -66,9 +71,11 @@ from ._requests import (
 from ._restart import Schedule
 from ._restarter import Enrollment, HostRestarts, restarted_notes
 from ._routing import CLI_KIND, serves
+from ._services import BUILTIN_SERVICES, host_services
 from ._taps import RouteTaps
 from ._teams import HostTeams
 from ._transports import HostTransports, transports_agent_env
+from ._trust import restricted_hook, task_restricted_hook
 
 if TYPE_CHECKING:
     from robota.core.config import Config, Profile
@@ -121,6 +128,7 @@ class Host:
             self.kinds,
             lambda: self.accepting,
             serve_route=lambda key: self.transports.serve_route(key),  # noqa: PLW0108 (below)
+            owner=Owner.this_process(HOST_OWNER, profile.control_socket),
         )
         self.replacement: Schedule | None = None
         """The restart that stopped this host: ``run_host`` starts the next one."""
@@ -168,17 +176,11 @@ class Host:
                 Endpoint(TurnsChanged, self.teams.turns_changed),
             ],
         )
-        transports = Supervisor("transports", self.transports.specs)
-        self.supervisor = Supervisor(
-            "host",
-            [
-                ChildSpec("engine", lambda: self.engine, shutdown=45.0, start_timeout=60.0),
-                ChildSpec("taps", lambda: self.taps),
-                ChildSpec("control", lambda: self.server),
-                ChildSpec("teams", lambda: self.teams, shutdown=15.0),
-                ChildSpec("transports", lambda: transports, shutdown=20.0),
-            ],
-        )
+        self.transport_tree = Supervisor("transports", self.transports.specs)
+        """The ``transports`` child: one grandchild per enabled chat transport."""
+        self.services = host_services(BUILTIN_SERVICES)
+        """This host's children in their start order, installed ones among them (``_services``)."""
+        self.supervisor = Supervisor("host", [service.child(self) for service in self.services])
         self._stop = trio.Event()
 
     async def run(self) -> None:

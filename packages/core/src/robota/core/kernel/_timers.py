@@ -40,9 +40,9 @@ from typing import Any
 import pykka
 import trio
 
+from .._errors import KernelError
 from ._address import Address
 from ._bridge import LoopPort
-from ._errors import KernelError
 
 __all__ = ["TimerHandle", "TimerLimitExceeded", "Timers"]
 

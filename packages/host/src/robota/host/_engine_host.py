@@ -1,7 +1,9 @@
 """From a profile to a running engine: configuration, logging, agent hosts.
 
-Shared by print mode and the TUI (and later the server), so each front end only decides what
-it does with the engine, never how the engine is put together.
+Shared by the host, background sessions, ``--serve``, print mode and the TUI, so each only
+decides what it does with the engine, never how the engine is put together. The ``robota``
+script's parse cache is the CLI's (``robota.cli._profile`` turns it on, then loads through
+``load_profile`` here): the host reads configuration as any library caller does.
 """
 
 from __future__ import annotations
@@ -10,10 +12,6 @@ import sys
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
-
-import click
-
-from ._parsed_text import parsed_cache_on
 
 if TYPE_CHECKING:
     from robota.core import PrestartedAgent
@@ -28,15 +26,16 @@ def load_profile() -> tuple[Config, Profile]:
     from robota.core import ConfigError  # noqa: PLC0415 (keeps --help fast)
     from robota.core.config import load_config, resolve_profile  # noqa: PLC0415
 
-    parsed_cache_on()
     try:
         profile = resolve_profile()
         return load_config(profile), profile
     except FileNotFoundError as missing:
-        click.echo(f"robota: {missing.filename or missing}: not found; run: robota init", err=True)
+        print(
+            f"robota: {missing.filename or missing}: not found; run: robota init", file=sys.stderr
+        )
         sys.exit(2)
     except ConfigError as error:
-        click.echo(f"robota: {error}", err=True)
+        print(f"robota: {error}", file=sys.stderr)
         sys.exit(2)
 
 
@@ -69,7 +68,7 @@ def open_engine(
     for agent in config.agents.values():
         plugin = plugins.get(agent.kind)
         if plugin is None:
-            click.echo(f"robota: no runtime plugin for agent kind {agent.kind!r}", err=True)
+            print(f"robota: no runtime plugin for agent kind {agent.kind!r}", file=sys.stderr)
             sys.exit(2)
         launch = agent_launch(agent, config, profile, agent_env)
         adopt = prestarted if prestarted is not None and prestarted.launch == launch else None

@@ -1,0 +1,97 @@
+"""The generated reference pages are what tools/gen_docs.py makes now: the configuration
+reference from the validator's key tables, the CLI reference from the click commands. A key
+added to the validator, or an option to a command, without regenerating fails here."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+TOOLS = Path(__file__).resolve().parents[2] / "tools"
+if str(TOOLS) not in sys.path:
+    sys.path.insert(0, str(TOOLS))
+
+import gen_docs  # noqa: E402
+
+
+@pytest.mark.parametrize("page", sorted(gen_docs.PAGES), ids=lambda page: page.name)
+def test_the_checked_in_page_is_what_the_generator_makes(page: Path) -> None:
+    assert page.read_text(encoding="utf-8") == gen_docs.PAGES[page](), (
+        f"{page.name} is stale: run python tools/gen_docs.py"
+    )
+
+
+def test_every_key_the_validator_allows_is_on_the_configuration_page() -> None:
+    from robota.core import transport_names, transport_plugin
+    from robota.core.config import CONFIG_SECTIONS, PROJECT_SECTIONS, DescribesKeys, key_names
+
+    page = gen_docs.config_page()
+    sections = [*CONFIG_SECTIONS]
+    for name in transport_names():
+        plugin = transport_plugin(name)
+        assert isinstance(plugin, DescribesKeys), f"{name} does not describe its keys"
+        sections.append((f"transports.{name}", plugin.config_keys))
+    for path, keys in sections:
+        section = page.partition(f"## `{path}`\n")[2].partition("\n## ")[0]
+        assert section, path
+        for name in key_names(keys):
+            assert f"| `{name}` |" in section, f"{path}.{name}"
+    for path, keys in PROJECT_SECTIONS:
+        section = page.partition(f"`.robota/config.yaml`: `{path}`\n")[2].partition("\n##")[0]
+        assert section, path
+        for name in key_names(keys):
+            assert f"| `{name}` |" in section, f".robota/config.yaml {path}.{name}"
+
+
+@pytest.mark.parametrize(
+    ("section", "key"),
+    [
+        ("defaults", "permisionMode"),  # a typo is refused, not documented
+        ("storage", "path"),
+        ("transports.feishu", "token"),
+    ],
+)
+def test_a_key_outside_the_tables_is_refused_by_the_validator(
+    tmp_path: Path, section: str, key: str
+) -> None:
+    """The tables are the validator's: a key they do not list is a configuration error."""
+    from robota.core import ConfigError
+    from robota.core.config import parse_config, resolve_profile
+
+    head, _, tail = section.partition(".")
+    body = {
+        "defaults": "defaults:\n  agent: codex\n  permisionMode: plan\n",
+        "storage": "defaults:\n  agent: codex\nstorage:\n  path: x.sqlite\n",
+        "transports.feishu": (
+            "defaults:\n  agent: codex\ntransports:\n  feishu:\n    appId: a\n"
+            "    appSecret: b\n    userOpenId: c\n    token: d\n"
+        ),
+    }[section]
+    text = "agents:\n  codex:\n    kind: app-server\n    command: codex\n" + body
+    with pytest.raises(ConfigError) as caught:
+        parse_config(
+            text,
+            file=tmp_path / "config.yaml",
+            environ={},
+            profile=resolve_profile({"ROBOTA_HOME": str(tmp_path)}),
+            start_dir=tmp_path,
+        )
+    assert key in str(caught.value)
+    assert (tail or head) in str(caught.value)
+
+
+def test_check_names_a_stale_page_and_writing_makes_it_current(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    page = tmp_path / "docs" / "reference" / "page.md"
+    monkeypatch.setattr(gen_docs, "ROOT", tmp_path)
+    monkeypatch.setattr(gen_docs, "PAGES", {page: lambda: "# A page\n"})
+    assert gen_docs.main(["--check"]) == 1  # missing
+    assert "docs/reference/page.md is stale" in capsys.readouterr().err
+    assert gen_docs.main([]) == 0
+    assert page.read_text(encoding="utf-8") == "# A page\n"
+    assert gen_docs.main(["--check"]) == 0
+    page.write_text("# An edited page\n", encoding="utf-8")
+    assert gen_docs.main(["--check"]) == 1
