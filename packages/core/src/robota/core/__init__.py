@@ -62,6 +62,7 @@ if typing.TYPE_CHECKING:
     from ._plugins import (
         AgentHost,
         AgentLaunch,
+        McpServer,
         PluginError,
         PrestartedAgent,
         ProbeReport,
@@ -146,6 +147,7 @@ __all__ = [
     "AgentCapabilities",
     "AgentHost",
     "AgentLaunch",
+    "McpServer",
     "PluginError",
     "PrestartedAgent",
     "ProbeReport",
@@ -208,6 +210,7 @@ _HOMES = {
     "run_main": ".kernel",
     "AgentHost": "._plugins",
     "AgentLaunch": "._plugins",
+    "McpServer": "._plugins",
     "PluginError": "._plugins",
     "PrestartedAgent": "._plugins",
     "ProbeReport": "._plugins",

@@ -38,6 +38,7 @@ from ._keys import (
     WS_KEYS,
     key_names,
 )
+from ._mcp_servers import validate_mcp_servers
 from ._model import (
     LOG_LEVELS,
     PERMISSION_MODES,
@@ -125,6 +126,7 @@ def _agent(reader: Reader, name: str, raw: object, kinds: tuple[str, ...]) -> Ag
             if text is not None:
                 env[key] = text
     title = reader.text(section.get("title"), f"{path}.title", required=False) or name
+    servers = validate_mcp_servers(reader, section.get("mcpServers"), f"{path}.mcpServers")
     return AgentConfig(
         name=name,
         kind=agent_kind,
@@ -132,6 +134,7 @@ def _agent(reader: Reader, name: str, raw: object, kinds: tuple[str, ...]) -> Ag
         args=tuple(args),
         env=MappingProxyType(env),
         title=title,
+        mcp_servers=MappingProxyType(servers),
     )
 
 
@@ -270,6 +273,7 @@ def validate_config(
     defaults = _defaults(reader, top.get("defaults"), agents, start_dir)
     transports = _transports(reader, top.get("transports"))
     teams = validate_teams(reader, top.get("teams"), transports.chat)
+    servers = validate_mcp_servers(reader, top.get("mcpServers"), "mcpServers")
     base = file.parent
     storage = reader.section(top.get("storage"), "storage", key_names(STORAGE_KEYS))
     logging = reader.section(top.get("logging"), "logging", key_names(LOGGING_KEYS))
@@ -291,5 +295,6 @@ def validate_config(
             path=reader.path(logging.get("path"), "logging.path", base, profile.default_log_path),
         ),
         teams=MappingProxyType(teams),
+        mcp_servers=MappingProxyType(servers),
         secrets=frozenset(reader.secrets) | extra_secrets,
     )
