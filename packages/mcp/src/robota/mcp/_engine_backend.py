@@ -31,6 +31,7 @@ from robota.core.engine import (
     InputQueued,
     Interrupt,
     NewTask,
+    RouteIdle,
     RouteReply,
     TaskOpened,
     TaskSettings,
@@ -130,9 +131,9 @@ class EngineBackend:
             task_id = await self._resolve(call.task)
         key = await self._route(task_id)
         link = self.port.subscribe(key, shared=True)
-        follow = _Turn(task_id, call.prompt, progress)
+        self._inputs[key] += 1
+        follow = _Turn(task_id, call.prompt, progress, self._inputs[key])
         try:
-            self._inputs[key] += 1
             self.port.tell(key, UserInput(call.prompt))
             with trio.move_on_after(call.timeout):
                 try:
@@ -207,20 +208,26 @@ class EngineBackend:
 class _Turn:
     """Follows one prompt's turn through its route's notices."""
 
-    def __init__(self, task_id: str, prompt: str, progress: Progress) -> None:
+    def __init__(self, task_id: str, prompt: str, progress: Progress, sent: int) -> None:
         self.task_id = task_id
         self.prompt = prompt
         self.progress = progress
+        self.sent = sent
+        """The prompt is the route's ``sent``-th input of this run: an idle notice counting as
+        many says the route is done with it (``RouteIdle.inputs``)."""
+        self.idle = False
         self.attempt: str | None = None
         self.finished: TurnFinished | None = None
         self.approvals: list[Mapping[str, object]] = []
         self._said = -math.inf
 
     async def until_finished(self, link: RouteLink) -> None:
+        """Until the turn ended and the route went idle after it: the next prompt then finds
+        the agent's session free, as ``task send --wait`` waits for it."""
         async for batch in link:
             for notice in batch:
                 await self._hear(notice)
-                if self.finished is not None:
+                if self.finished is not None and self.idle:
                     return
         raise ToolRefused("the server stopped before the turn ended")
 
@@ -250,6 +257,8 @@ class _Turn:
                 await self._say("working")
         elif isinstance(notice, TurnFinished) and notice.attempt_id == self.attempt:
             self.finished = notice
+        elif isinstance(notice, RouteIdle) and notice.inputs >= self.sent:
+            self.idle = True
 
     async def _say(self, message: str, *, force: bool = False) -> None:
         now = trio.current_time()
