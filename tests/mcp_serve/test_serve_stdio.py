@@ -153,7 +153,10 @@ def test_stdout_carries_only_frames_and_stdin_closing_ends_it(
     assert '"id":1' in lines[0]
 
 
-def test_sigterm_ends_it_with_0_and_leaves_no_agent(robota: Robota, model: FakeModel) -> None:
+@pytest.mark.parametrize("how", ["sigterm", "stdin closed"])
+def test_an_end_mid_turn_exits_0_and_leaves_no_agent(
+    robota: Robota, model: FakeModel, how: str
+) -> None:
     write_real_agents_config(robota, ["codex"], model.url, model_catalog=True)
     process = start_raw(robota)
     assert process.stdin is not None
@@ -168,8 +171,9 @@ def test_sigterm_ends_it_with_0_and_leaves_no_agent(robota: Robota, model: FakeM
     while not processes_with_home_under(robota.root / "agents"):
         assert time.monotonic() < deadline, "the agent never started"
         time.sleep(0.1)
-    process.send_signal(signal.SIGTERM)
-    _, err = process.communicate(timeout=60)
+    if how == "sigterm":
+        process.send_signal(signal.SIGTERM)
+    _, err = process.communicate(timeout=60)  # closes stdin: the client leaving
     assert process.returncode == 0, err
     assert processes_with_home_under(robota.root / "agents") == []
 
@@ -203,3 +207,14 @@ def test_an_untrusted_workspace_is_refused_unless_restricted(
     )
     assert allowed.returncode == 0, allowed.stderr
     assert b'"id":1' in allowed.stdout
+
+
+async def test_approvals_follow_the_headless_policy_and_are_reported(
+    robota: Robota, model: FakeModel
+) -> None:
+    write_real_agents_config(robota, ["codex"], model.url, model_catalog=True)
+    async with client(robota) as session:
+        ran = await session.call_tool("robota_run", {"prompt": "SHELL: echo refused"})
+        assert not ran.is_error, text_of(ran)
+        approvals = ran.structured_content["approvals"]
+        assert [(a["decision"], a["by"]) for a in approvals] == [("decline", "policy")]
