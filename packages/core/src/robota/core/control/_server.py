@@ -26,7 +26,7 @@ from typing import Any, Generic, TypeVar
 
 import trio
 
-from ._envelope import Failure, Ok, Reply, encode_reply
+from ..protocol import Failure, Ok, Reply, encode_reply
 from ._errors import ControlError
 from ._peer import peer_credentials
 from ._protocol import MAX_LINE, Call, ErrorCode, ServerConnection
