@@ -80,6 +80,10 @@ brackets::
     ├── AttachRefused                  ``robota --attach``: the session did not take the attach
     │   └── _OlderSession              it refused ``protocol``: asked again as version 1 (internal)
     ├── PreviewError                   [ValueError] a line ``robota cards preview`` cannot draw
+    ├── McpError                       ``robota mcp serve`` (robota.mcp)
+    │   ├── BadArgument                [ValueError] a tool's argument: field, found, expected
+    │   ├── ToolRefused                a backend refused a tool call (shown as the tool's error)
+    │   └── BadTokenFile               [ValueError] the HTTP token file cannot be written as asked
     ├── MeshError                      the device mesh (robota.mesh)
     │   ├── Refused                    a certificate, list or device refused (a closed reason)
     │   │   └── Malformed              [ValueError] bytes that are not the signed object claimed

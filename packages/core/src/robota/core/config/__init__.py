@@ -41,6 +41,7 @@ if typing.TYPE_CHECKING:
     )
     from ._load import load_config, load_dotenv, parse_config
     from ._lock import InitLockTimeout, init_lock
+    from ._mcp_servers import merged_servers
     from ._merge import merge_config_text
     from ._model import (
         AgentConfig,
@@ -116,6 +117,7 @@ __all__ = [
     "load_config",
     "ProjectConfig",
     "apply_project",
+    "merged_servers",
     "load_project_config",
     "parse_project_config",
     "load_dotenv",
@@ -212,6 +214,7 @@ _HOMES = {
     "Profile": "._paths",
     "ProjectConfig": "._project",
     "apply_project": "._project",
+    "merged_servers": "._mcp_servers",
     "load_project_config": "._project",
     "parse_project_config": "._project",
     "profile_environment": "._paths",

@@ -22,6 +22,7 @@ __all__ = [
     "ENABLED_KEY",
     "INTENT_KEYS",
     "LOGGING_KEYS",
+    "MCP_SERVER_KEYS",
     "MESH_KEYS",
     "MESH_PEER_KEYS",
     "PROJECT_AGENT_KEYS",
@@ -101,6 +102,13 @@ TOP_LEVEL_KEYS: tuple[ConfigKey, ...] = (
     ConfigKey("storage", "a mapping", "the profile's defaults", "Where the SQLite store lives."),
     ConfigKey("logging", "a mapping", "the profile's defaults", "robota's own log."),
     ConfigKey(
+        "mcpServers",
+        "a mapping of server names to MCP servers",
+        "none",
+        "MCP servers every agent's sessions are offered (each runtime passes them on in its"
+        " protocol's shape), in the shape MCP clients use; a Restricted session gets none.",
+    ),
+    ConfigKey(
         "teams",
         "a mapping of team names to teams",
         "no team",
@@ -133,6 +141,42 @@ AGENT_KEYS: tuple[ConfigKey, ...] = (
         " references allowed; secret-named values are masked in every log line).",
     ),
     ConfigKey("title", "text", "the agent's name", "How the terminal and chats show it."),
+    ConfigKey(
+        "mcpServers",
+        "a mapping of server names to MCP servers",
+        "none",
+        "MCP servers for this agent only, on top of the top-level `mcpServers` (a name given"
+        " in both is this one).",
+    ),
+)
+
+MCP_SERVER_KEYS: tuple[ConfigKey, ...] = (
+    ConfigKey(
+        "command",
+        "text",
+        "required without `url`",
+        "A server the agent starts and speaks to over stdio: its executable.",
+    ),
+    ConfigKey("args", "a list of text", "no arguments", "The command's arguments."),
+    ConfigKey(
+        "env",
+        "a mapping of NAME: text",
+        "nothing extra",
+        "The command's environment (`${NAME}` references allowed; never logged or listed).",
+    ),
+    ConfigKey("url", "an http(s) URL", "required without `command`", "A server the agent reaches."),
+    ConfigKey(
+        "headers",
+        "a mapping of Name: text",
+        "none",
+        "HTTP headers for `url` (`${NAME}` references allowed; never logged or listed).",
+    ),
+    ConfigKey(
+        "type",
+        "stdio, http or sse",
+        "stdio with `command`, http with `url`",
+        "The transport; `sse` for a server that only speaks the older SSE transport.",
+    ),
 )
 
 DEFAULTS_KEYS: tuple[ConfigKey, ...] = (
@@ -347,6 +391,7 @@ MESH_PEER_KEYS: tuple[ConfigKey, ...] = (
 CONFIG_SECTIONS: tuple[tuple[str, tuple[ConfigKey, ...]], ...] = (
     ("(top level)", TOP_LEVEL_KEYS),
     ("agents.<name>", AGENT_KEYS),
+    ("mcpServers.<name>", MCP_SERVER_KEYS),
     ("defaults", DEFAULTS_KEYS),
     ("transports.console", CONSOLE_KEYS),
     ("transports.ws", WS_KEYS),
@@ -367,6 +412,14 @@ PROJECT_TOP_LEVEL_KEYS: tuple[ConfigKey, ...] = (
         "a mapping of the profile's agent names",
         "nothing extra",
         "Additions to the profile's agents, by name.",
+    ),
+    ConfigKey(
+        "mcpServers",
+        "a mapping of server names to MCP servers",
+        "none",
+        "MCP servers this workspace's sessions are offered on top of the profile's (read only"
+        " when the workspace is trusted): literal values only, no `${NAME}` and no"
+        " secret-named `env` or `headers`.",
     ),
 )
 
@@ -399,5 +452,6 @@ PROJECT_SECTIONS: tuple[tuple[str, tuple[ConfigKey, ...]], ...] = (
     ("(top level)", PROJECT_TOP_LEVEL_KEYS),
     ("defaults", PROJECT_DEFAULTS_KEYS),
     ("agents.<name>", PROJECT_AGENT_KEYS),
+    ("mcpServers.<name>", MCP_SERVER_KEYS),
 )
 """A trusted workspace's ``.robota/config.yaml``, validated by ``_project`` with these keys."""

@@ -16,7 +16,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
+
+if TYPE_CHECKING:
+    from .._plugins import McpServer
 
 __all__ = [
     "LOG_LEVELS",
@@ -59,6 +62,7 @@ LogLevel = Literal["debug", "info", "warning", "error"]
 LOG_LEVELS: tuple[LogLevel, ...] = ("debug", "info", "warning", "error")
 
 _EMPTY: Mapping[str, str] = MappingProxyType({})
+_NO_SERVERS: Mapping[str, McpServer] = MappingProxyType({})
 
 Locale = Literal["zh-CN", "en-US"]
 LOCALES: tuple[Locale, ...] = ("zh-CN", "en-US")
@@ -80,6 +84,8 @@ class AgentConfig:
     env: Mapping[str, str] = field(default_factory=lambda: _EMPTY, repr=False)
     """Added to robota's own environment when the agent starts; often holds API keys."""
     title: str = ""
+    mcp_servers: Mapping[str, McpServer] = field(default_factory=lambda: _NO_SERVERS)
+    """``agents.<name>.mcpServers``: on top of the top-level ones, for this agent only."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -254,6 +260,8 @@ class Config:
     logging: LoggingConfig
     teams: Mapping[str, TeamConfig] = field(default_factory=lambda: _NO_TEAMS)
     """``teams.<name>``, in file order."""
+    mcp_servers: Mapping[str, McpServer] = field(default_factory=lambda: _NO_SERVERS)
+    """``mcpServers``: offered to every agent's sessions (``McpServer``), in file order."""
     mesh: MeshSettings = MeshSettings()
     """``mesh``: the device mesh's settings (off by default)."""
     secrets: frozenset[str] = field(default=frozenset(), repr=False)

@@ -40,6 +40,7 @@ from ._keys import (
 )
 from ._kinds import as_the_template_orders
 from ._mesh import validate_mesh
+from ._mcp_servers import validate_mcp_servers
 from ._model import (
     LOG_LEVELS,
     PERMISSION_MODES,
@@ -116,6 +117,7 @@ def _agent(reader: Reader, name: str, raw: object, kinds: tuple[str, ...]) -> Ag
             if text is not None:
                 env[key] = text
     title = reader.text(section.get("title"), f"{path}.title", required=False) or name
+    servers = validate_mcp_servers(reader, section.get("mcpServers"), f"{path}.mcpServers")
     return AgentConfig(
         name=name,
         kind=agent_kind,
@@ -123,6 +125,7 @@ def _agent(reader: Reader, name: str, raw: object, kinds: tuple[str, ...]) -> Ag
         args=tuple(args),
         env=MappingProxyType(env),
         title=title,
+        mcp_servers=MappingProxyType(servers),
     )
 
 
@@ -261,6 +264,7 @@ def validate_config(
     defaults = _defaults(reader, top.get("defaults"), agents, start_dir)
     transports = _transports(reader, top.get("transports"))
     teams = validate_teams(reader, top.get("teams"), transports.chat)
+    servers = validate_mcp_servers(reader, top.get("mcpServers"), "mcpServers")
     base = file.parent
     storage = reader.section(top.get("storage"), "storage", key_names(STORAGE_KEYS))
     logging = reader.section(top.get("logging"), "logging", key_names(LOGGING_KEYS))
@@ -284,5 +288,6 @@ def validate_config(
         ),
         teams=MappingProxyType(teams),
         mesh=mesh,
+        mcp_servers=MappingProxyType(servers),
         secrets=frozenset(reader.secrets) | extra_secrets,
     )
