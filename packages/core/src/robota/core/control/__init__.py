@@ -29,6 +29,7 @@ import typing
 from ..kernel import lazy_attributes as _lazy_attributes
 
 if typing.TYPE_CHECKING:
+    from ._ancestry import REAPER_MARK, ProcessEntry, caller_refusal, judge_caller, read_process
     from ._client import ControlClient
     from ._envelope import (
         Failure,
@@ -98,6 +99,12 @@ __all__ = [
     "encode_request",
     # the host's side
     "ControlServer",
+    # who may approve (an agent's process may not)
+    "REAPER_MARK",
+    "ProcessEntry",
+    "caller_refusal",
+    "judge_caller",
+    "read_process",
     "Endpoint",
     "HandlerError",
     "ServerLimits",
@@ -140,6 +147,11 @@ __all__ = [
 ]
 
 _HOMES = {
+    "REAPER_MARK": "._ancestry",
+    "ProcessEntry": "._ancestry",
+    "caller_refusal": "._ancestry",
+    "judge_caller": "._ancestry",
+    "read_process": "._ancestry",
     "ControlClient": "._client",
     "ControlError": "._errors",
     "HostAlreadyRunning": "._host_lock",
