@@ -78,6 +78,11 @@ brackets::
     ├── WorkspaceRefused               a headless start in a workspace nobody trusted (exit 2)
     ├── AttachRefused                  ``robota --attach``: the session did not take the attach
     ├── PreviewError                   [ValueError] a line ``robota cards preview`` cannot draw
+    ├── MeshError                      the device mesh (robota.mesh)
+    │   ├── Refused                    a certificate, list or device refused (a closed reason)
+    │   │   └── Malformed              [ValueError] bytes that are not the signed object claimed
+    │   ├── CredentialStoreError       the credential store or a stored key failed: fail closed
+    │   └── NoTerminal                 no controlling terminal to show or read a secret on
     └── EngineStopped                  [RuntimeError] the TUI's engine is not running
 
 ``Terminated`` (robota.core, a ``SystemExit``) stands outside the tree on purpose: it is the
