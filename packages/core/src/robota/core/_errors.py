@@ -82,7 +82,9 @@ brackets::
     │   ├── Refused                    a certificate, list or device refused (a closed reason)
     │   │   └── Malformed              [ValueError] bytes that are not the signed object claimed
     │   ├── CredentialStoreError       the credential store or a stored key failed: fail closed
-    │   └── NoTerminal                 no controlling terminal to show or read a secret on
+    │   ├── NoTerminal                 no controlling terminal to show or read a secret on
+    │   ├── BadCode                    [ValueError] typed text that is no pairing code (a typo)
+    │   └── PairingFailed              a pairing refused or ended (its closed reason)
     └── EngineStopped                  [RuntimeError] the TUI's engine is not running
 
 ``Terminated`` (robota.core, a ``SystemExit``) stands outside the tree on purpose: it is the

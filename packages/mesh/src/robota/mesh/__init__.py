@@ -5,7 +5,8 @@ This package holds the mesh's identity and trust (issue 29, part 1): device keys
 certificate chain root -> signing key -> device key (``_certs``), the signed roster and
 revocation list and their verification with a closed set of refusal reasons (``_lists``),
 all sans-IO over the bytes of ``_codec``. The pairing and the links between hosts live beside
-them in modules of their own (``_pairing``, ``_link*``).
+them in modules of their own: the one-time code (``_code``), the PAKE and its confirmation bound
+to the link's certificates (``_pairing``), the links (``_link*``).
 
 It imports ``robota.core`` facades only; the host and the CLI compose it (core never imports
 it). The facade is lazy (PEP 562): ``robota --help`` loads none of it, and a command loads
@@ -29,6 +30,7 @@ if typing.TYPE_CHECKING:
         verify_signed,
         verify_signing_revocation,
     )
+    from ._code import CODE_BITS, BadCode, new_code, parse_code
     from ._codec import pack, unpack
     from ._errors import (
         REASONS,
@@ -65,6 +67,20 @@ if typing.TYPE_CHECKING:
         reissue_due,
         verify_revocations,
         verify_roster,
+    )
+    from ._pairing import (
+        FAILURES,
+        Answer,
+        Confirm,
+        Enrol,
+        Fail,
+        Failure,
+        Joiner,
+        Pairer,
+        PairingFailed,
+        PairingWindow,
+        PairMessage,
+        Start,
     )
     from ._phrase import PHRASE_WORDS, canonical_phrase, new_phrase, root_key
 
@@ -120,6 +136,23 @@ __all__ = [
     "admit",
     "reissue_due",
     "lapsed",
+    # pairing: the one-time code and the PAKE's two machines
+    "CODE_BITS",
+    "BadCode",
+    "new_code",
+    "parse_code",
+    "PairingWindow",
+    "Pairer",
+    "Joiner",
+    "PairMessage",
+    "Start",
+    "Answer",
+    "Confirm",
+    "Enrol",
+    "Fail",
+    "Failure",
+    "FAILURES",
+    "PairingFailed",
 ]
 
 _HOMES = {
@@ -139,6 +172,24 @@ _HOMES = {
         "._certs",
     ),
     **dict.fromkeys(["pack", "unpack"], "._codec"),
+    **dict.fromkeys(["CODE_BITS", "BadCode", "new_code", "parse_code"], "._code"),
+    **dict.fromkeys(
+        [
+            "FAILURES",
+            "Answer",
+            "Confirm",
+            "Enrol",
+            "Fail",
+            "Failure",
+            "Joiner",
+            "Pairer",
+            "PairingFailed",
+            "PairingWindow",
+            "PairMessage",
+            "Start",
+        ],
+        "._pairing",
+    ),
     **dict.fromkeys(
         [
             "REASONS",
