@@ -35,6 +35,8 @@ TTL = 300.0
 class Case:
     right_code: bool = True
     relay: bool = False
+    swap_cert: bool = False
+    """A relay that puts its own certificate in the joiner's ``Start``."""
     accept: bool = True
     at: float = 1.0
 
@@ -45,16 +47,19 @@ class Outcome:
     joiner: str
     window: str
     bundle: bytes
+    joiner_cert: bytes
 
 
 def run(case: Case, window: PairingWindow) -> Outcome:
     """One attempt, messages carried verbatim (by a relay that terminates TLS, if any)."""
-    pairer_peer = RELAY_TO_PAIRER if case.relay else JOINER_CERT
     joiner_peer = RELAY_TO_JOINER if case.relay else PAIRER_CERT
-    pairer = Pairer(window, own_cert=PAIRER_CERT, peer_cert=pairer_peer)
+    pairer = Pairer(window, own_cert=PAIRER_CERT)
     code = CODE if case.right_code else new_code()
     joiner = Joiner(code, "laptop", own_cert=JOINER_CERT, peer_cert=joiner_peer)
-    to_pairer: list[PairMessage] = [joiner.start()]
+    start = joiner.start()
+    if case.swap_cert:
+        start = Start(start.name, RELAY_TO_PAIRER, start.pake)
+    to_pairer: list[PairMessage] = [start]
     while to_pairer:
         to_joiner: list[PairMessage] = []
         for message in to_pairer:
@@ -64,7 +69,11 @@ def run(case: Case, window: PairingWindow) -> Outcome:
             to_joiner += pairer.decide(case.accept, b"the enrolment")
         to_pairer = [reply for m in to_joiner for reply in joiner.receive(m)]
     return Outcome(
-        pairer.failure or pairer.state, joiner.failure or joiner.state, window.state, joiner.bundle
+        pairer.failure or pairer.state,
+        joiner.failure or joiner.state,
+        window.state,
+        joiner.bundle,
+        pairer.joiner_cert,
     )
 
 
@@ -75,17 +84,28 @@ def run(case: Case, window: PairingWindow) -> Outcome:
         (Case(right_code=False), "wrong-code", "wrong-code", "burned"),
         # A relay that terminates TLS shows each side its own certificate: the channels differ.
         (Case(relay=True), "wrong-code", "wrong-code", "burned"),
+        (Case(swap_cert=True), "wrong-code", "wrong-code", "burned"),
         (Case(accept=False), "declined", "declined", "burned"),
         (Case(at=TTL), "expired", "expired", "expired"),
         (Case(at=TTL - 0.001), "enrolled", "enrolled", "used"),
     ],
-    ids=["paired", "wrong-code", "terminating-relay", "declined", "expired", "just-in-time"],
+    ids=[
+        "paired",
+        "wrong-code",
+        "terminating-relay",
+        "substituted-certificate",
+        "declined",
+        "expired",
+        "just-in-time",
+    ],
 )
 def test_an_attempt(case: Case, pairer: str, joiner: str, window: str) -> None:
     opened = PairingWindow(CODE, deadline=TTL)
     outcome = run(case, opened)
     assert (outcome.pairer, outcome.joiner, outcome.window) == (pairer, joiner, window)
     assert outcome.bundle == (b"the enrolment" if joiner == "enrolled" else b"")
+    if pairer == "enrolled":
+        assert outcome.joiner_cert == JOINER_CERT
 
 
 @pytest.mark.parametrize(
@@ -106,10 +126,10 @@ def test_then_the_right_code_on_the_same_window(first: Case, second: str) -> Non
 
 def test_a_second_joiner_while_one_pairs_is_busy_and_burns_nothing() -> None:
     window = PairingWindow(CODE, deadline=TTL)
-    first = Pairer(window, own_cert=PAIRER_CERT, peer_cert=JOINER_CERT)
+    first = Pairer(window, own_cert=PAIRER_CERT)
     joiner = Joiner(CODE, "laptop", own_cert=JOINER_CERT, peer_cert=PAIRER_CERT)
     (answer,) = first.receive(joiner.start(), 1.0)
-    other = Pairer(window, own_cert=PAIRER_CERT, peer_cert=b"another")
+    other = Pairer(window, own_cert=PAIRER_CERT)
     intruder = Joiner(CODE, "x", own_cert=b"another", peer_cert=PAIRER_CERT)
     assert other.receive(intruder.start(), 1.0) == [Fail("busy")]
     other.lost()
@@ -120,19 +140,19 @@ def test_a_second_joiner_while_one_pairs_is_busy_and_burns_nothing() -> None:
 
 def test_a_connection_lost_mid_attempt_burns_the_window() -> None:
     window = PairingWindow(CODE, deadline=TTL)
-    pairer = Pairer(window, own_cert=PAIRER_CERT, peer_cert=JOINER_CERT)
+    pairer = Pairer(window, own_cert=PAIRER_CERT)
     joiner = Joiner(CODE, "laptop", own_cert=JOINER_CERT, peer_cert=PAIRER_CERT)
     pairer.receive(joiner.start(), 1.0)
     pairer.lost()
     assert (pairer.failure, window.state) == ("aborted", "burned")
     idle = PairingWindow(CODE, deadline=TTL)
-    Pairer(idle, own_cert=PAIRER_CERT, peer_cert=JOINER_CERT).lost()
+    Pairer(idle, own_cert=PAIRER_CERT).lost()
     assert idle.state == "open"  # nothing started: nothing spent
 
 
 def test_a_reflected_confirmation_fails() -> None:
     window = PairingWindow(CODE, deadline=TTL)
-    pairer = Pairer(window, own_cert=PAIRER_CERT, peer_cert=JOINER_CERT)
+    pairer = Pairer(window, own_cert=PAIRER_CERT)
     joiner = Joiner(CODE, "laptop", own_cert=JOINER_CERT, peer_cert=PAIRER_CERT)
     (answer,) = pairer.receive(joiner.start(), 1.0)
     assert isinstance(answer, Answer)
@@ -145,10 +165,10 @@ def test_a_reflected_confirmation_fails() -> None:
     [
         ([Confirm(b"x")], "malformed", "open"),
         ([Enrol(b"x")], "malformed", "open"),
-        ([Start("", b"x")], "malformed", "burned"),
-        ([Start("a\nb", b"x")], "malformed", "burned"),
-        ([Start("n" * 65, b"x")], "malformed", "burned"),
-        ([Start("laptop", b"not a point")], "malformed", "burned"),
+        ([Start("", b"c", b"x")], "malformed", "burned"),
+        ([Start("a\nb", b"c", b"x")], "malformed", "burned"),
+        ([Start("n" * 65, b"c", b"x")], "malformed", "burned"),
+        ([Start("laptop", b"c", b"not a point")], "malformed", "burned"),
         ([Fail("declined")], "aborted", "open"),
     ],
 )
@@ -156,7 +176,7 @@ def test_out_of_place_messages_to_the_pairer(
     messages: list[PairMessage], failure: str, window: str
 ) -> None:
     opened = PairingWindow(CODE, deadline=TTL)
-    pairer = Pairer(opened, own_cert=PAIRER_CERT, peer_cert=JOINER_CERT)
+    pairer = Pairer(opened, own_cert=PAIRER_CERT)
     for message in messages:
         pairer.receive(message, 1.0)
     assert (pairer.failure, opened.state) == (failure, window)
@@ -164,7 +184,7 @@ def test_out_of_place_messages_to_the_pairer(
 
 @pytest.mark.parametrize(
     "message",
-    [Confirm(b"x"), Enrol(b"x"), Start("x", b"y"), Answer(b"not a point", b"")],
+    [Confirm(b"x"), Enrol(b"x"), Start("x", b"c", b"y"), Answer(b"not a point", b"")],
 )
 def test_out_of_place_messages_to_the_joiner(message: PairMessage) -> None:
     joiner = Joiner(CODE, "laptop", own_cert=JOINER_CERT, peer_cert=PAIRER_CERT)

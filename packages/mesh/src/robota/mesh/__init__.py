@@ -53,6 +53,15 @@ if typing.TYPE_CHECKING:
         public_bytes,
         public_from_bytes,
     )
+    from ._linkcert import (
+        KnownCertificates,
+        admit_peer,
+        certificate_device,
+        client_context,
+        link_certificate,
+        pairing_context,
+        server_context,
+    )
     from ._lists import (
         MAX_DEVICES,
         MIN_LIFETIME,
@@ -153,6 +162,14 @@ __all__ = [
     "Failure",
     "FAILURES",
     "PairingFailed",
+    # links: self-signed link certificates and TLS 1.3 contexts
+    "link_certificate",
+    "certificate_device",
+    "KnownCertificates",
+    "admit_peer",
+    "server_context",
+    "client_context",
+    "pairing_context",
 ]
 
 _HOMES = {
@@ -173,6 +190,18 @@ _HOMES = {
     ),
     **dict.fromkeys(["pack", "unpack"], "._codec"),
     **dict.fromkeys(["CODE_BITS", "BadCode", "new_code", "parse_code"], "._code"),
+    **dict.fromkeys(
+        [
+            "KnownCertificates",
+            "admit_peer",
+            "certificate_device",
+            "client_context",
+            "link_certificate",
+            "pairing_context",
+            "server_context",
+        ],
+        "._linkcert",
+    ),
     **dict.fromkeys(
         [
             "FAILURES",

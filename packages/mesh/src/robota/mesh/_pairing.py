@@ -1,21 +1,22 @@
 """Pairing, sans-IO: the one-time code's PAKE, its confirmation bound to the channel, the window.
 
-``robota mesh pair`` opens a ``PairingWindow`` on a device holding the signing key (one code,
-a deadline); ``robota mesh join ADDRESS`` connects to it over TLS (each side presenting a
-self-signed certificate for its device key, neither yet able to check the other's) and the two
-run SPAKE2 (the ``spake2`` package, Ed25519 group; the pairer is side A, the joiner side B) on
-the code. What makes the TLS channel trustworthy is the key confirmation: each side sends
-``HMAC(k_side, side label | channel | both PAKE messages | joiner's name)`` where ``channel``
-hashes both sides' link certificates *as that side sees them* (its own, and the peer's from
-the TLS handshake). Both sides on one TLS connection compute the same channel; a relay that
-terminates TLS shows each side its own certificate, so the two channels differ and the
-confirmation fails exactly as for a wrong code. The side labels keep a reflected confirmation
-from passing.
+``robota mesh pair`` opens a ``PairingWindow`` on a device holding the signing key (one code, a
+deadline); ``robota mesh join ADDRESS`` connects to it over TLS (each side with a self-signed
+certificate for its device key, neither yet able to check the other's; the joiner's goes in its
+first message, since a TLS server on Python's ``ssl`` cannot ask for a certificate it cannot
+verify) and the two run SPAKE2 (the ``spake2`` package, Ed25519 group; the pairer is side A, the
+joiner side B) on the code. What makes the TLS channel trustworthy is the key confirmation: each
+side sends ``HMAC(k_side, side label | channel | both PAKE messages | joiner's name)`` where
+``channel`` hashes both sides' link certificates *as that side sees them* (the joiner: its own
+and the one the TLS handshake showed it; the pairer: its own and the one ``Start`` carries).
+Both sides on one TLS connection compute the same channel; a relay that terminates TLS shows
+each side its own certificate, so the two channels differ and the confirmation fails exactly as
+for a wrong code. The side labels keep a reflected confirmation from passing.
 
 The conversation (``Start``, ``Answer``, ``Confirm`` then ``Enrol`` or ``Fail``)::
 
     joiner                                   pairer (window open)
-    Start(name, pake_B)           ->         window.begin (spends the code), finish SPAKE2
+    Start(name, cert, pake_B)     ->         window.begin (spends the code), finish SPAKE2
                                   <-         Answer(pake_A, confirm_pairer)
     check confirm_pairer
     Confirm(confirm_joiner)       ->         check it; both terminals show the joiner's name
@@ -97,9 +98,10 @@ class PairingFailed(MeshError):
 
 @dataclass(frozen=True, slots=True)
 class Start:
-    """Joiner -> pairer: the joiner's name and its SPAKE2 message."""
+    """Joiner -> pairer: the joiner's name, its link certificate and its SPAKE2 message."""
 
     name: str
+    cert: bytes
     pake: bytes
 
 
@@ -204,12 +206,14 @@ class Pairer:
     and returns what to send back; after ``Confirm`` the state is ``confirmed`` and the shell
     asks its operator, then calls ``decide``."""
 
-    def __init__(self, window: PairingWindow, *, own_cert: bytes, peer_cert: bytes) -> None:
+    def __init__(self, window: PairingWindow, *, own_cert: bytes) -> None:
         self.window = window
         self.state: PairerState = "waiting-start"
         self.failure: Failure | None = None
         self.joiner_name = ""
-        self._channel = channel_binding(own_cert, peer_cert)
+        self.joiner_cert = b""
+        """The joiner's link certificate as its ``Start`` gave it (proven once confirmed)."""
+        self._own_cert = own_cert
         self._holds_window = False
         self._expect = b""
 
@@ -253,7 +257,8 @@ class Pairer:
         self._holds_window = True
         if not _valid_name(start.name):
             return self._fail("malformed")
-        self.joiner_name = start.name
+        self.joiner_name, self.joiner_cert = start.name, start.cert
+        channel = channel_binding(self._own_cert, start.cert)
         spake = SPAKE2_A(pake_password(self.window.code), idA=_PAIRER_ID, idB=_JOINER_ID)
         answer_pake = spake.start()
         try:
@@ -261,9 +266,9 @@ class Pairer:
         except (SPAKEError, ValueError):
             return self._fail("malformed")
         pairer_key, joiner_key = _confirm_keys(key)
-        self._expect = _mac(joiner_key, _JOINER_ID, self._channel, start, answer_pake)
+        self._expect = _mac(joiner_key, _JOINER_ID, channel, start, answer_pake)
         self.state = "waiting-confirm"
-        confirm = _mac(pairer_key, _PAIRER_ID, self._channel, start, answer_pake)
+        confirm = _mac(pairer_key, _PAIRER_ID, channel, start, answer_pake)
         return [Answer(answer_pake, confirm)]
 
     def _fail(self, reason: Failure, reply: list[PairMessage] | None = None) -> list[PairMessage]:
@@ -290,7 +295,7 @@ class Joiner:
         self.failure: Failure | None = None
         self.bundle = b""
         self._spake = SPAKE2_B(pake_password(code), idA=_PAIRER_ID, idB=_JOINER_ID)
-        self._start = Start(name, self._spake.start())
+        self._start = Start(name, own_cert, self._spake.start())
         self._channel = channel_binding(peer_cert, own_cert)
 
     def start(self) -> Start:
