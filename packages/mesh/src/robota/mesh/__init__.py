@@ -1,7 +1,8 @@
 """robota.mesh: the device mesh: a user's machines linked with signed identities.
 
-This package holds the mesh's identity and trust (issue 29, part 1): device keys and ids
-(``_identity``), the recovery phrase and the root key it stands for (``_phrase``), the
+This package holds the mesh's identity and trust (issue 29, part 1): where its secrets live
+(``_credentials``: the OS keychain when real, else the owner-only ``_keyfile``), device keys
+and ids (``_identity``), the recovery phrase and the root key it stands for (``_phrase``), the
 certificate chain root -> signing key -> device key (``_certs``), the signed roster and
 revocation list and their verification with a closed set of refusal reasons (``_lists``),
 all sans-IO over the bytes of ``_codec``. The pairing and the links between hosts live beside
@@ -32,6 +33,14 @@ if typing.TYPE_CHECKING:
     )
     from ._code import CODE_BITS, BadCode, new_code, parse_code
     from ._codec import pack, unpack
+    from ._credentials import (
+        SECRET_NAMES,
+        OpenedStore,
+        SecretStore,
+        StoreKind,
+        open_store,
+        read_store_record,
+    )
     from ._errors import (
         REASONS,
         CredentialStoreError,
@@ -102,6 +111,13 @@ __all__ = [
     "NoTerminal",
     "Reason",
     "REASONS",
+    # the credential store
+    "StoreKind",
+    "SecretStore",
+    "OpenedStore",
+    "SECRET_NAMES",
+    "open_store",
+    "read_store_record",
     # device keys and ids
     "DeviceId",
     "DEVICE_ID_LENGTH",
@@ -218,6 +234,17 @@ _HOMES = {
             "Start",
         ],
         "._pairing",
+    ),
+    **dict.fromkeys(
+        [
+            "SECRET_NAMES",
+            "OpenedStore",
+            "SecretStore",
+            "StoreKind",
+            "open_store",
+            "read_store_record",
+        ],
+        "._credentials",
     ),
     **dict.fromkeys(
         [

@@ -22,6 +22,8 @@ __all__ = [
     "ENABLED_KEY",
     "INTENT_KEYS",
     "LOGGING_KEYS",
+    "MESH_KEYS",
+    "MESH_PEER_KEYS",
     "PROJECT_AGENT_KEYS",
     "PROJECT_DEFAULTS_KEYS",
     "PROJECT_SECTIONS",
@@ -103,6 +105,13 @@ TOP_LEVEL_KEYS: tuple[ConfigKey, ...] = (
         "a mapping of team names to teams",
         "no team",
         "Group chats that are the front door of one project each; a name is `[a-z0-9][a-z0-9_-]*`.",
+    ),
+    ConfigKey(
+        "mesh",
+        "a mapping",
+        "the mesh off",
+        "The device mesh: this machine linked with the user's other machines (only the"
+        " profile's config.yaml may hold it, never a project's).",
     ),
 )
 
@@ -289,6 +298,52 @@ INTENT_KEYS: tuple[ConfigKey, ...] = (
     ),
 )
 
+MESH_KEYS: tuple[ConfigKey, ...] = (
+    ConfigKey(
+        "enabled",
+        "true or false",
+        "false",
+        "true: `robota server run` opens the mesh (listens on `listen`, links to `peers`).",
+    ),
+    ConfigKey(
+        "name",
+        "text of at most 64 bytes",
+        "the machine's host name",
+        "This device's name, as the other devices show it.",
+    ),
+    ConfigKey(
+        "listen",
+        "a list of HOST:PORT",
+        "none (dial only)",
+        "The addresses to accept links on (`[::1]:47390` for an IPv6 address).",
+    ),
+    ConfigKey(
+        "peers",
+        "a mapping of device ids to {name, address}",
+        "none",
+        "Each paired device's name and address hint (written by pairing; editable).",
+    ),
+    ConfigKey(
+        "listLifetimeSeconds",
+        "a whole number from 60 to 2592000",
+        "86400",
+        "How long a roster or revocation list this device issues stays valid; it is"
+        " reissued when half of it has passed.",
+    ),
+    ConfigKey(
+        "pairingTtlSeconds",
+        "a whole number from 30 to 3600",
+        "300",
+        "How long `robota mesh pair`'s one-time code may be used.",
+    ),
+)
+"""``mesh``: the device mesh (``robota.mesh``); the profile's file only."""
+
+MESH_PEER_KEYS: tuple[ConfigKey, ...] = (
+    ConfigKey("name", "text", "the device id", "The peer's name."),
+    ConfigKey("address", "HOST:PORT", "none (it dials this device)", "Where to dial it."),
+)
+
 CONFIG_SECTIONS: tuple[tuple[str, tuple[ConfigKey, ...]], ...] = (
     ("(top level)", TOP_LEVEL_KEYS),
     ("agents.<name>", AGENT_KEYS),
@@ -299,6 +354,8 @@ CONFIG_SECTIONS: tuple[tuple[str, tuple[ConfigKey, ...]], ...] = (
     ("logging", LOGGING_KEYS),
     ("teams.<name>", TEAM_KEYS),
     ("teams.<name>.intents.<key>", INTENT_KEYS),
+    ("mesh", MESH_KEYS),
+    ("mesh.peers.<device id>", MESH_PEER_KEYS),
 )
 """Every section core validates, by its key path, in the order the reference shows them;
 a chat transport's ``transports.<name>`` is its plugin's (``DescribesKeys``)."""

@@ -28,6 +28,8 @@ __all__ = [
     "Defaults",
     "LogLevel",
     "LoggingConfig",
+    "MeshPeer",
+    "MeshSettings",
     "PermissionMode",
     "StorageConfig",
     "INTENT_LEVELS",
@@ -188,6 +190,33 @@ _NO_TEAMS: Mapping[str, TeamConfig] = MappingProxyType({})
 
 
 @dataclass(frozen=True, slots=True)
+class MeshPeer:
+    """``mesh.peers.<device id>``: a paired device's name and where to dial it."""
+
+    name: str
+    address: str | None = None
+    """``HOST:PORT``; ``None``: this device does not dial it (it dials this one)."""
+
+
+_NO_PEERS: Mapping[str, MeshPeer] = MappingProxyType({})
+
+
+@dataclass(frozen=True, slots=True)
+class MeshSettings:
+    """``mesh``: the device mesh, off unless the profile's own file turns it on."""
+
+    enabled: bool = False
+    name: str = ""
+    """This device's name (validation fills in the host name when the file has none)."""
+    listen: tuple[str, ...] = ()
+    """``HOST:PORT`` addresses to accept links on; empty: dial only."""
+    peers: Mapping[str, MeshPeer] = field(default_factory=lambda: _NO_PEERS)
+    """By device id (its printed form), in file order."""
+    list_lifetime_seconds: int = 86400
+    pairing_ttl_seconds: int = 300
+
+
+@dataclass(frozen=True, slots=True)
 class StorageConfig:
     sqlite_path: Path
 
@@ -211,6 +240,8 @@ class Config:
     logging: LoggingConfig
     teams: Mapping[str, TeamConfig] = field(default_factory=lambda: _NO_TEAMS)
     """``teams.<name>``, in file order."""
+    mesh: MeshSettings = MeshSettings()
+    """``mesh``: the device mesh's settings (off by default)."""
     secrets: frozenset[str] = field(default=frozenset(), repr=False)
     """Every value that must never reach a log line: .env values and secret-named fields."""
 

@@ -115,6 +115,15 @@ def parse_project_config(
     name = str(file)
     if data is None:
         return ProjectConfig(file)
+    if isinstance(data, Mapping) and "mesh" in data:
+        # Only the profile's own settings may open the mesh: a repository that could would
+        # expose this machine to the user's other devices (docs/architecture.md §13).
+        raise ConfigError(
+            name,
+            "mesh",
+            "a mesh section",
+            "no mesh settings in a project (only the profile's config.yaml can turn the mesh on)",
+        )
     top = _mapping(name, data, "(top level)", key_names(PROJECT_TOP_LEVEL_KEYS))
     defaults = _mapping(name, top.get("defaults"), "defaults", key_names(PROJECT_DEFAULTS_KEYS))
     configured = "one of the configured agents: " + ", ".join(agents)

@@ -38,6 +38,7 @@ from ._keys import (
     WS_KEYS,
     key_names,
 )
+from ._mesh import validate_mesh
 from ._model import (
     LOG_LEVELS,
     PERMISSION_MODES,
@@ -273,6 +274,7 @@ def validate_config(
     base = file.parent
     storage = reader.section(top.get("storage"), "storage", key_names(STORAGE_KEYS))
     logging = reader.section(top.get("logging"), "logging", key_names(LOGGING_KEYS))
+    mesh = validate_mesh(reader, top.get("mesh"))
     _collect_named_secrets(reader, data)
     return Config(
         file=file,
@@ -291,5 +293,6 @@ def validate_config(
             path=reader.path(logging.get("path"), "logging.path", base, profile.default_log_path),
         ),
         teams=MappingProxyType(teams),
+        mesh=mesh,
         secrets=frozenset(reader.secrets) | extra_secrets,
     )
