@@ -84,7 +84,8 @@ brackets::
     │   ├── CredentialStoreError       the credential store or a stored key failed: fail closed
     │   ├── NoTerminal                 no controlling terminal to show or read a secret on
     │   ├── BadCode                    [ValueError] typed text that is no pairing code (a typo)
-    │   └── PairingFailed              a pairing refused or ended (its closed reason)
+    │   ├── PairingFailed              a pairing refused or ended (its closed reason)
+    │   └── BadFrame                   [ValueError] a link frame outside the vocabulary (closes it)
     └── EngineStopped                  [RuntimeError] the TUI's engine is not running
 
 ``Terminated`` (robota.core, a ``SystemExit``) stands outside the tree on purpose: it is the

@@ -71,6 +71,7 @@ if typing.TYPE_CHECKING:
         pairing_context,
         server_context,
     )
+    from ._linkio import LinkInfo, Links, join, serve_pairing
     from ._lists import (
         MAX_DEVICES,
         MIN_LIFETIME,
@@ -101,6 +102,7 @@ if typing.TYPE_CHECKING:
         Start,
     )
     from ._phrase import PHRASE_WORDS, canonical_phrase, new_phrase, root_key
+    from ._trust import LinkTrust
 
 __all__ = [
     # errors and the closed set of refusal reasons
@@ -186,6 +188,12 @@ __all__ = [
     "server_context",
     "client_context",
     "pairing_context",
+    # the links' trio shell and what they trust
+    "LinkTrust",
+    "Links",
+    "LinkInfo",
+    "join",
+    "serve_pairing",
 ]
 
 _HOMES = {
@@ -218,6 +226,8 @@ _HOMES = {
         ],
         "._linkcert",
     ),
+    **dict.fromkeys(["LinkInfo", "Links", "join", "serve_pairing"], "._linkio"),
+    "LinkTrust": "._trust",
     **dict.fromkeys(
         [
             "FAILURES",
