@@ -19,6 +19,7 @@ from robota.mesh._credentials import (
     SwitchToKeychain,
     UseFile,
     UseKeychain,
+    check_store,
     choose_store,
     is_real_backend,
     open_store,
@@ -219,3 +220,18 @@ def test_a_damaged_value_fails_closed_naming_the_key(tmp_path: Path) -> None:
     with pytest.raises(CredentialStoreError) as caught:
         store.get("device-key")
     assert caught.value.key == "device-key"
+
+
+def test_status_checks_the_store_without_switching_or_choosing(tmp_path: Path) -> None:
+    mesh = tmp_path / "mesh"
+    assert check_store(mesh, keychain=lambda: None) is None  # nothing recorded: nothing wrong
+    open_store(mesh, keychain=lambda: None).store.put("device-key", SECRET)
+    backend = MemoryKeychain()
+    assert check_store(mesh, keychain=lambda: backend) is None
+    assert read_store_record(mesh)[0] == "file", "a working keychain does not switch here"
+    assert (mesh / "credentials").exists()
+    keychain_mesh = tmp_path / "k"
+    open_store(keychain_mesh, keychain=lambda: backend)
+    backend.broken = True
+    problem = check_store(keychain_mesh, keychain=lambda: backend, timeout=0.5)
+    assert problem is not None and "device-key" in problem and "does not open" in problem

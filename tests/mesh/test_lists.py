@@ -242,3 +242,14 @@ def test_issuing_refuses_what_no_device_would_accept() -> None:
 def test_marks_read_by_kind() -> None:
     assert Marks(roster=3, revocations=7).of("roster") == 3
     assert Marks(roster=3, revocations=7).of("revocations") == 7
+
+
+def test_a_list_read_back_without_a_clock_is_not_refused_for_its_age() -> None:
+    # This device's own accepted lists are read back with now=None: status reports them
+    # lapsed instead of refusing them, and rollback still counts.
+    chain = Chain()
+    blob = chain.roster(2, issued_at=0).blob
+    assert verify_roster(blob, root=chain.root_public, now=None).seq == 2
+    with pytest.raises(Refused) as caught:
+        verify_roster(blob, root=chain.root_public, now=None, high_water=3)
+    assert caught.value.reason == "rolled-back"

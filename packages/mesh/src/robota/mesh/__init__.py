@@ -5,9 +5,12 @@ This package holds the mesh's identity and trust (issue 29, part 1): where its s
 and ids (``_identity``), the recovery phrase and the root key it stands for (``_phrase``), the
 certificate chain root -> signing key -> device key (``_certs``), the signed roster and
 revocation list and their verification with a closed set of refusal reasons (``_lists``),
-all sans-IO over the bytes of ``_codec``. The pairing and the links between hosts live beside
-them in modules of their own: the one-time code (``_code``), the PAKE and its confirmation bound
-to the link's certificates (``_pairing``), the links (``_link*``).
+all sans-IO over the bytes of ``_codec``; what a device keeps on disk (``_state``), what the
+commands do to it (``_actions``) and what status and the device listing show
+(``_status``). The pairing and the links between hosts live beside them in modules of their
+own: the one-time code (``_code``), the PAKE and its confirmation bound to the link's
+certificates (``_pairing``), the links' certificates (``_linkcert``), frames (``_frames``),
+sans-IO parts (``_link``), what they trust (``_trust``) and their trio shell (``_linkio``).
 
 It imports ``robota.core`` facades only; the host and the CLI compose it (core never imports
 it). The facade is lazy (PEP 562): ``robota --help`` loads none of it, and a command loads
@@ -19,6 +22,23 @@ import typing
 from robota.core import lazy_attributes as _lazy_attributes
 
 if typing.TYPE_CHECKING:
+    from ._actions import (
+        Adopted,
+        AlreadyInitialized,
+        Lists,
+        adopt_list,
+        adopt_pairing,
+        current_lists,
+        device_key,
+        enrol,
+        init_first,
+        init_join,
+        open_secrets,
+        recover,
+        reissue,
+        revoke,
+        signing_key,
+    )
     from ._certs import (
         MAX_NAME_BYTES,
         Certificate,
@@ -38,6 +58,7 @@ if typing.TYPE_CHECKING:
         OpenedStore,
         SecretStore,
         StoreKind,
+        check_store,
         open_store,
         read_store_record,
     )
@@ -102,6 +123,19 @@ if typing.TYPE_CHECKING:
         Start,
     )
     from ._phrase import PHRASE_WORDS, canonical_phrase, new_phrase, root_key
+    from ._state import Identity, MeshFiles
+    from ._status import (
+        LINK_STATES,
+        DeviceNotFound,
+        LinkReport,
+        LinkState,
+        ListHead,
+        devices_view,
+        iso_time,
+        lapsed_problems,
+        pick_device,
+        status_view,
+    )
     from ._trust import LinkTrust
 
 __all__ = [
@@ -119,6 +153,7 @@ __all__ = [
     "OpenedStore",
     "SECRET_NAMES",
     "open_store",
+    "check_store",
     "read_store_record",
     # device keys and ids
     "DeviceId",
@@ -194,9 +229,58 @@ __all__ = [
     "LinkInfo",
     "join",
     "serve_pairing",
+    # what a device keeps on disk, and what the commands do to it
+    "Identity",
+    "MeshFiles",
+    "Lists",
+    "AlreadyInitialized",
+    "init_first",
+    "init_join",
+    "open_secrets",
+    "enrol",
+    "adopt_pairing",
+    "adopt_list",
+    "Adopted",
+    "current_lists",
+    "recover",
+    "revoke",
+    "reissue",
+    "device_key",
+    "signing_key",
+    # status, devices and what DEVICE names
+    "LinkState",
+    "LINK_STATES",
+    "LinkReport",
+    "ListHead",
+    "status_view",
+    "devices_view",
+    "lapsed_problems",
+    "iso_time",
+    "pick_device",
+    "DeviceNotFound",
 ]
 
 _HOMES = {
+    **dict.fromkeys(
+        [
+            "Adopted",
+            "AlreadyInitialized",
+            "Lists",
+            "adopt_list",
+            "adopt_pairing",
+            "current_lists",
+            "device_key",
+            "enrol",
+            "init_first",
+            "init_join",
+            "open_secrets",
+            "recover",
+            "reissue",
+            "revoke",
+            "signing_key",
+        ],
+        "._actions",
+    ),
     **dict.fromkeys(
         [
             "MAX_NAME_BYTES",
@@ -251,6 +335,7 @@ _HOMES = {
             "OpenedStore",
             "SecretStore",
             "StoreKind",
+            "check_store",
             "open_store",
             "read_store_record",
         ],
@@ -302,6 +387,22 @@ _HOMES = {
         "._lists",
     ),
     **dict.fromkeys(["PHRASE_WORDS", "canonical_phrase", "new_phrase", "root_key"], "._phrase"),
+    **dict.fromkeys(["Identity", "MeshFiles"], "._state"),
+    **dict.fromkeys(
+        [
+            "LINK_STATES",
+            "DeviceNotFound",
+            "LinkReport",
+            "LinkState",
+            "ListHead",
+            "devices_view",
+            "iso_time",
+            "lapsed_problems",
+            "pick_device",
+            "status_view",
+        ],
+        "._status",
+    ),
 }
 """Where each lazily loaded name lives (the same as the imports for type checkers above)."""
 

@@ -52,6 +52,7 @@ __all__ = [
     "SwitchToKeychain",
     "UseKeychain",
     "UseFile",
+    "check_store",
     "choose_store",
     "discover_keychain",
     "is_real_backend",
@@ -260,6 +261,9 @@ class OpenedStore:
     store: SecretStore
     notices: tuple[str, ...]
     """What to tell the operator now (the file chosen; keys replaced, pair again)."""
+    replaced: bool = False
+    """The file's keys were dropped for the keychain: new keys are to be made now
+    (``_actions.open_secrets`` does)."""
 
 
 def open_store(
@@ -310,4 +314,33 @@ def open_store(
         )
     if not isinstance(decision, UseKeychain) or decision.record:
         _record(mesh_dir, "keychain", store_id)
-    return OpenedStore(store, notices)
+    return OpenedStore(store, notices, replaced=isinstance(decision, SwitchToKeychain))
+
+
+def check_store(
+    mesh_dir: Path,
+    *,
+    keychain: Callable[[], KeyringBackend | None] = discover_keychain,
+    timeout: float = PROBE_TIMEOUT,
+) -> str | None:
+    """What is wrong with the recorded store, for ``mesh status``; ``None`` when nothing is.
+
+    Reads and probes only: never makes a choice, switches a store or replaces a key (status
+    must not rewrite identity state)."""
+    try:
+        recorded, store_id = read_store_record(mesh_dir)
+        if recorded == "file":
+            KeyFile(mesh_dir / "credentials").holds_keys()
+    except CredentialStoreError as error:
+        return f"{error}: the mesh does not open"
+    keychain_fails = (
+        recorded == "keychain"
+        and store_id is not None
+        and probe_keychain(keychain(), store_id, timeout) != "ok"
+    )
+    if keychain_fails:
+        failed = CredentialStoreError(
+            "device-key", "the keychain recorded for the mesh's secrets fails"
+        )
+        return f"{failed}: the mesh does not open"
+    return None

@@ -203,11 +203,14 @@ def _open(
     return signing_cert.subject, fields
 
 
-def _current(kind: ListKind, seq: int, expires_at: int, *, now: int, high_water: int) -> None:
-    """Steps 6-7."""
+def _current(
+    kind: ListKind, seq: int, expires_at: int, *, now: int | None, high_water: int
+) -> None:
+    """Steps 6-7 (``now=None``: a list this device already accepted, read back to show or to
+    build on, whose expiry is reported rather than refused)."""
     if seq < high_water:
         raise Refused("rolled-back", f"{kind} {seq} is older than {high_water}, already seen")
-    if now >= expires_at:
+    if now is not None and now >= expires_at:
         raise Refused("expired", f"{kind} {seq} expired")
 
 
@@ -215,7 +218,7 @@ def verify_roster(
     blob: bytes,
     *,
     root: bytes,
-    now: int,
+    now: int | None,
     high_water: int = 0,
     revoked_signing: Collection[bytes] = (),
 ) -> Roster:
@@ -236,7 +239,7 @@ def verify_revocations(
     blob: bytes,
     *,
     root: bytes,
-    now: int,
+    now: int | None,
     high_water: int = 0,
     revoked_signing: Collection[bytes] = (),
 ) -> Revocations:
