@@ -14,12 +14,10 @@ import trio.testing
 
 from robota.core.cards import (
     CardPolicy,
-    FeishuPlatform,
     FinalAnswerDelivered,
     FinalAnswerFailed,
     PermanentSendError,
     ProgressCardPosted,
-    SlackPlatform,
     TransientSendError,
 )
 from robota.core.events import (
@@ -42,6 +40,8 @@ from robota.core.store import (
     turn_snapshot,
 )
 from robota.core.testing import crash, wait_until
+from robota.transports.feishu import FeishuPlatform
+from robota.transports.slack import SlackPlatform
 
 from ._harness import FAST, FakeSink, button_tokens, card_world
 

@@ -9,17 +9,13 @@ from pathlib import Path
 import pytest
 import trio
 
-from robota.core.cards import (
-    CardTurn,
-    FeishuPlatform,
-    FinalAnswerDelivered,
-    FinalAnswerFailed,
-    SlackPlatform,
-)
+from robota.core.cards import CardTurn, FinalAnswerDelivered, FinalAnswerFailed
 from robota.core.events import TextDelta, TurnCompleted, TurnStarted
 from robota.core.presentation import UserSteer
 from robota.core.store import RecordFinalDelivery, final_delivery, turn_snapshot
 from robota.core.testing import crash, wait_until
+from robota.transports.feishu import FeishuPlatform
+from robota.transports.slack import SlackPlatform
 
 from ._harness import FAST, host_world
 

@@ -12,15 +12,15 @@ from hypothesis import strategies as st
 from robota.core.cards import (
     CardPolicy,
     CardTurn,
-    FeishuPlatform,
     FinalAnswerDelivered,
-    SlackPlatform,
     TerminalPlatform,
     TransientSendError,
     TurnCard,
 )
 from robota.core.presentation import TurnView
 from robota.core.store import final_delivery
+from robota.transports.feishu import FeishuPlatform
+from robota.transports.slack import SlackPlatform
 
 from ..presentation._streams import turns
 from ._harness import Clock, Driver, FakeSink, Tokens, card_world

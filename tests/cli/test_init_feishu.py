@@ -11,8 +11,8 @@ from typing import Any
 import pytest
 import trio
 
-from robota.cli._init_feishu import credentials_of, plan
 from robota.core.config import dotenv_values, template_text
+from robota.transports.feishu._init_step import credentials_of, plan
 
 from ..transports.feishu.fake_platform import APP_ID, APP_SECRET
 from ..transports.feishu.fake_registration import (

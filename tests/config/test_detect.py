@@ -11,7 +11,8 @@ import os
 import time
 from pathlib import Path
 
-from robota.core.config import KNOWN_AGENTS, AgentStatus, detect_agents
+from robota.core.config import AgentStatus, detect_agents
+from robota.runtimes import KNOWN_AGENTS
 
 
 def _executable(path: Path, body: str) -> Path:

@@ -4,7 +4,11 @@ from __future__ import annotations
 
 import pytest
 
-from robota.core.events import RETRYABLE, classify_failure
+from robota.core.events import RETRYABLE
+from robota.runtimes import app_server
+
+classify_failure = app_server.classify_failure
+"""The App Server plugin's classification: core's mechanism with the plugin's error codes."""
 
 # (message, code, http_status, category). Texts are verbatim from the agents (see the
 # reference notes on App Server errors and tests/transcripts) and from provider error bodies.

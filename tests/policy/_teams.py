@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from types import MappingProxyType
 
-from robota.core.config import IntentConfig, IntentLevel, TeamConfig
+from robota.core.config import IntentConfig, IntentLevel, TeamConfig, team_defaults
 
 PROJECT = Path("/srv/web")
 
@@ -27,6 +27,7 @@ def make_team(
         members=members,
         intents=MappingProxyType({intent.key: intent for intent in intents}),
         intent_permissions=MappingProxyType(levels or {}),
+        defaults=team_defaults(transport),  # as config validation sets it: the plugin's
     )
 
 

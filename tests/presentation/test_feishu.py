@@ -18,16 +18,9 @@ from robota.core.events import (
     TurnCompleted,
     TurnStarted,
 )
-from robota.core.presentation import (
-    FeishuRenderer,
-    ToolCall,
-    TurnView,
-    UserSteer,
-    feishu_final_answer,
-    render_feishu_card,
-    strip_launcher,
-)
+from robota.core.presentation import ToolCall, TurnView, UserSteer, strip_launcher
 from robota.core.presentation._text import element_id
+from robota.transports.feishu import FeishuRenderer, feishu_final_answer, render_feishu_card
 
 from ._limits import check_feishu_activity, check_feishu_card, tables, utf8
 from ._streams import Input, reduce, turns

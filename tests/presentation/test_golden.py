@@ -16,14 +16,9 @@ from typing import Any
 
 import pytest
 
-from robota.core.presentation import (
-    FeishuRenderer,
-    TurnView,
-    feishu_final_answer,
-    render_slack_progress,
-    render_terminal,
-    slack_final_answer,
-)
+from robota.core.presentation import TurnView, render_terminal
+from robota.transports.feishu import FeishuRenderer, feishu_final_answer
+from robota.transports.slack import render_slack_progress, slack_final_answer
 
 from ..support.replay import replay
 from ._limits import check_feishu_activity, check_feishu_card, check_slack_message

@@ -26,18 +26,16 @@ from robota.core.events import (
 )
 from robota.core.presentation import (
     Block,
-    FeishuBudget,
-    FeishuRenderer,
-    SlackRenderer,
     StreamGrouper,
     TerminalRenderer,
     ToolGroup,
     TurnView,
     UserSteer,
     group_stream,
-    render_slack_progress,
     render_terminal,
 )
+from robota.transports.feishu import FeishuBudget, FeishuRenderer
+from robota.transports.slack import SlackRenderer, render_slack_progress
 
 from ._limits import components, dumps, utf8
 from ._streams import Input, reduce, turns

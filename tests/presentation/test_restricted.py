@@ -7,15 +7,11 @@ import json
 
 import pytest
 
-from robota.core.cards import CardTurn, FeishuPlatform, SlackPlatform, TerminalPlatform, TurnCard
+from robota.core.cards import CardTurn, TerminalPlatform, TurnCard
 from robota.core.events import TextDelta, TurnStarted
-from robota.core.presentation import (
-    RESTRICTED,
-    TurnView,
-    render_feishu_card,
-    render_slack_progress,
-    render_terminal,
-)
+from robota.core.presentation import RESTRICTED, TurnView, render_terminal
+from robota.transports.feishu import FeishuPlatform, render_feishu_card
+from robota.transports.slack import SlackPlatform, render_slack_progress
 
 
 def view(*, restricted: bool) -> TurnView:

@@ -13,7 +13,7 @@ from robota.core.events import (
     ToolUpdated,
     TurnCompleted,
 )
-from robota.core.presentation import render_slack_progress, slack_final_answer
+from robota.transports.slack import render_slack_progress, slack_final_answer
 
 from ._limits import check_slack_message
 from ._streams import Input, reduce, turns

@@ -44,16 +44,9 @@ from robota.core.events import (
     TurnCompleted,
     TurnStarted,
 )
-from robota.core.presentation import (
-    FeishuRenderer,
-    SlackRenderer,
-    TerminalRenderer,
-    TurnView,
-    render_feishu_card,
-    render_slack_progress,
-    render_terminal,
-    strip_launcher,
-)
+from robota.core.presentation import TerminalRenderer, TurnView, render_terminal, strip_launcher
+from robota.transports.feishu import FeishuRenderer, render_feishu_card
+from robota.transports.slack import SlackRenderer, render_slack_progress
 
 Render = Callable[[TurnView], str]
 

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from robota.core.engine import SessionsEntry, SessionsListing
-from robota.core.presentation import card_components
+from robota.transports.feishu import card_components
 from robota.transports.feishu._sessions_card import sessions_card, sessions_notes
 
 WALL = 1_780_000_000.0

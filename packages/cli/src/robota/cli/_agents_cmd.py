@@ -49,10 +49,10 @@ def agents_group() -> None:
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object on stdout.")
 def list_command(as_json: bool) -> None:
     """Configured agents: protocol, resolved command and installed version. Starts nothing."""
-    from robota.core.config import KNOWN_AGENTS, detect_agents  # noqa: PLC0415
+    from robota.core.config import detect_agents, known_agents  # noqa: PLC0415
 
     config, _ = load_profile()
-    known = {k.command: k for k in KNOWN_AGENTS}
+    known = {k.command: k for k in known_agents()}
     wanted = [known[a.command] for a in config.agents.values() if a.command in known]
     versions = {s.agent.command: s.version for s in detect_agents(wanted)}
     rows: list[dict[str, Any]] = []

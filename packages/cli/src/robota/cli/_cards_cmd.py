@@ -1,44 +1,47 @@
-"""``robota cards preview``: what a turn will look like in a terminal, Feishu or Slack.
+"""``robota cards preview``: what a turn will look like in a terminal or a chat platform.
 
 It replays a stream-json event file (``robota -p --output-format stream-json`` writes one) the
 way a card actor would: the card at each update point the throttle lets through, then the final
 answer as the platform's messages. Nothing is sent anywhere and no profile is read. The reading
-and the update simulation are in ``_cards_preview``.
+and the update simulation are in ``_cards_preview``. The platforms are the terminal and every
+installed transport plugin that declares its cards (``robota.core.cards.CardRenderers``), named
+and laid out as the plugin says; they are looked up when the command runs, so ``--help`` loads
+no plugin.
 """
 
 from __future__ import annotations
 
 import json
 import sys
-from typing import IO, TYPE_CHECKING, Any, cast
+from typing import IO, TYPE_CHECKING, Any
 
 import click
 
 if TYPE_CHECKING:
-    from robota.core.presentation import Layout
+    from robota.core.cards import CardRenderers
 
-    from ._cards_preview import Final, Platform, Update
+    from ._cards_preview import Final, Update
 
 __all__ = ["cards_group"]
 
 
 @click.group("cards")
 def cards_group() -> None:
-    """Progress cards and final answers, as the terminal, Feishu and Slack show them."""
+    """Progress cards and final answers, as the terminal and the chat platforms show them."""
 
 
 @cards_group.command("preview")
 @click.option(
     "--platform",
-    type=click.Choice(["terminal", "feishu", "slack"]),
+    metavar="NAME",
     required=True,
-    help="Whose card to draw.",
+    help="Whose card to draw: terminal, or an installed chat transport with cards.",
 )
 @click.option(
     "--layout",
-    type=click.Choice(["grouped", "timeline"]),
+    metavar="NAME",
     default=None,
-    help="Feishu card layout (default grouped).",
+    help="The card layout, for a platform that has several (default: its first).",
 )
 @click.option(
     "--json",
@@ -57,10 +60,10 @@ def preview_command(
     apart. Updates follow the card throttle: the first at once, then at most every 2 s, every
     0.5 s for a new approval or the end; an update that draws the same card is skipped.
     """
-    from ._cards_preview import PreviewError, preview, read_events  # noqa: PLC0415
+    from ._cards_preview import TERMINAL, PreviewError, preview, read_events, renderers  # noqa: PLC0415
 
-    if layout is not None and platform != "feishu":
-        raise click.UsageError("--layout applies to --platform feishu only")
+    plugins = renderers()
+    _check_choice(platform, layout, plugins, terminal=TERMINAL)
     name = "stdin" if events_file.name in ("<stdin>", "-") else events_file.name
     try:
         events = read_events(events_file)
@@ -70,12 +73,30 @@ def preview_command(
     if not events:
         click.echo(f"robota: {name} has no events", err=True)
         sys.exit(2)
-    chosen = cast("Platform", platform)
-    for item in preview(events, platform=chosen, layout=cast("Layout", layout or "grouped")):
+    for item in preview(events, platform=platform, layout=layout, plugins=plugins):
         if as_json:
             click.echo(json.dumps(_json_line(item), ensure_ascii=False))
         else:
             _show(item, platform)
+
+
+def _check_choice(
+    platform: str, layout: str | None, plugins: dict[str, CardRenderers], *, terminal: str
+) -> None:
+    """A usage error (exit 2) for a platform or a layout the installed plugins do not draw."""
+    if platform != terminal and platform not in plugins:
+        names = ", ".join([terminal, *plugins])
+        raise click.BadParameter(f"{platform!r} is not one of {names}", param_hint="'--platform'")
+    if layout is None:
+        return
+    layouts = () if platform == terminal else plugins[platform].card_layouts
+    if not layouts:
+        having = [name for name, plugin in plugins.items() if plugin.card_layouts]
+        raise click.UsageError(f"--layout applies to --platform {' or '.join(having)} only")
+    if layout not in layouts:
+        raise click.BadParameter(
+            f"{layout!r} is not one of {', '.join(layouts)}", param_hint="'--layout'"
+        )
 
 
 def _json_line(item: Update | Final) -> dict[str, Any]:

@@ -9,7 +9,8 @@ card; blank lines are skipped. Any line may carry ``"ts"``, its time in seconds,
 timing; lines without one come 100 ms after the line before. The whole input is checked before
 anything is drawn, and a bad line raises ``PreviewError`` naming its number and what is wrong.
 
-Drawing (``preview``): per turn, a ``TurnView``, the platform's renderer held for the turn and an
+Drawing (``preview``): per turn, a ``TurnView``, the platform's renderer held for the turn (the
+terminal's, or the ``CardPlatform`` an installed transport plugin declares, ``renderers``) and an
 ``UpdateThrottle`` on the simulated clock, driven as the card actor drives them: an update goes
 out when the throttle says it is due (at the event, or at a timer between two events), content
 that renders the same as the last update is skipped, and at the end the pending state, the
@@ -23,9 +24,9 @@ import json
 import math
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, cast
 
-from robota.core import RobotaError
+from robota.core import RobotaError, transport_names, transport_plugin
 from robota.core.events import (
     EVENT_TYPES,
     EventFormatError,
@@ -34,32 +35,33 @@ from robota.core.events import (
     event_from_json,
 )
 from robota.core.presentation import (
-    FeishuRenderer,
-    Layout,
-    SlackRenderer,
     TerminalRenderer,
     TurnView,
     UpdateThrottle,
     UserSteer,
-    feishu_final_answer,
     payload_hash,
-    slack_final_answer,
 )
 
 __all__ = [
     "DEFAULT_SPACING",
     "Final",
-    "Platform",
     "PreviewError",
     "Timed",
     "Update",
     "preview",
     "read_events",
+    "renderers",
 ]
 
-Platform = Literal["terminal", "feishu", "slack"]
+TERMINAL = "terminal"
+"""The platform core draws itself; every other is an installed transport plugin's."""
 DEFAULT_SPACING = 0.1
 """Seconds between two lines that carry no ``ts``."""
+
+if TYPE_CHECKING:
+    # Types only: the cards package loads the card actor's kernel (pykka, trio), which drawing
+    # does not need; a plugin's renderers are found by their shape (``renderers``).
+    from robota.core.cards import CardPlatform, CardRenderers
 
 _QUIET = frozenset({"result", "queued"})
 """Print mode's lines that change no card."""
@@ -87,15 +89,15 @@ class Update:
     at: float
     reason: Literal["update", "critical", "terminal"]
     payload: Any
-    """The platform payload: Feishu card JSON, Slack message body, ``{"lines": [...]}``. It
-    shares parts with later updates' payloads (the renderers cache them): read-only."""
+    """The platform payload: the plugin's card JSON, or the terminal's ``{"lines": [...]}``.
+    It shares parts with later updates' payloads (the renderers cache them): read-only."""
 
 
 @dataclass(frozen=True, slots=True)
 class Final:
     turn: int
     messages: list[Any]
-    """Feishu cards or Slack message bodies; for the terminal the answer as one string."""
+    """The plugin's final-answer messages; for the terminal the answer as one string."""
     status: str
     skipped: int
     """Updates rendered unchanged and not sent."""
@@ -194,9 +196,34 @@ def _kind(value: object) -> str:
 # -- drawing ------------------------------------------------------------------------------------
 
 
+def renderers() -> dict[str, CardRenderers]:
+    """Every installed transport plugin that declares its cards, by name (each is loaded, not
+    its renderer). A plugin that fails to load draws nothing here: the host reports it."""
+    found: dict[str, CardRenderers] = {}
+    for name in transport_names():
+        try:
+            plugin = transport_plugin(name)
+        except (KeyError, RobotaError):
+            continue
+        if callable(getattr(plugin, "card_platform", None)):  # CardRenderers, see above
+            found[name] = cast("CardRenderers", plugin)
+    return found
+
+
 def preview(
-    events: list[Timed], *, platform: Platform, layout: Layout = "grouped", agent: str = "agent"
+    events: list[Timed],
+    *,
+    platform: str,
+    layout: str | None = None,
+    agent: str = "agent",
+    plugins: dict[str, CardRenderers] | None = None,
 ) -> Iterator[Update | Final]:
+    """The updates and final messages, in order, turn after turn. ``platform`` is ``terminal``
+    or one of ``plugins`` (default: ``renderers()``), drawn in ``layout`` (its default when
+    ``None``)."""
+    if platform != TERMINAL and plugins is None:
+        plugins = renderers()
+    cards = None if platform == TERMINAL else (plugins or {})[platform]
     """The updates and final messages, in order, turn after turn."""
     turn: _Turn | None = None
     number = 0
@@ -207,7 +234,8 @@ def preview(
                 yield from turn.finish()
             number += 1
             name = timed.agent or agent
-            turn = _Turn(number, platform, layout, name, timed.at)
+            drawn = None if cards is None else cards.card_platform(agent=name, layout=layout)
+            turn = _Turn(number, drawn, name, timed.at)
         yield from turn.feed(timed)
     if turn is not None:
         yield from turn.finish()
@@ -216,8 +244,8 @@ def preview(
 @dataclass(eq=False)
 class _Turn:
     number: int
-    platform: Platform
-    layout: Layout
+    platform: CardPlatform | None
+    """The plugin's platform, made for this turn; ``None``: the terminal."""
     agent: str
     started: float
     view: TurnView = field(default_factory=TurnView)
@@ -232,12 +260,10 @@ class _Turn:
 
     def __post_init__(self) -> None:
         self.clock = self.started
-        if self.platform == "feishu":
-            feishu = FeishuRenderer(agent=self.agent, layout=self.layout)
-            self.render = lambda view, elapsed: feishu.render(view, elapsed=elapsed).card
-        elif self.platform == "slack":
-            slack = SlackRenderer(agent=self.agent)
-            self.render = lambda view, elapsed: slack.render(view, elapsed=elapsed).payload()
+        if (cards := self.platform) is not None:
+            self.render = lambda view, elapsed: cards.render(
+                view, elapsed=elapsed, approval_tokens={}
+            )
         else:
             terminal = TerminalRenderer(agent=self.agent)
             self.render = lambda view, elapsed: {"lines": terminal.render(view, elapsed=elapsed)}
@@ -262,13 +288,9 @@ class _Turn:
     def finish(self) -> Iterator[Update | Final]:
         yield from self._timers(before=math.inf)
         text = self.view.final_text or ""
-        messages: list[Any]
-        if self.platform == "feishu":
-            messages = feishu_final_answer(text) if text.strip() else []
-        elif self.platform == "slack":
-            messages = [m.payload() for m in slack_final_answer(text)] if text.strip() else []
-        else:
-            messages = [text] if text.strip() else []
+        messages: list[Any] = []
+        if text.strip():
+            messages = [text] if self.platform is None else self.platform.final_chunks(text)
         yield Final(self.number, messages, self.view.status, self.skipped)
 
     def _timers(self, *, before: float) -> Iterator[Update]:

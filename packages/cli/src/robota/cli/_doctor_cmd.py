@@ -135,13 +135,13 @@ def _check_agents(
     import trio  # noqa: PLC0415
 
     from robota.core import AgentLaunch, run_main, runtime_plugins  # noqa: PLC0415
-    from robota.core.config import KNOWN_AGENTS  # noqa: PLC0415
+    from robota.core.config import known_agents  # noqa: PLC0415
     from robota.host import agent_launch  # noqa: PLC0415
 
     from ._doctor import check_agent_command, from_probe  # noqa: PLC0415
 
     plugins: dict[str, RuntimePlugin] = runtime_plugins()
-    hints = {known.command: known.install_command for known in KNOWN_AGENTS}
+    hints = {known.command: known.install_command for known in known_agents()}
     agents = [a for a in config.agents.values() if not only or a.name in only]
     results: dict[str, Check] = {}
     launches: list[tuple[AgentLaunch, str | None]] = []

@@ -5,8 +5,10 @@ install; anywhere else (CI, a provisioning script, ``--json`` piped into jq with
 the exact npm commands are printed and nothing runs. With ``--json``, stdout carries exactly one
 JSON object and everything meant for a person goes to stderr.
 
-The Feishu/Lark part (registering the bot's app, checking what it may do) is in
-``_init_feishu``, whose docstring says when it runs.
+A chat transport's part (Feishu/Lark: registering the bot's app, checking what it may do) is
+its plugin's init step (``robota.core.config.SetsUpOnInit``; Feishu's docstring,
+``robota.transports.feishu._init_step``, says when it runs): init hands it the request made of
+its flags and reports what it did.
 
 Only click is imported at module level; the config machinery (ruamel, the kernel) is imported
 when the command runs, so ``robota --help`` stays fast.
@@ -25,9 +27,7 @@ from typing import TYPE_CHECKING, Any, NoReturn
 import click
 
 if TYPE_CHECKING:
-    from robota.core.config import AgentStatus, InitResult, Profile
-
-    from ._init_feishu import FeishuOutcome, Options
+    from robota.core.config import AgentStatus, InitOutcome, InitRequest, InitResult, Profile
 
 __all__ = ["init_command", "parse_selection"]
 
@@ -160,7 +160,7 @@ def _result_json(
     default_agent: str | None,
     problem: str | None,
     agents: Sequence[AgentStatus],
-    feishu: FeishuOutcome,
+    feishu: InitOutcome,
 ) -> dict[str, Any]:
     profile = result.profile
 
@@ -192,20 +192,26 @@ def _result_json(
     }
 
 
-def _feishu(
+def _transport_step(
+    name: str,
     profile: Profile,
-    options: Options,
+    request: InitRequest,
     *,
     as_json: bool,
     on_wait: Callable[[int | None], None],
-) -> FeishuOutcome:
-    from robota.core import ConfigError  # noqa: PLC0415
-    from robota.core.config import InitLockTimeout  # noqa: PLC0415
-
-    from ._init_feishu import run_feishu  # noqa: PLC0415
+) -> InitOutcome:
+    """The init step of transport plugin ``name`` (``SetsUpOnInit``)."""
+    from robota.core import ConfigError, PluginError, transport_plugin  # noqa: PLC0415
+    from robota.core.config import InitLockTimeout, SetsUpOnInit  # noqa: PLC0415
 
     try:
-        return run_feishu(profile, options, on_wait=on_wait)
+        plugin = transport_plugin(name)
+    except (KeyError, PluginError) as error:
+        _fail(f"the {name} transport plugin cannot set up: {error}", as_json=as_json, code=1)
+    if not isinstance(plugin, SetsUpOnInit):
+        _fail(f"the {name} transport plugin has no init step", as_json=as_json, code=1)
+    try:
+        return plugin.init_step(profile, request, on_wait=on_wait)
     except ConfigError as error:
         _fail(str(error), as_json=as_json, code=2)
     except InitLockTimeout as error:
@@ -280,21 +286,20 @@ def init_command(
     from robota.core import ConfigError  # noqa: PLC0415 (see the module docstring)
     from robota.core.config import (  # noqa: PLC0415
         InitLockTimeout,
+        InitRequest,
         detect_agents,
         init_profile,
         resolve_profile,
     )
 
-    from ._init_feishu import Options, report  # noqa: PLC0415
-
     interactive = _interactive()
-    options = Options(
+    request = InitRequest(
         skip=skip_feishu,
         setup=setup_feishu,
         reconfigure=reconfigure_feishu,
         domain=feishu_domain,
-        lark_domain=lark_domain,
         interactive=interactive,
+        options={"lark-domain": lark_domain},
     )
     if skip_feishu and (setup_feishu or reconfigure_feishu):
         _fail(
@@ -328,13 +333,13 @@ def init_command(
         _fail(str(error), as_json=as_json, code=2)
     except InitLockTimeout as error:
         _fail(str(error), as_json=as_json, code=1)
-    feishu = _feishu(profile, options, as_json=as_json, on_wait=waiting)
+    feishu = _transport_step("feishu", profile, request, as_json=as_json, on_wait=waiting)
     default_agent, problem = _check_config(profile)
     skill = _refresh_skill()
     agents = detect_agents()
     if not as_json:
         _report(result, default_agent, problem, agents)
-        report(feishu)
+        feishu.report()
     missing = [status for status in agents if not status.installed]
     if missing and not interactive and not as_json:
         click.echo("Install an agent with the npm command shown; on a terminal, init offers to.")

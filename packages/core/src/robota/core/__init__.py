@@ -22,10 +22,13 @@ circle, directly or through others; imports under ``TYPE_CHECKING`` and inside f
    configuration and paths (and ``TransportPlugin``, a transport's section validation),
    structured logs, the runtime-neutral turn events, the messages routes and agents exchange,
    workspace trust (standard library only).
-5. ``engine``, ``presentation``, ``cards``, ``policy``, ``control``: conversations as actors;
-   the turn view, its renderers and the card update throttle (pure, importing only
-   ``events``); one card actor per turn and its delivery; team groups' decisions (pure,
-   importing only ``config`` and ``_commands``); the host's control socket and its lock.
+5. ``engine``, ``presentation``, ``cards``, ``policy``, ``protocol``, ``control``:
+   conversations as actors; the turn view, its renderers and the card update throttle (pure,
+   importing only ``events``); one card actor per turn and its delivery; team groups'
+   decisions (pure, importing only ``config`` and ``_commands``); the one wire protocol,
+   sans-IO (here beside the engine because its notice encoding names the engine's notices;
+   its envelope, framing and ``seq`` modules are stdlib only and its facade lazy, so a control
+   client loads them alone); the host's control socket and its lock, which speak it.
 6. ``teams``: the team actor and its door, what a chat transport hands a team's messages to
    (it tells routes through a port it names itself, ``RouteTeller``).
 7. ``frontend``: the one port front ends reach the engine's routes through (the engine is a

@@ -68,7 +68,7 @@ COMMANDS: tuple[CommandSpec, ...] = (
     CommandSpec("model", "the task's model"),
     CommandSpec("thinking", "the task's reasoning effort"),
     CommandSpec("permissions", "the task's permission mode"),
-    CommandSpec("provider", "the task's model provider (App Server agents)"),
+    CommandSpec("provider", "the task's model provider (agents that take one)"),
     CommandSpec("nosteer", "queue TEXT for after the running turn", "TEXT", initialism="ns"),
     CommandSpec("queue", "the queued prompts; cancel one", "[cancel N]"),
     CommandSpec("rename", "rename the current task", "TITLE"),

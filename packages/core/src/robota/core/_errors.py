@@ -31,13 +31,14 @@ brackets::
     │   ├── HostAlreadyRunning         the profile's host lock is held
     │   ├── UnsafeRuntimeDir           the runtime directory is not this user's own
     │   ├── BadHostState               [ValueError] host.json is not a host's state
-    │   ├── MalformedReply             [ValueError] a line that is no control reply
     │   ├── Refused                    a request refused while decoding it (its error code)
     │   ├── HandlerError               a handler refuses its request with its own code
     │   ├── BadRegistration            [ValueError] a file that is not a session's registration
     │   └── SessionUnverified          a background session whose owner cannot be verified live
-    ├── WireError                      [ValueError] a frame that is not one of the attach wire's
-    ├── SurfaceProtocolError           [ValueError] a surface client's frame outside the vocabulary
+    ├── ProtocolError                  [ValueError] not the wire protocol: path, expected, found
+    │   ├── MalformedReply             a line that is no reply (robota.core.protocol)
+    │   ├── WireError                  a frame that is not one of the attach carrier's
+    │   └── SurfaceProtocolError       a surface client's frame outside the vocabulary
     ├── LinkEnded                      a front end's subscription to its route ended
     ├── Overflowed                     a front end fell too far behind its route (the reason)
     ├── TaskNotResolved                a front end's task reference (``-r``) names no one task
@@ -77,6 +78,7 @@ brackets::
     │   └── TrustStoreUnreadable       the trust store cannot be read or is damaged: fail closed
     ├── WorkspaceRefused               a headless start in a workspace nobody trusted (exit 2)
     ├── AttachRefused                  ``robota --attach``: the session did not take the attach
+    │   └── _OlderSession              it refused ``protocol``: asked again as version 1 (internal)
     ├── PreviewError                   [ValueError] a line ``robota cards preview`` cannot draw
     ├── MeshError                      the device mesh (robota.mesh)
     │   ├── Refused                    a certificate, list or device refused (a closed reason)

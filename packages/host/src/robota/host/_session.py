@@ -197,6 +197,8 @@ class SessionHost:
             self.taps.tell(self.route, SurfaceJoined(SEND_SURFACE, drives=False))
             async with trio.open_nursery() as beside:
                 await beside.start(self._watch)
+                # Its notices numbered from now on, attached or not: a terminal resumes.
+                await beside.start(self.attach.run)
                 await beside.start(self.hub.run)
                 info = {"id": self.spec.session_id, "name": self.spec.name, "task": task.id}
                 self.hub.adopt(self.spec.session_id, self.route, info)

@@ -20,7 +20,9 @@ Layering, bottom up:
    subtree: the session table (on the loop, behind a mailbox) and the process (a trio service),
    started on first use
    ``_prestart``  an agent process spawned before the trio loop runs, adopted on first use
-10. ``_plugins``   the ``app-server`` and ``acp`` runtime plugins (entry points)
+10. ``_plugins``   the ``app-server`` and ``acp`` runtime plugins (entry points), with what
+    they declare to core: ``_error_codes`` (the App Server's codes in robota's error
+    categories) and ``_known_agents`` (the agents ``robota init`` detects)
 
 This package imports ``robota.core`` and nothing else of robota.
 
@@ -40,6 +42,7 @@ if typing.TYPE_CHECKING:
     from ._agent import agent_host
     from ._agent_process import AgentExited
     from ._app_server import AppServerClient, SteerRejected, ThreadInfo
+    from ._error_codes import APP_SERVER_ERROR_CODES
     from ._framing import LineDecoder, Malformed, Notification, Request, Response, encode
     from ._handshake import acp_version, app_server_version
     from ._jsonrpc import (
@@ -50,6 +53,7 @@ if typing.TYPE_CHECKING:
         RpcError,
         RpcTimeout,
     )
+    from ._known_agents import ACP_AGENTS, APP_SERVER_AGENTS, KNOWN_AGENTS
     from ._process import AgentProcess, ShutdownTimings
     from ._spawn import agent_environment, is_reserved_name, scrubbed_names
     from ._stderr_tail import StderrTail, agent_secrets, clean_line, with_last_words
@@ -98,9 +102,18 @@ __all__ = [
     "acp_version",
     "app_server",
     "app_server_version",
+    # what the plugins declare: their error codes, their agents
+    "APP_SERVER_ERROR_CODES",
+    "KNOWN_AGENTS",
+    "APP_SERVER_AGENTS",
+    "ACP_AGENTS",
 ]
 
 _HOMES = {
+    "APP_SERVER_ERROR_CODES": "._error_codes",
+    "ACP_AGENTS": "._known_agents",
+    "APP_SERVER_AGENTS": "._known_agents",
+    "KNOWN_AGENTS": "._known_agents",
     "AcpClient": "._acp",
     "AcpSession": "._acp",
     "ImagesUnsupported": "._acp",

@@ -46,6 +46,7 @@ from robota.core.events import (
     classify_failure,
 )
 
+from ._error_codes import APP_SERVER_ERROR_CODES
 from ._handshake import PERMISSION_MODES
 
 __all__ = [
@@ -174,7 +175,11 @@ def turn_error(raw: Any) -> TurnError:
     """A ``TurnError`` from the App Server's error object (``message``, ``codexErrorInfo``)."""
     if not isinstance(raw, dict):
         return classify_failure("the turn failed without an error")
-    return classify_failure(str(raw.get("message") or ""), code=raw.get("codexErrorInfo"))
+    return classify_failure(
+        str(raw.get("message") or ""),
+        code=raw.get("codexErrorInfo"),
+        codes=APP_SERVER_ERROR_CODES,
+    )
 
 
 @dataclass

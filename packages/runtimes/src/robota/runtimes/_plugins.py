@@ -6,6 +6,11 @@ of the agent's stderr (secrets masked). ``robota doctor`` and ``robota agents ch
 driving turns uses the same clients. ``prestart`` spawns an agent's process before its host
 exists, for the host to adopt (``_prestart``).
 
+Each also declares what core decides with but does not know: its protocol's error codes
+(``error_codes``, ``classify_failure``: ``robota.core.events.ClassifiesFailures``) and the
+agents it drives that ``robota init`` detects (``known_agents``:
+``robota.core.config.KnowsAgents``).
+
 Loading a plugin (its entry point) must stay cheap: ``prestart`` runs it before the rest of
 robota has loaded, so the protocol clients, the agent host and trio itself are imported where
 they are used (tests/cli/test_import_budget.py pins it).
@@ -15,6 +20,7 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
+from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
 from robota.core import (
@@ -25,6 +31,7 @@ from robota.core import (
     ProbeReport,
 )
 
+from ._error_codes import APP_SERVER_ERROR_CODES
 from ._handshake import (
     PERMISSION_MODES,
     acp_initialize_params,
@@ -34,9 +41,13 @@ from ._handshake import (
 from ._prestart import Ahead, FirstRequest, Prestarted, prestart
 
 if TYPE_CHECKING:
+    from collections.abc import Mapping
+
     import trio
 
     from robota.core import Backoff
+    from robota.core.config import KnownAgent
+    from robota.core.events import ErrorCategory, TurnError
 
     from ._acp import AcpClient
     from ._app_server import AppServerClient
@@ -196,8 +207,26 @@ class _Runtime:
     """What both plugins offer; ``acp`` picks the protocol."""
 
     kind: str
+    title: str
     acp: bool
     capabilities: AgentCapabilities
+    error_codes: Mapping[str, ErrorCategory] = MappingProxyType({})
+    """Its protocol's structured error codes (``ClassifiesFailures``); none: the text decides."""
+
+    @property
+    def known_agents(self) -> tuple[KnownAgent, ...]:
+        """The agents ``robota init`` detects for this kind (``robota.core.config.KnowsAgents``);
+        read when asked: the table's type loads config's detection, which a start never needs."""
+        from ._known_agents import ACP_AGENTS, APP_SERVER_AGENTS  # noqa: PLC0415
+
+        return ACP_AGENTS if self.acp else APP_SERVER_AGENTS
+
+    def classify_failure(
+        self, message: str, *, code: Any = None, http_status: int | None = None
+    ) -> TurnError:
+        from robota.core.events import classify_failure  # noqa: PLC0415 (see the docstring)
+
+        return classify_failure(message, code=code, http_status=http_status, codes=self.error_codes)
 
     async def probe(
         self, launch: AgentLaunch, *, timeout: float, session: bool = False
@@ -238,7 +267,10 @@ class AppServerRuntime(_Runtime):
     """Codex App Server protocol (and compatible servers)."""
 
     kind = "app-server"
+    title = "App Server"
+    """How robota's messages name the kind (a reset's refusal: ``robota.core.engine``)."""
     acp = False
+    error_codes = APP_SERVER_ERROR_CODES
     capabilities = AgentCapabilities(
         steer=True,
         per_turn_settings=True,
@@ -254,6 +286,7 @@ class AcpRuntime(_Runtime):
     """Agent Client Protocol (gemini, qwen, opencode, codex-acp, claude-agent-acp, ...)."""
 
     kind = "acp"
+    title = "ACP"
     acp = True
     capabilities = AgentCapabilities(fork=True, images=True, resume=True)
     """At most: whether an agent takes images, loads or forks sessions, its session says."""

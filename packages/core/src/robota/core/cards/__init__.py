@@ -24,9 +24,10 @@ Design, in four parts (layer 7 of ``robota.core``: it uses the kernel, the store
   from its saved snapshot (``SaveTurnSnapshot``) with the ledger's card id and its live approval
   tokens, and sends nothing if the answer is already out.
 
-The platform is a strategy (``FeishuPlatform``, ``SlackPlatform``, ``TerminalPlatform``):
-view to payload, answer to chunks split on Markdown boundaries within the platform's limits;
-``StopButtonCards`` decorates one with a transport's own buttons (Stop while the turn runs).
+The platform is a strategy (``CardPlatform``: core's ``TerminalPlatform``, and each chat
+transport plugin's, which it declares as ``CardRenderers``): view to payload, answer to chunks
+split on Markdown boundaries within the platform's limits; ``StopButtonCards`` decorates one
+with a transport's own buttons (Stop while the turn runs).
 Approval buttons carry opaque random tokens bound in the store (``BindCardActions``); the
 transport resolves a click with ``robota.core.store.ClaimCardAction`` (a stale or foreign token
 is refused with a reason).
@@ -37,15 +38,15 @@ Wiring (the engine's side)::
     # reverse, so the host stops first and every card actor saves its snapshot while the
     # delivery service and the store are still up):
     timers = Timers()                                     # robota.core, a Service
-    delivery = CardDelivery(feishu_sink, store)           # a Service per transport
+    delivery = CardDelivery(chat_sink, store)             # a Service per transport
     host = CardHost(store=store, timers=timers)           # a Service
-    ... ChildSpec("timers", lambda: timers), ChildSpec("feishu-cards", lambda: delivery),
+    ... ChildSpec("timers", lambda: timers), ChildSpec("chat-cards", lambda: delivery),
         ChildSpec("cards", lambda: host) ...
 
     # per turn, from any thread (a route actor):
     card = host.open(
         CardTurn(turn_id, task_id, route_key, started_at=time.time()),
-        lambda: FeishuPlatform(agent="codex"),
+        lambda: plugin.card_platform(agent="reviewer"),   # the transport's CardRenderers
         delivery,
         notify=route_address.tell,
     )
@@ -83,7 +84,7 @@ from ._messages import (
     ProgressCardPosted,
     ShowCard,
 )
-from ._platforms import CardPlatform, FeishuPlatform, SlackPlatform, TerminalPlatform
+from ._platforms import ApprovalTokens, CardPlatform, CardRenderers, TerminalPlatform
 from ._sink import CardSink, PermanentSendError, SendError, TransientSendError
 
 __all__ = [
@@ -100,8 +101,8 @@ __all__ = [
     "FinalAnswerFailed",
     # platforms
     "CardPlatform",
-    "FeishuPlatform",
-    "SlackPlatform",
+    "CardRenderers",
+    "ApprovalTokens",
     "TerminalPlatform",
     "StopButtonCards",
     "RUNNING_STATES",

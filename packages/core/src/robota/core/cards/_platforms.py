@@ -3,13 +3,11 @@
 One card renderer actor serves every front end; what differs is only this object. A platform
 is pure and owned by one turn's actor (its incremental renderer keeps a per-card cache), so
 make one per turn (``CardHost`` makes one per incarnation of the turn's actor).
-Payloads are the platform's JSON values, exactly what its sink sends:
-
-* ``FeishuPlatform``: Card JSON 2.0 (``dict``); the answer as Card 2.0 messages within 30 KB.
-* ``SlackPlatform``: a ``chat.postMessage``/``chat.update`` body without channel and ts; the
-  answer as messages of one ``markdown`` block each.
-* ``TerminalPlatform``: the card as a list of lines; the answer as one chunk (a terminal has
-  no size limit to split for).
+Payloads are the platform's JSON values, exactly what its sink sends. Core has one platform of
+its own, ``TerminalPlatform`` (the card as a list of lines; the answer as one chunk: a terminal
+has no size limit to split for); a chat platform's is its transport plugin's, which declares it
+as ``CardRenderers`` (Feishu's Card JSON 2.0, Slack's Block Kit messages), so that ``robota
+cards preview`` draws every installed one by its name.
 """
 
 from __future__ import annotations
@@ -18,22 +16,12 @@ from collections.abc import Mapping
 from typing import Any, Protocol, runtime_checkable
 
 from ..events import ApprovalDecision
-from ..presentation import (
-    SLACK_LIMITS,
-    FeishuBudget,
-    FeishuRenderer,
-    Layout,
-    SlackLimits,
-    SlackRenderer,
-    TerminalRenderer,
-    TurnView,
-    feishu_final_answer,
-    slack_final_answer,
-)
+from ..presentation import TerminalRenderer, TurnView
 
-__all__ = ["CardPlatform", "FeishuPlatform", "SlackPlatform", "TerminalPlatform"]
+__all__ = ["ApprovalTokens", "CardPlatform", "CardRenderers", "TerminalPlatform"]
 
-Tokens = Mapping[str, Mapping[ApprovalDecision, str]]
+ApprovalTokens = Mapping[str, Mapping[ApprovalDecision, str]]
+"""``tokens[approval_id][decision]``: the opaque token of each approval button."""
 
 
 @runtime_checkable
@@ -42,7 +30,9 @@ class CardPlatform(Protocol):
 
     name: str
 
-    def render(self, view: TurnView, *, elapsed: float | None, approval_tokens: Tokens) -> Any:
+    def render(
+        self, view: TurnView, *, elapsed: float | None, approval_tokens: ApprovalTokens
+    ) -> Any:
         """The progress card for ``view``: a JSON value (dicts, lists, str, numbers).
 
         ``approval_tokens[approval_id][decision]`` are the opaque tokens for the buttons; a
@@ -54,35 +44,24 @@ class CardPlatform(Protocol):
         ...
 
 
-class FeishuPlatform:
-    name = "feishu"
+@runtime_checkable
+class CardRenderers(Protocol):
+    """What a transport plugin (``robota.core.TransportPlugin``) declares of its cards, on its
+    entry point object: a plugin without cards simply is not one.
 
-    def __init__(
-        self, *, agent: str, layout: Layout = "grouped", budget: FeishuBudget | None = None
-    ) -> None:
-        self._renderer = FeishuRenderer(agent=agent, layout=layout, budget=budget)
-        self._card_bytes = self._renderer.budget.card_bytes
+    ``robota cards preview --platform NAME`` draws with ``card_platform`` of the installed
+    plugin ``NAME``; the plugin's running transport may decorate the same platform with its
+    own buttons (``StopButtonCards``)."""
 
-    def render(self, view: TurnView, *, elapsed: float | None, approval_tokens: Tokens) -> Any:
-        return self._renderer.render(view, elapsed=elapsed, approval_tokens=approval_tokens).card
+    name: str
+    card_layouts: tuple[str, ...]
+    """The layouts its cards can take, the default first; empty when there is only one."""
 
-    def final_chunks(self, text: str) -> list[Any]:
-        return list(feishu_final_answer(text, card_bytes=self._card_bytes))
-
-
-class SlackPlatform:
-    name = "slack"
-
-    def __init__(self, *, agent: str, limits: SlackLimits = SLACK_LIMITS) -> None:
-        self.limits = limits
-        self._renderer = SlackRenderer(agent=agent, limits=limits)
-
-    def render(self, view: TurnView, *, elapsed: float | None, approval_tokens: Tokens) -> Any:
-        message = self._renderer.render(view, elapsed=elapsed, approval_tokens=approval_tokens)
-        return message.payload()
-
-    def final_chunks(self, text: str) -> list[Any]:
-        return [message.payload() for message in slack_final_answer(text, limits=self.limits)]
+    def card_platform(self, *, agent: str, layout: str | None = None) -> CardPlatform:
+        """A fresh platform for one turn of ``agent`` (the card's header names it), in
+        ``layout`` (one of ``card_layouts``; ``None``: the default). Importing the renderer is
+        this call's cost, never the plugin's import's."""
+        ...
 
 
 class TerminalPlatform:
@@ -96,7 +75,9 @@ class TerminalPlatform:
         self.last = last
         self._renderer = TerminalRenderer(agent=agent)
 
-    def render(self, view: TurnView, *, elapsed: float | None, approval_tokens: Tokens) -> Any:
+    def render(
+        self, view: TurnView, *, elapsed: float | None, approval_tokens: ApprovalTokens
+    ) -> Any:
         # The terminal answers approvals by key, not by button: it needs no tokens.
         del approval_tokens
         return self._renderer.render(

@@ -25,10 +25,11 @@ import typing
 from ..kernel import lazy_attributes as _lazy_attributes
 
 if typing.TYPE_CHECKING:
-    from ._detect import KNOWN_AGENTS, AgentStatus, KnownAgent, detect_agents
+    from ._detect import AgentStatus, KnownAgent, KnowsAgents, detect_agents, known_agents
     from ._dotenv import dotenv_values, format_assignment, merge_dotenv, set_dotenv
     from ._files import atomic_write
     from ._init import FileOutcome, InitResult, init_profile, template_text
+    from ._init_steps import InitOutcome, InitRequest, SetsUpOnInit
     from ._keys import (
         CONFIG_SECTIONS,
         ENABLED_KEY,
@@ -57,6 +58,7 @@ if typing.TYPE_CHECKING:
         PermissionMode,
         StorageConfig,
         TeamConfig,
+        TeamDefaults,
         Transports,
         WsSettings,
     )
@@ -71,7 +73,9 @@ if typing.TYPE_CHECKING:
         PLACEHOLDERS,
         SWITCH_COMMANDS,
         TAG_KINDS,
+        SetsTeamDefaults,
         reserved_intent_keys,
+        team_defaults,
     )
     from ._transport_plugin import TransportPlugin, transport_plugin
 
@@ -104,6 +108,9 @@ __all__ = [
     "SWITCH_COMMANDS",
     "TAG_KINDS",
     "TeamConfig",
+    "TeamDefaults",
+    "SetsTeamDefaults",
+    "team_defaults",
     "reserved_intent_keys",
     # loading
     "load_config",
@@ -139,6 +146,9 @@ __all__ = [
     "merge_dotenv",
     "set_dotenv",
     # robota init
+    "InitOutcome",
+    "InitRequest",
+    "SetsUpOnInit",
     "FileOutcome",
     "InitLockTimeout",
     "init_lock",
@@ -147,17 +157,19 @@ __all__ = [
     "merge_config_text",
     "template_text",
     # agent detection
-    "KNOWN_AGENTS",
     "AgentStatus",
     "KnownAgent",
+    "KnowsAgents",
     "detect_agents",
+    "known_agents",
 ]
 
 _HOMES = {
-    "KNOWN_AGENTS": "._detect",
     "AgentStatus": "._detect",
     "KnownAgent": "._detect",
+    "KnowsAgents": "._detect",
     "detect_agents": "._detect",
+    "known_agents": "._detect",
     "dotenv_values": "._dotenv",
     "format_assignment": "._dotenv",
     "merge_dotenv": "._dotenv",
@@ -166,6 +178,9 @@ _HOMES = {
     "ParseCache": "._parsed",
     "parse_cache": "._parsed",
     "use_parse_cache": "._parsed",
+    "InitOutcome": "._init_steps",
+    "InitRequest": "._init_steps",
+    "SetsUpOnInit": "._init_steps",
     "FileOutcome": "._init",
     "InitResult": "._init",
     "init_profile": "._init",
@@ -191,6 +206,7 @@ _HOMES = {
     "PermissionMode": "._model",
     "StorageConfig": "._model",
     "TeamConfig": "._model",
+    "TeamDefaults": "._model",
     "Transports": "._model",
     "WsSettings": "._model",
     "Profile": "._paths",
@@ -219,6 +235,8 @@ _HOMES = {
     "SWITCH_COMMANDS": "._teams",
     "TAG_KINDS": "._teams",
     "reserved_intent_keys": "._teams",
+    "SetsTeamDefaults": "._teams",
+    "team_defaults": "._teams",
 }
 """Where each lazily loaded name lives (the same as the imports for type checkers above)."""
 

@@ -5,6 +5,10 @@ running: it follows the executable on PATH (a symlink, or a launcher script as n
 some platforms, or pnpm) to the npm package it belongs to and reads ``version`` from that
 package's ``package.json``. Only when no package can be found does it run ``<command>
 --version``, with stdin closed and a timeout, so a misbehaving binary cannot hang ``robota init``.
+
+Which agents there are to find is the runtime plugins' knowledge, not core's: each declares the
+agents its protocol drives (``KnowsAgents.known_agents``), and ``known_agents`` gathers them
+from the installed plugins, in the order the plugins are found.
 """
 
 from __future__ import annotations
@@ -18,8 +22,19 @@ from collections.abc import Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Protocol, runtime_checkable
 
-__all__ = ["KNOWN_AGENTS", "AgentStatus", "KnownAgent", "detect_agent", "detect_agents"]
+from .._plugins import runtime_plugins
+from ._kinds import as_the_template_orders
+
+__all__ = [
+    "AgentStatus",
+    "KnowsAgents",
+    "KnownAgent",
+    "detect_agent",
+    "detect_agents",
+    "known_agents",
+]
 
 _VERSION = re.compile(r"\d+\.\d+(?:\.\d+)?(?:[-+][0-9A-Za-z.-]+)?")
 _LAUNCHER_BYTES = 64 * 1024
@@ -37,14 +52,27 @@ class KnownAgent:
         return f"npm install -g {self.package}"
 
 
-KNOWN_AGENTS: tuple[KnownAgent, ...] = (
-    KnownAgent("codex", "@openai/codex"),
-    KnownAgent("codex-acp", "@zed-industries/codex-acp"),
-    KnownAgent("gemini", "@google/gemini-cli"),
-    KnownAgent("qwen", "@qwen-code/qwen-code"),
-    KnownAgent("opencode", "opencode-ai"),
-    KnownAgent("claude-agent-acp", "@agentclientprotocol/claude-agent-acp"),
-)
+@runtime_checkable
+class KnowsAgents(Protocol):
+    """What a runtime plugin (``robota.core.RuntimePlugin``) declares, on its entry point object,
+    of the agents its protocol drives: the ones ``robota init`` looks for and offers to install.
+    A plugin without it is simply not one; its agents are configured by hand."""
+
+    @property
+    def known_agents(self) -> tuple[KnownAgent, ...]: ...
+
+
+def known_agents() -> tuple[KnownAgent, ...]:
+    """Every installed runtime plugin's known agents, once each, the plugins in the order of
+    the packaged config.yaml (``as_the_template_orders``) (loads the plugins: call it when
+    detecting, not at a start)."""
+    plugins = runtime_plugins()
+    found: dict[KnownAgent, None] = {}
+    for kind in as_the_template_orders(tuple(plugins)):
+        plugin = plugins[kind]
+        if isinstance(plugin, KnowsAgents):
+            found.update(dict.fromkeys(plugin.known_agents))
+    return tuple(found)
 
 
 @dataclass(frozen=True, slots=True)
@@ -153,12 +181,15 @@ def detect_agent(
 
 
 def detect_agents(
-    agents: Sequence[KnownAgent] = KNOWN_AGENTS,
+    agents: Sequence[KnownAgent] | None = None,
     *,
     path: str | None = None,
     timeout: float = 5.0,
 ) -> tuple[AgentStatus, ...]:
-    """Detect ``agents`` concurrently: the slow ``--version`` fallbacks overlap."""
+    """Detect ``agents`` (default: ``known_agents()``) concurrently: the slow ``--version``
+    fallbacks overlap."""
+    if agents is None:
+        agents = known_agents()
     search = os.environ.get("PATH", os.defpath) if path is None else path
     with ThreadPoolExecutor(max_workers=max(1, len(agents))) as pool:
         return tuple(pool.map(lambda a: detect_agent(a, path=search, timeout=timeout), agents))

@@ -120,8 +120,8 @@ AGENT_KEYS: tuple[ConfigKey, ...] = (
         "kind",
         "the kind of an installed runtime plugin",
         REQUIRED,
-        "The protocol robota speaks to it: `app-server` (Codex App Server) or `acp` (Agent"
-        " Client Protocol), or another installed runtime plugin's kind.",
+        "The protocol robota speaks to it, by the kind of the runtime plugin that speaks it"
+        " (the two robota ships are in [agents](../agents.md); `robota doctor` checks it).",
     ),
     ConfigKey("command", "text", REQUIRED, "The executable, looked up on PATH."),
     ConfigKey("args", "a list of text", "no arguments", "Its arguments."),
@@ -251,8 +251,8 @@ TEAM_KEYS: tuple[ConfigKey, ...] = (
         "memberPermissionMode",
         _PERMISSION_MODE,
         "plan",
-        "The permission mode of members' requests (codex-acp, which has no `plan`, runs its"
-        " `read-only` mode).",
+        "The permission mode of members' requests (an agent with no `plan` mode runs its"
+        " `read-only` one).",
     ),
     ConfigKey(
         "intents",

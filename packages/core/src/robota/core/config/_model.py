@@ -38,6 +38,7 @@ __all__ = [
     "IntentLevel",
     "Locale",
     "TeamConfig",
+    "TeamDefaults",
     "Transports",
     "WsSettings",
 ]
@@ -156,6 +157,17 @@ _NO_LEVELS: Mapping[str, IntentLevel] = MappingProxyType({})
 
 
 @dataclass(frozen=True, slots=True)
+class TeamDefaults:
+    """What a team gets for the ``locale`` and ``timeZone`` its section leaves out: its
+    transport's, which the transport plugin declares (``team_defaults``, ``SetsTeamDefaults``);
+    these for a plugin that declares none."""
+
+    locale: Locale = "en-US"
+    time_zone: str = "UTC"
+    """An IANA name."""
+
+
+@dataclass(frozen=True, slots=True)
 class TeamConfig:
     """``teams.<name>``: one group chat as the front door of one project."""
 
@@ -171,7 +183,7 @@ class TeamConfig:
     members: frozenset[str] | None = None
     """``None`` is ``members: all``; otherwise only these senders (and admins) are heard."""
     locale: Locale | None = None
-    """``None``: the transport's default (``robota.core.policy.team_locale``)."""
+    """``None``: the transport's default (``defaults``, ``robota.core.policy.team_locale``)."""
     slots: int = 3
     queue_limit: int = 10
     max_turn_minutes: int = 30
@@ -183,7 +195,9 @@ class TeamConfig:
     """``False``: only messages that mention the bot are requests."""
     time_zone: str | None = None
     """For human-facing times in the group (an IANA name); ``None``: the transport's default
-    (``robota.core.policy.team_time_zone``)."""
+    (``defaults``, ``robota.core.policy.team_time_zone``)."""
+    defaults: TeamDefaults = TeamDefaults()
+    """The transport plugin's defaults for a locale and a time zone left out."""
 
 
 _NO_TEAMS: Mapping[str, TeamConfig] = MappingProxyType({})

@@ -9,8 +9,9 @@ thing, whatever the project declares.
 Checked at load, each as a ``ConfigError`` naming file, key, found and expected:
 
 * the transport names a configured chat transport (one with a ``transports.<name>`` section);
-  a locale or time zone left out is the transport's default, which ``robota.core.policy``
-  knows (configuration names no transport);
+  a locale or time zone left out is the transport's default, which its plugin declares
+  (``team_defaults``, ``SetsTeamDefaults``) and the team carries (``TeamConfig.defaults``):
+  configuration names no transport;
 * no two teams share one chat of one transport;
 * ``project`` is absolute (a team's tasks must not depend on where robota was started);
 * intent keys are names, collide with nothing above, and their prompts use known placeholders
@@ -27,8 +28,9 @@ import re
 from collections.abc import Mapping
 from pathlib import Path
 from types import MappingProxyType
-from typing import Any
+from typing import Any, Protocol, runtime_checkable
 
+from .._plugins import PluginError
 from ._keys import INTENT_KEYS as _INTENT_TABLE
 from ._keys import TEAM_KEYS as _TEAM_TABLE
 from ._keys import key_names
@@ -39,8 +41,10 @@ from ._model import (
     IntentConfig,
     IntentLevel,
     TeamConfig,
+    TeamDefaults,
 )
 from ._reader import Reader, describe, one_of
+from ._transport_plugin import transport_plugin
 
 __all__ = [
     "BUILTIN_INTENTS",
@@ -49,13 +53,36 @@ __all__ = [
     "SWITCH_COMMANDS",
     "TAG_KINDS",
     "TEAM_KEYS",
+    "SetsTeamDefaults",
     "reserved_intent_keys",
+    "team_defaults",
     "validate_teams",
 ]
 
-BUILTIN_INTENTS = ("ask", "status", "help", "queue", "switch")
+
+@runtime_checkable
+class SetsTeamDefaults(Protocol):
+    """What a transport plugin (``robota.core.TransportPlugin``) declares, on its entry point
+    object, of the teams on its platform: the locale and time zone a team gets when its section
+    leaves them out (the people of a platform's teams mostly share one)."""
+
+    name: str
+    team_defaults: TeamDefaults
+
+
+def team_defaults(transport: str) -> TeamDefaults:
+    """The defaults the installed transport plugin ``transport`` declares; ``TeamDefaults()``
+    for one that declares none, or is not installed or broken (its section says why)."""
+    try:
+        plugin = transport_plugin(transport)
+    except (KeyError, PluginError):
+        return TeamDefaults()
+    return plugin.team_defaults if isinstance(plugin, SetsTeamDefaults) else TeamDefaults()
+
+
+BUILTIN_INTENTS: tuple[str, ...] = ("ask", "status", "help", "queue", "switch")
 """``ask`` is plain text; ``switch`` is turning the bot on or off (never from the group)."""
-SWITCH_COMMANDS = ("pause", "resume", "stop-bot")
+SWITCH_COMMANDS: tuple[str, ...] = ("pause", "resume", "stop-bot")
 """Chat commands that ask to switch the bot: always the ``switch`` intent, never an action."""
 TAG_KINDS = ("read", "write", "mcp", "port", "net", "exclusive")
 PLACEHOLDERS = ("args", "project", "chat", "sender")
@@ -287,6 +314,8 @@ def _team(
             section.get("respondToAllMessages"), f"{path}.respondToAllMessages", False
         ),
         time_zone=zone,
+        # The plugin is loaded already: it validated the transport's section.
+        defaults=team_defaults(transport),
     )
 
 

@@ -38,6 +38,7 @@ from ._keys import (
     WS_KEYS,
     key_names,
 )
+from ._kinds import as_the_template_orders
 from ._mesh import validate_mesh
 from ._model import (
     LOG_LEVELS,
@@ -61,7 +62,6 @@ __all__ = ["AGENT_NAME", "SECTIONS", "validate_config"]
 
 AGENT_NAME = re.compile(r"[a-z0-9][a-z0-9_-]*\Z")
 _ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
-_TEMPLATE_KIND = re.compile(r"^\s*kind:\s*(\S+)\s*$", re.MULTILINE)
 SECTIONS = key_names(TOP_LEVEL_KEYS)
 _AGENT_KEYS = key_names(AGENT_KEYS)
 _OWN_TRANSPORTS = ("console", "ws")
@@ -76,7 +76,7 @@ def _kind(reader: Reader, raw: object, path: str, kinds: tuple[str, ...]) -> str
     if isinstance(raw, str) and raw in kinds:
         return raw  # the common case, before building the expected text below
     expected = (
-        f"{one_of(_as_the_template_orders(kinds))} (the installed runtime plugins)"
+        f"{one_of(as_the_template_orders(kinds))} (the installed runtime plugins)"
         if kinds
         else "the kind of an installed runtime plugin (none is installed)"
     )
@@ -87,16 +87,6 @@ def _kind(reader: Reader, raw: object, path: str, kinds: tuple[str, ...]) -> str
     if kind not in kinds:
         raise reader.error(path, reader.describe_value(raw, kind, False), expected)
     return kind
-
-
-def _as_the_template_orders(kinds: tuple[str, ...]) -> list[str]:
-    """``kinds`` in the order the packaged config.yaml first uses them (the order a user has
-    met them in: ``robota init``, the README), then the others in the order they were found."""
-    from importlib import resources  # noqa: PLC0415 (an error's wording; several ms a start)
-
-    template = resources.files(__package__).joinpath("templates", "config.yaml")
-    used = list(dict.fromkeys(_TEMPLATE_KIND.findall(template.read_text(encoding="utf-8"))))
-    return sorted(kinds, key=lambda kind: used.index(kind) if kind in used else len(used))
 
 
 def _agent(reader: Reader, name: str, raw: object, kinds: tuple[str, ...]) -> AgentConfig:

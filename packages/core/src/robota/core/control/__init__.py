@@ -1,7 +1,9 @@
 """robota.core.control: the host's local control endpoint and the one-host-per-profile lock.
 
 The endpoint is a Unix socket in the profile's owner-only runtime directory
-(``Profile.control_socket``) speaking newline-delimited JSON, one request or reply per line::
+(``Profile.control_socket``) speaking the protocol's envelope (``robota.core.protocol``) in
+newline-delimited JSON, one request or reply per line; the envelope's names are re-exported
+here for the endpoint's users::
 
     {"id": 1, "type": "status"}                       a request: id, type, the type's fields
     {"id": 1, "ok": true, "result": {...}}            its success
@@ -29,18 +31,21 @@ import typing
 from ..kernel import lazy_attributes as _lazy_attributes
 
 if typing.TYPE_CHECKING:
-    from ._ancestry import REAPER_MARK, ProcessEntry, caller_refusal, judge_caller, read_process
-    from ._client import ControlClient
-    from ._envelope import (
+    from ..protocol import (
+        MAX_LINE,
         Failure,
+        LineSplitter,
         MalformedReply,
         Ok,
+        Overlong,
         Reply,
         RequestId,
         decode_reply,
         encode_reply,
         encode_request,
     )
+    from ._ancestry import REAPER_MARK, ProcessEntry, caller_refusal, judge_caller, read_process
+    from ._client import ControlClient
     from ._errors import (
         ControlError,
         HostRefused,
@@ -59,8 +64,7 @@ if typing.TYPE_CHECKING:
         parse_host_state,
         pid_alive,
     )
-    from ._lines import LineSplitter, Overlong
-    from ._protocol import MAX_LINE, Call, ErrorCode, ServerConnection
+    from ._protocol import Call, ErrorCode, ServerConnection
     from ._registration import (
         SESSION_ID,
         SESSION_STATES,
@@ -170,20 +174,20 @@ _HOMES = {
     "judge_presence": "._host_state",
     "parse_host_state": "._host_state",
     "pid_alive": "._host_state",
-    "LineSplitter": "._lines",
-    "Overlong": "._lines",
-    "MAX_LINE": "._protocol",
+    "LineSplitter": "..protocol",
+    "Overlong": "..protocol",
+    "MAX_LINE": "..protocol",
     "Call": "._protocol",
     "ErrorCode": "._protocol",
-    "Failure": "._envelope",
-    "MalformedReply": "._envelope",
-    "Ok": "._envelope",
-    "Reply": "._envelope",
-    "RequestId": "._envelope",
+    "Failure": "..protocol",
+    "MalformedReply": "..protocol",
+    "Ok": "..protocol",
+    "Reply": "..protocol",
+    "RequestId": "..protocol",
     "ServerConnection": "._protocol",
-    "decode_reply": "._envelope",
-    "encode_reply": "._envelope",
-    "encode_request": "._envelope",
+    "decode_reply": "..protocol",
+    "encode_reply": "..protocol",
+    "encode_request": "..protocol",
     "Refused": "._requests",
     "RequestRegistry": "._requests",
     "ControlServer": "._server",

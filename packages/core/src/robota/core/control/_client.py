@@ -1,7 +1,8 @@
 """The control endpoint's client: blocking, stdlib sockets only, every wait bounded.
 
 CLI commands (``robota server stop``, ``robota task send``) are short processes; this module
-imports nothing beyond the standard library and the sans-IO protocol, so talking to the host
+imports nothing beyond the standard library and the protocol's envelope and framing
+(``robota.core.protocol``), so talking to the host
 costs a socket round trip rather than an event loop's import.
 
 The errors tell the three situations a command reports differently apart: no host at all
@@ -19,9 +20,8 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any
 
-from ._envelope import Failure, Reply, decode_reply, encode_request
+from ..protocol import Failure, LineSplitter, Overlong, Reply, decode_reply, encode_request
 from ._errors import HostRefused, HostUnreachable, NoHostRunning
-from ._lines import LineSplitter, Overlong
 from ._socket_file import socket_address
 
 __all__ = ["ControlClient"]

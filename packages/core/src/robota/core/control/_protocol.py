@@ -1,5 +1,7 @@
 """The control protocol, sans-IO: its format, its error codes and one connection's decoding
-on the host's side (the envelope both sides write, and the client reads, is ``_envelope``).
+on the host's side (the envelope both sides write, and the client reads, is the protocol's:
+``robota.core.protocol``; a request line is at most its ``MAX_LINE``, 1 MiB, longer ones are
+refused with ``too_large``).
 
 One request or reply per line, each a JSON object (UTF-8, ``\\n``-terminated)::
 
@@ -27,27 +29,33 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from ._describe import describe_json
-from ._envelope import Failure, RequestId, loads_strict, valid_id
-from ._lines import LineSplitter, Overlong
+from ..protocol import (
+    BAD_JSON,
+    BAD_REQUEST,
+    MAX_LINE,
+    TOO_LARGE,
+    Failure,
+    LineSplitter,
+    Overlong,
+    Request,
+    RequestId,
+    decode_request,
+)
 
 if TYPE_CHECKING:
     from ._requests import RequestRegistry
 
 __all__ = ["MAX_LINE", "Call", "ErrorCode", "ServerConnection"]
 
-MAX_LINE = 1024 * 1024
-"""The longest request line a host reads (1 MiB); longer ones are refused with ``too_large``."""
-
 
 class ErrorCode(StrEnum):
-    BAD_JSON = "bad_json"
+    BAD_JSON = BAD_JSON
     """The line is not a JSON text (or not UTF-8)."""
-    TOO_LARGE = "too_large"
+    TOO_LARGE = TOO_LARGE
     """The line is longer than ``MAX_LINE``; it was skipped up to its newline."""
-    BAD_REQUEST = "bad_request"
+    BAD_REQUEST = BAD_REQUEST
     """JSON, but not a request: not an object, no usable ``id``/``type``, or bad fields."""
     UNKNOWN_TYPE = "unknown_type"
     """``type`` names no request this host serves."""
@@ -70,11 +78,6 @@ class Call:
     request: object
 
 
-def _head(line: bytes) -> str:
-    text = line[:60].decode("utf-8", "replace")
-    return repr(text) + ("..." if len(line) > 60 else "")
-
-
 class ServerConnection:
     """The host's side of one connection: bytes in, ``Call`` and ``Failure`` items out."""
 
@@ -90,53 +93,13 @@ class ServerConnection:
         return [item for line in self._lines.close() if (item := self._decode(line))]
 
     def _decode(self, line: bytes | Overlong) -> Call | Failure | None:
-        if isinstance(line, Overlong):
-            return Failure(
-                None,
-                ErrorCode.TOO_LARGE,
-                f"request line longer than {line.limit} bytes (began {_head(line.head)}); "
-                "skipped up to its newline",
-            )
-        line = line.strip()
-        if not line:
-            return None
-        try:
-            obj = loads_strict(line)
-        except ValueError as error:  # JSONDecodeError and UnicodeDecodeError both are
-            return Failure(None, ErrorCode.BAD_JSON, f"not JSON ({error}): {_head(line)}")
-        if not isinstance(obj, dict):
-            return Failure(
-                None,
-                ErrorCode.BAD_REQUEST,
-                f"a request must be a JSON object, found {describe_json(obj)}",
-            )
-        return self._request(obj)
-
-    def _request(self, obj: dict[str, Any]) -> Call | Failure:
-        if "id" not in obj:
-            return Failure(None, ErrorCode.BAD_REQUEST, "missing field 'id'", "id")
-        request_id = obj["id"]
-        if not valid_id(request_id):
-            return Failure(
-                None,
-                ErrorCode.BAD_REQUEST,
-                f"field 'id' must be an integer or a string, found {describe_json(request_id)}",
-                "id",
-            )
-        type_name = obj.get("type")
-        if not isinstance(type_name, str):
-            found = "nothing" if "type" not in obj else describe_json(type_name)
-            return Failure(
-                request_id,
-                ErrorCode.BAD_REQUEST,
-                f"field 'type' must be a string naming the request, found {found}",
-                "type",
-            )
-        fields = {k: v for k, v in obj.items() if k not in ("id", "type")}
+        request = decode_request(line)
+        if not isinstance(request, Request):
+            return request
         # The registry's module is the host's: a client decoding replies never loads it.
         from ._requests import Refused  # noqa: PLC0415
 
         try:
-            return Call(request_id, self._registry.build(type_name, fields))
+            return Call(request.id, self._registry.build(request.type, request.fields))
         except Refused as refused:
-            return Failure(request_id, refused.code, refused.message, refused.field)
+            return Failure(request.id, refused.code, refused.message, refused.field)

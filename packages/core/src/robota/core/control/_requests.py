@@ -32,7 +32,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from ._describe import describe_json
+from ..protocol import describe_json
 from ._errors import ControlError
 
 __all__ = ["RequestRegistry", "Refused", "describe_json"]

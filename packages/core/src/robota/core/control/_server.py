@@ -30,8 +30,8 @@ from typing import Any, Generic, TypeVar
 
 import trio
 
+from ..protocol import Failure, Ok, Reply, encode_reply
 from ._ancestry import caller_refusal
-from ._envelope import Failure, Ok, Reply, encode_reply
 from ._errors import ControlError
 from ._peer import peer_credentials
 from ._protocol import MAX_LINE, Call, ErrorCode, ServerConnection

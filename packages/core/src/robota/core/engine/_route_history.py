@@ -19,10 +19,12 @@ Functions of ``RouteData``, pure: reads through its port, writes and agent reque
 
 from __future__ import annotations
 
+import functools
 from dataclasses import replace
 from datetime import datetime
 from pathlib import Path
 
+from .._plugins import PluginError, runtime_plugins
 from ..agents import AgentSessionInfo, CloseSession, SessionOpened, SessionsListed
 from ..store import ResetTaskToTurn, Task, TurnAttempt
 from ._messages import RouteReply, SessionsEntry, SessionsListing
@@ -282,8 +284,7 @@ def _reset(route: RouteData, task: Task, ref: str) -> None:
         return
     if task.agent not in route.agents or not route.can(task).fork_at_turn:
         route.reply(
-            f"reset needs an App Server agent (or another that forks a thread through a "
-            f"turn); {task.agent} cannot fork a session at a turn",
+            f"reset needs {_forking_agents()}; {task.agent} cannot fork a session at a turn",
             error=True,
         )
         return
@@ -333,3 +334,23 @@ def reset_failed(route: RouteData) -> None:
         route.resetting = None
         route.reply("reset failed: the conversation stays where it was", error=True)
         route.maybe_idle()
+
+
+@functools.cache
+def _forking_agents() -> str:
+    """What a reset needs, in the words of the installed runtime plugins whose protocol forks a
+    thread through a turn (their ``title``, else their kind): core names no kind. Read once,
+    on the first refusal: the plugins are the installation's, loaded by then."""
+    try:
+        plugins = runtime_plugins()
+    except PluginError:
+        plugins = {}
+    titles = [
+        str(getattr(plugin, "title", kind))
+        for kind, plugin in plugins.items()
+        if plugin.capabilities.fork_at_turn
+    ]
+    if not titles:
+        return "an agent that forks a thread through a turn"
+    article = "an" if titles[0][:1].lower() in "aeiou" else "a"
+    return f"{article} {' or '.join(titles)} agent (or another that forks a thread through a turn)"

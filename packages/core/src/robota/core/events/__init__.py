@@ -6,7 +6,7 @@ failed turn is worth another attempt; ``event_to_json``/``event_from_json`` are 
 ``stream-json`` form.
 """
 
-from ._classify import RETRYABLE, classify_failure
+from ._classify import NO_CODES, RETRYABLE, ClassifiesFailures, classify_failure
 from ._json import (
     EVENT_TYPES,
     EventFormatError,
@@ -75,5 +75,7 @@ __all__ = [
     "TurnStatus",
     # failures
     "RETRYABLE",
+    "NO_CODES",
+    "ClassifiesFailures",
     "classify_failure",
 ]

@@ -6,13 +6,17 @@ model, permission, policy, tool errors, and anything not recognised.
 
 Evidence is weighed in this order, because agents report the same failure differently:
 
-1. The agent's structured code when it has one (Codex's ``codexErrorInfo``): most precise.
+1. The agent's structured code when it has one and its runtime plugin's table knows it (the
+   App Server's ``codexErrorInfo``, ``ClassifiesFailures.error_codes``): most precise.
 2. Terminal phrases in the message: a 429 that says "exceeded your current quota" is a quota
    problem, not a rate limit, and retrying it only burns the budget.
 3. An HTTP status, given or found in the message ("API Error: 400", "status code 503").
 4. Transient phrases in the message.
 
 Unknown failures are terminal: retrying something not understood risks repeating side effects.
+
+The mechanism is core's and names no agent: the codes a protocol reports are its runtime
+plugin's to map (``codes=``), so a third-party runtime classifies its own codes the same way.
 """
 
 from __future__ import annotations
@@ -20,40 +24,35 @@ from __future__ import annotations
 import functools
 import re
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, Protocol, runtime_checkable
 
 from ._model import ErrorCategory, TurnError
 
-__all__ = ["RETRYABLE", "classify_failure"]
+__all__ = ["NO_CODES", "RETRYABLE", "ClassifiesFailures", "classify_failure"]
 
 RETRYABLE: frozenset[ErrorCategory] = frozenset(
     {"rate_limit", "overloaded", "upstream_5xx", "timeout", "stream_interrupted"}
 )
 
-_CODEX_INFO: Mapping[str, ErrorCategory] = {
-    "rateLimitExceeded": "rate_limit",
-    "serverOverloaded": "overloaded",
-    "flexUnavailable": "overloaded",
-    "policyCapacityUnavailable": "overloaded",
-    "internalServerError": "upstream_5xx",
-    "httpConnectionFailed": "upstream_5xx",
-    "responseStreamConnectionFailed": "stream_interrupted",
-    "responseStreamDisconnected": "stream_interrupted",
-    "responseTooManyFailedAttempts": "upstream_5xx",
-    "unauthorized": "authentication",
-    "usageLimitExceeded": "quota",
-    "sessionBudgetExceeded": "quota",
-    "contextWindowExceeded": "context_limit",
-    "badRequest": "invalid_request",
-    "modelNotFound": "unsupported_model",
-    "cyberPolicy": "policy",
-    "bioPolicy": "policy",
-    "misalignmentPolicyViolation": "policy",
-    "inferenceHookDenied": "policy",
-    "tooManyDenials": "permission",
-    "sandboxError": "tool",
-    "threadRollbackFailed": "tool",
-}
+NO_CODES: Mapping[str, ErrorCategory] = {}
+"""A protocol whose codes say nothing about retrying (JSON-RPC's): its text decides."""
+
+
+@runtime_checkable
+class ClassifiesFailures(Protocol):
+    """What a runtime plugin (``robota.core.RuntimePlugin``) declares of its agents' failures,
+    on its entry point object: its protocol's structured error codes in robota's categories.
+    ``classify_failure`` is the whole decision, with that table (``codes=error_codes``)."""
+
+    error_codes: Mapping[str, ErrorCategory]
+    """A code's category; a code not in it leaves the decision to the message."""
+
+    def classify_failure(
+        self, message: str, *, code: Any = None, http_status: int | None = None
+    ) -> TurnError:
+        """``classify_failure(message, code=, http_status=, codes=self.error_codes)``."""
+        ...
+
 
 _Table = tuple[tuple[ErrorCategory, str], ...]
 """Categories and their patterns, compiled on first use (``_compiled``): every start imports
@@ -148,13 +147,16 @@ def _status_category(status: int) -> ErrorCategory | None:
     return None
 
 
-def _code_category(code: Any) -> tuple[ErrorCategory | None, str | None]:
-    """Category and printable code from a structured code (a string or a one-key object)."""
+def _code_category(
+    code: Any, codes: Mapping[str, ErrorCategory]
+) -> tuple[ErrorCategory | None, str | None]:
+    """Category and printable code from a structured code (a string or a one-key object whose
+    detail may carry the provider's ``httpStatusCode``), by the protocol's ``codes``."""
     if isinstance(code, str):
-        return _CODEX_INFO.get(code), code
+        return codes.get(code), code
     if isinstance(code, Mapping) and len(code) == 1:
         ((name, detail),) = code.items()
-        category = _CODEX_INFO.get(str(name))
+        category = codes.get(str(name))
         if isinstance(detail, Mapping):
             status = detail.get("httpStatusCode")
             if isinstance(status, int) and (by_status := _status_category(status)) is not None:
@@ -166,11 +168,16 @@ def _code_category(code: Any) -> tuple[ErrorCategory | None, str | None]:
 
 
 def classify_failure(
-    message: str, *, code: Any = None, http_status: int | None = None
+    message: str,
+    *,
+    code: Any = None,
+    http_status: int | None = None,
+    codes: Mapping[str, ErrorCategory] = NO_CODES,
 ) -> TurnError:
-    """Classify a failed turn. ``code`` is the agent's structured code (``codexErrorInfo``,
-    a JSON-RPC error code); ``http_status`` the provider's status when known."""
-    category, printable = _code_category(code)
+    """Classify a failed turn. ``code`` is the agent's structured code (the App Server's
+    ``codexErrorInfo``, a JSON-RPC error code), read with ``codes``, its runtime plugin's table
+    (``ClassifiesFailures``); ``http_status`` the provider's status when known."""
+    category, printable = _code_category(code, codes)
     # "other" and generic JSON-RPC codes say nothing: fall through to the text.
     if category is None:
         category = _first(_TERMINAL_PHRASES, message)

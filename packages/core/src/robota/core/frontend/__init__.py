@@ -23,8 +23,8 @@ nothing else of the engine's wiring, and the engine's internals change without f
 noticing.
 
 Layering, bottom up: ``_backpressure`` (pure), ``_resolve`` (pure), ``_inbound`` (pure: the
-chat transports' owner filter, stale guard and durable claim), ``_port``, ``_wire`` (an
-attached surface's frames, sans-IO), ``_transport``
+chat transports' owner filter, stale guard and durable claim), ``_port`` (an attached
+surface's frames are the protocol's: ``robota.core.protocol``), ``_transport``
 (what the host hands a chat transport it starts: the port, the store, a status callback;
 what a transport offers back: group creation), ``_chat`` (``ChatTurns``: the shell every chat
 transport's service extends, its routes read and its cards opened, and ``recovery_plan``, the
@@ -99,17 +99,6 @@ if typing.TYPE_CHECKING:
         TransportContext,
         TransportState,
         TransportStatus,
-    )
-    from ._wire import (
-        MAX_FRAME,
-        WIRE_PROTOCOL,
-        WireError,
-        decode_frame,
-        encode_frame,
-        frame_to_request,
-        notice_from_json,
-        notice_to_json,
-        request_to_frame,
     )
 
 __all__ = [
@@ -188,15 +177,6 @@ __all__ = [
     "too_big",
     "write_attachment",
     # an attached surface's frames (notices and requests as JSON lines)
-    "MAX_FRAME",
-    "WIRE_PROTOCOL",
-    "WireError",
-    "decode_frame",
-    "encode_frame",
-    "frame_to_request",
-    "notice_from_json",
-    "notice_to_json",
-    "request_to_frame",
     # naming a task
     "resolve_task",
     "TaskNotResolved",
@@ -278,15 +258,6 @@ _HOMES = {
     "Overflowed": "._port",
     "RouteHub": "._port",
     "RouteLink": "._port",
-    "MAX_FRAME": "._wire",
-    "WIRE_PROTOCOL": "._wire",
-    "WireError": "._wire",
-    "decode_frame": "._wire",
-    "encode_frame": "._wire",
-    "frame_to_request": "._wire",
-    "notice_from_json": "._wire",
-    "notice_to_json": "._wire",
-    "request_to_frame": "._wire",
 }
 """Where each lazily loaded name lives (the same as the imports for type checkers above)."""
 

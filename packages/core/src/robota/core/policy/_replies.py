@@ -4,8 +4,9 @@ System text follows the team's locale; what the agent answers follows the sender
 which is the agent's business (its developer instructions say so). Every reply here is
 content-free: it may name an intent, a number or a time, never what someone wrote.
 
-A team without ``locale`` or ``timeZone`` gets its transport's default: Feishu groups are
-zh-CN on Asia/Shanghai time, every other transport en-US on UTC.
+A team without ``locale`` or ``timeZone`` gets its transport's default, which the transport
+plugin declares and the team carries (``TeamConfig.defaults``): Feishu groups are zh-CN on
+Asia/Shanghai time, a transport that declares none en-US on UTC.
 """
 
 from __future__ import annotations
@@ -31,8 +32,6 @@ __all__ = [
 
 _NOT_COMMANDS_HERE = frozenset(BUILTIN_INTENTS)
 """In a team group these names are the team's built-ins (``/switch`` is the bot switch)."""
-_LOCALES: Mapping[str, Locale] = {"feishu": "zh-CN"}
-_ZONES: Mapping[str, str] = {"feishu": "Asia/Shanghai"}
 
 REPLIES: Mapping[str, Mapping[Locale, str]] = {
     "requires_admin": {
@@ -101,11 +100,11 @@ REPLIES: Mapping[str, Mapping[Locale, str]] = {
 
 
 def team_locale(team: TeamConfig) -> Locale:
-    return team.locale or _LOCALES.get(team.transport, "en-US")
+    return team.locale or team.defaults.locale
 
 
 def team_time_zone(team: TeamConfig) -> str:
-    return team.time_zone or _ZONES.get(team.transport, "UTC")
+    return team.time_zone or team.defaults.time_zone
 
 
 def reply(locale: Locale, key: str, **fields: object) -> str:

@@ -18,12 +18,11 @@ send more); an unknown ``type`` is refused, since acting on a guess would be wor
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from typing import get_args
 
-from .._errors import RobotaError
 from ..events import ApprovalDecision
+from ..protocol import ProtocolError, check_seq, loads_strict, shown
 
 __all__ = [
     "CLIENT_TYPES",
@@ -44,19 +43,12 @@ __all__ = [
 MAX_FRAME = 1024 * 1024
 """The longest frame a host reads (1 MiB); a longer one closes that connection (1009)."""
 
-MAX_SEQ = 2**53 - 1
-"""JSON numbers beyond this are not exact in every client (JavaScript's safe integer)."""
-
 _DECISIONS: tuple[ApprovalDecision, ...] = get_args(ApprovalDecision)
 
 
-class SurfaceProtocolError(RobotaError, ValueError):
+class SurfaceProtocolError(ProtocolError):
     """A client frame that is not one of the vocabulary's; the message names what was wrong
     (``field`` its path, when one field was)."""
-
-    def __init__(self, message: str, field: str | None = None) -> None:
-        self.field = field
-        super().__init__(message)
 
 
 @dataclass(frozen=True, slots=True)
@@ -122,8 +114,8 @@ def parse_client_frame(data: str | bytes) -> ClientFrame:
     if len(data) > MAX_FRAME:
         raise SurfaceProtocolError(f"the frame is longer than {MAX_FRAME} bytes")
     try:
-        frame = json.loads(data)
-    except (ValueError, UnicodeDecodeError):
+        frame = loads_strict(data)
+    except ValueError:  # UnicodeDecodeError is one
         raise SurfaceProtocolError("the frame is not JSON") from None
     if not isinstance(frame, dict):
         raise SurfaceProtocolError("a frame is a JSON object with a string 'type'")
@@ -159,7 +151,7 @@ def parse_client_frame(data: str | bytes) -> ClientFrame:
                 return PermissionResponse(approval_id, decision)
         raise SurfaceProtocolError(
             f"permission-response.result: expected one of {', '.join(_DECISIONS)}, "
-            f"found {_shown(result)}",
+            f"found {shown(result)}",
             "permission-response.result",
         )
     if kind == "get-messages":
@@ -171,22 +163,12 @@ def parse_client_frame(data: str | bytes) -> ClientFrame:
     if kind == "ack":
         return Ack(_seq(frame, "ack", "seq"))
     raise SurfaceProtocolError(
-        f"unknown frame type {_shown(kind)}: expected one of {', '.join(CLIENT_TYPES)}", "type"
+        f"unknown frame type {shown(kind)}: expected one of {', '.join(CLIENT_TYPES)}", "type"
     )
 
 
 def _seq(frame: dict[str, object], kind: str, key: str) -> int:
-    value = frame.get(key)
-    # bool is an int in Python, never a sequence number on the wire.
-    if not isinstance(value, int) or isinstance(value, bool) or not 0 <= value <= MAX_SEQ:
-        raise SurfaceProtocolError(
-            f"{kind}.{key}: expected an integer from 0 to {MAX_SEQ}, found {_shown(value)}",
-            f"{kind}.{key}",
-        )
-    return value
-
-
-def _shown(value: object) -> str:
-    """A found value for a message, cut short: the frame is the client's, maybe huge."""
-    text = json.dumps(value, ensure_ascii=False) if value is not None else "nothing"
-    return text if len(text) <= 40 else text[:37] + "..."
+    try:
+        return check_seq(frame.get(key), f"{kind}.{key}")  # the protocol's, as every carrier's
+    except ProtocolError as error:
+        raise SurfaceProtocolError(str(error), error.path) from None

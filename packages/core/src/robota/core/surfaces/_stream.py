@@ -2,7 +2,8 @@
 
 Every message the session broadcasts (``publish``) gets the next ``seq`` of that session,
 strictly increasing from 1, and stays in a bounded buffer (``RESUME_MESSAGES`` messages and
-``RESUME_BYTES`` bytes of JSON, the oldest going first). A client that reconnects and sends
+``RESUME_BYTES`` bytes of JSON, the oldest going first): the protocol's ``SeqLog``, the
+numbering every carrier shares (``robota.core.protocol``). A client that reconnects and sends
 ``resume{lastSeq}`` gets ``replay(lastSeq)``: exactly the buffered messages after ``lastSeq``,
 none twice and none missing, or ``None`` when the buffer no longer reaches back that far (the
 adapter sends ``resume_gap`` and the client refreshes with ``get-messages``/``get-pending``).
@@ -20,9 +21,10 @@ resolved.
 
 from __future__ import annotations
 
-import json
 from collections import deque
 from typing import Any
+
+from ..protocol import SeqLog, dumps, resume_gap
 
 __all__ = ["RESUME_BYTES", "RESUME_MESSAGES", "TRANSCRIPT_MESSAGES", "SessionStream"]
 
@@ -43,56 +45,46 @@ class SessionStream:
             raise ValueError(f"the buffer needs room: {max_messages} messages, {max_bytes} bytes")
         self.max_messages = max_messages
         self.max_bytes = max_bytes
-        self.seq = 0
-        """The seq of the last message published (0: none yet)."""
-        self._buffer: deque[tuple[dict[str, Any], str]] = deque()
-        self._bytes = 0
+        self._log: SeqLog[tuple[dict[str, Any], str]] = SeqLog(
+            max_items=max_messages, max_bytes=max_bytes
+        )
         self._transcript: deque[dict[str, Any]] = deque(maxlen=TRANSCRIPT_MESSAGES)
         self._pending: dict[str, dict[str, Any]] = {}
+
+    @property
+    def seq(self) -> int:
+        """The seq of the last message published (0: none yet)."""
+        return self._log.seq
 
     def publish(self, message: dict[str, Any]) -> tuple[dict[str, Any], str]:
         """Stamp ``message`` with the session's next seq and keep it; the stamped message and
         its JSON text (what every client is sent)."""
-        self.seq += 1
-        stamped = {**message, "seq": self.seq}
-        text = json.dumps(stamped, ensure_ascii=False, separators=(",", ":"))
-        self._buffer.append((stamped, text))
-        self._bytes += len(text.encode())
-        while len(self._buffer) > self.max_messages or (
-            self._bytes > self.max_bytes and len(self._buffer) > 1
-        ):
-            _, old = self._buffer.popleft()
-            self._bytes -= len(old.encode())
+        stamped = {**message, "seq": self.seq + 1}
+        text = _text(stamped)
+        self._log.publish((stamped, text), len(text.encode()))
         self._remember(stamped)
         return stamped, text
 
     def reply(self, message: dict[str, Any]) -> tuple[dict[str, Any], str]:
         """A message for one client: stamped with the last published seq, not kept."""
         stamped = {**message, "seq": self.seq}
-        return stamped, json.dumps(stamped, ensure_ascii=False, separators=(",", ":"))
+        return stamped, _text(stamped)
 
     @property
     def first_seq(self) -> int:
         """The oldest seq the buffer still holds (``seq + 1`` when it is empty)."""
-        return self._buffer[0][0]["seq"] if self._buffer else self.seq + 1
+        return self._log.first_seq
 
     def replay(self, last_seq: int) -> list[str] | None:
         """The JSON texts of every message after ``last_seq``, oldest first; ``None`` when
         the buffer lost some of them, or ``last_seq`` is beyond the last message (a client
         that holds seqs this stream never published lost track of the session)."""
-        if last_seq > self.seq or last_seq + 1 < self.first_seq:
-            return None
-        skip = last_seq + 1 - self.first_seq
-        return [text for index, (_, text) in enumerate(self._buffer) if index >= skip]
+        kept = self._log.replay(last_seq)
+        return None if kept is None else [text for _, text in kept]
 
     def gap(self, last_seq: int) -> dict[str, Any]:
         """The ``resume_gap`` reply for a ``resume{last_seq}`` that ``replay`` cannot serve."""
-        return {
-            "type": "resume_gap",
-            "lastSeq": last_seq,
-            "firstSeq": self.first_seq,
-            "latestSeq": self.seq,
-        }
+        return resume_gap(self._log, last_seq)
 
     def messages(self) -> dict[str, Any]:
         """The ``messages`` reply: the conversation as this host saw it, oldest first."""
@@ -119,3 +111,7 @@ class SessionStream:
             self._pending[message["id"]] = message
         elif kind == "prompt_resolved":
             self._pending.pop(message["id"], None)
+
+
+def _text(message: dict[str, Any]) -> str:
+    return dumps(message).decode()

@@ -14,6 +14,9 @@ pure cores with thin trio shells:
   pool, httpx for downloads and behind a proxy
 * ``_settings``     the config section and its validation
 * ``_inbound``      what an event is and what is done with it, in the pipeline's order; pure
+* ``_card``         the progress card (Card JSON 2.0) and the final answer's cards, pure;
+  ``_card_pages`` keeps the card's activity and pages across updates; ``_platform`` is the
+  renderer as a ``robota.core.cards.CardPlatform`` (what ``robota cards preview`` draws)
 * ``_outbound``     messages, cards and reactions over REST; the card sink and platform
 * ``_service``      the host's service: the connection, the routes, the cards, a restart; its
   layers by concept: ``_replies`` (state, reactions, texts), ``_turns`` (a turn's card),
@@ -21,14 +24,20 @@ pure cores with thin trio shells:
 * ``_device_flow``  one-click app registration (the device flow) as decisions; pure
 * ``_app_audit``    what the bot needs of its app, and what a published version lacks; pure
 * ``_onboarding``   ``register_app`` and ``audit_app``: the httpx shells ``robota init`` runs
+* ``_init_step``    the plugin's part in ``robota init``: when to register or check, the link
+  and QR code, the credentials stored in the profile, the report
 * ``_plugin``       the plugin (``FeishuTransport``), on top: the service loads when the host
   asks for it
 
 Config loading imports this package for the section's validation alone, so httpx, httpcore and
 trio-websocket (about 0.2 s of imports) are imported by the shells when they first run, and
 ``_inbound``, ``_outbound`` and ``_service`` (the card renderer) when the host asks for the
-service, never here.
+service, never here: the renderer's names load on first use (PEP 562, ``lazy_attributes``).
 """
+
+import typing
+
+from robota.core import lazy_attributes as _lazy_attributes
 
 from ._app_audit import REQUIREMENTS, AppAudit, Requirement, addons_manifest, assess
 from ._client import EventHandler, LongConnectionClient
@@ -58,6 +67,19 @@ from ._settings import (
     valid_domain,
 )
 
+if typing.TYPE_CHECKING:
+    from ._card import (
+        DECISION_LABELS,
+        FeishuBudget,
+        FeishuCard,
+        FeishuRenderer,
+        Layout,
+        card_components,
+        feishu_final_answer,
+        render_feishu_card,
+    )
+    from ._platform import FeishuPlatform
+
 plugin = FeishuTransport()
 """The entry point (``robota.transports``: ``feishu``)."""
 
@@ -71,6 +93,16 @@ __all__ = [
     "valid_domain",
     "THINKING_CARD_LAYOUTS",
     "ThinkingCardLayout",
+    # the cards
+    "FeishuPlatform",
+    "FeishuRenderer",
+    "FeishuCard",
+    "FeishuBudget",
+    "Layout",
+    "DECISION_LABELS",
+    "card_components",
+    "render_feishu_card",
+    "feishu_final_answer",
     # the long connection
     "LongConnectionClient",
     "EventHandler",
@@ -118,3 +150,18 @@ __all__ = [
     "ApiError",
     "ConnectionRefused",
 ]
+
+_HOMES = {
+    "DECISION_LABELS": "._card",
+    "FeishuBudget": "._card",
+    "FeishuCard": "._card",
+    "FeishuRenderer": "._card",
+    "Layout": "._card",
+    "card_components": "._card",
+    "feishu_final_answer": "._card",
+    "render_feishu_card": "._card",
+    "FeishuPlatform": "._platform",
+}
+"""The card renderer's names, loaded on first use (the host's service, cards preview)."""
+
+__getattr__, __dir__ = _lazy_attributes(__name__, _HOMES)

@@ -24,16 +24,17 @@ from dataclasses import dataclass
 from typing import Any
 
 from robota.core.cards import (
-    FeishuPlatform,
     PermanentSendError,
     SendError,
     StopButtonCards,
     TransientSendError,
 )
-from robota.core.presentation import Layout, split_markdown
+from robota.core.presentation import split_markdown
 
+from ._card import Layout
 from ._errors import ApiError
 from ._inbound import is_team_route, route_chat
+from ._platform import FeishuPlatform
 from ._rest import RestClient
 
 __all__ = [

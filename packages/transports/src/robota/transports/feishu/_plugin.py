@@ -8,13 +8,24 @@ the host asks for it, never with the config. The service is handed what it needs
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
-from ._settings import CONFIG_KEYS, FeishuSettings, validated
+from robota.core.config import TeamDefaults
+
+from ._settings import (
+    CONFIG_KEYS,
+    THINKING_CARD_LAYOUTS,
+    FeishuSettings,
+    ThinkingCardLayout,
+    validated,
+)
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from robota.core import Service
-    from robota.core.config import Reader
+    from robota.core.cards import CardPlatform
+    from robota.core.config import InitOutcome, InitRequest, Profile, Reader
     from robota.core.frontend import TransportContext
 
 __all__ = ["FeishuTransport"]
@@ -22,11 +33,17 @@ __all__ = ["FeishuTransport"]
 
 class FeishuTransport:
     """A ``robota.core.ServedTransport``: the section's settings, the agents' ids (the bot's
-    open_id among them, read once per process and app), and the host's service."""
+    open_id among them, read once per process and app), and the host's service. It declares
+    what core asks of a platform: its teams' defaults (``SetsTeamDefaults``), its cards
+    (``CardRenderers``) and its part in ``robota init`` (``SetsUpOnInit``)."""
 
     name = "feishu"
     config_keys = CONFIG_KEYS
     """The section's keys, described (``robota.core.config.DescribesKeys``)."""
+    team_defaults = TeamDefaults(locale="zh-CN", time_zone="Asia/Shanghai")
+    """``robota.core.config.SetsTeamDefaults``: a team group that names neither."""
+    card_layouts: tuple[str, ...] = THINKING_CARD_LAYOUTS
+    """``robota.core.cards.CardRenderers``: the card's layouts, ``grouped`` first."""
 
     def __init__(self) -> None:
         self._bot_open_ids: dict[str, str] = {}
@@ -58,6 +75,21 @@ class FeishuTransport:
 
     def validate(self, reader: Reader, section: object) -> FeishuSettings:
         return validated(reader, section)
+
+    def init_step(
+        self, profile: Profile, request: InitRequest, *, on_wait: Callable[[int | None], None]
+    ) -> InitOutcome:
+        """Register the bot's app (the device flow), store it, check what it may do."""
+        from ._init_step import init_step  # noqa: PLC0415 (lazy: init only)
+
+        return init_step(profile, request, on_wait=on_wait)
+
+    def card_platform(self, *, agent: str, layout: str | None = None) -> CardPlatform:
+        """The card renderer as it is, with no transport buttons (``robota cards preview``)."""
+        from ._platform import FeishuPlatform  # noqa: PLC0415 (lazy, see the module docstring)
+
+        chosen = cast("ThinkingCardLayout", layout or THINKING_CARD_LAYOUTS[0])
+        return FeishuPlatform(agent=agent, layout=chosen)
 
     def _bot_read(self, app_id: str, open_id: str) -> None:
         """The service read the bot's open_id of ``app_id`` (at its start)."""

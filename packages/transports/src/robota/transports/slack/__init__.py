@@ -11,14 +11,21 @@ cores with thin trio shells:
 * ``_web``        the Web API on httpx under trio (``WebApi``)
 * ``_settings``   the config section and its validation
 * ``_inbound``    what an envelope is and what is done with it, in the pipeline's order; pure
+* ``_card``       the progress message and the final answer in Block Kit, pure; ``_platform``
+  is the renderer as a ``robota.core.cards.CardPlatform`` (what ``robota cards preview`` draws)
 * ``_outbound``   the card sink over the Web API (``SlackSink``)
 * ``_service``    the host's service: Socket Mode in, routes, progress messages, finals
 * ``_plugin``     the plugin (``SlackTransport``), on top: the service loads when the host
   asks for it
 
 Config loading imports this package for the section's validation alone, so httpx and
-trio-websocket are imported by the shells when they first run, never here.
+trio-websocket are imported by the shells when they first run, never here; the renderer's
+names load on first use (PEP 562, ``lazy_attributes``).
 """
+
+import typing
+
+from robota.core import lazy_attributes as _lazy_attributes
 
 from ._client import EnvelopeHandler, SocketModeClient
 from ._errors import AUTH_ERRORS, ApiError, ConnectionRefused, RateLimited, SlackError
@@ -44,6 +51,17 @@ from ._settings import DEFAULT_API_URL, SlackSettings
 from ._socket import ENVELOPE_TYPES, Envelope, SocketMode, ack_text
 from ._web import BotIdentity, WebApi
 
+if typing.TYPE_CHECKING:
+    from ._card import (
+        SLACK_LIMITS,
+        SlackLimits,
+        SlackMessage,
+        SlackRenderer,
+        render_slack_progress,
+        slack_final_answer,
+    )
+    from ._platform import SlackPlatform
+
 plugin = SlackTransport()
 """The entry point (``robota.transports``: ``slack``)."""
 
@@ -53,6 +71,14 @@ __all__ = [
     "SlackTransport",
     "SlackSettings",
     "DEFAULT_API_URL",
+    # the cards
+    "SlackPlatform",
+    "SlackRenderer",
+    "SlackMessage",
+    "SlackLimits",
+    "SLACK_LIMITS",
+    "render_slack_progress",
+    "slack_final_answer",
     # inbound decisions
     "parse_envelope",
     "screen",
@@ -90,3 +116,16 @@ __all__ = [
     "ConnectionRefused",
     "AUTH_ERRORS",
 ]
+
+_HOMES = {
+    "SLACK_LIMITS": "._card",
+    "SlackLimits": "._card",
+    "SlackMessage": "._card",
+    "SlackRenderer": "._card",
+    "render_slack_progress": "._card",
+    "slack_final_answer": "._card",
+    "SlackPlatform": "._platform",
+}
+"""The card renderer's names, loaded on first use (the host's service, cards preview)."""
+
+__getattr__, __dir__ = _lazy_attributes(__name__, _HOMES)

@@ -24,14 +24,14 @@ from typing import Any
 from robota.core.cards import (
     PermanentSendError,
     SendError,
-    SlackPlatform,
     StopButtonCards,
     TransientSendError,
 )
-from robota.core.presentation import SLACK_LIMITS
 
+from ._card import SLACK_LIMITS
 from ._errors import ApiError
 from ._inbound import route_chat
+from ._platform import SlackPlatform
 from ._web import WebApi
 
 __all__ = [

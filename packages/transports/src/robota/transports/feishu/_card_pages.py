@@ -28,9 +28,20 @@ from dataclasses import dataclass, field
 from itertools import accumulate
 from typing import Any
 
-from ._groups import Block, StreamGrouper, ToolGroup, activity_key, in_timeline
-from ._text import utf8_len
-from ._view import Activity, Approval, Message, Reasoning, ToolCall, TurnView
+from robota.core.presentation import (
+    Activity,
+    Approval,
+    Block,
+    Message,
+    Reasoning,
+    StreamGrouper,
+    ToolCall,
+    ToolGroup,
+    TurnView,
+    activity_key,
+    in_timeline,
+    utf8_len,
+)
 
 __all__ = [
     "DrawOne",

@@ -1,30 +1,41 @@
-"""A route's notices and a surface's requests as JSON frames, sans-IO: what an attached
-terminal and a background session say over the session's control socket.
+"""The engine's notices, and the attach carrier's frames, as JSON messages, sans-IO.
 
-One JSON object per line (UTF-8, ``\\n``), at most ``MAX_FRAME`` bytes. From the session::
+A notice is the engine's dataclass in the events' JSON form (``dataclass_to_json``), its class
+under ``kind``; ``TurnUpdate``'s event is ``event_to_json``'s. This is the one encoding of
+engine notices that leaves a process: the attach carrier sends it as it is, the mesh will, and
+the WebSocket's host messages (``robota.core.surfaces``) are a view made from the same notices.
 
-    {"type": "hello", "protocol": 1, "mode": "drive" | "observe", "id": ..., "name": ...}
-    {"type": "notice", "seq": 7, "notice": {"kind": "TurnBegan", "route_key": ..., ...}}
-    {"type": "protocol_error", "message": "..."}
+The attach carrier (a terminal attached to a background session over the session's control
+socket, ``_framing``'s lines at most ``MAX_FRAME`` bytes) opens with the envelope's request
+``{"id": 1, "type": "session.attach", "generation": ..., "mode": ..., "protocol": 2,
+"last_seq": 41}`` (``protocol`` and ``last_seq`` optional) and then speaks frames. From the
+session::
 
-From the surface (the S4 vocabulary's names)::
+    {"type": "hello", "protocol": 2, "seq": 57, "mode": "drive" | "observe", "id": ...}
+    {"type": "notice", "seq": 42, "notice": {"kind": "TurnBegan", "route_key": ..., ...}}
+    {"type": "resume_gap", "lastSeq": 3, "firstSeq": 9, "latestSeq": 57}
+    {"type": "protocol_error", "message": "...", "field": "submit.prompt"}
+
+``seq`` numbers the session's notices (``_seq``), whoever is attached: a terminal that comes
+back with ``last_seq`` gets the notices after it that it may see (those said to another
+terminal alone are skipped), or ``resume_gap``. A note to one terminal alone carries the seq
+of the last notice published (a peer's resume point stays right). A peer that says no
+``protocol`` (version 1) gets ``hello`` without ``seq`` and the live stream. From the
+terminal (the WebSocket client's names for the same requests)::
 
     {"type": "submit", "prompt": "..."}                  a line typed (prompt, steer, command)
     {"type": "abort"}                                    interrupt the running turn
     {"type": "permission-response", "id": "...", "result": "accept" | ...}
 
-A notice is the engine's dataclass in the events' JSON form (``dataclass_to_json``), its class
-under ``kind``; ``TurnUpdate``'s event is ``event_to_json``'s. Decoding checks every field, so a
-peer of another version fails with the field's path, never with a half-built notice.
+Decoding checks every field and raises ``WireError`` (a ``ProtocolError``) naming the field's
+path, so a peer of another version fails with the field, never with a half-built notice.
 """
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from typing import Any, get_args
 
-from .._errors import RobotaError
 from ..engine import (
     AnswerApproval,
     FrontEndRequest,
@@ -48,6 +59,7 @@ from ..events import (
     event_from_json,
     event_to_json,
 )
+from ._json import ProtocolError, dumps, expected, loads_strict
 
 __all__ = [
     "MAX_FRAME",
@@ -62,6 +74,7 @@ __all__ = [
 ]
 
 WIRE_PROTOCOL = 1
+"""The attach frames' first version: what a terminal that says no ``protocol`` speaks."""
 MAX_FRAME = 1024 * 1024
 """The longest frame either side reads (1 MiB); a longer one ends that connection."""
 
@@ -81,22 +94,22 @@ _NOTICES: dict[str, type[Any]] = {
 _DECISIONS = frozenset(get_args(ApprovalDecision))
 
 
-class WireError(RobotaError, ValueError):
-    """A frame that is not one of the carrier's; the message says what was wrong."""
+class WireError(ProtocolError):
+    """A frame that is not one of the attach carrier's; the message says what was wrong."""
 
 
 def encode_frame(frame: dict[str, Any]) -> bytes:
-    return json.dumps(frame, ensure_ascii=False, separators=(",", ":")).encode() + b"\n"
+    return dumps(frame) + b"\n"
 
 
 def decode_frame(line: bytes) -> dict[str, Any]:
     """One line to its frame (an object with a string ``type``), or ``WireError``."""
     try:
-        frame = json.loads(line)
+        frame = loads_strict(line)
     except ValueError:
         raise WireError("the frame is not JSON") from None
     if not isinstance(frame, dict) or not isinstance(frame.get("type"), str):
-        raise WireError("a frame is a JSON object with a string 'type'")
+        raise WireError("a frame is a JSON object with a string 'type'", "type")
     return frame
 
 
@@ -109,11 +122,11 @@ def notice_to_json(notice: RouteNotice) -> dict[str, Any]:
 
 def notice_from_json(obj: object) -> RouteNotice:
     if not isinstance(obj, dict):
-        raise WireError("notice: expected an object")
+        raise _wire(expected("notice", "an object", obj, by_kind=True))
     kind = obj.get("kind")
     cls = _NOTICES.get(kind) if isinstance(kind, str) else None
     if cls is None:
-        raise WireError(f"notice.kind: expected one of {', '.join(_NOTICES)}, found {kind!r}")
+        raise _wire(expected("notice.kind", f"one of {', '.join(_NOTICES)}", kind))
     fields = {k: v for k, v in obj.items() if k != "kind"}
     try:
         if cls is TurnUpdate:
@@ -122,7 +135,7 @@ def notice_from_json(obj: object) -> RouteNotice:
             return TurnUpdate(rest.route_key, rest.task_id, rest.attempt_id, event)
         notice: RouteNotice = dataclass_from_json(cls, fields, "notice")
     except EventFormatError as error:
-        raise WireError(str(error)) from None
+        raise WireError(str(error), "notice") from None
     return notice
 
 
@@ -145,19 +158,27 @@ def frame_to_request(frame: dict[str, Any]) -> FrontEndRequest:
     if kind == "submit":
         prompt = frame.get("prompt")
         if not isinstance(prompt, str):
-            raise WireError("submit.prompt: expected a string")
+            raise _wire(expected("submit.prompt", "a string", prompt, by_kind=True))
         return UserInput(prompt)
     if kind == "abort":
         return Interrupt()
     if kind == "permission-response":
         approval_id, result = frame.get("id"), frame.get("result")
         if not isinstance(approval_id, str):
-            raise WireError("permission-response.id: expected a string")
+            raise _wire(expected("permission-response.id", "a string", approval_id, by_kind=True))
         for decision in get_args(ApprovalDecision):
             if result == decision:
                 return AnswerApproval(approval_id, decision)
-        raise WireError(f"permission-response.result: expected one of {sorted(_DECISIONS)}")
-    raise WireError(f"unknown frame type {kind!r}: submit, abort or permission-response")
+        where = "permission-response.result"
+        raise _wire(expected(where, f"one of {', '.join(sorted(_DECISIONS))}", result))
+    raise WireError(
+        f"unknown frame type {kind!r}: expected submit, abort or permission-response", "type"
+    )
+
+
+def _wire(error: ProtocolError) -> WireError:
+    """``expected``'s error as the attach carrier's."""
+    return WireError(str(error), error.path)
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,9 +1,14 @@
-"""Bounded line splitting, sans-IO: bytes in, complete lines (or "too long" markers) out.
+"""The protocol's framing, sans-IO: one JSON message per ``\\n``-terminated line, bounded.
 
-The control endpoint speaks newline-delimited JSON, so a peer controls how much one line
-asks the reader to hold. The splitter keeps at most ``max_line`` bytes of the current line: the
-moment a line grows past that, it reports an ``Overlong`` (carrying the line's first bytes, for
-the error message) and drops everything up to the next newline as it streams past. A line of
+Framing is apart from the vocabulary (``_envelope``, ``_notices``): a Unix socket (the control
+and attach carriers) and, later, a mesh link's TLS stream frame messages this way; the
+WebSocket frames them itself (one text frame each). ``encode_line`` writes one message;
+``LineSplitter`` reads them back.
+
+A peer controls how much one line asks the reader to hold. The splitter keeps at most
+``max_line`` bytes of the current line: the moment a line grows past that, it reports an
+``Overlong`` (carrying the line's first bytes, for the error message) and drops everything up
+to the next newline as it streams past. A line of
 any length therefore costs ``max_line`` bytes of memory, and the line after it is read as if
 nothing had happened.
 
@@ -13,9 +18,13 @@ at a time yields the same items (the property the tests check with hypothesis).
 
 from __future__ import annotations
 
+from ._json import dumps
 from ._record import Record
 
-__all__ = ["LineSplitter", "Overlong"]
+__all__ = ["MAX_LINE", "LineSplitter", "Overlong", "encode_line"]
+
+MAX_LINE = 1024 * 1024
+"""The longest line a carrier reads by default (1 MiB)."""
 
 _HEAD = 80
 """At most this many bytes of an overlong line are kept to say what it was."""
@@ -90,3 +99,8 @@ class LineSplitter:
         self._line.clear()
         self._skipping = True
         out.append(Overlong(head, self.max_line))
+
+
+def encode_line(message: object) -> bytes:
+    """One message, one line (compact UTF-8 JSON and its ``\\n``)."""
+    return dumps(message) + b"\n"

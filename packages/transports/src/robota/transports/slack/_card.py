@@ -21,19 +21,30 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from ..events import ApprovalDecision
-from ._groups import OUTCOMES, Block, StreamGrouper, ToolGroup, group_signature, tool_label
-from ._markdown import split_markdown
-from ._text import (
+from robota.core.events import ApprovalDecision
+from robota.core.presentation import (
+    OUTCOMES,
     RESTRICTED,
+    STATE_LABELS,
     STATUS_ICONS,
+    Approval,
+    Block,
+    DisplayState,
+    Message,
+    Steer,
+    StreamGrouper,
+    ToolCall,
+    ToolGroup,
+    TurnView,
     element_id,
     format_elapsed,
+    group_signature,
     head,
+    split_markdown,
     strip_launcher,
     tail_lines,
+    tool_label,
 )
-from ._view import STATE_LABELS, Approval, DisplayState, Message, Steer, ToolCall, TurnView
 
 __all__ = [
     "SLACK_LIMITS",

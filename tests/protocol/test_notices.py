@@ -32,7 +32,7 @@ from robota.core.events import (
     TurnError,
     Usage,
 )
-from robota.core.frontend import (
+from robota.core.protocol import (
     WireError,
     decode_frame,
     encode_frame,

@@ -21,7 +21,7 @@ that would not is re-paginated with a smaller activity budget.
 
 Rendering is incremental: each top-level element is cached with its JSON and the versions of
 the activities it shows (see ``TurnView``), and the elements stay in order across updates with
-running sums of what the budgets count (``_feishu_pages``), so an update redraws only what
+running sums of what the budgets count (``_card_pages``), so an update redraws only what
 changed since the last one, paginates by bisection and joins the card's JSON from cached parts.
 A fresh renderer renders the same card, byte for byte, from the same view.
 
@@ -36,22 +36,12 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from ..events import ApprovalDecision
-from ._feishu_pages import GroupedRow, Row, TimelineRow, Unit, dumps, escaped_len
-from ._groups import OUTCOMES, ToolGroup, tool_label
-from ._markdown import count_tables, defuse_tables, split_markdown
-from ._text import (
+from robota.core.events import ApprovalDecision
+from robota.core.presentation import (
+    OUTCOMES,
     RESTRICTED,
-    STATUS_ICONS,
-    element_id,
-    format_elapsed,
-    head,
-    strip_launcher,
-    tail_bytes,
-    utf8_len,
-)
-from ._view import (
     STATE_LABELS,
+    STATUS_ICONS,
     Activity,
     Approval,
     DisplayState,
@@ -60,8 +50,21 @@ from ._view import (
     Reasoning,
     Steer,
     ToolCall,
+    ToolGroup,
     TurnView,
+    count_tables,
+    defuse_tables,
+    element_id,
+    format_elapsed,
+    head,
+    split_markdown,
+    strip_launcher,
+    tail_bytes,
+    tool_label,
+    utf8_len,
 )
+
+from ._card_pages import GroupedRow, Row, TimelineRow, Unit, dumps, escaped_len
 
 __all__ = [
     "DECISION_LABELS",
@@ -149,7 +152,7 @@ _BODY = utf8_len(json.dumps({"content": ""}, ensure_ascii=False))
 class FeishuRenderer:
     """Renders one turn's progress cards; keep one per card to reuse what it drew.
 
-    The activity's units stay drawn and in order between updates (see ``_feishu_pages``), so an
+    The activity's units stay drawn and in order between updates (see ``_card_pages``), so an
     update costs what changed since the last one, the pagination (a bisection per page) and the
     joining of the card's JSON from its parts' cached JSON, however long the turn. A fresh
     renderer draws the same card, byte for byte, from the same view.

@@ -1,5 +1,9 @@
 """``robota init``'s Feishu/Lark part: register the bot's app, store it, check what it may do.
 
+The plugin's init step (``robota.core.config.SetsUpOnInit``: ``FeishuTransport.init_step``
+calls ``init_step`` here): the CLI hands it the request made of init's Feishu flags and
+reports the outcome; this module decides, talks to the platform and to the person (stderr).
+
 When it runs (``plan``, a pure table):
 
 * ``--skip-feishu``: never; the profile's Feishu settings are left as they are.
@@ -37,9 +41,15 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import click
 
+from ._device_flow import LARK_DOMAIN
+from ._errors import RegistrationFailed
+from ._onboarding import Registered, audit_app, register_app
+from ._settings import DEFAULT_DOMAIN, DOMAIN_EXPECTED, valid_domain
+
 if TYPE_CHECKING:
-    from robota.core.config import Profile
-    from robota.transports.feishu import AppAudit, Registered
+    from robota.core.config import InitRequest, Profile
+
+    from ._app_audit import AppAudit
 
 __all__ = [
     "ENV_APP_ID",
@@ -47,8 +57,11 @@ __all__ = [
     "ENV_OWNER",
     "FeishuOutcome",
     "Plan",
+    "Options",
     "credentials_of",
+    "init_step",
     "plan",
+    "report",
     "run_feishu",
 ]
 
@@ -147,6 +160,10 @@ class FeishuOutcome:
             "warnings": self.warnings,
             "audit": None if audit is None else _audit_json(audit),
         }
+
+    def report(self) -> None:
+        """Its lines in ``robota init``'s report (``robota.core.config.InitOutcome``)."""
+        report(self)
 
 
 def _audit_json(audit: AppAudit) -> dict[str, Any]:
@@ -323,6 +340,22 @@ class Options:
     interactive: bool
 
 
+def init_step(
+    profile: Profile, request: InitRequest, *, on_wait: Callable[[int | None], None]
+) -> FeishuOutcome:
+    """The plugin's init step: the request's flags as this module's options (``lark-domain``:
+    the hidden ``--lark-domain``, Lark's Open Platform for tests)."""
+    options = Options(
+        skip=request.skip,
+        setup=request.setup,
+        reconfigure=request.reconfigure,
+        domain=request.domain,
+        lark_domain=request.options.get("lark-domain"),
+        interactive=request.interactive,
+    )
+    return run_feishu(profile, options, on_wait=on_wait)
+
+
 def run_feishu(
     profile: Profile,
     options: Options,
@@ -371,24 +404,21 @@ def _domain(profile: Profile, options: Options, configured: object) -> str:
     """The Open Platform to talk to: ``--feishu-domain``, else the section's, else Feishu's;
     a URL the credentials may not travel to is refused (``ConfigError``, exit 2)."""
     from robota.core import ConfigError  # noqa: PLC0415
-    from robota.transports import feishu  # noqa: PLC0415
 
     for where, value in (
         ("--lark-domain", options.lark_domain),
         ("--feishu-domain", options.domain),
     ):
-        if value is not None and feishu.valid_domain(value) is None:
-            raise ConfigError(None, where, repr(value), feishu.DOMAIN_EXPECTED)
+        if value is not None and valid_domain(value) is None:
+            raise ConfigError(None, where, repr(value), DOMAIN_EXPECTED)
     if options.domain is not None:
         return options.domain.rstrip("/")
     if configured is None or (isinstance(configured, str) and "${" in configured):
-        return feishu.DEFAULT_DOMAIN  # a reference is the config check's to report
-    domain = feishu.valid_domain(configured) if isinstance(configured, str) else None
+        return DEFAULT_DOMAIN  # a reference is the config check's to report
+    domain = valid_domain(configured) if isinstance(configured, str) else None
     if domain is None:
         file = str(profile.config_file)
-        raise ConfigError(
-            file, "transports.feishu.domain", repr(configured), feishu.DOMAIN_EXPECTED
-        )
+        raise ConfigError(file, "transports.feishu.domain", repr(configured), DOMAIN_EXPECTED)
     return domain
 
 
@@ -399,12 +429,11 @@ def _register(
     import trio  # noqa: PLC0415
 
     from robota.core.config import init_lock  # noqa: PLC0415
-    from robota.transports import feishu  # noqa: PLC0415
 
     async def register() -> Registered:
-        return await feishu.register_app(
+        return await register_app(
             domain=domain,
-            lark_domain=options.lark_domain or feishu.LARK_DOMAIN,
+            lark_domain=options.lark_domain or LARK_DOMAIN,
             on_link=_show_link,
             on_status=_Status(),
         )
@@ -415,9 +444,9 @@ def _register(
     with init_lock(profile.init_lock, on_wait=on_wait):
         try:
             registered = trio.run(register)
-        except feishu.RegistrationFailed as error:
+        except RegistrationFailed as error:
             return FeishuOutcome("failed", domain=domain, error=str(error)), None
-        warnings = store(profile, registered, default_domain=feishu.DEFAULT_DOMAIN)
+        warnings = store(profile, registered, default_domain=DEFAULT_DOMAIN)
     grant = registered.grant
     _progress(f"Registered the app {grant.app_id}; its credentials are in {profile.env_file}.")
     # The environment wins over .env when robota runs: an exported old app would hide this one.
@@ -440,12 +469,10 @@ def _register(
 def _audit(domain: str, app_id: str, secret: str, all_groups: bool) -> AppAudit:
     import trio  # noqa: PLC0415
 
-    from robota.transports import feishu  # noqa: PLC0415
-
     _progress(f"Checking the published version of {app_id}...")
 
     async def audit() -> AppAudit:
-        return await feishu.audit_app(
+        return await audit_app(
             domain=domain, app_id=app_id, app_secret=secret, all_group_messages=all_groups
         )
 
