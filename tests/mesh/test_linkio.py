@@ -12,7 +12,7 @@ import trio
 from robota.mesh import Refused, device_id, new_code, new_key
 from robota.mesh._identity import DeviceId
 from robota.mesh._linkcert import KnownCertificates, link_certificate, pairing_context
-from robota.mesh._linkio import Links, join, serve_pairing
+from robota.mesh._linkio import PAIR_PREAMBLE, Links, join, serve_pairing
 from robota.mesh._pairing import PairingFailed, PairingWindow
 from robota.mesh._trust import LinkTrust
 
@@ -41,6 +41,8 @@ async def relay(listener: trio.SocketListener, port: int, terminate: bool) -> No
         inbound: trio.abc.Stream = await listener.accept()
     outbound: trio.abc.Stream = await trio.open_tcp_stream("127.0.0.1", port)
     if terminate:
+        # The preamble passes as it is (it says which TLS to speak), then TLS ends here.
+        await outbound.send_all(await inbound.receive_some(len(PAIR_PREAMBLE)))
         own = new_key()
         inbound = trio.SSLStream(inbound, pairing_context(own, server_side=True), server_side=True)
         outbound = trio.SSLStream(outbound, pairing_context(own, server_side=False))
@@ -207,4 +209,45 @@ async def test_a_stranger_and_a_wrong_device_are_refused() -> None:
             with pytest.raises(Refused):
                 await b.dial("127.0.0.1", a_port, device_id(chain.devices[2]))  # not who answers
         assert a.links == {}
+        nursery.cancel_scope.cancel()
+
+
+async def test_the_link_listener_serves_a_pairing_window_and_links_beside_it() -> None:
+    chain = Chain()
+    a_id = device_id(chain.devices[0])
+    a = Links(trust(chain, 0), clock=lambda: float(NOW), handshake_timeout=2)
+    b = Links(trust(chain, 1), clock=lambda: float(NOW), handshake_timeout=2)
+    joiner_key = new_key()
+
+    async def yes(name: str, device: DeviceId) -> bool:
+        return True
+
+    async def shown(device: DeviceId) -> None:
+        assert device == a_id
+
+    async with trio.open_nursery() as nursery:
+        port = await nursery.start(a.serve, "127.0.0.1", 0)
+        # No window: a joiner does not get through the links' handshake.
+        with trio.fail_after(20), pytest.raises((PairingFailed, trio.BrokenResourceError)):
+            await join(
+                "127.0.0.1",
+                port,
+                new_code(),
+                joiner_key,
+                "laptop",
+                confirmed=shown,
+                handshake_timeout=2,
+            )
+        window = PairingWindow(new_code(), deadline=trio.current_time() + 60)
+        a.open_pairing(window, yes, lambda name, cert: b"bundle")
+        nursery.start_soon(b.dial, "127.0.0.1", port, a_id)  # a link beside the window
+        with trio.fail_after(20):
+            bundle = await join(
+                "127.0.0.1", port, window.code, joiner_key, "laptop", confirmed=shown
+            )
+        assert bundle == b"bundle"
+        await until(lambda: bool(a.paired), "the pairing device's side ends")
+        assert a.paired == [("laptop", link_certificate(joiner_key))]
+        await until(lambda: device_id(chain.devices[1]) in a.links, "B's link")
+        a.close_pairing()
         nursery.cancel_scope.cancel()

@@ -62,6 +62,7 @@ if typing.TYPE_CHECKING:
         open_store,
         read_store_record,
     )
+    from ._enrolment import Enrolment, join_device, pair_device
     from ._errors import (
         REASONS,
         CredentialStoreError,
@@ -229,6 +230,9 @@ __all__ = [
     "LinkInfo",
     "join",
     "serve_pairing",
+    "Enrolment",
+    "pair_device",
+    "join_device",
     # what a device keeps on disk, and what the commands do to it
     "Identity",
     "MeshFiles",
@@ -311,6 +315,7 @@ _HOMES = {
         "._linkcert",
     ),
     **dict.fromkeys(["LinkInfo", "Links", "join", "serve_pairing"], "._linkio"),
+    **dict.fromkeys(["Enrolment", "join_device", "pair_device"], "._enrolment"),
     "LinkTrust": "._trust",
     **dict.fromkeys(
         [

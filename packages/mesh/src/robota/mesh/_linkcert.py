@@ -40,6 +40,7 @@ __all__ = [
     "KnownCertificates",
     "admit_peer",
     "certificate_device",
+    "certificate_key",
     "client_context",
     "link_certificate",
     "pairing_context",
@@ -68,8 +69,8 @@ def link_certificate(key: Ed25519PrivateKey) -> bytes:
     return builder.sign(key, None).public_bytes(serialization.Encoding.DER)
 
 
-def certificate_device(der: bytes) -> DeviceId:
-    """The device a link certificate is for, once it proves self-signed by an Ed25519 key;
+def certificate_key(der: bytes) -> bytes:
+    """The raw Ed25519 public key a link certificate is for, once it proves self-signed by it;
     ``Malformed`` otherwise."""
     if len(der) > MAX_CERTIFICATE:
         raise Malformed("a link certificate larger than any is")
@@ -83,7 +84,12 @@ def certificate_device(der: bytes) -> DeviceId:
         raise Malformed("a link certificate not signed by its own key") from None
     except ValueError:
         raise Malformed("bytes that are not a link certificate") from None
-    return device_id(public.public_bytes_raw())
+    return public.public_bytes_raw()
+
+
+def certificate_device(der: bytes) -> DeviceId:
+    """The device a link certificate is for (``certificate_key``'s checks)."""
+    return device_id(certificate_key(der))
 
 
 class KnownCertificates:

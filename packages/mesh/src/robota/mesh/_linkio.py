@@ -11,13 +11,20 @@ revocation closes the revoked device's link at once. A link silent for ``SILENT_
 seconds (WebSocket pings every ``PING_EVERY``) is closed and redialled.
 
 ``serve_pairing`` and ``join`` run one pairing (``_pairing``) over a WebSocket on a TLS channel
-neither side can check yet; the SPAKE2 arithmetic runs in a worker thread.
+neither side can check yet; the SPAKE2 arithmetic runs in a worker thread. A listener serves
+pairing on its own port while a window is open (``Links.open_pairing``). Every connection
+starts with an 8-byte preamble before TLS (``LINK_PREAMBLE`` or ``PAIR_PREAMBLE``: no secret,
+only which TLS context to answer with, since a server context's certificate demand cannot be
+changed once its handshake began): a pairing connection meets the pairing context (which asks
+for no certificate) only while a window is open; every other one meets the links'.
 """
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import random
+import ssl
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
@@ -68,6 +75,11 @@ MAX_PENDING = 16
 """Handshakes a listener runs at once; more connections wait in the kernel's backlog."""
 LINK_PATH = "/robota-mesh/1/link"
 PAIR_PATH = "/robota-mesh/1/pair"
+LINK_PREAMBLE = b"RMESH1L\n"
+PAIR_PREAMBLE = b"RMESH1P\n"
+
+Decide = Callable[[str, DeviceId], Awaitable[bool]]
+Bundle = Callable[[str, bytes], bytes]
 
 
 @dataclass
@@ -99,6 +111,17 @@ class Links:
         self.handshake_timeout = handshake_timeout
         self.links: dict[DeviceId, LinkInfo] = {}
         self._pending = trio.Semaphore(MAX_PENDING)
+        self._pairing: tuple[PairingWindow, Decide, Bundle, ssl.SSLContext] | None = None
+        self.paired: list[tuple[str, bytes]] = []
+        """The devices paired through this listener: name and link certificate."""
+
+    def open_pairing(self, window: PairingWindow, decide: Decide, bundle: Bundle) -> None:
+        """Serve one pairing window on this listener until ``close_pairing``."""
+        context = pairing_context(self.trust.key, server_side=True)
+        self._pairing = (window, decide, bundle, context)
+
+    def close_pairing(self) -> None:
+        self._pairing = None
 
     # -- accepting and dialling -------------------------------------------------------------
 
@@ -123,9 +146,29 @@ class Links:
         """One inbound connection, to its end."""
         released = False
         try:
-            tls = trio.SSLStream(
-                stream, _server_context(self.trust.key, self.trust.trusted()), server_side=True
-            )
+            preamble = b""
+            with trio.move_on_after(self.handshake_timeout):
+                preamble = await _read_exactly(stream, len(LINK_PREAMBLE))
+            pairing = self._pairing
+            if preamble == PAIR_PREAMBLE and pairing is not None:
+                window, decide, bundle, context = pairing
+                tls = trio.SSLStream(stream, context, server_side=True)
+                try:
+                    with trio.fail_after(self.handshake_timeout):
+                        await tls.do_handshake()
+                except (trio.TooSlowError, trio.BrokenResourceError):
+                    return
+                self._pending.release()
+                released = True
+                with contextlib.suppress(PairingFailed):
+                    self.paired.append(
+                        await _pair_over(tls, window, self.trust.key, decide, bundle)
+                    )
+                return
+            if preamble != LINK_PREAMBLE:
+                return
+            context = _server_context(self.trust.key, self.trust.trusted())
+            tls = trio.SSLStream(stream, context, server_side=True)
             peer = await self._handshake(tls, expected=None)
             self._pending.release()
             released = True
@@ -148,6 +191,7 @@ class Links:
         ``Refused``) when it does not get through."""
         stream = await trio.open_tcp_stream(host, port)
         try:
+            await stream.send_all(LINK_PREAMBLE)
             tls = trio.SSLStream(stream, client_context(self.trust.key, self.trust.trusted()))
             peer = await self._handshake(tls, expected=device)
             if peer is None:
@@ -332,6 +376,17 @@ class Links:
         ]
 
 
+async def _read_exactly(stream: trio.SocketStream, size: int) -> bytes:
+    """``size`` bytes, or fewer when the peer ended first (never more: TLS follows)."""
+    data = b""
+    while len(data) < size:
+        chunk = await stream.receive_some(size - len(data))
+        if not chunk:
+            break
+        data += chunk
+    return data
+
+
 # -- pairing -------------------------------------------------------------------------------
 
 
@@ -361,10 +416,29 @@ async def serve_pairing(
     """The pairing device's side of one connection: the joiner's name and link certificate
     once its operator said yes; ``PairingFailed`` otherwise."""
     tls = trio.SSLStream(stream, pairing_context(key, server_side=True), server_side=True)
-    pairer = Pairer(window, own_cert=link_certificate(key))
     try:
         with trio.fail_after(HANDSHAKE_TIMEOUT):
-            await tls.do_handshake()
+            preamble = await _read_exactly(stream, len(PAIR_PREAMBLE))
+            if preamble == PAIR_PREAMBLE:
+                await tls.do_handshake()
+    except (trio.TooSlowError, trio.BrokenResourceError):
+        preamble = b""
+    if preamble != PAIR_PREAMBLE:
+        await trio.aclose_forcefully(stream)
+        raise PairingFailed("aborted") from None
+    return await _pair_over(tls, window, key, decide, bundle)
+
+
+async def _pair_over(
+    tls: trio.SSLStream[trio.SocketStream],
+    window: PairingWindow,
+    key: Ed25519PrivateKey,
+    decide: Decide,
+    bundle: Bundle,
+) -> tuple[str, bytes]:
+    """``serve_pairing`` once TLS is up (the listener's pairing connections come here too)."""
+    pairer = Pairer(window, own_cert=link_certificate(key))
+    try:
         async with trio.open_nursery() as nursery:
             request = await wrap_server_stream(nursery, tls, max_message_size=MAX_FRAME)
             ws = await request.accept()
@@ -388,10 +462,28 @@ async def serve_pairing(
         pairer.lost()
     finally:
         pairer.lost()
-        await trio.aclose_forcefully(stream)
+        await trio.aclose_forcefully(tls)
     if pairer.state != "enrolled":
         raise PairingFailed(pairer.failure or "aborted")
     return pairer.joiner_name, pairer.joiner_cert
+
+
+async def _converse(
+    ws: WebSocketConnection,
+    joiner: Joiner,
+    peer_cert: bytes,
+    confirmed: Callable[[DeviceId], Awaitable[None]],
+) -> None:
+    """The joiner's side once the WebSocket is open."""
+    await _exchange(ws, [joiner.start()])
+    while joiner.state in ("waiting-answer", "waiting-decision"):
+        message = await _next(ws)
+        replies = await trio.to_thread.run_sync(joiner.receive, message)
+        await _exchange(ws, replies)
+        if joiner.state == "waiting-decision" and replies:
+            await confirmed(certificate_device(peer_cert))
+    with trio.move_on_after(1):
+        await ws.aclose()
 
 
 async def join(
@@ -402,10 +494,13 @@ async def join(
     name: str,
     *,
     confirmed: Callable[[DeviceId], Awaitable[None]],
+    handshake_timeout: float = HANDSHAKE_TIMEOUT,
 ) -> bytes:
-    """The new device's side: the enrolment bundle; ``PairingFailed`` otherwise.
+    """The new device's side: the enrolment bundle; ``PairingFailed`` otherwise (``aborted``
+    when no pairing window answers within ``handshake_timeout``).
     ``confirmed`` is told the pairer's device once the code's confirmation held."""
     stream = await trio.open_tcp_stream(host, port)
+    await stream.send_all(PAIR_PREAMBLE)
     tls = trio.SSLStream(stream, pairing_context(key, server_side=False))
     try:
         with trio.fail_after(HANDSHAKE_TIMEOUT):
@@ -419,16 +514,13 @@ async def join(
     )
     try:
         async with trio.open_nursery() as nursery:
-            ws = await wrap_client_stream(nursery, tls, host, PAIR_PATH, max_message_size=MAX_FRAME)
-            await _exchange(ws, [joiner.start()])
-            while joiner.state in ("waiting-answer", "waiting-decision"):
-                message = await _next(ws)
-                replies = await trio.to_thread.run_sync(joiner.receive, message)
-                await _exchange(ws, replies)
-                if joiner.state == "waiting-decision" and replies:
-                    await confirmed(certificate_device(peer_cert))
-            with trio.move_on_after(1):
-                await ws.aclose()
+            # Without a window the listener refuses this side's certificate after TLS 1.3's
+            # handshake ended here: the WebSocket never opens.
+            with trio.move_on_after(handshake_timeout):
+                ws = await wrap_client_stream(
+                    nursery, tls, host, PAIR_PATH, max_message_size=MAX_FRAME
+                )
+                await _converse(ws, joiner, peer_cert, confirmed)
             nursery.cancel_scope.cancel()
     except (ConnectionClosed, trio.BrokenResourceError):
         if joiner.state != "enrolled" and joiner.failure is None:
