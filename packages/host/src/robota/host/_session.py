@@ -162,7 +162,7 @@ class SessionHost:
                 Endpoint(SessionStop, self._stop_request),
                 Endpoint(SessionRename, self._rename),
                 Endpoint(SessionSurface, self._surface),
-                StreamEndpoint(SessionAttach, self.attach.attach),
+                StreamEndpoint(SessionAttach, self.attach.attach, operator=True),
             ],
         )
         self.supervisor = Supervisor(
