@@ -223,3 +223,58 @@ async def test_an_installed_service_starts_in_its_place(
         await ask(socket, "server.stop")
         await stopped.wait()
     assert not host.supervisor.is_running("probe")
+
+
+ENDPOINT_MODULE = """
+from dataclasses import dataclass
+from typing import ClassVar
+
+import trio
+
+from robota.core import ChildSpec
+from robota.core.control import Endpoint
+from robota.host import ServiceSpec
+
+
+@dataclass(frozen=True, slots=True)
+class Echo:
+    TYPE: ClassVar[str] = "probe.echo"
+    text: str
+
+
+class Probe:
+    def __init__(self, host):
+        self.profile = host.profile.home
+        host.add_endpoints([Endpoint(Echo, self.echo)])
+
+    async def echo(self, request):
+        return {"echo": request.text, "profile": str(self.profile)}
+
+    async def run(self, *, task_status=trio.TASK_STATUS_IGNORED):
+        task_status.started()
+        await trio.sleep_forever()
+
+
+def make(host):
+    probe = Probe(host)
+    return ChildSpec("probe", lambda: probe)
+
+
+service = ServiceSpec("probe", make, after=("control",), before=("transports",))
+"""
+
+
+async def test_a_service_serves_its_own_control_requests(
+    short_root: Path, model: FakeModel, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    module = "robota_test_endpoint_service"
+    install(tmp_path / "site", monkeypatch, module, ENDPOINT_MODULE)
+    try:
+        _, profile = sandboxed(short_root, model, "codex-acp")
+        async with running_host(profile) as (socket, stopped):
+            answer = await ask(socket, "probe.echo", {"text": "hi"})
+            assert answer == {"echo": "hi", "profile": str(profile.home)}
+            await ask(socket, "server.stop")
+            await stopped.wait()
+    finally:
+        sys.modules.pop(module, None)

@@ -37,13 +37,20 @@ from __future__ import annotations
 
 import logging
 import os
-from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from collections.abc import Iterable, Sequence
+from typing import TYPE_CHECKING, Any
 
 import trio
 
-from robota.core import Supervisor, robota_version
-from robota.core.control import ControlServer, Endpoint, HandlerError, HostLock, HostState
+from robota.core import PluginError, Supervisor, robota_version
+from robota.core.control import (
+    ControlServer,
+    Endpoint,
+    HandlerError,
+    HostLock,
+    HostState,
+    StreamEndpoint,
+)
 from robota.core.frontend import FrontEndPort, GroupMaker
 
 from ._desk import TaskDesk
@@ -156,31 +163,33 @@ class Host:
             restricted_task=task_restricted_hook(profile, config.storage.sqlite_path),
         )
         self.groups = groups = GroupDesk(desk, lambda: self.transports.makers)
-        self.server = ControlServer(
-            profile.control_socket,
-            [
-                Endpoint(HostStatus, self._status),
-                Endpoint(StopHost, self._stop_request),
-                Endpoint(RestartHost, self._restart_request),
-                Endpoint(CancelRestart, self._cancel_request),
-                Endpoint(TaskSend, self._send_request),
-                Endpoint(TaskNew, desk.new),
-                Endpoint(TaskStop, desk.stop),
-                Endpoint(TaskFork, desk.fork),
-                Endpoint(TaskQueue, desk.queue),
-                Endpoint(TaskRename, desk.rename),
-                Endpoint(TaskNewGroup, groups.new_group),
-                Endpoint(TaskForkGroup, groups.fork_group),
-                Endpoint(TeamPause, self.teams.pause),
-                Endpoint(TeamResume, self.teams.resume),
-                Endpoint(TurnsChanged, self.teams.turns_changed),
-            ],
-        )
+        self._endpoints: list[Endpoint[Any] | StreamEndpoint[Any]] | None = [
+            Endpoint(HostStatus, self._status),
+            Endpoint(StopHost, self._stop_request),
+            Endpoint(RestartHost, self._restart_request),
+            Endpoint(CancelRestart, self._cancel_request),
+            Endpoint(TaskSend, self._send_request),
+            Endpoint(TaskNew, desk.new),
+            Endpoint(TaskStop, desk.stop),
+            Endpoint(TaskFork, desk.fork),
+            Endpoint(TaskQueue, desk.queue),
+            Endpoint(TaskRename, desk.rename),
+            Endpoint(TaskNewGroup, groups.new_group),
+            Endpoint(TaskForkGroup, groups.fork_group),
+            Endpoint(TeamPause, self.teams.pause),
+            Endpoint(TeamResume, self.teams.resume),
+            Endpoint(TurnsChanged, self.teams.turns_changed),
+        ]
+        """The control endpoint's requests until it is built (``None`` after)."""
         self.transport_tree = Supervisor("transports", self.transports.specs)
         """The ``transports`` child: one grandchild per enabled chat transport."""
         self.services = host_services(BUILTIN_SERVICES)
         """This host's children in their start order, installed ones among them (``_services``)."""
-        self.supervisor = Supervisor("host", [service.child(self) for service in self.services])
+        # Every service's child first: a service adds its endpoints there (``add_endpoints``).
+        children = [service.child(self) for service in self.services]
+        endpoints, self._endpoints = self._endpoints, None
+        self.server = ControlServer(profile.control_socket, endpoints or ())
+        self.supervisor = Supervisor("host", children)
         self._stop = trio.Event()
 
     async def run(self) -> None:
@@ -207,6 +216,19 @@ class Host:
     def ready(self) -> bool:
         """Serving, and every enabled chat transport holds a real connection."""
         return self.serving and self.transports.ready
+
+    def add_endpoints(self, endpoints: Iterable[Endpoint[Any] | StreamEndpoint[Any]]) -> None:
+        """Serve ``endpoints`` too (a service's ``child``, before the endpoint is built)."""
+        if self._endpoints is None:
+            raise PluginError("a host service added control endpoints after the host built it")
+        added = list(endpoints)
+        served = {endpoint.request for endpoint in self._endpoints}
+        twice = sorted(
+            getattr(e.request, "TYPE", e.request.__name__) for e in added if e.request in served
+        )
+        if twice:
+            raise PluginError(f"control requests served twice: {', '.join(twice)}")
+        self._endpoints.extend(added)
 
     def stop(self) -> None:
         """Stop cleanly (trio thread): no new turns are accepted from now on."""

@@ -8,6 +8,12 @@ device mesh will be) and ``child(host)``, the ``ChildSpec`` it runs as in this h
 host's own children (engine, taps, control, teams, transports) are services of that shape,
 registered the same way (``BUILTIN_SERVICES``; ``robota.host:ENGINE_SERVICE`` ...).
 
+A service may serve requests on the host's control endpoint: its ``child(host)`` hands them to
+``host.add_endpoints`` (the device mesh's ``mesh.status``, ``mesh.pair`` ...). The host asks
+every service for its child before it builds its endpoint, so what they added is served from
+the endpoint's first connection; a request type another endpoint already serves is a
+``PluginError``, and so is an endpoint added once the endpoint is built.
+
 Children start in the order ``service_order`` decides and stop in reverse; the decision is pure
 (names and constraints in, names out), so a table tests it:
 
@@ -28,12 +34,14 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from robota.core import ChildSpec, PluginError, entry_points
 
 if TYPE_CHECKING:
     from robota.core import Actor, EntryPoint, Service
+    from robota.core.config import Config, Profile
+    from robota.core.control import Endpoint, StreamEndpoint
 
 __all__ = [
     "BUILTIN_SERVICES",
@@ -75,6 +83,18 @@ class ServiceHost(Protocol):
 
     @property
     def transport_tree(self) -> Actor | Service: ...
+
+    @property
+    def config(self) -> Config:
+        """The profile's configuration, as the host loaded it."""
+        ...
+
+    @property
+    def profile(self) -> Profile: ...
+
+    def add_endpoints(self, endpoints: Iterable[Endpoint[Any] | StreamEndpoint[Any]]) -> None:
+        """Serve ``endpoints`` on the host's control endpoint too (from ``child`` only)."""
+        ...
 
 
 @runtime_checkable
