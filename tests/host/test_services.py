@@ -24,6 +24,8 @@ from ..support.model_server import FakeModel
 from .test_host import ask, running_host, sandboxed
 
 BUILTIN_ORDER = ("engine", "taps", "control", "teams", "transports")
+INSTALLED_ORDER = ("engine", "taps", "control", "teams", "mesh", "transports")
+"""The built-ins and the services this distribution installs itself (the device mesh)."""
 BUILTIN_PLACES = [Place(s.name, s.after, s.before) for s in BUILTIN_SERVICES]
 
 
@@ -102,7 +104,7 @@ def test_the_builtins_are_the_groups_entry_points() -> None:
     registered = {entry.name: entry.load() for entry in entry_points(HOST_SERVICES_GROUP)}
     for service in BUILTIN_SERVICES:
         assert registered[service.name] is service
-    assert [s.name for s in host_services(BUILTIN_SERVICES)] == list(BUILTIN_ORDER)
+    assert [s.name for s in host_services(BUILTIN_SERVICES)] == list(INSTALLED_ORDER)
 
 
 PROBE_MODULE = """
@@ -206,6 +208,7 @@ async def test_an_installed_service_starts_in_its_place(
             "control",
             "teams",
             "probe",
+            "mesh",  # installed by this distribution, found after the probe's site
             "transports",
         ]
         (seen,) = sys.modules[installed_probe].SEEN
@@ -215,6 +218,7 @@ async def test_an_installed_service_starts_in_its_place(
             "taps": True,
             "control": True,
             "teams": True,
+            "mesh": False,
             "probe": True,
             "transports": False,
         }

@@ -67,31 +67,14 @@ class _Mesh:
         return self.config.storage.sqlite_path
 
     def marks(self) -> Marks:
-        from contextlib import closing  # noqa: PLC0415
+        from robota.mesh import stored_marks  # noqa: PLC0415
 
-        from robota.core.store import mesh_marks, open_reader, schema_version  # noqa: PLC0415
-        from robota.mesh import Marks  # noqa: PLC0415
-
-        if not self.store_path.exists():
-            return Marks()
-        with closing(open_reader(self.store_path)) as db:
-            if schema_version(db) < 8:  # the mesh's marks came with migration 8
-                return Marks()
-            marks = mesh_marks(db)
-        return Marks(roster=marks["roster"], revocations=marks["revocations"])
+        return stored_marks(self.store_path)
 
     def raise_marks(self, lists: Lists) -> None:
-        from robota.core.store import RaiseMeshMark, Together, write_once  # noqa: PLC0415
+        from robota.mesh import Marks, raise_marks  # noqa: PLC0415
 
-        write_once(
-            self.store_path,
-            Together(
-                (
-                    RaiseMeshMark("roster", lists.roster.seq),
-                    RaiseMeshMark("revocations", lists.revocations.seq),
-                )
-            ),
-        )
+        raise_marks(self.store_path, Marks(lists.roster.seq, lists.revocations.seq))
 
     def change(self, action: Callable[[Marks], Lists]) -> Lists:
         """Run an action that issues lists (given the marks), then raise the marks to them;
@@ -289,13 +272,16 @@ def _host_call(profile: Profile, request: str) -> dict[str, Any] | None:
     return result if isinstance(result, dict) else {}
 
 
-def _host_links(profile: Profile) -> list[LinkReport] | None:
-    """The links the host's mesh service reports (``mesh.status``); ``None`` without one."""
+def _host_links(profile: Profile, problems: list[str] | None = None) -> list[LinkReport] | None:
+    """The links the host's mesh service reports (``mesh.status``); ``None`` without one.
+    What it could not open (its ``problems``) is added to ``problems``."""
     from robota.mesh import LINK_STATES, LinkReport, parse_device_id  # noqa: PLC0415
 
     answer = _host_call(profile, "mesh.status")
     if answer is None or not isinstance(answer.get("links"), list):
         return None
+    if problems is not None and isinstance(answer.get("problems"), list):
+        problems.extend(f"host: {item}" for item in answer["problems"] if isinstance(item, str))
     links = []
     for item in answer["links"]:
         if not isinstance(item, dict):
@@ -409,7 +395,7 @@ def status_command(as_json: bool) -> None:
         store=store,
         signing=identity is not None and identity.signing,
         listen=settings.listen,
-        links=_links(read, _host_links(mesh.profile)),
+        links=_links(read, _host_links(mesh.profile, problems)),
         roster=roster,
         revocations=revocations,
         problems=problems,

@@ -18,7 +18,8 @@ until a stop signal), the background sessions (``_session_requests``, ``_session
 clients' side, ``_daemon``: the workspace's daemon locks, ``_session``: one session's tree,
 ``_session_run``: ``session run``), ``_crash`` (crash
 reports), ``_restart`` (pure: the safe restart's decisions) and ``_restarter`` (its shell and
-the handoff of enrolled routes), ``_host`` (the tree), ``_run`` (``server run``: lock,
+the handoff of enrolled routes), ``_mesh`` (the device mesh's service: its links and its
+control requests), ``_host`` (the tree), ``_run`` (``server run``: lock,
 signals, exit code, replacing itself). The CLI's ``server``, ``session`` and ``task``
 commands import this package only inside their bodies. The facade is lazy (PEP 562):
 ``robota task list`` loads the store reads it uses, not the engine a host runs.
@@ -44,6 +45,7 @@ if typing.TYPE_CHECKING:
     from ._engine_host import load_profile, open_engine
     from ._host import Host, status_json
     from ._launch import agent_launch
+    from ._mesh import MESH_SERVICE, HostMesh, MeshLists, MeshStatus
     from ._reads import (
         TaskRow,
         count_routes,
@@ -174,6 +176,10 @@ __all__ = [
     "ENGINE_SERVICE",
     "TAPS_SERVICE",
     "CONTROL_SERVICE",
+    "MESH_SERVICE",
+    "HostMesh",
+    "MeshLists",
+    "MeshStatus",
     "TEAMS_SERVICE",
     "TRANSPORTS_SERVICE",
     # the host
@@ -289,6 +295,10 @@ _HOMES = {
     "ENGINE_SERVICE": "._services",
     "TAPS_SERVICE": "._services",
     "CONTROL_SERVICE": "._services",
+    "MESH_SERVICE": "._mesh",
+    "HostMesh": "._mesh",
+    "MeshLists": "._mesh",
+    "MeshStatus": "._mesh",
     "TEAMS_SERVICE": "._services",
     "TRANSPORTS_SERVICE": "._services",
     "load_profile": "._engine_host",

@@ -10,7 +10,8 @@ commands do to it (``_actions``) and what status and the device listing show
 (``_status``). The pairing and the links between hosts live beside them in modules of their
 own: the one-time code (``_code``), the PAKE and its confirmation bound to the link's
 certificates (``_pairing``), the links' certificates (``_linkcert``), frames (``_frames``),
-sans-IO parts (``_link``), what they trust (``_trust``) and their trio shell (``_linkio``).
+sans-IO parts (``_link``), what they trust (``_trust``) and their trio shell (``_linkio``);
+the lists' high-water marks in the profile's store (``_marks``).
 
 It imports ``robota.core`` facades only; the host and the CLI compose it (core never imports
 it). The facade is lazy (PEP 562): ``robota --help`` loads none of it, and a command loads
@@ -109,6 +110,7 @@ if typing.TYPE_CHECKING:
         verify_revocations,
         verify_roster,
     )
+    from ._marks import raise_marks, stored_marks
     from ._pairing import (
         FAILURES,
         Answer,
@@ -199,6 +201,8 @@ __all__ = [
     "admit",
     "reissue_due",
     "lapsed",
+    "stored_marks",
+    "raise_marks",
     # pairing: the one-time code and the PAKE's two machines
     "CODE_BITS",
     "BadCode",
@@ -265,6 +269,7 @@ __all__ = [
 ]
 
 _HOMES = {
+    **dict.fromkeys(["stored_marks", "raise_marks"], "._marks"),
     **dict.fromkeys(
         [
             "Adopted",

@@ -230,6 +230,26 @@ class Adopted:
     seq: int
     newly_revoked: frozenset[DeviceId]
     """Devices the list revokes that this device's list did not: close their links now."""
+    accepted: Roster | Revocations | None = None
+    """The list as verified (what a link's trust holds from now on)."""
+
+
+def newer_list(
+    kind: ListKind, blob: bytes, *, root: bytes, lists: Lists, now: int, marks: Marks
+) -> Roster | Revocations | None:
+    """A list a peer sent, verified against ``root`` (signature first, then the marks and
+    expiry: ``Refused`` with its reason); ``None`` when it is not newer than ``lists``. The
+    one check both ``adopt_list`` and a link's trust (``LinkTrust.adopt``) make."""
+    revoked_signing = lists.revocations.revoked_signing_keys
+    if kind == "roster":
+        roster = verify_roster(
+            blob, root=root, now=now, high_water=marks.roster, revoked_signing=revoked_signing
+        )
+        return roster if roster.seq > lists.roster.seq else None
+    revocations = verify_revocations(
+        blob, root=root, now=now, high_water=marks.revocations, revoked_signing=revoked_signing
+    )
+    return revocations if revocations.seq > lists.revocations.seq else None
 
 
 def adopt_list(
@@ -247,30 +267,15 @@ def adopt_list(
     if identity.root is None:
         raise MeshError("this device has not paired yet: it has no root to check lists with")
     lists = _need_lists(files, identity, marks)
-    if kind == "roster":
-        roster = verify_roster(
-            blob,
-            root=identity.root,
-            now=now,
-            high_water=marks.roster,
-            revoked_signing=lists.revocations.revoked_signing_keys,
-        )
-        if roster.seq <= lists.roster.seq:
-            return None
-        files.save_list("roster", blob)
-        files.remember_names({cert.device: cert.name for cert in roster.devices})
-        return Adopted("roster", roster.seq, frozenset())
-    revocations = verify_revocations(
-        blob,
-        root=identity.root,
-        now=now,
-        high_water=marks.revocations,
-        revoked_signing=lists.revocations.revoked_signing_keys,
-    )
-    if revocations.seq <= lists.revocations.seq:
+    taken = newer_list(kind, blob, root=identity.root, lists=lists, now=now, marks=marks)
+    if taken is None:
         return None
-    files.save_list("revocations", blob)
-    return Adopted("revocations", revocations.seq, revocations.devices - lists.revocations.devices)
+    files.save_list(kind, blob)
+    if isinstance(taken, Roster):
+        files.remember_names({cert.device: cert.name for cert in taken.devices})
+        return Adopted("roster", taken.seq, frozenset(), taken)
+    newly = taken.devices - lists.revocations.devices
+    return Adopted("revocations", taken.seq, newly, taken)
 
 
 def adopt_pairing(

@@ -343,6 +343,12 @@ class Links:
                 except ConnectionClosed:
                     continue
 
+    async def refresh(self) -> None:
+        """The lists changed under the links (a reissue, a revocation on this device): pass
+        them on to every link and close the links the lists no longer admit."""
+        await self._spread()
+        await self.close_revoked()
+
     async def close_revoked(self) -> None:
         """Close at once every link to a device the lists no longer admit."""
         for device, info in list(self.links.items()):

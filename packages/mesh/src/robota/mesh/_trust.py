@@ -4,20 +4,25 @@ link certificates it knows; newer lists adopted only once verified.
 The links' shell reads it (``trusted`` for a TLS context's anchors, ``admits`` after a
 handshake) and feeds it what gossip brings (``adopt``, ``learn``). Persisting what it adopts is
 the identity's store (the high-water marks, ``robota.core.store``); here ``marks`` only rise, so
-a list older than one seen is refused as ``rolled-back`` even before it is stored.
+a list older than one seen is refused as ``rolled-back`` even before it is stored. A host's
+links give it their ``files``: an adopted list is then ``adopt_list``'s (verified and written
+in one place) and the raised marks go to ``adopted``.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Literal
 
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
+from ._actions import Lists, adopt_list, newer_list
 from ._errors import Refused
 from ._identity import DeviceId, device_id
 from ._linkcert import KnownCertificates, link_certificate
-from ._lists import Marks, Revocations, Roster, admit, verify_revocations, verify_roster
+from ._lists import Marks, Revocations, Roster, admit
+from ._state import MeshFiles
 
 __all__ = ["Adopted", "LinkTrust"]
 
@@ -34,6 +39,10 @@ class LinkTrust:
     revocations: Revocations
     known: KnownCertificates = field(default_factory=KnownCertificates)
     marks: Marks = field(default_factory=Marks)
+    files: MeshFiles | None = field(default=None, repr=False)
+    """Where an adopted list is written (``adopt_list``); ``None``: kept in memory only."""
+    adopted: Callable[[Marks], None] | None = field(default=None, repr=False)
+    """Told the raised marks once a list was adopted (the host keeps them in its store)."""
 
     def __post_init__(self) -> None:
         self.known.add(self.certificate)
@@ -63,30 +72,23 @@ class LinkTrust:
 
     def adopt(self, kind: Literal["roster", "revocations"], blob: bytes, now: int) -> Adopted:
         """Verify ``blob`` (signature first, then rollback and expiry) and take it when newer;
-        ``Refused`` with its reason otherwise."""
-        revoked_signing = self.revocations.revoked_signing_keys
-        if kind == "roster":
-            roster = verify_roster(
-                blob,
-                root=self.root,
-                now=now,
-                high_water=self.marks.roster,
-                revoked_signing=revoked_signing,
-            )
-            if roster.seq <= self.roster.seq:
-                return "not-newer"
-            self.roster, self.marks = roster, Marks(roster.seq, self.marks.revocations)
-            return "adopted"
-        revocations = verify_revocations(
-            blob,
-            root=self.root,
-            now=now,
-            high_water=self.marks.revocations,
-            revoked_signing=revoked_signing,
-        )
-        if revocations.seq <= self.revocations.seq:
+        ``Refused`` with its reason otherwise. With ``files`` (a host's links) it is
+        ``adopt_list``'s to verify and write; ``adopted`` is told the marks it raised to."""
+        taken: Roster | Revocations | None
+        if self.files is not None:
+            result = adopt_list(self.files, kind, blob, now=now, marks=self.marks)
+            taken = result.accepted if result is not None else None
+        else:
+            lists = Lists(self.roster, self.revocations)
+            taken = newer_list(kind, blob, root=self.root, lists=lists, now=now, marks=self.marks)
+        if taken is None:
             return "not-newer"
-        self.revocations, self.marks = revocations, Marks(self.marks.roster, revocations.seq)
+        if isinstance(taken, Roster):
+            self.roster, self.marks = taken, Marks(taken.seq, self.marks.revocations)
+        else:
+            self.revocations, self.marks = taken, Marks(self.marks.roster, taken.seq)
+        if self.adopted is not None:
+            self.adopted(self.marks)
         return "adopted"
 
     def learn(self, certs: tuple[bytes, ...]) -> list[DeviceId]:

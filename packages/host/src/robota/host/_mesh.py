@@ -1,0 +1,347 @@
+"""The host's mesh service: this device's links to the user's other devices (docs §14).
+
+A ``robota.host_services`` entry named ``mesh``, after ``control`` and before ``transports``.
+It opens only when the profile's ``config.yaml`` has ``mesh.enabled: true`` and the device has
+its identity (``robota mesh init``); then it opens the credential store as recorded
+(``open_secrets(first_use=False)``: the host never makes the first choice), accepts links on
+each ``mesh.listen`` address, dials every ``mesh.peers`` entry that has an address, and keeps
+the links (``robota.mesh.Links``). Lists a peer sends are adopted through ``adopt_list`` (the
+files and the store's high-water marks written); the link certificates learned are saved
+(``link-certs`` beside the identity) so the next start trusts them at once.
+
+On a signing device it reissues both lists before half their lifetime has passed
+(``reissue_due``, checked every ``TEND_EVERY`` seconds) and passes them on.
+
+A failure to open (a recorded keychain that stopped working, a damaged key, an address that
+cannot be bound) is one of ``problems``, which ``mesh.status`` reports beside the links; the
+host keeps serving everything else and this child keeps running, idle.
+
+Control requests: ``mesh.status`` (the links, ``lastSeen`` in epoch seconds, and the problems)
+and ``mesh.lists`` (the lists on disk read again, after ``robota mesh revoke``: passed on to
+every link, and a revoked device's link closed at once).
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from functools import partial
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, ClassVar
+
+import trio
+
+from robota.core import ChildSpec
+from robota.core.control import Endpoint, StreamEndpoint
+
+from ._services import ServiceSpec
+
+if TYPE_CHECKING:
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+
+    from robota.core.config import Config, Profile
+    from robota.mesh import Identity, Links, LinkTrust, Lists, Marks, MeshFiles
+
+    from ._services import ServiceHost
+
+__all__ = [
+    "MESH_SERVICE",
+    "HostMesh",
+    "MeshLists",
+    "MeshStatus",
+    "load_link_certs",
+    "save_link_certs",
+    "split_address",
+]
+
+logger = logging.getLogger("robota.cli.host")
+
+TEND_EVERY = 5.0
+"""Seconds between two looks at what to save and whether the lists are due for reissue."""
+LINK_CERTS = "link-certs"
+_LINK_CERTS_CONTEXT = b"robota-mesh/1 known link certificates"
+
+
+@dataclass(frozen=True, slots=True)
+class MeshStatus:
+    """The mesh service's links and problems (``robota mesh status``)."""
+
+    TYPE: ClassVar[str] = "mesh.status"
+
+
+@dataclass(frozen=True, slots=True)
+class MeshLists:
+    """Read the lists on disk again and pass them on (after ``robota mesh revoke``)."""
+
+    TYPE: ClassVar[str] = "mesh.lists"
+
+
+def split_address(address: str) -> tuple[str, int]:
+    """``HOST:PORT`` (``[v6]:PORT`` too) as a host and a port; ``ValueError`` otherwise."""
+    host, sep, port = address.rpartition(":")
+    if not sep or not host or not port.isdigit() or not 0 <= int(port) <= 65535:
+        raise ValueError(f"{address!r} is not HOST:PORT")
+    return host.removeprefix("[").removesuffix("]"), int(port)
+
+
+def load_link_certs(path: Path) -> list[bytes]:
+    """The link certificates saved at ``path``; none when it is missing or not one packing."""
+    from robota.mesh import MeshError, unpack  # noqa: PLC0415
+
+    try:
+        return unpack(_LINK_CERTS_CONTEXT, path.read_bytes())
+    except (OSError, MeshError):
+        return []
+
+
+def save_link_certs(path: Path, certs: list[bytes]) -> None:
+    """Write ``certs`` whole (a fresh owner-only file renamed over the old one)."""
+    from robota.mesh import pack  # noqa: PLC0415
+
+    fresh = path.with_name(f".{path.name}.{os.getpid()}")
+    fd = os.open(fresh, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600)
+    with os.fdopen(fd, "wb") as out:
+        out.write(pack(_LINK_CERTS_CONTEXT, *certs))
+    fresh.replace(path)
+
+
+class HostMesh:
+    """The ``mesh`` child of one host (see the module docstring)."""
+
+    def __init__(
+        self, config: Config, profile: Profile, *, clock: Callable[[], float] = time.time
+    ) -> None:
+        from robota.mesh import MeshFiles  # noqa: PLC0415
+
+        self.config = config
+        self.profile = profile
+        self.clock = clock
+        self.files: MeshFiles = MeshFiles(profile.data_dir / "mesh")
+        self.problems: list[str] = []
+        self.links: Links | None = None
+        self.identity: Identity | None = None
+        self._saved: list[bytes] = []
+
+    @property
+    def store_path(self) -> Path:
+        return self.config.storage.sqlite_path
+
+    def endpoints(self) -> list[Endpoint[Any] | StreamEndpoint[Any]]:
+        return [Endpoint(MeshStatus, self.status), Endpoint(MeshLists, self.reload)]
+
+    # -- running -------------------------------------------------------------------------------
+
+    async def run(self, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
+        settings = self.config.mesh
+        links = await self._open() if settings.enabled else None
+        if links is None:
+            task_status.started()
+            await trio.sleep_forever()
+        assert links is not None
+        self.links = links
+        async with trio.open_nursery() as nursery:
+            for address in settings.listen:
+                await self._listen(nursery, links, address)
+            for device, peer in settings.peers.items():
+                if peer.address:
+                    self._dial(nursery, links, device, peer.address)
+            nursery.start_soon(self._tend, links)
+            task_status.started()
+            await trio.sleep_forever()
+
+    async def _open(self) -> Links | None:
+        """The links' trust from the files and the store; ``None`` (and a problem) when the
+        device has no identity or its secrets do not open."""
+        from robota.mesh import (  # noqa: PLC0415
+            Links,
+            MeshError,
+            current_lists,
+            device_key,
+            open_secrets,
+            stored_marks,
+        )
+
+        def opened() -> LinkTrust | None:
+            identity = self.files.identity()
+            if identity is None:
+                self.problems.append(
+                    "the mesh is on but this device has no identity (robota mesh init)"
+                )
+                return None
+            secrets = open_secrets(self.files, first_use=False)
+            identity = self.files.identity() or identity
+            key = device_key(secrets.store, identity)
+            marks = stored_marks(self.store_path)
+            lists = current_lists(self.files, identity, marks)
+            self.identity = identity
+            if lists is None or identity.root is None:
+                self.problems.append("this device has not paired yet (robota mesh join ADDRESS)")
+                return None
+            known = load_link_certs(self.files.dir / LINK_CERTS)
+            return self._trust(key, identity, lists, marks, known)
+
+        try:
+            trust = await trio.to_thread.run_sync(opened)
+        except MeshError as error:
+            self.problems.append(f"the mesh did not open: {error}")
+            logger.warning("mesh: did not open: %s", error)
+            return None
+        if trust is None:
+            return None
+        self._saved = trust.known.all()
+        return Links(trust, clock=self.clock)
+
+    def _trust(
+        self,
+        key: Ed25519PrivateKey,
+        identity: Identity,
+        lists: Lists,
+        marks: Marks,
+        known: list[bytes],
+    ) -> LinkTrust:
+        from robota.mesh import KnownCertificates, LinkTrust, raise_marks  # noqa: PLC0415
+
+        certs = KnownCertificates()
+        for der in known:
+            try:
+                certs.add(der)
+            except Exception:
+                continue
+        assert identity.root is not None
+        return LinkTrust(
+            key,
+            identity.name,
+            identity.root,
+            lists.roster,
+            lists.revocations,
+            known=certs,
+            marks=marks,
+            files=self.files,
+            adopted=partial(raise_marks, self.store_path),
+        )
+
+    async def _listen(self, nursery: trio.Nursery, links: Links, address: str) -> None:
+        try:
+            host, port = split_address(address)
+            await nursery.start(links.serve, host, port)
+        except (ValueError, OSError) as error:
+            self.problems.append(f"mesh.listen {address}: {error}")
+            logger.warning("mesh: cannot listen on %s: %s", address, error)
+
+    def _dial(self, nursery: trio.Nursery, links: Links, device: str, address: str) -> None:
+        from robota.mesh import parse_device_id  # noqa: PLC0415
+
+        peer = parse_device_id(device)
+        try:
+            host, port = split_address(address)
+        except ValueError as error:
+            self.problems.append(f"mesh.peers {device}: {error}")
+            return
+        if peer is None:
+            self.problems.append(f"mesh.peers: {device!r} is not a device id")
+            return
+        nursery.start_soon(links.keep_dialling, host, port, peer)
+
+    async def _tend(self, links: Links) -> None:
+        """Save what the links learned; reissue the lists when due (a signing device)."""
+        while True:
+            known = links.trust.known.all()
+            if known != self._saved:
+                await trio.to_thread.run_sync(save_link_certs, self.files.dir / LINK_CERTS, known)
+                self._saved = known
+            if self.identity is not None and self.identity.signing:
+                await self._reissue_if_due(links)
+            await trio.sleep(TEND_EVERY)
+
+    async def _reissue_if_due(self, links: Links) -> None:
+        from robota.mesh import (  # noqa: PLC0415
+            Marks,
+            MeshError,
+            open_secrets,
+            raise_marks,
+            reissue,
+            reissue_due,
+            stored_marks,
+        )
+
+        trust, now = links.trust, int(self.clock())
+        due = any(
+            reissue_due(head.issued_at, head.expires_at, now)
+            for head in (trust.roster, trust.revocations)
+        )
+        if not due:
+            return
+        lifetime = self.config.mesh.list_lifetime_seconds
+
+        def reissued() -> Lists:
+            secrets = open_secrets(self.files, first_use=False)
+            marks = stored_marks(self.store_path)
+            lists = reissue(self.files, secrets.store, now=now, lifetime=lifetime, marks=marks)
+            raise_marks(self.store_path, Marks(lists.roster.seq, lists.revocations.seq))
+            return lists
+
+        try:
+            lists = await trio.to_thread.run_sync(reissued)
+        except MeshError as error:
+            self.problems.append(f"the lists were not reissued: {error}")
+            logger.warning("mesh: reissue failed: %s", error)
+            return
+        logger.info("mesh: reissued the lists (roster %d)", lists.roster.seq)
+        await self._take(links, lists)
+
+    async def _take(self, links: Links, lists: Lists) -> None:
+        """Hold ``lists`` when newer than the links' and pass them on."""
+        from robota.mesh import Marks  # noqa: PLC0415
+
+        trust = links.trust
+        if lists.roster.seq > trust.roster.seq:
+            trust.roster = lists.roster
+        if lists.revocations.seq > trust.revocations.seq:
+            trust.revocations = lists.revocations
+        trust.marks = Marks(
+            max(trust.marks.roster, trust.roster.seq),
+            max(trust.marks.revocations, trust.revocations.seq),
+        )
+        await links.refresh()
+
+    # -- control requests ----------------------------------------------------------------------
+
+    async def status(self, _request: MeshStatus) -> dict[str, object]:
+        links: list[dict[str, object]] = []
+        if self.links is not None:
+            now = self.clock()
+            for item in self.links.status():
+                seen = now if item["state"] == "connected" else item["since"]
+                links.append({**item, "lastSeen": seen})
+        return {"links": links, "problems": list(self.problems)}
+
+    async def reload(self, _request: MeshLists) -> dict[str, object]:
+        from robota.mesh import MeshError, current_lists, stored_marks  # noqa: PLC0415
+
+        links, identity = self.links, self.identity
+        if links is None or identity is None:
+            return {"reloaded": False}
+
+        def read() -> Lists | None:
+            return current_lists(self.files, identity, stored_marks(self.store_path))
+
+        try:
+            lists = await trio.to_thread.run_sync(read)
+        except MeshError as error:
+            return {"reloaded": False, "problem": str(error)}
+        if lists is not None:
+            await self._take(links, lists)
+        return {"reloaded": lists is not None}
+
+
+def _mesh_child(host: ServiceHost) -> ChildSpec:
+    mesh = HostMesh(host.config, host.profile)
+    host.add_endpoints(mesh.endpoints())
+    return ChildSpec("mesh", lambda: mesh, shutdown=5.0)
+
+
+MESH_SERVICE = ServiceSpec("mesh", _mesh_child, after=("control",), before=("transports",))
+"""The ``mesh`` child: after the endpoint it answers on, before the transports that may ask it."""

@@ -1,0 +1,203 @@
+"""The host's mesh service for real: two profiles, two ``robota server`` processes on loopback,
+linked by their hosts; the link survives a host's restart and a revocation closes it.
+
+The devices are put in one mesh the way pairing leaves them (``enrol`` on the signing device,
+``adopt_pairing`` on the joiner, each one's link certificate known to the other); pairing
+through the terminals is ``robota mesh pair``/``join``'s own test.
+"""
+
+from __future__ import annotations
+
+import json
+import socket
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from robota.host._mesh import load_link_certs, save_link_certs, split_address
+from robota.mesh import (
+    Marks,
+    MeshFiles,
+    adopt_pairing,
+    enrol,
+    key_from_bytes,
+    link_certificate,
+    public_bytes,
+)
+from robota.mesh._keyfile import KeyFile
+
+from .test_commands import CONFIG, _init, _robota
+
+LINKED = 60.0
+"""Seconds two hosts may take to link (a redial backs off up to a few seconds under load)."""
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port: int = probe.getsockname()[1]
+        return port
+
+
+def _key(home: Path) -> Any:
+    raw = KeyFile(home / "data" / "mesh" / "credentials").get("device-key")
+    assert raw is not None
+    return key_from_bytes(raw, name="device-key")
+
+
+def _paired(laptop: Path, desk: Path) -> tuple[str, str]:
+    """``desk`` enrolled into ``laptop``'s mesh as pairing leaves both; their device ids."""
+    signer, joiner = MeshFiles(laptop / "data" / "mesh"), MeshFiles(desk / "data" / "mesh")
+    now = int(time.time())
+    cert, lists = enrol(
+        signer,
+        KeyFile(laptop / "data" / "mesh" / "credentials"),
+        public_bytes(_key(desk)),
+        name="desk",
+        now=now,
+        lifetime=3600,
+        marks=Marks(1, 1),
+    )
+    root = signer.identity()
+    assert root is not None and root.root is not None
+    adopt_pairing(
+        joiner,
+        KeyFile(desk / "data" / "mesh" / "credentials"),
+        root=root.root,
+        device_cert=cert.blob,
+        roster=lists.roster.blob,
+        revocations=lists.revocations.blob,
+        now=now,
+        marks=Marks(),
+    )
+    certs = [link_certificate(_key(laptop)), link_certificate(_key(desk))]
+    for home in (laptop, desk):
+        save_link_certs(home / "data" / "mesh" / "link-certs", certs)
+    desk_identity = joiner.identity()
+    assert desk_identity is not None
+    return root.device, desk_identity.device
+
+
+def _status(home: Path) -> dict[str, Any]:
+    done = _robota(home, "mesh", "status", "--json")
+    assert done.returncode == 0, done.stderr
+    view: dict[str, Any] = json.loads(done.stdout)
+    return view
+
+
+def _link_state(home: Path, device: str) -> str | None:
+    for link in _status(home)["links"]:
+        if link["device"] == device:
+            state: str = link["state"]
+            return state
+    return None
+
+
+def _until(check: Callable[[], bool], what: str, within: float = LINKED) -> None:
+    deadline = time.monotonic() + within
+    while time.monotonic() < deadline:
+        if check():
+            return
+        time.sleep(0.5)
+    raise AssertionError(f"not within {within:g} s: {what}")
+
+
+@pytest.fixture
+def two_devices(tmp_path: Path) -> Iterator[tuple[Path, Path, str, str]]:
+    laptop, desk = tmp_path / "laptop", tmp_path / "desk"
+    for home in (laptop, desk):
+        home.mkdir(mode=0o700)
+    (tmp_path / "user").mkdir()
+    (laptop / "config.yaml").write_text(CONFIG)
+    (desk / "config.yaml").write_text(CONFIG.replace("laptop", "desk"))
+    assert _init(laptop)[0].code == 0
+    assert _robota(desk, "mesh", "init", "--join").returncode == 0
+    laptop_id, desk_id = _paired(laptop, desk)
+    port = _free_port()
+    (laptop / "config.yaml").write_text(
+        CONFIG + f"  enabled: true\n  listen: ['127.0.0.1:{port}']\n"
+    )
+    (desk / "config.yaml").write_text(
+        CONFIG.replace("laptop", "desk")
+        + "  enabled: true\n"
+        + f"  peers:\n    {laptop_id}: {{name: laptop, address: '127.0.0.1:{port}'}}\n"
+    )
+    started: list[Path] = []
+    try:
+        for home in (laptop, desk):
+            run = _robota(home, "server", "start")
+            assert run.returncode == 0, run.stderr
+            started.append(home)
+        yield laptop, desk, laptop_id, desk_id
+    finally:
+        for home in started:
+            _robota(home, "server", "stop")
+
+
+def test_two_hosts_link_come_back_after_a_restart_and_a_revocation_closes_the_link(
+    two_devices: tuple[Path, Path, str, str],
+) -> None:
+    laptop, desk, laptop_id, desk_id = two_devices
+    _until(lambda: _link_state(desk, laptop_id) == "connected", "the desk links to the laptop")
+    _until(lambda: _link_state(laptop, desk_id) == "connected", "the laptop sees the desk")
+    for home in (laptop, desk):
+        devices = json.loads(_robota(home, "mesh", "devices", "--json").stdout)
+        assert {d["id"]: d["state"] for d in devices} == {laptop_id: "active", desk_id: "active"}
+        assert _status(home)["problems"] == []
+
+    # The laptop's host goes and comes back: the desk dials again.
+    assert _robota(laptop, "server", "stop").returncode == 0
+    _until(lambda: _link_state(desk, laptop_id) != "connected", "the desk sees the link go")
+    assert _robota(laptop, "server", "start").returncode == 0
+    _until(lambda: _link_state(desk, laptop_id) == "connected", "the link comes back")
+
+    # Revoked on the signing device: the link closes and stays closed.
+    done = _robota(laptop, "mesh", "revoke", "desk", "--yes")
+    assert done.returncode == 0, done.stderr
+    _until(lambda: _link_state(laptop, desk_id) != "connected", "the revoked link closes", 15)
+    time.sleep(3)
+    assert _link_state(laptop, desk_id) != "connected"
+    devices = json.loads(_robota(laptop, "mesh", "devices", "--json").stdout)
+    assert {d["id"]: d["state"] for d in devices}[desk_id] == "revoked"
+    # The learned link certificates were saved beside the identity.
+    assert len(load_link_certs(laptop / "data" / "mesh" / "link-certs")) == 2
+
+
+def test_a_mesh_that_cannot_open_is_a_problem_and_the_host_serves_on(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    home.mkdir(mode=0o700)
+    (tmp_path / "user").mkdir()
+    (home / "config.yaml").write_text(CONFIG + "  enabled: true\n")
+    assert _init(home)[0].code == 0
+    credentials = home / "data" / "mesh" / "credentials"
+    credentials.write_text(credentials.read_text().replace('"device-key": "', '"device-key": "!'))
+    assert _robota(home, "server", "start").returncode == 0
+    try:
+        problems = _status(home)["problems"]
+        assert any(p.startswith("host: the mesh did not open") for p in problems), problems
+        assert _robota(home, "server", "status").returncode == 0
+    finally:
+        assert _robota(home, "server", "stop").returncode == 0
+
+
+@pytest.mark.parametrize(
+    ("address", "split"),
+    [
+        ("127.0.0.1:7240", ("127.0.0.1", 7240)),
+        ("[::1]:7240", ("::1", 7240)),
+        ("box.local:0", ("box.local", 0)),
+        ("127.0.0.1", None),
+        (":7240", None),
+        ("host:port", None),
+        ("host:70000", None),
+    ],
+)
+def test_split_address(address: str, split: tuple[str, int] | None) -> None:
+    if split is None:
+        with pytest.raises(ValueError, match="is not HOST:PORT"):
+            split_address(address)
+    else:
+        assert split_address(address) == split
