@@ -12,12 +12,13 @@ import json
 import socket
 import time
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from robota.host._mesh import load_link_certs, save_link_certs, split_address
+from robota.host._mesh_files import load_link_certs, save_link_certs, split_address
 from robota.mesh import (
     Marks,
     MeshFiles,
@@ -105,6 +106,21 @@ def _until(check: Callable[[], bool], what: str, within: float = LINKED) -> None
     raise AssertionError(f"not within {within:g} s: {what}")
 
 
+@contextmanager
+def hosts(*homes: Path) -> Iterator[None]:
+    """Each profile's host running (``server start``) for the block, stopped after it."""
+    started: list[Path] = []
+    try:
+        for home in homes:
+            run = _robota(home, "server", "start")
+            assert run.returncode == 0, run.stderr
+            started.append(home)
+        yield
+    finally:
+        for home in started:
+            _robota(home, "server", "stop")
+
+
 @pytest.fixture
 def two_devices(tmp_path: Path) -> Iterator[tuple[Path, Path, str, str]]:
     laptop, desk = tmp_path / "laptop", tmp_path / "desk"
@@ -125,16 +141,8 @@ def two_devices(tmp_path: Path) -> Iterator[tuple[Path, Path, str, str]]:
         + "  enabled: true\n"
         + f"  peers:\n    {laptop_id}: {{name: laptop, address: '127.0.0.1:{port}'}}\n"
     )
-    started: list[Path] = []
-    try:
-        for home in (laptop, desk):
-            run = _robota(home, "server", "start")
-            assert run.returncode == 0, run.stderr
-            started.append(home)
+    with hosts(laptop, desk):
         yield laptop, desk, laptop_id, desk_id
-    finally:
-        for home in started:
-            _robota(home, "server", "stop")
 
 
 def test_two_hosts_link_come_back_after_a_restart_and_a_revocation_closes_the_link(

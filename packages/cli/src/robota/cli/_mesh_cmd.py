@@ -2,9 +2,10 @@
 
 ``init`` (the first device: the recovery phrase on the controlling terminal; ``--join``: a
 device key only), ``recover`` (the phrase again: a new signing key), ``status`` and
-``devices`` (``--json``: the Contract's names) and ``revoke DEVICE --yes``. The identity and
-the lists are ``robota.mesh``'s; this module reads argv, the terminal and the profile, and
-prints. ``pair`` and ``join`` (pairing) and the links are the host's mesh service's.
+``devices`` (``--json``: the Contract's names), ``revoke DEVICE --yes``, ``pair`` and ``join
+ADDRESS`` (``_mesh_pairing``: the code only on the terminal). The identity and the lists are
+``robota.mesh``'s; this module reads argv, the terminal and the profile, and prints; the PAKE
+and the links run in the host's mesh service.
 
 The phrase is shown and typed only on ``/dev/tty`` (``_mesh_tty``), never on standard output,
 in argv or the environment, and is never stored. ``init``, ``recover``, ``status`` and
@@ -496,3 +497,81 @@ def revoke_command(device: str, yes: bool) -> None:
     # device's; a host without the mesh open reads them from the files when it opens it.
     _host_call(mesh.profile, "mesh.lists")
     click.echo(f"Revoked {target}: revocation list {lists.revocations.seq}.")
+
+
+# -- pairing -------------------------------------------------------------------------------------
+
+
+def _need_host(mesh: _Mesh) -> None:
+    if _host_call(mesh.profile, "server.status") is None:
+        _fail("this needs the profile's host running (robota server start)", 2)
+
+
+@mesh_group.command("pair")
+def pair_command() -> None:
+    """Pair a new device: a one-time code on this terminal, then confirm its name and
+    fingerprint (a signing device, its host running and listening: mesh.listen)."""
+    from robota.mesh import NoTerminal  # noqa: PLC0415
+
+    from ._mesh_pairing import listen_hint, pair_over  # noqa: PLC0415
+
+    mesh = _mesh()
+    with _terminal() as terminal:
+        _need_host(mesh)
+        terminal.write(f"This device listens on {listen_hint(mesh.config.mesh.listen)}.\n")
+        timeout = mesh.config.mesh.pairing_ttl_seconds + 120.0
+        try:
+            end = pair_over(mesh.profile, terminal, timeout)
+        except NoTerminal:
+            _fail("the terminal hung up; the pairing window closes unused")
+        except OSError as error:
+            _fail(f"lost the connection to the host: {error}")
+    if end.get("type") == "refused":
+        _fail(str(end.get("message")))
+    if end.get("type") != "paired":
+        _fail(f"not paired: {end.get('reason', 'the pairing failed')}")
+    click.echo(f"Paired {end.get('device')} ({end.get('name')}).")
+
+
+@mesh_group.command("join")
+@click.argument("address", metavar="ADDRESS")
+@click.argument("code", required=False, metavar="")
+@click.option(
+    "--code", "option_code", hidden=True, help="Refused: the code is read on the terminal."
+)
+def join_command(address: str, code: str | None, option_code: str | None) -> None:
+    """Join the mesh of the device listening at ADDRESS (HOST:PORT): type the code its
+    'robota mesh pair' shows (read only on this terminal). Makes this device's key if it has
+    none; its host must be running."""
+    from robota.core.control import ControlClient, ControlError, HostRefused  # noqa: PLC0415
+    from robota.mesh import NoTerminal, init_join  # noqa: PLC0415
+
+    from ._mesh_pairing import ONLY_ON_TERMINAL, code_elsewhere, read_code, stdin_holds_data  # noqa: PLC0415
+
+    if code_elsewhere(code, option_code, stdin_holds_data()):
+        _fail(ONLY_ON_TERMINAL)
+    mesh = _mesh()
+    with _terminal() as terminal:
+        _need_host(mesh)
+        identity = mesh.identity()
+        if identity is None:
+            identity = init_join(mesh.files, _secret_store(mesh), name=mesh.config.mesh.name)
+            click.echo(f"This device is {identity.device} ({identity.name}).")
+        try:
+            typed = read_code(terminal, identity.device, identity.name)
+            if typed is None:
+                _fail("no valid pairing code was typed; nothing was sent")
+            terminal.write("Waiting for the other device's operator to confirm...\n")
+        except NoTerminal:
+            _fail("the terminal hung up; nothing was sent")
+        timeout = mesh.config.mesh.pairing_ttl_seconds + 120.0
+        try:
+            with ControlClient(mesh.profile.control_socket, timeout=timeout) as client:
+                result = client.call("mesh.join", {"address": address, "code": typed})
+        except HostRefused as refused:
+            _fail(refused.message)
+        except ControlError as error:
+            _fail(str(error))
+    pairer = result.get("pairer") if isinstance(result, dict) else None
+    name = result.get("pairerName") if isinstance(result, dict) else None
+    click.echo(f"Joined the mesh of {pairer} ({name}); this device is {identity.device}.")

@@ -18,8 +18,9 @@ until a stop signal), the background sessions (``_session_requests``, ``_session
 clients' side, ``_daemon``: the workspace's daemon locks, ``_session``: one session's tree,
 ``_session_run``: ``session run``), ``_crash`` (crash
 reports), ``_restart`` (pure: the safe restart's decisions) and ``_restarter`` (its shell and
-the handoff of enrolled routes), ``_mesh`` (the device mesh's service: its links and its
-control requests), ``_host`` (the tree), ``_run`` (``server run``: lock,
+the handoff of enrolled routes), ``_mesh_files`` (what the mesh service keeps beside the
+identity), ``_mesh_pair`` (``mesh.pair`` and ``mesh.join``), ``_mesh`` (the device mesh's
+service: its links and its control requests), ``_host`` (the tree), ``_run`` (``server run``: lock,
 signals, exit code, replacing itself). The CLI's ``server``, ``session`` and ``task``
 commands import this package only inside their bodies. The facade is lazy (PEP 562):
 ``robota task list`` loads the store reads it uses, not the engine a host runs.

@@ -24,7 +24,6 @@ every link, and a revoked device's link closed at once).
 from __future__ import annotations
 
 import logging
-import os
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -37,6 +36,8 @@ import trio
 from robota.core import ChildSpec
 from robota.core.control import Endpoint, StreamEndpoint
 
+from ._mesh_files import LINK_CERTS, load_link_certs, save_link_certs, split_address
+from ._mesh_pair import MeshJoin, MeshPair, MeshPairing
 from ._services import ServiceSpec
 
 if TYPE_CHECKING:
@@ -52,17 +53,12 @@ __all__ = [
     "HostMesh",
     "MeshLists",
     "MeshStatus",
-    "load_link_certs",
-    "save_link_certs",
-    "split_address",
 ]
 
 logger = logging.getLogger("robota.cli.host")
 
 TEND_EVERY = 5.0
 """Seconds between two looks at what to save and whether the lists are due for reissue."""
-LINK_CERTS = "link-certs"
-_LINK_CERTS_CONTEXT = b"robota-mesh/1 known link certificates"
 
 
 @dataclass(frozen=True, slots=True)
@@ -77,35 +73,6 @@ class MeshLists:
     """Read the lists on disk again and pass them on (after ``robota mesh revoke``)."""
 
     TYPE: ClassVar[str] = "mesh.lists"
-
-
-def split_address(address: str) -> tuple[str, int]:
-    """``HOST:PORT`` (``[v6]:PORT`` too) as a host and a port; ``ValueError`` otherwise."""
-    host, sep, port = address.rpartition(":")
-    if not sep or not host or not port.isdigit() or not 0 <= int(port) <= 65535:
-        raise ValueError(f"{address!r} is not HOST:PORT")
-    return host.removeprefix("[").removesuffix("]"), int(port)
-
-
-def load_link_certs(path: Path) -> list[bytes]:
-    """The link certificates saved at ``path``; none when it is missing or not one packing."""
-    from robota.mesh import MeshError, unpack  # noqa: PLC0415
-
-    try:
-        return unpack(_LINK_CERTS_CONTEXT, path.read_bytes())
-    except (OSError, MeshError):
-        return []
-
-
-def save_link_certs(path: Path, certs: list[bytes]) -> None:
-    """Write ``certs`` whole (a fresh owner-only file renamed over the old one)."""
-    from robota.mesh import pack  # noqa: PLC0415
-
-    fresh = path.with_name(f".{path.name}.{os.getpid()}")
-    fd = os.open(fresh, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600)
-    with os.fdopen(fd, "wb") as out:
-        out.write(pack(_LINK_CERTS_CONTEXT, *certs))
-    fresh.replace(path)
 
 
 class HostMesh:
@@ -124,32 +91,49 @@ class HostMesh:
         self.links: Links | None = None
         self.identity: Identity | None = None
         self._saved: list[bytes] = []
+        self.listening: list[str] = []
+        """The ``mesh.listen`` addresses bound (a pairing window is served there)."""
+        self.joined_peers: dict[str, str] = {}
+        """Devices this host joined since it started (their address): dialled at once."""
+        self._joined = trio.Event()
 
     @property
     def store_path(self) -> Path:
         return self.config.storage.sqlite_path
 
     def endpoints(self) -> list[Endpoint[Any] | StreamEndpoint[Any]]:
-        return [Endpoint(MeshStatus, self.status), Endpoint(MeshLists, self.reload)]
+        pairing = MeshPairing(self)
+        return [
+            Endpoint(MeshStatus, self.status),
+            Endpoint(MeshLists, self.reload),
+            StreamEndpoint(MeshPair, pairing.pair, operator=True),
+            Endpoint(MeshJoin, pairing.join, operator=True),
+        ]
 
     # -- running -------------------------------------------------------------------------------
 
     async def run(self, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
+        links = await self._open() if self.config.mesh.enabled else None
+        task_status.started()
+        while True:
+            if links is not None:
+                self.links = links
+                await self._serve(links)
+            # Not open (off, not paired yet, or failed): a join opens it.
+            await self._joined.wait()
+            self._joined = trio.Event()
+            self.problems = []
+            links = await self._open()
+
+    async def _serve(self, links: Links) -> None:
         settings = self.config.mesh
-        links = await self._open() if settings.enabled else None
-        if links is None:
-            task_status.started()
-            await trio.sleep_forever()
-        assert links is not None
-        self.links = links
         async with trio.open_nursery() as nursery:
             for address in settings.listen:
                 await self._listen(nursery, links, address)
-            for device, peer in settings.peers.items():
-                if peer.address:
-                    self._dial(nursery, links, device, peer.address)
+            peers = {d: p.address for d, p in settings.peers.items() if p.address}
+            for device, address in {**peers, **self.joined_peers}.items():
+                self._dial(nursery, links, device, address)
             nursery.start_soon(self._tend, links)
-            task_status.started()
             await trio.sleep_forever()
 
     async def _open(self) -> Links | None:
@@ -227,6 +211,7 @@ class HostMesh:
         try:
             host, port = split_address(address)
             await nursery.start(links.serve, host, port)
+            self.listening.append(address)
         except (ValueError, OSError) as error:
             self.problems.append(f"mesh.listen {address}: {error}")
             logger.warning("mesh: cannot listen on %s: %s", address, error)
@@ -290,6 +275,16 @@ class HostMesh:
             logger.warning("mesh: reissue failed: %s", error)
             return
         logger.info("mesh: reissued the lists (roster %d)", lists.roster.seq)
+        await self._take(links, lists)
+
+    def joined(self, device: str, address: str) -> None:
+        """This device joined ``device`` at ``address``: open the mesh now if it was waiting
+        for that, and dial it."""
+        self.joined_peers[device] = address
+        if self.links is None:
+            self._joined.set()
+
+    async def take(self, links: Links, lists: Lists) -> None:
         await self._take(links, lists)
 
     async def _take(self, links: Links, lists: Lists) -> None:

@@ -63,7 +63,7 @@ if typing.TYPE_CHECKING:
         open_store,
         read_store_record,
     )
-    from ._enrolment import Enrolment, join_device, pair_device
+    from ._enrolment import Enrolment, enrolment_bundle, join_device, pair_device
     from ._errors import (
         REASONS,
         CredentialStoreError,
@@ -235,6 +235,7 @@ __all__ = [
     "join",
     "serve_pairing",
     "Enrolment",
+    "enrolment_bundle",
     "pair_device",
     "join_device",
     # what a device keeps on disk, and what the commands do to it
@@ -320,7 +321,7 @@ _HOMES = {
         "._linkcert",
     ),
     **dict.fromkeys(["LinkInfo", "Links", "join", "serve_pairing"], "._linkio"),
-    **dict.fromkeys(["Enrolment", "join_device", "pair_device"], "._enrolment"),
+    **dict.fromkeys(["Enrolment", "enrolment_bundle", "join_device", "pair_device"], "._enrolment"),
     "LinkTrust": "._trust",
     **dict.fromkeys(
         [

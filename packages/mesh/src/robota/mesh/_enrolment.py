@@ -32,6 +32,7 @@ from ._state import Identity, MeshFiles
 
 __all__ = [
     "Enrolment",
+    "enrolment_bundle",
     "join_device",
     "pack_enrolment",
     "pair_device",
@@ -63,6 +64,46 @@ def unpack_enrolment(blob: bytes) -> Enrolment:
     return Enrolment(root, device_cert, roster, revocations, tuple(unpack(_CERTS, certs)))
 
 
+def _identity(files: MeshFiles) -> Identity:
+    identity = files.identity()
+    if identity is None or identity.root is None:
+        raise MeshError("this device has no mesh identity (robota mesh init)")
+    return identity
+
+
+def enrolment_bundle(
+    files: MeshFiles,
+    store: SecretStore,
+    *,
+    now: int,
+    lifetime: int,
+    marks: Marks,
+    known: Iterable[bytes],
+) -> tuple[Callable[[str, bytes], bytes], list[tuple[Certificate, Lists]]]:
+    """What a pairing device hands a joiner its operator accepted: ``bundle(name, link
+    certificate)`` certifies the joiner (``enrol``) and packs its ``Enrolment``; the list
+    receives the certificate and the lists issued with it."""
+    identity = _identity(files)
+    root = identity.root
+    assert root is not None
+    own = link_certificate(device_key(store, identity))
+    known = list(known)
+    issued: list[tuple[Certificate, Lists]] = []
+
+    def bundle(name: str, cert: bytes) -> bytes:
+        device_cert, lists = enrol(
+            files, store, certificate_key(cert), name=name, now=now, lifetime=lifetime, marks=marks
+        )
+        issued.append((device_cert, lists))
+        certs = tuple(dict.fromkeys([own, *known]))
+        enrolment = Enrolment(
+            root, device_cert.blob, lists.roster.blob, lists.revocations.blob, certs
+        )
+        return pack_enrolment(enrolment)
+
+    return bundle, issued
+
+
 async def pair_device(
     stream: trio.SocketStream,
     window: PairingWindow,
@@ -77,25 +118,10 @@ async def pair_device(
 ) -> tuple[Certificate, Lists, bytes]:
     """One pairing on the pairing device: the joiner's device certificate, the lists issued
     with it and its link certificate; ``PairingFailed`` when it did not pair."""
-    identity = files.identity()
-    if identity is None or identity.root is None:
-        raise MeshError("this device has no mesh identity (robota mesh init)")
-    root = identity.root
-    key = device_key(store, identity)
-    own = link_certificate(key)
-    issued: list[tuple[Certificate, Lists]] = []
-
-    def bundle(name: str, cert: bytes) -> bytes:
-        device_cert, lists = enrol(
-            files, store, certificate_key(cert), name=name, now=now, lifetime=lifetime, marks=marks
-        )
-        issued.append((device_cert, lists))
-        certs = tuple(dict.fromkeys([own, *known]))
-        enrolment = Enrolment(
-            root, device_cert.blob, lists.roster.blob, lists.revocations.blob, certs
-        )
-        return pack_enrolment(enrolment)
-
+    key = device_key(store, _identity(files))
+    bundle, issued = enrolment_bundle(
+        files, store, now=now, lifetime=lifetime, marks=marks, known=known
+    )
     _name, joiner_cert = await serve_pairing(stream, window, key, decide=decide, bundle=bundle)
     device_cert, lists = issued[0]
     return device_cert, lists, joiner_cert
