@@ -42,7 +42,9 @@ def devices(tmp_path: Path) -> Iterator[tuple[Path, Path, int]]:
         yield laptop, desk, port
 
 
-def _pair_and_join(laptop: Path, desk: Path, port: int, answer: str) -> tuple[Run, Run, str]:
+def pair_and_join(laptop: Path, desk: Path, address: str, answer: str) -> tuple[Run, Run, str]:
+    """``mesh pair`` on ``laptop``'s terminal and ``mesh join address`` on ``desk``'s, at once:
+    the code shown on one typed on the other; the pairing operator answers ``answer``."""
     shown: list[str] = []
     ready = threading.Event()
 
@@ -70,7 +72,7 @@ def _pair_and_join(laptop: Path, desk: Path, port: int, answer: str) -> tuple[Ru
     pairing.start()
     try:
         runs["join"] = run_on_terminal(
-            ["mesh", "join", f"127.0.0.1:{port}"],
+            ["mesh", "join", address],
             _env(desk),
             desk.parent,
             [Step("Type the pairing code", type_code)],
@@ -85,7 +87,7 @@ def test_pair_and_join_through_the_terminals_then_the_hosts_link(
     devices: tuple[Path, Path, int],
 ) -> None:
     laptop, desk, port = devices
-    paired, joined, code = _pair_and_join(laptop, desk, port, "y\n")
+    paired, joined, code = pair_and_join(laptop, desk, f"127.0.0.1:{port}", "y\n")
     assert paired.code == 0, (paired.stderr, paired.screen)
     assert joined.code == 0, (joined.stderr, joined.screen)
     # The code was shown on the pairing terminal only, never printed or in a listing.
@@ -114,7 +116,7 @@ def test_pair_and_join_through_the_terminals_then_the_hosts_link(
 
 def test_a_declined_pairing_pairs_nothing(devices: tuple[Path, Path, int]) -> None:
     laptop, desk, port = devices
-    paired, joined, _code = _pair_and_join(laptop, desk, port, "n\n")
+    paired, joined, _code = pair_and_join(laptop, desk, f"127.0.0.1:{port}", "n\n")
     assert paired.code == 1 and "not paired" in paired.stderr
     assert joined.code == 1 and "pairing failed" in joined.stderr
     listed = json.loads(_robota(laptop, "mesh", "devices", "--json").stdout)
