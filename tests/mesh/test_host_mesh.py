@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import socket
+import subprocess
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -106,6 +107,27 @@ def _until(check: Callable[[], bool], what: str, within: float = LINKED) -> None
     raise AssertionError(f"not within {within:g} s: {what}")
 
 
+def restart_then_revoke(
+    laptop: Path,
+    desk: Path,
+    laptop_id: str,
+    desk_id: str,
+    start: Callable[[], subprocess.CompletedProcess[str]],
+) -> None:
+    """The laptop's host stops and ``start`` brings it back: the desk dials again; then the
+    laptop revokes the desk: the link closes and stays closed."""
+    assert _robota(laptop, "server", "stop").returncode == 0
+    _until(lambda: _link_state(desk, laptop_id) != "connected", "the desk sees the link go")
+    started = start()
+    assert started.returncode == 0, started.stderr
+    _until(lambda: _link_state(desk, laptop_id) == "connected", "the link comes back")
+    done = _robota(laptop, "mesh", "revoke", "desk", "--yes")
+    assert done.returncode == 0, done.stderr
+    _until(lambda: _link_state(laptop, desk_id) != "connected", "the revoked link closes", 15)
+    time.sleep(3)
+    assert _link_state(laptop, desk_id) != "connected"
+
+
 @contextmanager
 def hosts(*homes: Path) -> Iterator[None]:
     """Each profile's host running (``server start``) for the block, stopped after it."""
@@ -156,18 +178,9 @@ def test_two_hosts_link_come_back_after_a_restart_and_a_revocation_closes_the_li
         assert {d["id"]: d["state"] for d in devices} == {laptop_id: "active", desk_id: "active"}
         assert _status(home)["problems"] == []
 
-    # The laptop's host goes and comes back: the desk dials again.
-    assert _robota(laptop, "server", "stop").returncode == 0
-    _until(lambda: _link_state(desk, laptop_id) != "connected", "the desk sees the link go")
-    assert _robota(laptop, "server", "start").returncode == 0
-    _until(lambda: _link_state(desk, laptop_id) == "connected", "the link comes back")
-
-    # Revoked on the signing device: the link closes and stays closed.
-    done = _robota(laptop, "mesh", "revoke", "desk", "--yes")
-    assert done.returncode == 0, done.stderr
-    _until(lambda: _link_state(laptop, desk_id) != "connected", "the revoked link closes", 15)
-    time.sleep(3)
-    assert _link_state(laptop, desk_id) != "connected"
+    restart_then_revoke(
+        laptop, desk, laptop_id, desk_id, lambda: _robota(laptop, "server", "start")
+    )
     devices = json.loads(_robota(laptop, "mesh", "devices", "--json").stdout)
     assert {d["id"]: d["state"] for d in devices}[desk_id] == "revoked"
     # The learned link certificates were saved beside the identity.

@@ -13,7 +13,6 @@ import json
 import os
 import shutil
 import subprocess
-import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -21,9 +20,9 @@ from pathlib import Path
 import pytest
 
 from ._terminal import ROBOTA
-from .test_commands import CONFIG, _env, _init, _robota
-from .test_host_mesh import _link_state, _until
-from .test_host_pairing import COMMENT, pair_and_join
+from .test_commands import _env, _robota
+from .test_host_mesh import _link_state, _until, restart_then_revoke
+from .test_host_pairing import pair_and_join, signing_laptop_and_new_desk
 
 SUBNET = "10.231.77"
 """Private addresses that live only inside the test's namespaces."""
@@ -61,7 +60,7 @@ def namespaces_and_veth(tag: str) -> Iterator[tuple[str, str]]:
             subprocess.run([ip, "netns", "del", name], check=False, capture_output=True, timeout=30)
 
 
-def _start_in(namespace: str, home: Path) -> None:
+def _start_in(namespace: str, home: Path) -> subprocess.CompletedProcess[str]:
     ip = shutil.which("ip") or "/usr/sbin/ip"
     run = subprocess.run(
         [ip, "netns", "exec", namespace, str(ROBOTA), "server", "start"],
@@ -75,24 +74,14 @@ def _start_in(namespace: str, home: Path) -> None:
         start_new_session=True,
     )
     assert run.returncode == 0, run.stderr
+    return run
 
 
 def test_two_devices_in_two_namespaces_pair_link_and_a_revocation_closes_the_link(
     tmp_path: Path,
 ) -> None:
-    laptop, desk = tmp_path / "laptop", tmp_path / "desk"
-    for home in (laptop, desk):
-        home.mkdir(mode=0o700)
-    (tmp_path / "user").mkdir()
-    (laptop / "config.yaml").write_text(CONFIG)
-    assert _init(laptop)[0].code == 0
     address = f"{SUBNET}.1:{PORT}"
-    (laptop / "config.yaml").write_text(
-        COMMENT + CONFIG + f"  enabled: true\n  listen: ['{address}']\n"
-    )
-    (desk / "config.yaml").write_text(
-        COMMENT + CONFIG.replace("laptop", "desk") + "  enabled: true\n"
-    )
+    laptop, desk = signing_laptop_and_new_desk(tmp_path, address)
     tag = f"rm{os.getpid() % 100000}"
     with namespaces_and_veth(tag) as (laptop_ns, desk_ns):
         started: list[Path] = []
@@ -110,17 +99,7 @@ def test_two_devices_in_two_namespaces_pair_link_and_a_revocation_closes_the_lin
             _until(lambda: _link_state(desk, lid) == "connected", "the desk links across")
             _until(lambda: _link_state(laptop, did) == "connected", "the laptop sees the desk")
 
-            # The listening host goes and comes back (in its namespace): the desk dials again.
-            assert _robota(laptop, "server", "stop").returncode == 0
-            _until(lambda: _link_state(desk, lid) != "connected", "the desk sees the link go")
-            _start_in(laptop_ns, laptop)
-            _until(lambda: _link_state(desk, lid) == "connected", "the link comes back")
-
-            done = _robota(laptop, "mesh", "revoke", "desk", "--yes")
-            assert done.returncode == 0, done.stderr
-            _until(lambda: _link_state(laptop, did) != "connected", "the revoked link closes", 15)
-            time.sleep(3)
-            assert _link_state(laptop, did) != "connected"
+            restart_then_revoke(laptop, desk, lid, did, lambda: _start_in(laptop_ns, laptop))
         finally:
             for home in started:
                 _robota(home, "server", "stop")

@@ -22,22 +22,29 @@ CODE = re.compile(r"\b([0-9A-Z]{5}-[0-9A-Z]{5}-[0-9A-Z])\b")
 COMMENT = "# my own note about this device\n"
 
 
-@pytest.fixture
-def devices(tmp_path: Path) -> Iterator[tuple[Path, Path, int]]:
-    """A signing laptop listening on loopback and a desk with no identity, both hosts up."""
+def signing_laptop_and_new_desk(tmp_path: Path, address: str) -> tuple[Path, Path]:
+    """A signing laptop listening on ``address`` and a desk with no identity, both with the
+    mesh on (their hosts not started)."""
     laptop, desk = tmp_path / "laptop", tmp_path / "desk"
     for home in (laptop, desk):
         home.mkdir(mode=0o700)
     (tmp_path / "user").mkdir()
     (laptop / "config.yaml").write_text(CONFIG)
     assert _init(laptop)[0].code == 0
-    port = _free_port()
     (laptop / "config.yaml").write_text(
-        COMMENT + CONFIG + f"  enabled: true\n  listen: ['127.0.0.1:{port}']\n"
+        COMMENT + CONFIG + f"  enabled: true\n  listen: ['{address}']\n"
     )
     (desk / "config.yaml").write_text(
         COMMENT + CONFIG.replace("laptop", "desk") + "  enabled: true\n"
     )
+    return laptop, desk
+
+
+@pytest.fixture
+def devices(tmp_path: Path) -> Iterator[tuple[Path, Path, int]]:
+    """``signing_laptop_and_new_desk`` on loopback, both hosts up."""
+    port = _free_port()
+    laptop, desk = signing_laptop_and_new_desk(tmp_path, f"127.0.0.1:{port}")
     with hosts(laptop, desk):
         yield laptop, desk, port
 
