@@ -4,6 +4,8 @@ Layering, bottom up (a module imports only from the layers below it):
 
 1. ``_errors``        the exception tree
    ``_lazy``          the lazy facades' ``__getattr__`` (PEP 562), standard library only
+   ``_records``       ``Record``: frozen slotted value classes whose methods
+   tools/gen_records.py writes into their source (no class creation work at import)
 2. ``_address``       stable addresses, stashes and dead letters
 3. ``_actor``         the actor base class and its crash semantics
 4. ``_bridge``        every crossing between actor threads and the trio loop
@@ -80,6 +82,7 @@ if typing.TYPE_CHECKING:
         transport_names,
         transport_plugin,
     )
+    from ._records import FACTORY, Record, field
     from ._routes import (
         MemoryRouteStates,
         RouteActor,
@@ -143,6 +146,10 @@ __all__ = [
     "transport_plugin",
     "robota_version",
     "lazy_attributes",
+    # records: value classes whose methods tools/gen_records.py writes
+    "FACTORY",
+    "Record",
+    "field",
     # running as a process's main
     "Terminated",
     "run_main",
@@ -183,6 +190,9 @@ _HOMES = {
     "RobotaError": "._errors",
     "StoreError": "._errors",
     "SupervisorFailed": "._errors",
+    "FACTORY": "._records",
+    "field": "._records",
+    "Record": "._records",
     "Terminated": "._main",
     "run_main": "._main",
     "AgentHost": "._plugins",
