@@ -77,7 +77,7 @@ def marker_line(lines: list[str], node: ast.ClassDef) -> int | None:
 
 
 def own_fields(
-    source: str, node: ast.ClassDef, end: int | None, kw_only: bool
+    source: str, node: ast.ClassDef, end: int | None, kw_only: bool, specifiers: set[str]
 ) -> tuple[list[Field], bool]:
     """The fields declared in the class above its marker (line ``end``), and whether it
     defines ``__post_init__``."""
@@ -93,21 +93,32 @@ def own_fields(
         annotation = ast.get_source_segment(source, statement.annotation) or ""
         if "ClassVar" in annotation:
             continue
-        fields.append(one_field(source, statement, statement.target.id, annotation, kw_only))
+        name = statement.target.id
+        field = one_field(
+            source, statement, name, annotation, kw_only=kw_only, specifiers=specifiers
+        )
+        fields.append(field)
     return fields, post_init
 
 
 def one_field(
-    source: str, statement: ast.AnnAssign, name: str, annotation: str, kw_only: bool
+    source: str,
+    statement: ast.AnnAssign,
+    name: str,
+    annotation: str,
+    *,
+    kw_only: bool,
+    specifiers: set[str],
 ) -> Field:
+    """One field; ``specifiers`` are the names robota's ``field`` is imported as."""
     value = statement.value
     default = factory = None
     compare = shown = True
-    if (
-        isinstance(value, ast.Call)
-        and isinstance(value.func, ast.Name)
-        and value.func.id == "field"
-    ):
+    call = value if isinstance(value, ast.Call) else None
+    called = call.func.id if call is not None and isinstance(call.func, ast.Name) else ""
+    if called == "field" and called not in specifiers:
+        raise RecordError(f"line {statement.lineno}: a record's field() is robota.core's")
+    if isinstance(value, ast.Call) and called in specifiers:
         for keyword in value.keywords:
             text = ast.get_source_segment(source, keyword.value)
             if keyword.arg == "default":
@@ -155,7 +166,7 @@ def generated(
     for f in fields:
         value = f.name
         if f.factory is not None:
-            made = {"dict": "{}", "list": "[]"}.get(f.factory, f"{f.factory}()")
+            made = made_by(f.factory)
             value = f"{made} if {f.name} is FACTORY else {f.name}"
         body.append(f'object.__setattr__(self, "{f.name}", {value})')
     if post_init:
@@ -196,6 +207,21 @@ def generated(
     return "".join(f"{indent}{line}\n" if line else "\n" for line in lines)
 
 
+def made_by(factory: str) -> str:
+    """The expression a ``default_factory``'s call is: a literal for ``dict`` and ``list``,
+    the body of an argument-less lambda, else the call."""
+    if factory in {"dict", "list"}:
+        return "{}" if factory == "dict" else "[]"
+    expression = ast.parse(factory, mode="eval").body
+    if isinstance(expression, ast.Lambda) and not expression.args.args:
+        body = expression.body
+        atomic = ast.Name | ast.Attribute | ast.Call | ast.Constant | ast.Subscript
+        return ast.unparse(body) if isinstance(body, atomic) else f"({ast.unparse(body)})"
+    if isinstance(expression, ast.Name | ast.Attribute):
+        return f"{factory}()"
+    return f"({factory})()"
+
+
 def packed(text: str, width: int = 72) -> list[str]:
     """``text`` cut after its ", " into pieces of about ``width`` characters at the most."""
     pieces = [""]
@@ -218,6 +244,7 @@ def rewrite(source: str, path: Path) -> str:
     lines = source.splitlines(keepends=True)
     if not imports_record(tree):
         return source
+    specifiers = record_imports(tree, "field")
     records: dict[str, list[Field]] = {}
     edits: list[tuple[int, int, str]] = []  # (first line, last line, text), 1-based inclusive
     for node in tree.body:
@@ -228,7 +255,8 @@ def rewrite(source: str, path: Path) -> str:
             continue
         marker = marker_line(lines, node)
         try:
-            own, post_init = own_fields(source, node, marker, options.get("kw_only", False))
+            kw_only = options.get("kw_only", False)
+            own, post_init = own_fields(source, node, marker, kw_only, specifiers)
             bases = [base.id for base in node.bases if isinstance(base, ast.Name)]
             inherited = [f for base in bases for f in records.get(base, [])]
             fields = inherited + own
@@ -250,14 +278,22 @@ def rewrite(source: str, path: Path) -> str:
     return "".join(lines)
 
 
-def imports_record(tree: ast.Module) -> bool:
-    """Whether the module imports robota's ``Record`` (``robota.core`` or its ``_records``)."""
-    return any(
-        isinstance(node, ast.ImportFrom)
-        and (node.module == "robota.core" or (node.module or "").endswith("_records"))
-        and any(alias.name == "Record" and alias.asname is None for alias in node.names)
+def record_imports(tree: ast.Module, name: str) -> set[str]:
+    """The names ``name`` of robota's records (``robota.core`` or its ``_records``) is
+    imported as."""
+    return {
+        alias.asname or alias.name
         for node in ast.walk(tree)
-    )
+        if isinstance(node, ast.ImportFrom)
+        and (node.module == "robota.core" or (node.module or "").endswith("_records"))
+        for alias in node.names
+        if alias.name == name
+    }
+
+
+def imports_record(tree: ast.Module) -> bool:
+    """Whether the module imports robota's ``Record`` under that name."""
+    return "Record" in record_imports(tree, "Record")
 
 
 def imported_names(tree: ast.Module) -> set[str]:

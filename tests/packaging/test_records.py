@@ -196,3 +196,45 @@ def test_check_names_a_record_whose_fields_changed_since(tmp_path: Path) -> None
     assert main(["--check", str(module)]) == 1
     assert main([str(module)]) == 0
     assert "def __init__(self, a: int, b: int) -> None:" in module.read_text()
+
+
+def test_replace_makes_a_record_anew_and_serves_dataclasses_too(
+    namespaces: tuple[dict[str, Any], dict[str, Any]],
+) -> None:
+    from robota.core import replace
+
+    records, classes = namespaces
+    derived = records["Derived"](1, 2)
+    assert replace(derived, b=3) == records["Derived"](1, 3)
+    assert replace(derived) == derived
+    assert replace(records["Keywords"](first=1), second=2) == records["Keywords"](first=1, second=2)
+    # __init__ runs again, __post_init__ with it, on the fields kept: as dataclasses.replace
+    assert replace(records["Checked"](1), n=2).seen == [1, 2]
+    assert replace(classes["Checked"](1), n=2).seen == [1, 2]
+    with pytest.raises(TypeError, match="no field 'c'"):
+        replace(derived, c=1)
+    assert replace(classes["Derived"](1, 2), b=3) == classes["Derived"](1, 3)
+
+
+@pytest.mark.parametrize(
+    ("name", "fields"),
+    [
+        ("Plain", (("a", True), ("b", False), ("c", False))),
+        ("Made", (("items", False), ("hidden", False))),
+        ("Keywords", (("first", True), ("second", False))),
+        ("Empty", ()),
+        ("Derived", (("a", True), ("b", False))),
+        ("Checked", (("n", True), ("seen", False))),
+    ],
+)
+def test_fields_of_a_record_are_its_dataclasss(
+    namespaces: tuple[dict[str, Any], dict[str, Any]], name: str, fields: tuple[Any, ...]
+) -> None:
+    from robota.core._records import fields_of, is_value
+
+    records, classes = namespaces
+    assert fields_of(records[name]) == fields_of(classes[name]) == fields
+    assert is_value(records[name](**{n: 1 for n, required in fields if required}))
+    assert not is_value(records[name]) and not is_value(classes[name]) and not is_value(1)
+    with pytest.raises(TypeError, match="neither a record nor a dataclass"):
+        fields_of(int)

@@ -82,7 +82,7 @@ if typing.TYPE_CHECKING:
         transport_names,
         transport_plugin,
     )
-    from ._records import FACTORY, Record, field
+    from ._records import FACTORY, Record, field, replace
     from ._routes import (
         MemoryRouteStates,
         RouteActor,
@@ -150,6 +150,7 @@ __all__ = [
     "FACTORY",
     "Record",
     "field",
+    "replace",
     # running as a process's main
     "Terminated",
     "run_main",
@@ -193,6 +194,7 @@ _HOMES = {
     "FACTORY": "._records",
     "field": "._records",
     "Record": "._records",
+    "replace": "._records",
     "Terminated": "._main",
     "run_main": "._main",
     "AgentHost": "._plugins",

@@ -21,16 +21,20 @@ signature is the generated one. tests/packaging/test_records.py checks that the 
 is what the generator writes now, so a field changed without regenerating fails CI.
 
 Not supported on records (they are not dataclasses): ``dataclasses.replace``, ``fields``,
-``asdict``; a record that needs them stays a dataclass.
+``asdict``; this module's ``replace`` serves records and dataclasses alike, and a class that
+needs the others stays a dataclass.
 """
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
-from dataclasses import FrozenInstanceError
-from typing import Any, dataclass_transform
+from dataclasses import MISSING, FrozenInstanceError
+from typing import Any, TypeVar, dataclass_transform
 
-__all__ = ["FACTORY", "Record", "field"]
+V = TypeVar("V")
+
+__all__ = ["FACTORY", "Record", "field", "fields_of", "is_value", "replace"]
 
 
 class _Factory:
@@ -83,6 +87,59 @@ class Record:
 
     def __delattr__(self, name: str) -> None:
         raise FrozenInstanceError(f"cannot delete field {name!r}")
+
+
+def replace(value: V, /, **changes: Any) -> V:
+    """``value`` with ``changes``: a new record made by its ``__init__`` with its other fields
+    as they are (``dataclasses.replace`` for a dataclass)."""
+    if not isinstance(value, Record):
+        return dataclasses.replace(value, **changes)  # type: ignore[type-var]
+    names = _slots(type(value))
+    unknown = changes.keys() - set(names)
+    if unknown:
+        raise TypeError(f"{type(value).__name__} has no field {sorted(unknown)[0]!r}")
+    kept = {name: getattr(value, name) for name in names if name not in changes}
+    return type(value)(**kept, **changes)
+
+
+def fields_of(cls: type) -> tuple[tuple[str, bool], ...]:
+    """``(name, required)`` of each field of a record or dataclass ``cls``, in their order: a
+    record's read from its generated ``__init__`` (one parameter a field, a default where the
+    field has one)."""
+    known = _FIELDS.get(cls)
+    if known is None:
+        known = _FIELDS[cls] = _fields_of(cls)
+    return known
+
+
+_FIELDS: dict[type, tuple[tuple[str, bool], ...]] = {}
+
+
+def _fields_of(cls: type) -> tuple[tuple[str, bool], ...]:
+    if not issubclass(cls, Record):
+        if not dataclasses.is_dataclass(cls):
+            raise TypeError(f"{cls.__name__} is neither a record nor a dataclass")
+        return tuple(
+            (f.name, f.default is MISSING and f.default_factory is MISSING)
+            for f in dataclasses.fields(cls)
+        )
+    code = cls.__init__.__code__
+    positional = code.co_varnames[1 : code.co_argcount]
+    keywords = code.co_varnames[code.co_argcount : code.co_argcount + code.co_kwonlyargcount]
+    defaults = len(cls.__init__.__defaults__ or ())
+    keyword_defaults = cls.__init__.__kwdefaults__ or {}
+    required = len(positional) - defaults
+    return (
+        *((name, n < required) for n, name in enumerate(positional)),
+        *((name, name not in keyword_defaults) for name in keywords),
+    )
+
+
+def is_value(value: object) -> bool:
+    """Whether ``value`` is a record or a dataclass instance (not a class)."""
+    return isinstance(value, Record) or (
+        dataclasses.is_dataclass(value) and not isinstance(value, type)
+    )
 
 
 def _slots(cls: type) -> tuple[str, ...]:
