@@ -15,7 +15,6 @@ this module imports neither trio nor the kernel).
 
 from __future__ import annotations
 
-import logging
 import os
 import re
 from collections.abc import Mapping
@@ -24,6 +23,7 @@ from typing import TYPE_CHECKING
 
 from robota.core import Record
 
+from ._reaper import process_logger
 from ._stderr_tail import agent_secrets
 
 if TYPE_CHECKING:
@@ -37,8 +37,6 @@ __all__ = [
     "launch_command",
     "scrubbed_names",
 ]
-
-logger = logging.getLogger("robota.runtimes.process")
 
 _RESERVED = re.compile(r"^(FEISHU_|SLACK_|ROBOTA_)", re.IGNORECASE)
 CONTEXT_IDS = re.compile(r"^ROBOTA_(LARK|SLACK)_[A-Z_]*ID$")
@@ -71,7 +69,7 @@ def agent_environment(
     env = {k: v for k, v in inherited.items() if not is_reserved_name(k)}
     for key, value in configured.items():
         if is_reserved_name(key) and not CONTEXT_IDS.match(key):
-            logger.warning(
+            process_logger().warning(
                 "agent %s: env %s is reserved and was not passed",
                 agent_name,
                 key,
