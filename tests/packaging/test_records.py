@@ -177,6 +177,7 @@ def test_a_record_is_written_again_the_same() -> None:
         ("class A(Record):\n    a: int = field(init=False)\n", r"field\(init=\.\.\.\) unknown"),
         ("class A(Record, frozen=False):\n    a: int\n", "kw_only=True/False only"),
         ("class A(Record):\n    a: list[int] = field(default_factory=list)\n", "FACTORY"),
+        ("class A(Record):\n    a: int\n    def __repr__(self) -> str: ...\n", "generator's"),
     ],
 )
 def test_what_the_generator_refuses(source: str, error: str) -> None:
