@@ -328,9 +328,7 @@ def formatted(source: str, path: Path) -> str:
 
 def record_modules() -> list[Path]:
     return sorted(
-        path
-        for path in ROOT.glob("packages/*/src/robota/**/*.py")
-        if "Record" in path.read_text() and path.name != "_records.py"
+        path for path in ROOT.glob("packages/*/src/robota/**/*.py") if "Record" in path.read_text()
     )
 
 

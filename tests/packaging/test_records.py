@@ -239,3 +239,27 @@ def test_fields_of_a_record_are_its_dataclasss(
     assert not is_value(records[name]) and not is_value(classes[name]) and not is_value(1)
     with pytest.raises(TypeError, match="neither a record nor a dataclass"):
         fields_of(int)
+
+
+def test_every_record_in_the_packages_has_its_generated_methods() -> None:
+    """A record the generator never saw would still type-check (``dataclass_transform`` makes
+    its ``__init__`` for type checkers) and fail only when made: each has its own."""
+    import importlib
+
+    from tools.gen_records import record_modules
+
+    from robota.core import Record
+
+    for path in record_modules():
+        src = next(p for p in path.parents if p.name == "src")
+        importlib.import_module(".".join(path.relative_to(src).with_suffix("").parts))
+    found, todo = [], list(Record.__subclasses__())
+    while todo:
+        cls = todo.pop()
+        todo += cls.__subclasses__()
+        if cls.__module__.startswith("robota."):
+            found.append(cls)
+    assert len(found) > 100
+    for cls in found:
+        for name in ("__slots__", "__match_args__", "__init__", "__repr__", "__eq__", "__hash__"):
+            assert name in vars(cls), f"{cls.__module__}.{cls.__qualname__} has no {name}"

@@ -82,7 +82,7 @@ if typing.TYPE_CHECKING:
         transport_names,
         transport_plugin,
     )
-    from ._records import FACTORY, Record, field, replace
+    from ._records import FACTORY, Record, field, fields_of, is_value, replace
     from ._routes import (
         MemoryRouteStates,
         RouteActor,
@@ -150,6 +150,8 @@ __all__ = [
     "FACTORY",
     "Record",
     "field",
+    "fields_of",
+    "is_value",
     "replace",
     # running as a process's main
     "Terminated",
@@ -195,6 +197,8 @@ _HOMES = {
     "field": "._records",
     "Record": "._records",
     "replace": "._records",
+    "fields_of": "._records",
+    "is_value": "._records",
     "Terminated": "._main",
     "run_main": "._main",
     "AgentHost": "._plugins",

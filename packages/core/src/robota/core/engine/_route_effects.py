@@ -19,7 +19,7 @@ the one store writer does later on its own thread, and whose outcome comes back 
 A port keeps the core free of the database (a table test hands it a dict), while returning
 writes as data is what lets a test read exactly what the route would commit.
 
-Everything here is a frozen dataclass except the port; no module of the core imports I/O.
+Everything here is a frozen record except the port; no module of the core imports I/O.
 """
 
 from __future__ import annotations

@@ -19,10 +19,10 @@ Functions of ``RouteData``, pure: reads through its port, writes and agent reque
 
 from __future__ import annotations
 
-from dataclasses import replace
 from datetime import datetime
 from pathlib import Path
 
+from .._records import replace
 from ..agents import AgentSessionInfo, CloseSession, SessionOpened, SessionsListed
 from ..store import ResetTaskToTurn, Task, TurnAttempt
 from ._messages import RouteReply, SessionsEntry, SessionsListing

@@ -2,7 +2,7 @@
 
 Adapters (App Server, ACP) translate their wire messages into these events; everything above
 them (routes, cards, print mode, the store's turn snapshots) reads only these. Events are small
-frozen dataclasses, safe to pass between actors and threads.
+frozen records (``robota.core.Record``), safe to pass between actors and threads.
 
 Text is kept apart by *message*: every assistant message has an ``item_id``; the turn's final
 answer is the message named by ``TurnCompleted.final_item_id`` (the App Server says which; for
