@@ -1,7 +1,8 @@
 """Who may approve, on real processes: an agent that opens a pty of its own (``script``) and
 pipes ``y`` into ``robota session attach`` is refused, and so is a raw ``session.attach`` it
-sends the session's control socket itself; the same attach from the test (a person's side)
-is served."""
+sends the session's control socket itself, and a raw ``session.surface`` (the WebSocket's URL
+and token, with which it could answer the session's approvals); the same attach from the test
+(a person's side) is served."""
 
 from __future__ import annotations
 
@@ -27,7 +28,9 @@ import json, socket, sys
 sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
 sock.settimeout(60)
 sock.connect(sys.argv[1])
-request = {"id": 1, "type": "session.attach", "generation": sys.argv[2], "mode": "drive"}
+request = {"id": 1, "type": sys.argv[3], "generation": sys.argv[2]}
+if sys.argv[3] == "session.attach":
+    request["mode"] = "drive"
 sock.sendall(json.dumps(request).encode() + b"\\n")
 data = b""
 while b"\\n" not in data:
@@ -95,14 +98,19 @@ def test_an_agents_pty_cannot_approve_an_attach(fault_sandbox: tuple[Robota, Pro
             assert "not attached" in answer and "attach-exit=1" in answer, answer
             assert "attached to task" not in answer
 
-            # The session refuses the request itself, whoever asks it without the CLI.
-            argv = shlex.join([sys.executable, str(raw), found.socket, found.generation])
-            direct = task(robota, "send", task_id, f"TERMINAL {argv}", "--wait")
-            assert direct.returncode == 0, direct.stderr
-            (line,) = [x for x in direct.stdout.splitlines() if "raw-reply" in x]
-            reply = json.loads(line.split("raw-reply", 1)[1])
-            assert reply["ok"] is False and reply["error"]["code"] == "forbidden", reply
-            assert "only the operator may ask 'session.attach'" in reply["error"]["message"]
+            # The session refuses the requests itself, whoever asks them without the CLI.
+            for request_type in ("session.attach", "session.surface"):
+                argv = shlex.join(
+                    [sys.executable, str(raw), found.socket, found.generation, request_type]
+                )
+                direct = task(robota, "send", task_id, f"TERMINAL {argv}", "--wait")
+                assert direct.returncode == 0, direct.stderr
+                (line,) = [x for x in direct.stdout.splitlines() if "raw-reply" in x]
+                reply = json.loads(line.split("raw-reply", 1)[1])
+                assert reply["ok"] is False and reply["error"]["code"] == "forbidden", reply
+                refusal = f"only the operator may ask '{request_type}'"
+                assert refusal in reply["error"]["message"], reply
+                assert "token" not in json.dumps(reply), reply
     finally:
         # A person's attach (this test's own process) is still served.
         surface = Surface(profile, session_id)

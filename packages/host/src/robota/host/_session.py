@@ -161,7 +161,8 @@ class SessionHost:
                 Endpoint(SessionSend, self._send),
                 Endpoint(SessionStop, self._stop_request),
                 Endpoint(SessionRename, self._rename),
-                Endpoint(SessionSurface, self._surface),
+                # The URL carries the token that drives the session, approvals included.
+                Endpoint(SessionSurface, self._surface, operator=True),
                 StreamEndpoint(SessionAttach, self.attach.attach, operator=True),
             ],
         )

@@ -18,9 +18,9 @@ and what becomes of one nobody can answer, is ``_route_surfaces``'s.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import replace
 from pathlib import Path
 
+from .._records import replace
 from ..agents import (
     AgentFailure,
     SessionEvent,

@@ -21,10 +21,10 @@ Functions of ``RouteData``, pure: they change the state and append effects.
 
 from __future__ import annotations
 
-from dataclasses import fields, replace
 from pathlib import Path
 from typing import Any, cast
 
+from .._records import fields_of, replace
 from ..agents import InterruptTurn, StartTurn, SteerRefused, TurnRefused
 from ..events import RuntimeEvent, TurnCompleted, TurnError, TurnStarted, Usage
 from ..store import (
@@ -351,5 +351,5 @@ def retry_prompt(prompt: str, attempt: int) -> str:
 
 def _usage_json(usage: Usage) -> dict[str, JSONValue]:
     # Not ``asdict``: it deep-copies, and this runs on every turn's way to its final answer.
-    values = ((f.name, getattr(usage, f.name)) for f in fields(usage))
+    values = ((name, getattr(usage, name)) for name, _ in fields_of(type(usage)))
     return {name: value for name, value in values if value is not None}
