@@ -30,11 +30,15 @@ from robota.mesh import (
     public_bytes,
 )
 from robota.mesh._keyfile import KeyFile
+from robota.mesh._link import PING_EVERY, REDIAL_MAX
 
 from .test_commands import CONFIG, _init, _robota
 
 LINKED = 60.0
 """Seconds two hosts may take to link (a redial backs off up to a few seconds under load)."""
+COME_BACK = PING_EVERY + REDIAL_MAX + 30.0
+"""Seconds a dropped link may take to come back: the dialler looks again every ping interval,
+and its redials of a host that was down have backed off towards their 60 s cap."""
 
 
 def _free_port() -> int:
@@ -120,7 +124,7 @@ def restart_then_revoke(
     _until(lambda: _link_state(desk, laptop_id) != "connected", "the desk sees the link go")
     started = start()
     assert started.returncode == 0, started.stderr
-    _until(lambda: _link_state(desk, laptop_id) == "connected", "the link comes back")
+    _until(lambda: _link_state(desk, laptop_id) == "connected", "the link comes back", COME_BACK)
     done = _robota(laptop, "mesh", "revoke", "desk", "--yes")
     assert done.returncode == 0, done.stderr
     _until(lambda: _link_state(laptop, desk_id) != "connected", "the revoked link closes", 15)

@@ -230,13 +230,18 @@ class HostMesh:
             return
         nursery.start_soon(links.keep_dialling, host, port, peer)
 
+    async def save_known(self, links: Links) -> None:
+        """Save the link certificates the links know when they changed (a paired device's at
+        once: a host that stops before its next look must still trust it when it starts)."""
+        known = links.trust.known.all()
+        if known != self._saved:
+            await trio.to_thread.run_sync(save_link_certs, self.files.dir / LINK_CERTS, known)
+            self._saved = known
+
     async def _tend(self, links: Links) -> None:
         """Save what the links learned; reissue the lists when due (a signing device)."""
         while True:
-            known = links.trust.known.all()
-            if known != self._saved:
-                await trio.to_thread.run_sync(save_link_certs, self.files.dir / LINK_CERTS, known)
-                self._saved = known
+            await self.save_known(links)
             if self.identity is not None and self.identity.signing:
                 await self._reissue_if_due(links)
             await trio.sleep(TEND_EVERY)

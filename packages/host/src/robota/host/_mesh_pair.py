@@ -126,6 +126,10 @@ class PairingService(Protocol):
         """This device joined ``device`` at ``address``."""
         ...
 
+    async def save_known(self, links: Links) -> None:
+        """Save the link certificates ``links`` know."""
+        ...
+
 
 class MeshPairing:
     """``mesh.pair`` and ``mesh.join`` on one host's mesh service."""
@@ -206,6 +210,7 @@ class MeshPairing:
         name, cert = links.paired[-1]
         device = certificate_device(cert)
         links.trust.learn((cert,))
+        await mesh.save_known(links)
         if issued:
             _cert, lists = issued[-1]
             await trio.to_thread.run_sync(raise_marks, mesh.store_path, _marks_of(lists))
