@@ -27,8 +27,9 @@ connections instead of holding one each.
 
 Ops are small frozen dataclasses with an ``apply(db)`` method (``WriteOp``); the typed ones here
 cover inbound-event dedupe, route states, the final-delivery ledger, turn attempts, the prompt
-queue, the audit trail, what chat transports keep of their chats (``_chats``), and team groups'
-registry, decision audit and stored requests (``_teams``). The schema
+queue, the audit trail, what chat transports keep of their chats (``_chats``) and the messages
+they accepted until their routes took them in (``_inbox``), and team groups' registry, decision
+audit and stored requests (``_teams``). The schema
 grows through ``MIGRATIONS``, applied by the writer when it starts; a database from a newer
 robota is refused with ``StoreError``. Migrations that change tables are written with
 sqlite-utils (``schema_change``), which is also what ``inspect_store`` (``robota store``) reads
@@ -82,6 +83,17 @@ if typing.TYPE_CHECKING:
     from ._client import StoreClient
     from ._connection import open_reader
     from ._database import Database, Parameters
+    from ._inbox import (
+        AcceptInbound,
+        ConsumeInbox,
+        InboxOutcome,
+        InboxRow,
+        RelinkInbox,
+        SettleInbox,
+        settled_outcome,
+        unconsumed_inbox,
+        unsettled_inbox,
+    )
     from ._inspect import StoreReport, TableReport, inspect_store
     from ._messages import Ack, Failable, Write
     from ._migrations import MIGRATIONS, Migration, migrate, schema_version
@@ -217,6 +229,10 @@ __all__ = [
     "AnchorTurnAttempt",
     "RecordReaction",
     "ForgetReaction",
+    "AcceptInbound",
+    "ConsumeInbox",
+    "RelinkInbox",
+    "SettleInbox",
     # queries
     "event_claimed",
     "load_route_state",
@@ -232,6 +248,9 @@ __all__ = [
     "message_reactions",
     "turn_of_chat_message",
     "unsettled_chat_turns",
+    "unconsumed_inbox",
+    "unsettled_inbox",
+    "settled_outcome",
     # records
     "ACTIVE_TURN_STATUSES",
     "AuditEvent",
@@ -242,6 +261,8 @@ __all__ = [
     "TurnAttempt",
     "TurnStatus",
     "TurnSnapshot",
+    "InboxRow",
+    "InboxOutcome",
     "CardAction",
     "ChatContext",
     "ActionBinding",
@@ -402,6 +423,15 @@ _LAZY = {
     "team_requests": "._teams",
     "team_row": "._teams",
     "team_rows": "._teams",
+    "AcceptInbound": "._inbox",
+    "ConsumeInbox": "._inbox",
+    "InboxOutcome": "._inbox",
+    "InboxRow": "._inbox",
+    "RelinkInbox": "._inbox",
+    "SettleInbox": "._inbox",
+    "settled_outcome": "._inbox",
+    "unconsumed_inbox": "._inbox",
+    "unsettled_inbox": "._inbox",
     "StoreClient": "._client",
     "SqliteRouteStates": "._route_states",
     "StoreWriter": "._writer",

@@ -171,8 +171,16 @@ class InsertTurnAttempt:
     status: TurnStatus = "accepted"
     retry_count: int = 0
     """Automatic retries before this one (it continues a turn that failed transiently)."""
+    recovery_count: int = 0
+    """Restarts this turn was continued through (it continues a turn a crash cut short)."""
     parent_id: str | None = None
     """The completed attempt the conversation stands at (the task's head)."""
+    inbox: int | None = None
+    """The chat inbox row of the message the turn answers: consumed by this write
+    (``_inbox``)."""
+    takes_over: str | None = None
+    """The attempt this one takes over (a retry, a turn continued after a restart): the chat
+    messages it answered are this one's (``_inbox``)."""
     at: float | None = None
 
     def apply(self, db: Database, /) -> None:
@@ -180,8 +188,8 @@ class InsertTurnAttempt:
         now = stamp(self.at)
         db.execute(
             "INSERT INTO turn_attempts (id, task_id, route_key, status, prompt, images_json, "
-            "anchor_message_id, retry_count, parent_id, heartbeat_at, created_at, updated_at) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            "anchor_message_id, retry_count, recovery_count, parent_id, heartbeat_at, "
+            "created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (
                 self.id,
                 self.task_id,
@@ -191,12 +199,17 @@ class InsertTurnAttempt:
                 dump_json(list(self.images)),
                 self.anchor_message_id,
                 self.retry_count,
+                self.recovery_count,
                 self.parent_id,
                 now,
                 now,
                 now,
             ),
         )
+        if self.inbox is not None:
+            consume_inbox(db, self.inbox, self.id, now)
+        if self.takes_over is not None:
+            relink_inbox(db, self.takes_over, self.id)
 
 
 @dataclass(frozen=True, slots=True)
@@ -275,6 +288,8 @@ class EnqueuePrompt:
     images: tuple[str, ...] = ()
     message_id: str | None = None
     front: bool = False
+    inbox: int | None = None
+    """The chat inbox row the prompt came from: consumed by this write (``_inbox``)."""
     at: float | None = None
 
     def apply(self, db: Database, /) -> int:
@@ -299,7 +314,37 @@ class EnqueuePrompt:
         rowid = cursor.lastrowid
         if rowid is None:
             raise RuntimeError("sqlite3 reported no rowid for an INSERT")
+        if self.inbox is not None:
+            db.execute(
+                "UPDATE chat_inbox SET consumed_at = ?, prompt_id = ? "
+                "WHERE id = ? AND consumed_at IS NULL",
+                (stamp(self.at), rowid, self.inbox),
+            )
         return rowid
+
+
+# -- the chat inbox's steps that ride these ops (the table and its own ops: ``_inbox``) --------
+
+
+def consume_inbox(
+    db: Database, inbox: int, attempt_id: str | None, at: float, *, via: str = "route"
+) -> bool:
+    """The inbox row ``inbox`` taken in (by ``attempt_id``'s turn; ``via`` its route or a
+    team's door); ``False``: it was already."""
+    cursor = db.execute(
+        "UPDATE chat_inbox SET consumed_at = ?, attempt_id = ?, via = ? "
+        "WHERE id = ? AND consumed_at IS NULL",
+        (at, attempt_id, via, inbox),
+    )
+    return cursor.rowcount == 1
+
+
+def relink_inbox(db: Database, from_attempt: str, to_attempt: str) -> int:
+    """The messages ``from_attempt`` answered are ``to_attempt``'s; how many."""
+    cursor = db.execute(
+        "UPDATE chat_inbox SET attempt_id = ? WHERE attempt_id = ?", (to_attempt, from_attempt)
+    )
+    return cursor.rowcount
 
 
 @dataclass(frozen=True, slots=True)
@@ -359,7 +404,8 @@ class TakePrompt:
 class TakeQueuedTurn:
     """Take the route's oldest pending prompt and record it as a new turn attempt, in one
     savepoint: a crash can leave the prompt pending or its attempt recorded, never taken and
-    lost. Returns the prompt, or ``None`` (and records nothing) when the queue is empty."""
+    lost. Returns the prompt, or ``None`` (and records nothing) when the queue is empty. The
+    chat message the prompt came from (``_inbox``) is answered by the new attempt, its anchor."""
 
     route_key: str
     attempt_id: str
@@ -370,12 +416,17 @@ class TakeQueuedTurn:
     def apply(self, db: Database, /) -> QueuedPrompt | None:
         prompt = TakePrompt(self.route_key).apply(db)
         if prompt is not None:
+            db.execute(
+                "UPDATE chat_inbox SET attempt_id = ? WHERE prompt_id = ?",
+                (self.attempt_id, prompt.id),
+            )
             InsertTurnAttempt(
                 id=self.attempt_id,
                 task_id=self.task_id,
                 route_key=self.route_key,
                 prompt=prompt.text,
                 images=prompt.images,
+                anchor_message_id=prompt.message_id,
                 parent_id=self.parent_id,
                 at=self.at,
             ).apply(db)
