@@ -78,6 +78,11 @@ class UserInput:
     text: str
     images: tuple[Path, ...] = ()
     message_id: str | None = None
+    """The chat message it is (a turn it starts answers it: the attempt's anchor)."""
+    inbox: int | None = None
+    """The chat transport's inbox row it came from (``robota.core.store._inbox``): consumed in
+    the write that gives it its effect (the turn's attempt, the queued prompt, or its own), so
+    a crash before that write leaves it to be fed again."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -180,6 +185,10 @@ class TurnBegan:
     restricted: bool = False
     """The task's workspace is not trusted: its agent runs with permission mode ``plan`` and
     the project's settings are ignored (front ends say "Restricted")."""
+    message_id: str | None = None
+    """The chat message the turn answers, when the engine knows it (``UserInput.message_id``,
+    a queued prompt's, a continued turn's predecessor's): a chat transport that no longer
+    holds the message (after a restart) still answers it."""
 
 
 @dataclass(frozen=True, slots=True)
