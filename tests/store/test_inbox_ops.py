@@ -13,6 +13,7 @@ from robota.core.store import (
     EnqueuePrompt,
     FinishTurnAttempt,
     InsertTurnAttempt,
+    PruneInbox,
     RecordFinalDelivery,
     RelinkInbox,
     SettleInbox,
@@ -71,6 +72,18 @@ def test_unconsumed_messages_are_fed_again_in_the_order_they_came(store, reader)
     assert write(ConsumeInbox(ids[1]), timeout=5) is True
     assert write(ConsumeInbox(ids[1]), timeout=5) is False, "consumed once"
     assert [r.message_id for r in unconsumed_inbox(reader, "feishu")] == ["om_1", "om_3"]
+
+
+def test_rows_consumed_long_ago_are_forgotten(store, reader) -> None:
+    write = store.client.write_sync
+    old, new, waiting = (write(accept(n), timeout=5) for n in (1, 2, 3))
+    write(ConsumeInbox(old, at=10.0), timeout=5)
+    write(ConsumeInbox(new, at=30.0), timeout=5)
+    assert write(PruneInbox("feishu", 20.0), timeout=5) == 1
+    assert write(PruneInbox("slack", 40.0), timeout=5) == 0
+    assert [r.message_id for r in unconsumed_inbox(reader, "feishu")] == ["om_3"]
+    assert write(ConsumeInbox(old), timeout=5) is False, "gone"
+    assert waiting is not None
 
 
 def attempt(attempt_id: str, **fields: object) -> InsertTurnAttempt:

@@ -37,6 +37,7 @@ from ..store import (
     ConsumeInbox,
     InboxOutcome,
     InboxRow,
+    PruneInbox,
     SettleInbox,
     StoreClient,
     Together,
@@ -49,6 +50,8 @@ from ._inbound import Dated, freshness
 __all__ = ["Accepted", "ChatInbox", "InboxLeft"]
 
 STORE_TIMEOUT = 10.0
+KEEP_FOR = 7 * 86400.0
+"""Seconds a consumed message stays in the inbox (``PruneInbox``, on each start)."""
 
 
 @dataclass(slots=True, eq=False)
@@ -157,7 +160,9 @@ class ChatInbox:
         self._store.submit(SettleInbox(message_key), self._logged)
 
     def left(self) -> InboxLeft:
-        """What the last run left (a blocking read: call it off the loop)."""
+        """What the last run left (a blocking read: call it off the loop); the rows consumed
+        long ago are forgotten."""
+        self._store.submit(PruneInbox(self.source, time.time() - KEEP_FOR), self._logged)
         db = open_reader(self._db_path)
         try:
             untaken = unconsumed_inbox(db, self.source)

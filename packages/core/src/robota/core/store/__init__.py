@@ -88,6 +88,7 @@ if typing.TYPE_CHECKING:
         ConsumeInbox,
         InboxOutcome,
         InboxRow,
+        PruneInbox,
         RelinkInbox,
         SettleInbox,
         settled_outcome,
@@ -231,6 +232,7 @@ __all__ = [
     "ForgetReaction",
     "AcceptInbound",
     "ConsumeInbox",
+    "PruneInbox",
     "RelinkInbox",
     "SettleInbox",
     # queries
@@ -427,6 +429,7 @@ _LAZY = {
     "ConsumeInbox": "._inbox",
     "InboxOutcome": "._inbox",
     "InboxRow": "._inbox",
+    "PruneInbox": "._inbox",
     "RelinkInbox": "._inbox",
     "SettleInbox": "._inbox",
     "settled_outcome": "._inbox",

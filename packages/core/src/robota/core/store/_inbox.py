@@ -33,6 +33,7 @@ __all__ = [
     "ConsumeInbox",
     "InboxOutcome",
     "InboxRow",
+    "PruneInbox",
     "RelinkInbox",
     "SettleInbox",
     "settled_outcome",
@@ -155,6 +156,22 @@ class SettleInbox:
             (stamp(self.at), self.message_key),
         )
         return cursor.rowcount == 1
+
+
+@dataclass(frozen=True, slots=True)
+class PruneInbox:
+    """Forget the rows of ``source`` consumed before ``before`` (epoch seconds): what they
+    asked for is long over, or never will be. Returns how many went."""
+
+    source: str
+    before: float
+
+    def apply(self, db: Database, /) -> int:
+        cursor = db.execute(
+            "DELETE FROM chat_inbox WHERE source = ? AND consumed_at < ?",
+            (self.source, self.before),
+        )
+        return cursor.rowcount
 
 
 def unconsumed_inbox(db: Database, source: str) -> list[InboxRow]:
