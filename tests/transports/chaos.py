@@ -10,6 +10,8 @@ The moments (``MOMENTS``), each made exact by holding the platform or the model 
 * ``recovered``: killed mid-turn, then again while the next host's continued turn runs;
 * ``final``: the final answer is taken and neither kept nor answered: killed between the
   terminal card and the final;
+* ``settling``: the working reaction's removal is taken and neither made nor answered: killed
+  between the terminal reaction and that removal;
 * ``queued``: a turn held at the model and a second message queued behind it (its note shown):
   killed while the queued prompt waits;
 * ``random`` (the tool's): killed at a random delay after the message was pushed.
@@ -41,7 +43,7 @@ from .feishu.test_team import add_team, team_event
 from .slack import test_served as slack_served
 from .slack.fake_slack import dm, events_api, fake_slack
 
-MOMENTS = ("reaction", "mid-turn", "recovered", "final", "queued")
+MOMENTS = ("reaction", "mid-turn", "recovered", "final", "settling", "queued")
 WAIT = 120.0
 """Seconds one wait may take: reached only when something is broken."""
 
@@ -98,6 +100,12 @@ class Chat(Protocol):
     def hold_reaction(self, on: bool) -> None: ...
 
     def stall_final(self, on: bool) -> None: ...
+
+    def stall_settling(self, on: bool) -> None: ...
+
+    def ended_reacted(self, n: int) -> bool:
+        """Message ``n`` has its terminal reaction (its working one may be there still)."""
+        ...
 
     def reacted(self, n: int) -> bool:
         """The working reaction is on message ``n``."""
@@ -200,6 +208,8 @@ class Run:
             chat.hold_reaction(True)
         elif moment == "final":
             chat.stall_final(True)
+        elif moment == "settling":
+            chat.stall_settling(True)
         elif moment in ("mid-turn", "recovered", "queued"):
             hold.hold(text)
         try:
@@ -210,6 +220,8 @@ class Run:
                     await self.until(lambda: chat.reacted(n))
                 elif moment == "final":
                     await self.until(lambda: chat.final_stalled(n))
+                elif moment == "settling":
+                    await self.until(lambda: chat.ended_reacted(n))
                 elif moment == "random":
                     await trio.sleep((rng or random.Random()).uniform(0.0, 3.0))
                 else:
@@ -222,6 +234,7 @@ class Run:
         finally:
             chat.hold_reaction(False)
             chat.stall_final(False)
+            chat.stall_settling(False)
             hold.release()
         if moment == "recovered":  # the next host continues the turn: killed during it
             again = recovery_prompt(text)
@@ -323,6 +336,12 @@ class FeishuChat:
     def stall_final(self, on: bool) -> None:
         self.fake.stall_posts = on
 
+    def stall_settling(self, on: bool) -> None:
+        self.fake.stall_unreactions = on
+
+    def ended_reacted(self, n: int) -> bool:
+        return bool({"DONE", "ERROR", "CrossMark"} & set(self.fake.reactions_on(self.mid(n))))
+
     def reacted(self, n: int) -> bool:
         return "OnIt" in self.fake.reactions_on(self.mid(n))
 
@@ -410,6 +429,12 @@ class SlackChat:
 
     def stall_final(self, on: bool) -> None:
         self.fake.stall_finals = on
+
+    def stall_settling(self, on: bool) -> None:
+        self.fake.stall_removals = on
+
+    def ended_reacted(self, n: int) -> bool:
+        return bool({"white_check_mark", "x", "no_entry_sign"} & self._reactions(n))
 
     def _reactions(self, n: int) -> set[str]:
         ts = self.ts.get(n)

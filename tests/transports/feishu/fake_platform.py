@@ -119,6 +119,9 @@ class FakePlatform:
         """Take ``post`` messages and neither keep nor answer them: the moment a crash falls
         between a turn's terminal card and its final (``stalled``: whom each replied to)."""
         self.stalled: list[str | None] = []
+        self.stall_unreactions = False
+        """Take a reaction's removal and neither make nor answer it: the moment a crash falls
+        between a message's terminal reaction and the removal of its ``OnIt``."""
         self.hold_reactions: set[str] = set()
         """Emoji whose additions are taken (they count as added) but never answered: the
         moment a crash falls right after the bot's reaction (``OnIt``)."""
@@ -427,6 +430,8 @@ class FakePlatform:
             ]
             data = {"items": items, "has_more": False}
             return 200, {}, {"code": 0, "msg": "success", "data": data}
+        if request.method == "DELETE" and len(parts) == 3 and self.stall_unreactions:
+            return 200, {}, Ellipsis
         if request.method == "DELETE" and len(parts) == 3:
             added = [
                 r for r in self.reactions if (r.message_id, r.reaction_id) == (message_id, parts[2])

@@ -122,6 +122,9 @@ class FakeSlack:
         answer it: the moment a crash falls between a turn's terminal progress message and its
         final (``stalled``: the thread of each)."""
         self.stalled: list[str] = []
+        self.stall_removals = False
+        """Take ``reactions.remove`` and neither make nor answer it: the moment a crash falls
+        between a message's terminal reaction and the removal of its ``eyes``."""
         self.hold_reactions: set[str] = set()
         """Reaction names whose ``reactions.add`` is taken (the reaction is there) but never
         answered: the moment a crash falls right after the bot's ``eyes``."""
@@ -322,6 +325,8 @@ class FakeSlack:
                 if key[2] in self.hold_reactions:
                     return 200, {}, Ellipsis
             else:
+                if self.stall_removals:
+                    return 200, {}, Ellipsis
                 if key not in self.reactions:
                     return 200, {}, {"ok": False, "error": "no_reaction"}
                 self.reactions.discard(key)
