@@ -270,6 +270,9 @@ class FeishuService(Admission):
         self._nursery.start_soon(self._team_input, self._route(effect.route), effect)
 
     async def _team_input(self, route: ChatRoute, effect: StartRequest | FollowUpInput) -> None:
+        # A request the door starts again after a restart may carry the killed run's OnIt
+        # too: its settling reads the bot's reactions first (``_settle_unsure``).
+        self._unsure.add(effect.anchor)
         await self._react(effect.anchor, "OnIt")
         text = effect.text
         if text.startswith("/"):
