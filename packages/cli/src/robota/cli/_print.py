@@ -29,37 +29,33 @@ import time
 import uuid
 from collections import deque
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, replace
-from pathlib import Path
+from dataclasses import asdict, dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Literal, Protocol, TextIO
 
 import trio
 
 from robota.core import RobotaError
 from robota.core.engine import (
-    ForkTask,
     InputQueued,
     InputSteered,
-    NewTask,
     RouteIdle,
     RouteReply,
     TaskOpened,
-    TaskSettings,
     TurnBegan,
     TurnFinished,
     TurnUpdate,
     UserInput,
-    UseTask,
 )
 from robota.core.events import event_to_json
-from robota.core.frontend import FrontEndPort, RouteLink, TaskNotResolved, resolve_task
+from robota.core.frontend import FrontEndPort, RouteLink
+from robota.host import PrintTask, choose_print_task
 
 from ._beacon import HostBeacon
 
 if TYPE_CHECKING:
-    from robota.core.agents import PermissionMode
     from robota.core.engine import Engine
     from robota.core.presentation import TerminalRenderer, TurnView
+    from robota.host import TaskChoice
 
     from ._prestart import Prestart
 __all__ = ["OutputFormat", "PrintOptions", "PrintRun", "parse_input_line"]
@@ -77,15 +73,8 @@ class PrintOptions:
     prompt: str | None
     output_format: OutputFormat = "text"
     input_format: Literal["text", "stream-json"] = "text"
-    agent: str | None = None
-    cwd: Path | None = None
-    model: str | None = None
-    permission_mode: PermissionMode | None = None
-    name: str | None = None
-    append_system_prompt: str | None = None
-    continue_: bool = False
-    resume: str | None = None
-    fork: bool = False
+    task: PrintTask = field(default_factory=PrintTask)
+    """Its task: ``-c``, ``-r``, ``--fork-session``, a new task's settings."""
     restricted: bool = False
     """``--restricted``: run Restricted even where the workspace is trusted; the only way to
     run in an untrusted one (``robota.host.headless_workspace``)."""
@@ -122,13 +111,16 @@ def parse_input_line(line: str, number: int) -> str:
 
 
 class PrintRun:
-    """One print-mode run against a running engine; ``main`` returns the exit code."""
+    """One print-mode run against a running engine, or a warm host's route (``port`` and
+    ``chosen``: ``_print_host``); ``main`` returns the exit code."""
 
     def __init__(
         self,
-        engine: Engine,
+        engine: Engine | None,
         options: PrintOptions,
         *,
+        port: FrontEndPort | None = None,
+        chosen: TaskChoice | None = None,
         stdout: TextIO,
         stderr: TextIO,
         stdin: TextIO | None = None,
@@ -136,6 +128,9 @@ class PrintRun:
         on_turn: Callable[[], None] | None = None,
     ) -> None:
         self.engine = engine
+        self.chosen = chosen
+        """The task a warm host already chose and asked for (``_print_host``); ``None``: this
+        run chooses it on ``engine``."""
         self.on_turn = on_turn
         """Called when a turn begins and when it ends (``HostBeacon``: a team's operator)."""
         self.options = options
@@ -143,11 +138,14 @@ class PrintRun:
         self.stderr = stderr
         self.stdin = stdin
         self.route = f"print:{uuid.uuid4().hex[:12]}"
-        self.link: RouteLink = FrontEndPort(engine).subscribe(self.route)
+        if port is None:
+            assert engine is not None
+            port = FrontEndPort(engine)
+        self.link: RouteLink = port.subscribe(self.route)
         """Subscribed from the start: nothing the route says once told is missed."""
         self.progress = progress and options.output_format == "text"
         self.task_id: str | None = None
-        self.agent: str | None = options.agent
+        self.agent: str | None = options.task.agent
         self.results: list[TurnFinished] = []
         self.failed = False
         self.usage_error: str | None = None
@@ -225,44 +223,18 @@ class PrintRun:
         return interrupted
 
     async def _choose_task(self) -> None:
-        options = self.options
-        if options.fork and not (options.continue_ or options.resume):
-            raise UsageError("--fork-session needs -c/--continue or -r/--resume")
-        if options.continue_ and options.resume:
-            raise UsageError("-c/--continue and -r/--resume cannot be combined")
-        if options.agent is not None and options.agent not in self.engine.agent_names:
-            known = ", ".join(self.engine.agent_names)
-            raise UsageError(f"no agent {options.agent!r} (configured: {known})")
-        cwd = (options.cwd or self.engine.defaults.cwd).resolve()
-        if not cwd.is_dir():
-            raise UsageError(f"--cwd {cwd}: not a directory")
-        source = None
-        if options.resume is not None:
-            found = await trio.to_thread.run_sync(self.engine.find_tasks, options.resume)
-            try:
-                source = resolve_task(options.resume, found)
-            except TaskNotResolved as error:
-                raise UsageError(str(error)) from None
-        elif options.continue_:
-            source = await trio.to_thread.run_sync(self.engine.latest_task, cwd, options.agent)
-        if source is None:
-            settings = TaskSettings(
-                agent=options.agent,
-                cwd=cwd,
-                model=options.model,
-                permission_mode=options.permission_mode,
-                title=options.name,
-                developer_instructions=options.append_system_prompt,
-            )
-            self.link.send(NewTask(settings, announce=False))
-            self.agent = options.agent or self.engine.defaults.agent
-            return
-        self.agent = source.agent
-        self._await_task = True
-        if options.fork:
-            self.link.send(ForkTask(source.id, options.name))
-        else:
-            self.link.send(UseTask(source.id))
+        choice = self.chosen
+        if choice is None:
+            assert self.engine is not None
+            task = self.options.task
+            chosen = await choose_print_task(self.engine, task)
+            if isinstance(chosen, str):
+                raise UsageError(chosen)
+            choice = chosen
+        if choice.request is not None:
+            self.link.send(choice.request)
+        self.agent = choice.agent
+        self._await_task = choice.await_task
 
     async def _feed(self, done: trio.Event) -> None:
         """Send the prompt, or each line of a stream-json stdin; ``done`` once all are sent."""
@@ -557,7 +529,7 @@ def run_print(options: PrintOptions, prestart: Prestart | None = None) -> int:
         options = replace(options, prompt=prompt)
     config, profile = load_profile() if prestart is None else (prestart.config, prestart.profile)
     agent = prestart.agent if prestart is not None else None
-    directory = (options.cwd or config.defaults.cwd).resolve()
+    directory = (options.task.cwd or config.defaults.cwd).resolve()
     try:
         # A directory that is none is the run's usage error (``PrintRun``): no turn runs.
         workspace = headless_workspace(
