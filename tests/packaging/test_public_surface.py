@@ -28,7 +28,13 @@ def facades() -> list[str]:
 
 
 def test_every_package_has_a_facade() -> None:
-    assert {"robota.core", "robota.core.testing", "robota.host", "robota.cli"} <= set(facades())
+    assert {
+        "robota.core",
+        "robota.core.testing",
+        "robota.mesh",
+        "robota.host",
+        "robota.cli",
+    } <= set(facades())
 
 
 @pytest.mark.parametrize("name", facades())

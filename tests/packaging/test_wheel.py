@@ -44,8 +44,10 @@ def test_wheel_contains_the_namespace_and_imports_without_the_source_tree(
     assert "robota/cli/skills/robota/SKILL.md" in names, "the agent skill must ship"
     assert "robota/core/__init__.py" in names
     assert "robota/cli/__init__.py" in names
+    assert "robota/mesh/__init__.py" in names
     assert "robota/host/__init__.py" in names
     assert "robota/transports/feishu/__init__.py" in names
+    assert "robota/mcp/__init__.py" in names
     entry_points = next(n for n in names if n.endswith(".dist-info/entry_points.txt"))
     assert "robota = robota.cli:main" in zipfile.ZipFile(wheel).read(entry_points).decode()
 
@@ -72,7 +74,8 @@ def test_wheel_contains_the_namespace_and_imports_without_the_source_tree(
     probe = (
         "import sys; sys.path[:0] = [sys.argv[1], sys.argv[2]];"
         "import robota.core, robota.cli, robota.core.testing, robota.runtimes, robota.host;"
-        "import robota.transports.feishu, robota.transports.slack;"
+        "import robota.mesh; robota.mesh.device_id(robota.mesh.new_key());"
+        "import robota.transports.feishu, robota.transports.slack, robota.mcp;"
         "from robota.core.config import template_text;"
         "assert 'agents:' in template_text('config.yaml');"
         "print(robota.core.__file__); print(robota.cli.__file__); print(robota.host.__file__)"

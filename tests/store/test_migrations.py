@@ -281,6 +281,7 @@ SAMPLE_ROWS: dict[int, dict[str, list[dict[str, object]]]] = {
             }
         ],
     },
+    8: {"mesh_marks": [{"list": "roster", "seq": 3, "updated_at": 14.0}]},
 }
 
 

@@ -37,6 +37,8 @@ Scenario keywords (case-sensitive, at the start of the prompt):
                     Codex: ``cat`` through ``exec_command``)
 ``SLOW``            a slow text stream: ``slow_deltas`` deltas, ``slow_delay`` s apart (60 x 50 ms)
 ``HISTORY``         answer ``HISTORY: <p1> | <p2> | ...``: every user prompt of the conversation
+``TOOLNAMES``       answer ``TOOLNAMES: <name> <name> ...``: the tools the request offers, sorted
+                    (an agent's configured MCP servers' tools among them)
 ``FAIL400``         HTTP 400, ``invalid_request_error``, message ``fake invalid request``
 ``FAIL500``         HTTP 500, message ``fake internal server error``
 ``CUTSTREAM``       HTTP 200, a few deltas, then the connection is closed before the final event
@@ -110,7 +112,17 @@ READ_TOOLS = ("read_file", "read", "Read", "mcp__acp__Read")
 PATH_KEYS = ("file_path", "filePath", "absolute_path", "path")
 CONTENT_KEYS = ("content", "contents", "text")
 
-KEYWORDS = ("SHELL", "WRITE", "READ", "SLOW", "HISTORY", "FAIL400", "FAIL500", "CUTSTREAM")
+KEYWORDS = (
+    "SHELL",
+    "WRITE",
+    "READ",
+    "SLOW",
+    "HISTORY",
+    "TOOLNAMES",
+    "FAIL400",
+    "FAIL500",
+    "CUTSTREAM",
+)
 _KEYWORD = re.compile(r"^(" + "|".join(KEYWORDS) + r")\b:?\s*(.*)$", re.DOTALL)
 
 _TOOLS = re.compile(r"^TOOLS\s+([0-9]{1,4})\b\s*(.*)$", re.DOTALL)
@@ -264,6 +276,13 @@ def _parse_responses(body: dict[str, Any], conv: Conversation) -> None:
             continue
         if tool.get("type") == "custom":
             conv.tools.append(Tool(str(tool.get("name")), {}, (), custom=True))
+        elif tool.get("type") == "namespace":
+            # Codex groups an MCP server's tools in a namespace (``mcp__<server>``): each is
+            # listed as ``<namespace>__<tool>``, the name Codex itself gives it.
+            for inner in tool.get("tools") or []:
+                if isinstance(inner, dict) and "name" in inner:
+                    name = f"{tool.get('name')}__{inner['name']}"
+                    conv.tools.append(_schema_tool(name, inner.get("parameters")))
         elif "name" in tool:
             conv.tools.append(_schema_tool(str(tool["name"]), tool.get("parameters")))
     text = body.get("text")
@@ -588,6 +607,8 @@ def plan(conv: Conversation) -> Plan:
         return Plan("slow", text=f"SLOW: {rest}", slow=True)
     elif keyword == "HISTORY":
         return Plan("history", text="HISTORY: " + " | ".join(conv.prompts))
+    elif keyword == "TOOLNAMES":
+        return Plan("toolnames", text="TOOLNAMES: " + " ".join(sorted(t.name for t in conv.tools)))
     elif keyword == "FAIL400":
         return Plan("fail400", status=400, error="fake invalid request")
     elif keyword == "FAIL500":

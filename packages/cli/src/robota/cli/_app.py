@@ -31,6 +31,8 @@ COMMANDS: dict[str, str] = {
     "team": "._team_cmd:team_group",
     "skills": "._skills_cmd:skills_group",
     "trust": "._trust_cmd:trust_group",
+    "mcp": "._mcp_cmd:mcp_group",
+    "mesh": "._mesh_cmd:mesh_group",
 }
 """The command table: each command's name and where its click object lives
 (``module:attribute``, relative to this package). A command's module is imported only when

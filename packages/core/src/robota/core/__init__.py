@@ -65,6 +65,7 @@ if typing.TYPE_CHECKING:
     from ._plugins import (
         AgentHost,
         AgentLaunch,
+        McpServer,
         PluginError,
         PrestartedAgent,
         ProbeReport,
@@ -149,6 +150,7 @@ __all__ = [
     "AgentCapabilities",
     "AgentHost",
     "AgentLaunch",
+    "McpServer",
     "PluginError",
     "PrestartedAgent",
     "ProbeReport",
@@ -211,6 +213,7 @@ _HOMES = {
     "run_main": ".kernel",
     "AgentHost": "._plugins",
     "AgentLaunch": "._plugins",
+    "McpServer": "._plugins",
     "PluginError": "._plugins",
     "PrestartedAgent": "._plugins",
     "ProbeReport": "._plugins",

@@ -80,6 +80,17 @@ brackets::
     ├── AttachRefused                  ``robota --attach``: the session did not take the attach
     │   └── _OlderSession              it refused ``protocol``: asked again as version 1 (internal)
     ├── PreviewError                   [ValueError] a line ``robota cards preview`` cannot draw
+    ├── McpError                       ``robota mcp serve`` (robota.mcp)
+    │   ├── BadArgument                [ValueError] a tool's argument: field, found, expected
+    │   ├── ToolRefused                a backend refused a tool call (shown as the tool's error)
+    │   └── BadTokenFile               [ValueError] the HTTP token file cannot be written as asked
+    ├── MeshError                      the device mesh (robota.mesh)
+    │   ├── Refused                    a certificate, list or device refused (a closed reason)
+    │   │   └── Malformed              [ValueError] bytes that are not the signed object claimed
+    │   ├── CredentialStoreError       the credential store or a stored key failed: fail closed
+    │   ├── NoTerminal                 no controlling terminal to show or read a secret on
+    │   ├── AlreadyInitialized         ``robota mesh init`` on a device that has its identity
+    │   └── DeviceNotFound             DEVICE names no device of the roster, or several
     └── EngineStopped                  [RuntimeError] the TUI's engine is not running
 
 ``Terminated`` (robota.core, a ``SystemExit``) stands outside the tree on purpose: it is the

@@ -24,7 +24,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Literal, Protocol, runtime_checkable
 
 from ._capabilities import AgentCapabilities
 from ._dists import entry_points
@@ -38,6 +38,7 @@ if TYPE_CHECKING:
 __all__ = [
     "AgentHost",
     "AgentLaunch",
+    "McpServer",
     "PluginError",
     "PrestartedAgent",
     "ProbeReport",
@@ -51,6 +52,22 @@ __all__ = [
 RUNTIMES_GROUP = "robota.runtimes"
 TRANSPORTS_GROUP = "robota.transports"
 SURFACES_GROUP = "robota.surfaces"
+
+
+@dataclass(frozen=True, slots=True)
+class McpServer:
+    """An MCP server offered to every agent's sessions (``mcpServers`` in config.yaml, in the
+    shape MCP clients use): a command the agent starts and speaks to over stdio, or a URL
+    (streamable HTTP, or SSE). Each runtime hands it over in its protocol's shape; a Restricted
+    session gets none. ``env`` and ``headers`` may hold credentials: never in a repr."""
+
+    name: str
+    transport: Literal["stdio", "http", "sse"]
+    command: str | None = None
+    args: tuple[str, ...] = ()
+    env: Mapping[str, str] = field(default_factory=dict, repr=False)
+    url: str | None = None
+    headers: Mapping[str, str] = field(default_factory=dict, repr=False)
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,6 +87,8 @@ class AgentLaunch:
     """Values to mask wherever the agent's own output is shown (its stderr's last lines): the
     configuration's secrets and the secret-named variables the agent inherits. Never passed to
     the agent."""
+    mcp_servers: tuple[McpServer, ...] = ()
+    """The MCP servers its sessions are offered (the profile's, then the agent's own)."""
 
 
 @dataclass(frozen=True, slots=True)

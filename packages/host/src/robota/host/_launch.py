@@ -23,7 +23,7 @@ def agent_launch(
     the configuration's and the secret-named variables the agent gets, inherited or its own.
     ``extra_env`` (the host's transports' non-secret ids) comes under the agent's own ``env``."""
     from robota.core import AgentLaunch  # noqa: PLC0415 (keeps --help fast)
-    from robota.core.config import is_secret_value  # noqa: PLC0415
+    from robota.core.config import is_secret_value, merged_servers  # noqa: PLC0415
 
     given = {**os.environ, **agent.env}
     credentials = {value for name, value in given.items() if is_secret_value(name, value)}
@@ -38,4 +38,5 @@ def agent_launch(
         config_path=config.file,
         cwd=cwd if cwd.is_dir() else None,
         secrets=config.secrets | credentials,
+        mcp_servers=merged_servers(config.mcp_servers, agent.mcp_servers),
     )

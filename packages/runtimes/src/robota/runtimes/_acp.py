@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import logging
 import os
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -154,8 +154,14 @@ class AcpClient:
 
     # -- sessions ------------------------------------------------------------------------------
 
-    async def new_session(self, cwd: Path, *, permission_mode: str = "default") -> AcpSession:
-        params = {"cwd": str(cwd), "mcpServers": []}
+    async def new_session(
+        self,
+        cwd: Path,
+        *,
+        permission_mode: str = "default",
+        mcp_servers: Sequence[Mapping[str, Any]] = (),
+    ) -> AcpSession:
+        params = {"cwd": str(cwd), "mcpServers": list(mcp_servers)}
         try:
             result = await self._connection.request("session/new", params, timeout=LIFECYCLE)
         except RpcError as error:
@@ -169,14 +175,19 @@ class AcpClient:
         return session
 
     async def load_session(
-        self, session_id: str, cwd: Path, *, permission_mode: str = "default"
+        self,
+        session_id: str,
+        cwd: Path,
+        *,
+        permission_mode: str = "default",
+        mcp_servers: Sequence[Mapping[str, Any]] = (),
     ) -> AcpSession | None:
         """Reattach to a saved session in this process; ``None`` when the agent cannot."""
         if not self.can_load:
             return None
         result = await self._connection.request(
             "session/load",
-            {"sessionId": session_id, "cwd": str(cwd), "mcpServers": []},
+            {"sessionId": session_id, "cwd": str(cwd), "mcpServers": list(mcp_servers)},
             timeout=LIFECYCLE,
         )
         # The replayed history arrived before this response, outside any turn: ignored.
@@ -185,13 +196,18 @@ class AcpClient:
         return session
 
     async def fork_session(
-        self, session_id: str, cwd: Path, *, permission_mode: str = "default"
+        self,
+        session_id: str,
+        cwd: Path,
+        *,
+        permission_mode: str = "default",
+        mcp_servers: Sequence[Mapping[str, Any]] = (),
     ) -> AcpSession:
         """A new session with ``session_id``'s history (the unstable ``session/fork``, for
         agents that advertise ``sessionCapabilities.fork``); the source is left as it was."""
         result = await self._connection.request(
             "session/fork",
-            {"sessionId": session_id, "cwd": str(cwd), "mcpServers": []},
+            {"sessionId": session_id, "cwd": str(cwd), "mcpServers": list(mcp_servers)},
             timeout=LIFECYCLE,
         )
         if not isinstance(result, dict) or not isinstance(result.get("sessionId"), str):

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import trio
 
+from robota.core import McpServer
 from robota.core.agents import AgentSessionInfo, SessionSpec
 from robota.core.events import ApprovalDecision
 
@@ -17,6 +18,7 @@ from ._acp import AcpClient, AcpSession, ImagesUnsupported, SessionBusy
 from ._approvals import DecidedBy
 from ._drivers import EventSink, PromptRefused, SessionRefused, SteerRefusedError
 from ._jsonrpc import Connection, RpcError
+from ._mcp_servers import acp_mcp_servers
 
 __all__ = ["AcpDriver"]
 
@@ -24,9 +26,21 @@ logger = logging.getLogger("robota.runtimes.agent")
 
 
 class AcpDriver:
-    def __init__(self, connection: Connection, on_event: EventSink) -> None:
+    def __init__(
+        self,
+        connection: Connection,
+        on_event: EventSink,
+        mcp_servers: Sequence[McpServer] = (),
+    ) -> None:
         self.client = AcpClient(connection, on_event)
         self.version: str | None = None
+        self.mcp_servers = tuple(mcp_servers)
+        """Offered to every session but a Restricted one (``SessionSpec.restricted``)."""
+
+    def _servers(self, spec: SessionSpec) -> list[dict[str, object]]:
+        if spec.restricted:
+            return []
+        return acp_mcp_servers(self.mcp_servers, self.client.capabilities)
 
     @property
     def capabilities(self) -> Mapping[str, object]:
@@ -52,7 +66,10 @@ class AcpDriver:
         if resume_id is not None and self.client.can_load:
             try:
                 loaded = await self.client.load_session(
-                    resume_id, spec.cwd, permission_mode=spec.permission_mode
+                    resume_id,
+                    spec.cwd,
+                    permission_mode=spec.permission_mode,
+                    mcp_servers=self._servers(spec),
                 )
             except RpcError as error:
                 logger.warning("acp: cannot load session %s: %s", resume_id, error)
@@ -65,10 +82,15 @@ class AcpDriver:
                     "this agent cannot fork a session (it does not advertise session/fork)"
                 )
             forked = await self.client.fork_session(
-                spec.fork_from, spec.cwd, permission_mode=spec.permission_mode
+                spec.fork_from,
+                spec.cwd,
+                permission_mode=spec.permission_mode,
+                mcp_servers=self._servers(spec),
             )
             return forked, True
-        session = await self.client.new_session(spec.cwd, permission_mode=spec.permission_mode)
+        session = await self.client.new_session(
+            spec.cwd, permission_mode=spec.permission_mode, mcp_servers=self._servers(spec)
+        )
         return session, False
 
     async def start_turn(

@@ -12,7 +12,7 @@ jobs sent while the process is down wait for the next one.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from itertools import count
 from typing import TYPE_CHECKING
 
@@ -31,6 +31,8 @@ from ._process import ShutdownTimings
 from ._session_table import SessionTable
 
 if TYPE_CHECKING:
+    from robota.core import McpServer
+
     from ._drivers import DriverFactory, EventSink, SessionDriver
     from ._jsonrpc import Connection
 
@@ -52,7 +54,7 @@ def agent_host(
     timings = timings or ShutdownTimings()
     settings = ProcessSettings(
         launch,
-        driver_factory(acp=acp),
+        driver_factory(acp=acp, mcp_servers=launch.mcp_servers),
         jsonrpc_field=acp,
         handshake_timeout=handshake_timeout,
         timings=timings,
@@ -95,17 +97,18 @@ def agent_host(
     return AgentHost(launch.name, mailbox, supervisor, pid)
 
 
-def driver_factory(*, acp: bool) -> DriverFactory:
+def driver_factory(*, acp: bool, mcp_servers: Sequence[McpServer] = ()) -> DriverFactory:
     """The driver factory of one protocol; its module (and client) loads at the first driver,
-    so building a host imports neither (every configured agent gets one)."""
+    so building a host imports neither (every configured agent gets one). Each driver offers
+    its sessions ``mcp_servers`` (the agent's launch's)."""
 
     def make(connection: Connection, on_event: EventSink) -> SessionDriver:
         if acp:
             from ._acp_driver import AcpDriver  # noqa: PLC0415 (one protocol per process)
 
-            return AcpDriver(connection, on_event)
+            return AcpDriver(connection, on_event, mcp_servers)
         from ._app_server_driver import AppServerDriver  # noqa: PLC0415
 
-        return AppServerDriver(connection, on_event)
+        return AppServerDriver(connection, on_event, mcp_servers)
 
     return make

@@ -13,7 +13,7 @@ thread this client does not know is declined at once, and every pending approval
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -123,6 +123,7 @@ class AppServerClient:
         permission_mode: str | None = "default",
         developer_instructions: str | None = None,
         ephemeral: bool = False,
+        config: Mapping[str, object] | None = None,
     ) -> ThreadInfo:
         params = thread_params(
             cwd=cwd,
@@ -131,6 +132,8 @@ class AppServerClient:
             permission_mode=permission_mode,
             developer_instructions=developer_instructions,
         )
+        if config:
+            params["config"] = dict(config)  # overrides of Codex's config (MCP servers)
         if ephemeral:
             params["ephemeral"] = True  # not persisted: checks leave no thread behind
         info = _thread_info(
@@ -147,6 +150,7 @@ class AppServerClient:
         model: str | None = None,
         provider: str | None = None,
         permission_mode: str | None = None,
+        config: Mapping[str, object] | None = None,
     ) -> ThreadInfo:
         params = {
             "threadId": thread_id,
@@ -159,6 +163,8 @@ class AppServerClient:
                 developer_instructions=None,
             ),
         }
+        if config:
+            params["config"] = dict(config)
         info = _thread_info(
             await self._connection.request("thread/resume", params, timeout=LIFECYCLE)
         )

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import trio
 
+from robota.core import McpServer
 from robota.core.agents import AgentSessionInfo, SessionSpec
 from robota.core.events import ApprovalDecision
 
@@ -15,6 +16,7 @@ from ._app_server import AppServerClient, SteerRejected
 from ._approvals import DecidedBy
 from ._drivers import EventSink, PromptRefused, SteerRefusedError
 from ._jsonrpc import Connection, RpcError
+from ._mcp_servers import app_server_mcp_config
 
 __all__ = ["AppServerDriver"]
 
@@ -22,9 +24,19 @@ logger = logging.getLogger("robota.runtimes.agent")
 
 
 class AppServerDriver:
-    def __init__(self, connection: Connection, on_event: EventSink) -> None:
+    def __init__(
+        self,
+        connection: Connection,
+        on_event: EventSink,
+        mcp_servers: Sequence[McpServer] = (),
+    ) -> None:
         self.client = AppServerClient(connection, on_event)
         self.version: str | None = None
+        self.mcp_servers = tuple(mcp_servers)
+        """Offered to every thread but a Restricted session's (``SessionSpec.restricted``)."""
+
+    def _config(self, spec: SessionSpec) -> dict[str, object]:
+        return {} if spec.restricted else app_server_mcp_config(self.mcp_servers)
 
     @property
     def capabilities(self) -> Mapping[str, object]:
@@ -42,6 +54,7 @@ class AppServerDriver:
                     cwd=str(spec.cwd),
                     model=spec.model,
                     permission_mode=spec.permission_mode,
+                    config=self._config(spec),
                 )
             except RpcError as error:
                 # A thread the server no longer has (deleted, another CODEX_HOME) cannot come
@@ -57,6 +70,7 @@ class AppServerDriver:
             model=spec.model,
             permission_mode=spec.permission_mode,
             developer_instructions=spec.developer_instructions,
+            config=self._config(spec),
         )
         return info.id, False
 

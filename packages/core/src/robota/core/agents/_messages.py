@@ -99,6 +99,9 @@ class SessionSpec:
     itself (an ACP agent's terminals) sees it as ``ROBOTA_TASK_ID``, so ``robota task`` run
     there finds its own task. The agent *process* cannot carry it: one process serves the
     sessions of many tasks."""
+    restricted: bool = False
+    """The task's workspace is not trusted (or the start asked for Restricted): besides
+    permission mode ``plan``, the session is offered none of the configured MCP servers."""
 
 
 # -- requests ------------------------------------------------------------------------------

@@ -41,6 +41,7 @@ if typing.TYPE_CHECKING:
     )
     from ._load import load_config, load_dotenv, parse_config
     from ._lock import InitLockTimeout, init_lock
+    from ._mcp_servers import merged_servers
     from ._merge import merge_config_text
     from ._model import (
         AgentConfig,
@@ -53,6 +54,8 @@ if typing.TYPE_CHECKING:
         Locale,
         LoggingConfig,
         LogLevel,
+        MeshPeer,
+        MeshSettings,
         PermissionMode,
         StorageConfig,
         TeamConfig,
@@ -90,6 +93,8 @@ __all__ = [
     "Defaults",
     "LogLevel",
     "LoggingConfig",
+    "MeshPeer",
+    "MeshSettings",
     "PermissionMode",
     "StorageConfig",
     "Transports",
@@ -112,6 +117,7 @@ __all__ = [
     "load_config",
     "ProjectConfig",
     "apply_project",
+    "merged_servers",
     "load_project_config",
     "parse_project_config",
     "load_dotenv",
@@ -197,6 +203,8 @@ _HOMES = {
     "Locale": "._model",
     "LoggingConfig": "._model",
     "LogLevel": "._model",
+    "MeshPeer": "._model",
+    "MeshSettings": "._model",
     "PermissionMode": "._model",
     "StorageConfig": "._model",
     "TeamConfig": "._model",
@@ -206,6 +214,7 @@ _HOMES = {
     "Profile": "._paths",
     "ProjectConfig": "._project",
     "apply_project": "._project",
+    "merged_servers": "._mcp_servers",
     "load_project_config": "._project",
     "parse_project_config": "._project",
     "profile_environment": "._paths",

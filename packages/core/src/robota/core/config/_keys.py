@@ -22,6 +22,9 @@ __all__ = [
     "ENABLED_KEY",
     "INTENT_KEYS",
     "LOGGING_KEYS",
+    "MCP_SERVER_KEYS",
+    "MESH_KEYS",
+    "MESH_PEER_KEYS",
     "PROJECT_AGENT_KEYS",
     "PROJECT_DEFAULTS_KEYS",
     "PROJECT_SECTIONS",
@@ -99,10 +102,24 @@ TOP_LEVEL_KEYS: tuple[ConfigKey, ...] = (
     ConfigKey("storage", "a mapping", "the profile's defaults", "Where the SQLite store lives."),
     ConfigKey("logging", "a mapping", "the profile's defaults", "robota's own log."),
     ConfigKey(
+        "mcpServers",
+        "a mapping of server names to MCP servers",
+        "none",
+        "MCP servers every agent's sessions are offered (each runtime passes them on in its"
+        " protocol's shape), in the shape MCP clients use; a Restricted session gets none.",
+    ),
+    ConfigKey(
         "teams",
         "a mapping of team names to teams",
         "no team",
         "Group chats that are the front door of one project each; a name is `[a-z0-9][a-z0-9_-]*`.",
+    ),
+    ConfigKey(
+        "mesh",
+        "a mapping",
+        "the mesh off",
+        "The device mesh: this machine linked with the user's other machines (only the"
+        " profile's config.yaml may hold it, never a project's).",
     ),
 )
 
@@ -124,6 +141,42 @@ AGENT_KEYS: tuple[ConfigKey, ...] = (
         " references allowed; secret-named values are masked in every log line).",
     ),
     ConfigKey("title", "text", "the agent's name", "How the terminal and chats show it."),
+    ConfigKey(
+        "mcpServers",
+        "a mapping of server names to MCP servers",
+        "none",
+        "MCP servers for this agent only, on top of the top-level `mcpServers` (a name given"
+        " in both is this one).",
+    ),
+)
+
+MCP_SERVER_KEYS: tuple[ConfigKey, ...] = (
+    ConfigKey(
+        "command",
+        "text",
+        "required without `url`",
+        "A server the agent starts and speaks to over stdio: its executable.",
+    ),
+    ConfigKey("args", "a list of text", "no arguments", "The command's arguments."),
+    ConfigKey(
+        "env",
+        "a mapping of NAME: text",
+        "nothing extra",
+        "The command's environment (`${NAME}` references allowed; never logged or listed).",
+    ),
+    ConfigKey("url", "an http(s) URL", "required without `command`", "A server the agent reaches."),
+    ConfigKey(
+        "headers",
+        "a mapping of Name: text",
+        "none",
+        "HTTP headers for `url` (`${NAME}` references allowed; never logged or listed).",
+    ),
+    ConfigKey(
+        "type",
+        "stdio, http or sse",
+        "stdio with `command`, http with `url`",
+        "The transport; `sse` for a server that only speaks the older SSE transport.",
+    ),
 )
 
 DEFAULTS_KEYS: tuple[ConfigKey, ...] = (
@@ -289,9 +342,56 @@ INTENT_KEYS: tuple[ConfigKey, ...] = (
     ),
 )
 
+MESH_KEYS: tuple[ConfigKey, ...] = (
+    ConfigKey(
+        "enabled",
+        "true or false",
+        "false",
+        "true: `robota server run` opens the mesh (listens on `listen`, links to `peers`).",
+    ),
+    ConfigKey(
+        "name",
+        "text of at most 64 bytes",
+        "the machine's host name",
+        "This device's name, as the other devices show it.",
+    ),
+    ConfigKey(
+        "listen",
+        "a list of HOST:PORT",
+        "none (dial only)",
+        "The addresses to accept links on (`[::1]:47390` for an IPv6 address).",
+    ),
+    ConfigKey(
+        "peers",
+        "a mapping of device ids to {name, address}",
+        "none",
+        "Each paired device's name and address hint (written by pairing; editable).",
+    ),
+    ConfigKey(
+        "listLifetimeSeconds",
+        "a whole number from 60 to 2592000",
+        "86400",
+        "How long a roster or revocation list this device issues stays valid; it is"
+        " reissued when half of it has passed.",
+    ),
+    ConfigKey(
+        "pairingTtlSeconds",
+        "a whole number from 30 to 3600",
+        "300",
+        "How long `robota mesh pair`'s one-time code may be used.",
+    ),
+)
+"""``mesh``: the device mesh (``robota.mesh``); the profile's file only."""
+
+MESH_PEER_KEYS: tuple[ConfigKey, ...] = (
+    ConfigKey("name", "text", "the device id", "The peer's name."),
+    ConfigKey("address", "HOST:PORT", "none (it dials this device)", "Where to dial it."),
+)
+
 CONFIG_SECTIONS: tuple[tuple[str, tuple[ConfigKey, ...]], ...] = (
     ("(top level)", TOP_LEVEL_KEYS),
     ("agents.<name>", AGENT_KEYS),
+    ("mcpServers.<name>", MCP_SERVER_KEYS),
     ("defaults", DEFAULTS_KEYS),
     ("transports.console", CONSOLE_KEYS),
     ("transports.ws", WS_KEYS),
@@ -299,6 +399,8 @@ CONFIG_SECTIONS: tuple[tuple[str, tuple[ConfigKey, ...]], ...] = (
     ("logging", LOGGING_KEYS),
     ("teams.<name>", TEAM_KEYS),
     ("teams.<name>.intents.<key>", INTENT_KEYS),
+    ("mesh", MESH_KEYS),
+    ("mesh.peers.<device id>", MESH_PEER_KEYS),
 )
 """Every section core validates, by its key path, in the order the reference shows them;
 a chat transport's ``transports.<name>`` is its plugin's (``DescribesKeys``)."""
@@ -310,6 +412,14 @@ PROJECT_TOP_LEVEL_KEYS: tuple[ConfigKey, ...] = (
         "a mapping of the profile's agent names",
         "nothing extra",
         "Additions to the profile's agents, by name.",
+    ),
+    ConfigKey(
+        "mcpServers",
+        "a mapping of server names to MCP servers",
+        "none",
+        "MCP servers this workspace's sessions are offered on top of the profile's (read only"
+        " when the workspace is trusted): literal values only, no `${NAME}` and no"
+        " secret-named `env` or `headers`.",
     ),
 )
 
@@ -342,5 +452,6 @@ PROJECT_SECTIONS: tuple[tuple[str, tuple[ConfigKey, ...]], ...] = (
     ("(top level)", PROJECT_TOP_LEVEL_KEYS),
     ("defaults", PROJECT_DEFAULTS_KEYS),
     ("agents.<name>", PROJECT_AGENT_KEYS),
+    ("mcpServers.<name>", MCP_SERVER_KEYS),
 )
 """A trusted workspace's ``.robota/config.yaml``, validated by ``_project`` with these keys."""

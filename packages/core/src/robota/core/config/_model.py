@@ -16,7 +16,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
+
+if TYPE_CHECKING:
+    from .._plugins import McpServer
 
 __all__ = [
     "LOG_LEVELS",
@@ -28,6 +31,8 @@ __all__ = [
     "Defaults",
     "LogLevel",
     "LoggingConfig",
+    "MeshPeer",
+    "MeshSettings",
     "PermissionMode",
     "StorageConfig",
     "INTENT_LEVELS",
@@ -57,6 +62,7 @@ LogLevel = Literal["debug", "info", "warning", "error"]
 LOG_LEVELS: tuple[LogLevel, ...] = ("debug", "info", "warning", "error")
 
 _EMPTY: Mapping[str, str] = MappingProxyType({})
+_NO_SERVERS: Mapping[str, McpServer] = MappingProxyType({})
 
 Locale = Literal["zh-CN", "en-US"]
 LOCALES: tuple[Locale, ...] = ("zh-CN", "en-US")
@@ -78,6 +84,8 @@ class AgentConfig:
     env: Mapping[str, str] = field(default_factory=lambda: _EMPTY, repr=False)
     """Added to robota's own environment when the agent starts; often holds API keys."""
     title: str = ""
+    mcp_servers: Mapping[str, McpServer] = field(default_factory=lambda: _NO_SERVERS)
+    """``agents.<name>.mcpServers``: on top of the top-level ones, for this agent only."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -202,6 +210,33 @@ _NO_TEAMS: Mapping[str, TeamConfig] = MappingProxyType({})
 
 
 @dataclass(frozen=True, slots=True)
+class MeshPeer:
+    """``mesh.peers.<device id>``: a paired device's name and where to dial it."""
+
+    name: str
+    address: str | None = None
+    """``HOST:PORT``; ``None``: this device does not dial it (it dials this one)."""
+
+
+_NO_PEERS: Mapping[str, MeshPeer] = MappingProxyType({})
+
+
+@dataclass(frozen=True, slots=True)
+class MeshSettings:
+    """``mesh``: the device mesh, off unless the profile's own file turns it on."""
+
+    enabled: bool = False
+    name: str = ""
+    """This device's name (validation fills in the host name when the file has none)."""
+    listen: tuple[str, ...] = ()
+    """``HOST:PORT`` addresses to accept links on; empty: dial only."""
+    peers: Mapping[str, MeshPeer] = field(default_factory=lambda: _NO_PEERS)
+    """By device id (its printed form), in file order."""
+    list_lifetime_seconds: int = 86400
+    pairing_ttl_seconds: int = 300
+
+
+@dataclass(frozen=True, slots=True)
 class StorageConfig:
     sqlite_path: Path
 
@@ -225,6 +260,10 @@ class Config:
     logging: LoggingConfig
     teams: Mapping[str, TeamConfig] = field(default_factory=lambda: _NO_TEAMS)
     """``teams.<name>``, in file order."""
+    mcp_servers: Mapping[str, McpServer] = field(default_factory=lambda: _NO_SERVERS)
+    """``mcpServers``: offered to every agent's sessions (``McpServer``), in file order."""
+    mesh: MeshSettings = MeshSettings()
+    """``mesh``: the device mesh's settings (off by default)."""
     secrets: frozenset[str] = field(default=frozenset(), repr=False)
     """Every value that must never reach a log line: .env values and secret-named fields."""
 

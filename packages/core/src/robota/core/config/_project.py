@@ -32,10 +32,12 @@ from pathlib import Path
 from types import MappingProxyType
 
 from .._errors import ConfigError
+from .._plugins import McpServer
 from ._keys import PROJECT_AGENT_KEYS, PROJECT_DEFAULTS_KEYS, PROJECT_TOP_LEVEL_KEYS, key_names
 from ._load import parse_yaml
+from ._mcp_servers import validate_mcp_servers
 from ._model import PERMISSION_MODES, Config, PermissionMode
-from ._reader import describe, one_of
+from ._reader import Reader, describe, one_of
 from ._secrets import looks_secret
 
 __all__ = ["ProjectConfig", "apply_project", "load_project_config", "parse_project_config"]
@@ -45,6 +47,7 @@ MAX_PROJECT_BYTES = 256 * 1024
 _ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 _RESERVED = re.compile(r"^ROBOTA", re.IGNORECASE)
 _EMPTY: Mapping[str, Mapping[str, str]] = MappingProxyType({})
+_NO_SERVERS: Mapping[str, McpServer] = MappingProxyType({})
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,6 +57,8 @@ class ProjectConfig:
     permission_mode: PermissionMode | None = None
     env: Mapping[str, Mapping[str, str]] = field(default_factory=lambda: _EMPTY)
     """``agents.<name>.env`` overrides, by agent name."""
+    mcp_servers: Mapping[str, McpServer] = field(default_factory=lambda: _NO_SERVERS)
+    """``mcpServers``: literal only, on top of the profile's."""
 
 
 def _mapping(file: str, value: object, path: str, allowed: tuple[str, ...]) -> Mapping[str, object]:
@@ -115,6 +120,15 @@ def parse_project_config(
     name = str(file)
     if data is None:
         return ProjectConfig(file)
+    if isinstance(data, Mapping) and "mesh" in data:
+        # Only the profile's own settings may open the mesh: a repository that could would
+        # expose this machine to the user's other devices (docs/architecture.md §14).
+        raise ConfigError(
+            name,
+            "mesh",
+            "a mesh section",
+            "no mesh settings in a project (only the profile's config.yaml can turn the mesh on)",
+        )
     top = _mapping(name, data, "(top level)", key_names(PROJECT_TOP_LEVEL_KEYS))
     defaults = _mapping(name, top.get("defaults"), "defaults", key_names(PROJECT_DEFAULTS_KEYS))
     configured = "one of the configured agents: " + ", ".join(agents)
@@ -134,11 +148,14 @@ def parse_project_config(
                 raise ConfigError(name, "agents", f"the agent {describe(agent_name)}", configured)
             fields = _mapping(name, section, f"agents.{agent_name}", key_names(PROJECT_AGENT_KEYS))
             env[agent_name] = MappingProxyType(_env(name, agent_name, fields.get("env")))
+    reader = Reader(name, {}, file)  # literal values: nothing of robota's environment
+    servers = validate_mcp_servers(reader, top.get("mcpServers"), "mcpServers", literal=True)
     return ProjectConfig(
         file,
         agent=agent,
         permission_mode=mode,
         env=MappingProxyType(env),
+        mcp_servers=MappingProxyType(servers),
     )
 
 
@@ -200,4 +217,5 @@ def apply_project(config: Config, project: ProjectConfig | None) -> Config:
         else agent
         for name, agent in config.agents.items()
     }
-    return replace(config, defaults=defaults, agents=MappingProxyType(agents))
+    servers = MappingProxyType({**config.mcp_servers, **project.mcp_servers})
+    return replace(config, defaults=defaults, agents=MappingProxyType(agents), mcp_servers=servers)

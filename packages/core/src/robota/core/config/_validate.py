@@ -39,6 +39,8 @@ from ._keys import (
     key_names,
 )
 from ._kinds import as_the_template_orders
+from ._mesh import validate_mesh
+from ._mcp_servers import validate_mcp_servers
 from ._model import (
     LOG_LEVELS,
     PERMISSION_MODES,
@@ -115,6 +117,7 @@ def _agent(reader: Reader, name: str, raw: object, kinds: tuple[str, ...]) -> Ag
             if text is not None:
                 env[key] = text
     title = reader.text(section.get("title"), f"{path}.title", required=False) or name
+    servers = validate_mcp_servers(reader, section.get("mcpServers"), f"{path}.mcpServers")
     return AgentConfig(
         name=name,
         kind=agent_kind,
@@ -122,6 +125,7 @@ def _agent(reader: Reader, name: str, raw: object, kinds: tuple[str, ...]) -> Ag
         args=tuple(args),
         env=MappingProxyType(env),
         title=title,
+        mcp_servers=MappingProxyType(servers),
     )
 
 
@@ -260,9 +264,11 @@ def validate_config(
     defaults = _defaults(reader, top.get("defaults"), agents, start_dir)
     transports = _transports(reader, top.get("transports"))
     teams = validate_teams(reader, top.get("teams"), transports.chat)
+    servers = validate_mcp_servers(reader, top.get("mcpServers"), "mcpServers")
     base = file.parent
     storage = reader.section(top.get("storage"), "storage", key_names(STORAGE_KEYS))
     logging = reader.section(top.get("logging"), "logging", key_names(LOGGING_KEYS))
+    mesh = validate_mesh(reader, top.get("mesh"))
     _collect_named_secrets(reader, data)
     return Config(
         file=file,
@@ -281,5 +287,7 @@ def validate_config(
             path=reader.path(logging.get("path"), "logging.path", base, profile.default_log_path),
         ),
         teams=MappingProxyType(teams),
+        mesh=mesh,
+        mcp_servers=MappingProxyType(servers),
         secrets=frozenset(reader.secrets) | extra_secrets,
     )

@@ -391,6 +391,7 @@ class RouteData:
             developer_instructions=task.developer_instructions,
             fork_from=fork_from,
             fork_turn_id=fork_turn_id,
+            restricted=restricted,
         )
 
     def session_of_turn(self, source: Task, remote_turn_id: str | None) -> str | None:

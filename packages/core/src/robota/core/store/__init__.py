@@ -29,7 +29,7 @@ Ops are small frozen dataclasses with an ``apply(db)`` method (``WriteOp``); the
 cover inbound-event dedupe, route states, the final-delivery ledger, turn attempts, the prompt
 queue, the audit trail, what chat transports keep of their chats (``_chats``), and team groups'
 registry, decision audit and stored requests (``_teams``), and which process owns a task
-(``_owners``). The schema
+(``_owners``), and the device mesh's high-water marks (``_mesh``). The schema
 grows through ``MIGRATIONS``, applied by the writer when it starts; a database from a newer
 robota is refused with ``StoreError``. Migrations that change tables are written with
 sqlite-utils (``schema_change``), which is also what ``inspect_store`` (``robota store``) reads
@@ -84,8 +84,10 @@ if typing.TYPE_CHECKING:
     from ._connection import open_reader
     from ._database import Database, Parameters
     from ._inspect import StoreReport, TableReport, inspect_store
+    from ._mesh import MESH_LISTS, MeshList, RaiseMeshMark, mesh_marks
     from ._messages import Ack, Failable, Write
     from ._migrations import MIGRATIONS, Migration, migrate, schema_version
+    from ._once import write_once
     from ._ops import (
         AppendAuditEvent,
         CancelPrompt,
@@ -257,6 +259,13 @@ __all__ = [
     "ClaimTask",
     "TaskOwner",
     "task_owner",
+    # the device mesh's high-water marks
+    "MESH_LISTS",
+    "MeshList",
+    "RaiseMeshMark",
+    "mesh_marks",
+    # one write from a process with no writer actor
+    "write_once",
     # tasks and routes
     "Task",
     "RouteBinding",
@@ -410,6 +419,11 @@ _LAZY = {
     "team_rows": "._teams",
     "StoreClient": "._client",
     "SqliteRouteStates": "._route_states",
+    "MESH_LISTS": "._mesh",
+    "MeshList": "._mesh",
+    "RaiseMeshMark": "._mesh",
+    "mesh_marks": "._mesh",
+    "write_once": "._once",
     "ClaimTask": "._owners",
     "TaskOwner": "._owners",
     "task_owner": "._owners",

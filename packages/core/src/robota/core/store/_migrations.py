@@ -333,6 +333,19 @@ _V7_TASK_OWNERS = _statements(
     """,
 )
 
+_V8_MESH_MARKS = _statements(
+    # The highest sequence of each signed mesh list (``roster``, ``revocations``) this device
+    # has accepted: a list below it is refused as rolled back, whatever restarts in between
+    # (``_mesh``; the lists themselves are robota.mesh's).
+    """
+    CREATE TABLE mesh_marks (
+        list TEXT PRIMARY KEY,
+        seq INTEGER NOT NULL,
+        updated_at REAL NOT NULL
+    )
+    """,
+)
+
 
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "conversation state", _V1_CONVERSATIONS),
@@ -342,6 +355,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(5, "teams", _V5_TEAMS),
     Migration(6, "team requests", schema_change(_v6_team_requests)),
     Migration(7, "task owners", _V7_TASK_OWNERS),
+    Migration(8, "mesh marks", _V8_MESH_MARKS),
 )
 """Every migration this code knows, oldest first; the last one's version is the schema's."""
 
