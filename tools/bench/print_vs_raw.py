@@ -1,7 +1,7 @@
 """One turn through ``robota -p`` against the same turn through a minimal raw protocol client.
 
     .venv/bin/python tools/bench/print_vs_raw.py [--quick] [--pairs N] [--agent NAME ...]
-        [--baseline CHECKOUT]
+        [--baseline CHECKOUT] [--warm-host]
 
 Both are what a user runs: a fresh process each time, from spawn to exit. robota: ``robota -p
 "<prompt>"`` (text output) in a sandboxed profile whose agent is real and offline; the raw
@@ -25,6 +25,13 @@ client, and both ratios are printed with the per-round figures. ``--tap`` puts e
 behind ``tools/wire_tap.py`` (both clients alike: one pipe hop and a small Python start more) and
 prints, per client, when ``initialized`` and ``thread/start`` (App Server) or ``session/new`` and
 ``session/prompt`` (ACP) were written, from the client's spawn: robota's own start is the gap.
+
+``--warm-host`` measures print mode through a warm host (``robota.cli._print_host``): the
+sandbox's host is started once (``robota server start``), the warm-up run through it starts the
+agent, and then each round's ``robota -p`` hands its turn to the host, while the raw client still
+starts its agent every run. The host's log is checked afterwards: every measured run went
+through it. The machine's load (``/proc/loadavg``) is printed before and after: the ratio on a
+shared machine is only as steady as its spread says.
 """
 
 from __future__ import annotations
@@ -108,7 +115,8 @@ def summary(label: str, mine: list[float], theirs: list[float]) -> list[str]:
         f"{label:26} {median(mine) * 1e3:8.0f} ms {median(theirs) * 1e3:6.0f} ms "
         f"{median(diffs) * 1e3:6.0f} ms {median(ratios):6.2f}x",
         f"{'':26} robota {min(mine) * 1e3:.0f}-{max(mine) * 1e3:.0f} ms, "
-        f"raw {min(theirs) * 1e3:.0f}-{max(theirs) * 1e3:.0f} ms (min-max)",
+        f"raw {min(theirs) * 1e3:.0f}-{max(theirs) * 1e3:.0f} ms (min-max), "
+        f"ratio {min(ratios):.2f}-{max(ratios):.2f}",
     ]
 
 
@@ -152,7 +160,34 @@ def mark_rows(protocol: str, sides: list[Side]) -> list[str]:
     ]
 
 
-def bench(names: list[str], pairs: int, baseline: Path | None, *, tap: bool) -> None:
+def load() -> str:
+    return " ".join(Path("/proc/loadavg").read_text().split()[:3])
+
+
+def host_runs(sandbox: Sandbox) -> int:
+    """The turns the sandbox's host ran for print mode so far (its log says each)."""
+    logs = (sandbox.home / "logs").glob("*.log*")
+    return sum(path.read_text(errors="replace").count("print.run: task ") for path in logs)
+
+
+def server(sandbox: Sandbox, command: str) -> None:
+    done = subprocess.run(
+        sandbox.robota("server", command, "--json"),
+        env=sandbox.env,
+        cwd=sandbox.cwd,
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    if done.returncode != 0:
+        raise SystemExit(f"robota server {command} failed: {done.stdout} {done.stderr[-800:]}")
+
+
+def bench(
+    names: list[str], pairs: int, baseline: Path | None, *, tap: bool, warm_host: bool = False
+) -> None:
     order = "robota, raw, robota, raw, ..."
     if baseline is not None:
         order = f"baseline {baseline} and this robota alternating first, then raw"
@@ -160,58 +195,83 @@ def bench(names: list[str], pairs: int, baseline: Path | None, *, tap: bool) -> 
         f"print_vs_raw: one turn per fresh process, spawn to exit; {pairs} pairs per agent, "
         f"interleaved ({order}), python {sys.version.split()[0]}"
         + (", each agent behind a wire tap" if tap else "")
+        + (", robota -p through a warm host" if warm_host else "")
     )
+    print(f"load average (1, 5, 15 min) before: {load()}")
     header = f"{'agent':26} {'robota p50':>11} {'raw p50':>9} {'diff p50':>9} {'ratio':>7}"
     rows: list[str] = []
     with tempfile.TemporaryDirectory(prefix="robota-bench-") as tmp, fake_model() as url:
         sandbox = Sandbox(Path(tmp), url, names, tap=tap)
         old_env = baseline_env(sandbox, baseline) if baseline is not None else None
         sandbox.env = own_cache(sandbox.env, sandbox.root / "cache")
-        for name in names:
-            pair = sandbox.pairs[name]
-
-            def this(prompt: str, pair: Pair = pair) -> float:
-                return run_robota(sandbox, pair, prompt)
-
-            def raw(prompt: str, pair: Pair = pair) -> float:
-                return run_raw(pair, prompt)
-
-            mine = Side("this", this, pair.robota_tap, pair.protocol)
-            theirs = Side("raw", raw, pair.raw_tap, pair.protocol)
-            sides = [mine, theirs]
-            old: Side | None = None
-            if old_env is not None:
-
-                def base(prompt: str, pair: Pair = pair, env: dict[str, str] = old_env) -> float:
-                    return run_robota(sandbox, pair, prompt, env)
-
-                old = Side("baseline", base, pair.robota_tap, pair.protocol)
-                sides.insert(0, old)
-            for side in sides:
-                side.run("warm up")
-            for i in range(pairs):
-                if old is not None and i % 2 == 0:
-                    old.measure(f"base {i}")
-                mine.measure(f"pair {i}")
-                if old is not None and i % 2 == 1:
-                    old.measure(f"base {i}")
-                theirs.measure(f"pair {i}")
-            rows += summary(f"{name} ({pair.protocol})", mine.seconds, theirs.seconds)
-            if old is not None:
-                rows += summary("  baseline", old.seconds, theirs.seconds)
-                rows.append(
-                    f"{'':26} per round (baseline/this/raw ms, ratios): "
-                    + "; ".join(
-                        f"{b * 1e3:.0f}/{m * 1e3:.0f}/{t * 1e3:.0f} {b / t:.2f}->{m / t:.2f}"
-                        for b, m, t in zip(old.seconds, mine.seconds, theirs.seconds, strict=True)
-                    )
-                )
-            if tap:
-                rows += mark_rows(pair.protocol, sides)
+        if warm_host:
+            server(sandbox, "start")
+        try:
+            rows += measure_agents(sandbox, names, pairs, old_env, tap=tap)
+            if warm_host and host_runs(sandbox) != len(names) * (pairs + 1):
+                raise SystemExit(f"only {host_runs(sandbox)} runs went through the host")
+        finally:
+            if warm_host:
+                server(sandbox, "stop")
     print(header)
     for row in rows:
         print(row)
     print("ratio: median over the pairs of robota's time / the raw client's time")
+    print(f"load average (1, 5, 15 min) after: {load()}")
+
+
+def measure_agents(
+    sandbox: Sandbox,
+    names: list[str],
+    pairs: int,
+    old_env: dict[str, str] | None,
+    *,
+    tap: bool,
+) -> list[str]:
+    """The rows of each agent's rounds."""
+    rows: list[str] = []
+    for name in names:
+        pair = sandbox.pairs[name]
+
+        def this(prompt: str, pair: Pair = pair) -> float:
+            return run_robota(sandbox, pair, prompt)
+
+        def raw(prompt: str, pair: Pair = pair) -> float:
+            return run_raw(pair, prompt)
+
+        mine = Side("this", this, pair.robota_tap, pair.protocol)
+        theirs = Side("raw", raw, pair.raw_tap, pair.protocol)
+        sides = [mine, theirs]
+        old: Side | None = None
+        if old_env is not None:
+
+            def base(prompt: str, pair: Pair = pair, env: dict[str, str] = old_env) -> float:
+                return run_robota(sandbox, pair, prompt, env)
+
+            old = Side("baseline", base, pair.robota_tap, pair.protocol)
+            sides.insert(0, old)
+        for side in sides:
+            side.run("warm up")
+        for i in range(pairs):
+            if old is not None and i % 2 == 0:
+                old.measure(f"base {i}")
+            mine.measure(f"pair {i}")
+            if old is not None and i % 2 == 1:
+                old.measure(f"base {i}")
+            theirs.measure(f"pair {i}")
+        rows += summary(f"{name} ({pair.protocol})", mine.seconds, theirs.seconds)
+        if old is not None:
+            rows += summary("  baseline", old.seconds, theirs.seconds)
+            rows.append(
+                f"{'':26} per round (baseline/this/raw ms, ratios): "
+                + "; ".join(
+                    f"{b * 1e3:.0f}/{m * 1e3:.0f}/{t * 1e3:.0f} {b / t:.2f}->{m / t:.2f}"
+                    for b, m, t in zip(old.seconds, mine.seconds, theirs.seconds, strict=True)
+                )
+            )
+        if tap:
+            rows += mark_rows(pair.protocol, sides)
+    return rows
 
 
 def main() -> None:
@@ -228,9 +288,15 @@ def main() -> None:
         help="put each agent behind tools/wire_tap.py and print when the handshake's and the "
         "session's messages were written, from the client's spawn",
     )
+    parser.add_argument(
+        "--warm-host",
+        action="store_true",
+        help="start the sandbox's host once; robota -p then hands each turn to it",
+    )
     args = parser.parse_args()
     names = args.agent or list(DEFAULT_AGENTS)
-    bench(names, 1 if args.quick else args.pairs, args.baseline, tap=args.tap)
+    pairs = 1 if args.quick else args.pairs
+    bench(names, pairs, args.baseline, tap=args.tap, warm_host=args.warm_host)
 
 
 if __name__ == "__main__":

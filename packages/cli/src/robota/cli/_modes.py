@@ -7,6 +7,7 @@ Only click is imported here; the engine is imported when a mode runs.
 
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -16,6 +17,7 @@ import click
 
 if TYPE_CHECKING:
     from ._prestart import Prestart
+    from ._print import PrintOptions
 
 __all__ = ["conversation_options", "run_conversation"]
 
@@ -96,6 +98,12 @@ def conversation_options(command: F) -> F:
             "plan (print mode runs in an untrusted workspace only so).",
         ),
         click.option(
+            "--no-host",
+            is_flag=True,
+            help="Print mode: run in this process even when the profile's host runs (by "
+            "default -p hands its turns to a running host, whose agent is already up).",
+        ),
+        click.option(
             "--serve",
             is_flag=True,
             help="Serve this workspace's sessions on a loopback WebSocket (headless; a "
@@ -151,6 +159,8 @@ def run_conversation(ctx: click.Context, options: dict[str, Any]) -> None:
     if prompt is None:
         if options["output_format"] != "text" or options["input_format"] != "text":
             raise click.UsageError("--output-format and --input-format need -p")
+        if options["no_host"]:
+            raise click.UsageError("--no-host needs -p")
         if not (sys.stdin.isatty() and sys.stdout.isatty()):
             click.echo(ctx.get_help())
             sys.exit(0 if not sys.stdin.isatty() else 2)
@@ -159,6 +169,12 @@ def run_conversation(ctx: click.Context, options: dict[str, Any]) -> None:
         sys.exit(run_tui(**_tui_arguments(options)))
     if options["resume"] == "":
         raise click.UsageError("print mode needs -r ID|NAME (there is no picker without a TUI)")
+    from ._print_host import wants_host  # noqa: PLC0415
+
+    if wants_host(no_host=options["no_host"], environ=os.environ):
+        code, prompt = _print_on_host(options, prompt)
+        if code is not None:
+            sys.exit(code)
     from ._prestart import prestart_agent  # noqa: PLC0415
 
     prestart = None
@@ -169,6 +185,35 @@ def run_conversation(ctx: click.Context, options: dict[str, Any]) -> None:
     finally:
         if prestart is not None:
             prestart.close()
+
+
+def _print_on_host(options: dict[str, Any], prompt: str) -> tuple[int | None, str]:
+    """Print mode on the profile's running host (``_print_host``): its exit code, or ``None``
+    to run here; and the prompt, read from stdin if it was."""
+    from robota.core.config import resolve_profile  # noqa: PLC0415
+
+    from ._print_host import connect_host  # noqa: PLC0415
+
+    try:
+        socket_path = resolve_profile().control_socket
+    except (OSError, ValueError):
+        return None, prompt  # print mode's own path reports a profile it cannot resolve
+    sock = connect_host(socket_path)
+    if sock is None:
+        return None, prompt
+    from ._print import UsageError, read_prompt  # noqa: PLC0415
+    from ._print_host import print_on_host  # noqa: PLC0415
+
+    try:
+        if options["input_format"] == "text":
+            try:
+                prompt = read_prompt(prompt or None, sys.stdin)
+            except UsageError as error:
+                sys.stderr.write(f"robota: {error}\n")
+                return 2, prompt
+        return print_on_host(_print_options(options, prompt), sock), prompt
+    finally:
+        sock.close()
 
 
 def _attach_daemon(prompt: str | None, options: dict[str, Any]) -> None:
@@ -204,12 +249,17 @@ def _run_print(options: dict[str, Any], prompt: str, prestart: Prestart | None) 
             developer_instructions=options["append_system_prompt"],
             restricted=options["restricted"],
         )
-    from ._print import PrintOptions, run_print  # noqa: PLC0415
+    from ._print import run_print  # noqa: PLC0415
 
-    print_options = PrintOptions(
-        prompt=prompt or None,
-        output_format=options["output_format"],
-        input_format=options["input_format"],
+    return run_print(_print_options(options, prompt), prestart)
+
+
+def _print_options(options: dict[str, Any], prompt: str) -> PrintOptions:
+    from robota.host import PrintTask  # noqa: PLC0415
+
+    from ._print import PrintOptions  # noqa: PLC0415
+
+    task = PrintTask(
         agent=options["agent"],
         cwd=options["cwd"],
         model=options["model"],
@@ -219,9 +269,14 @@ def _run_print(options: dict[str, Any], prompt: str, prestart: Prestart | None) 
         continue_=options["continue_"],
         resume=options["resume"],
         fork=options["fork_session"],
+    )
+    return PrintOptions(
+        prompt=prompt or None,
+        output_format=options["output_format"],
+        input_format=options["input_format"],
+        task=task,
         restricted=options["restricted"],
     )
-    return run_print(print_options, prestart)
 
 
 def _tui_arguments(options: dict[str, Any]) -> dict[str, Any]:

@@ -12,7 +12,9 @@ engine), ``_requests`` (the control requests), ``_routing`` (pure: which route a
 task is driven through), ``_reads`` (the store reads ``task list`` and the host share),
 ``_taps`` (the host's subscriptions to routes), ``_transports`` (the chat transports'
 children, their status and their group offers), ``_desk`` (the ``task.*`` requests),
-``_groups`` (``task.newgroup | forkgroup`` through a transport's ``GroupMaker``), ``_spawn``
+``_groups`` (``task.newgroup | forkgroup`` through a transport's ``GroupMaker``),
+``_print_choice`` (print mode's task and where its turns run) and ``_print_turns``
+(``print.run``: print mode's turns on a warm host), ``_spawn``
 (a detached host and its readiness: ``server start`` and a restart), ``_signals`` (a tree run
 until a stop signal), the background sessions (``_session_requests``, ``_sessions``: the
 clients' side, ``_daemon``: the workspace's daemon locks, ``_session``: one session's tree,
@@ -47,6 +49,14 @@ if typing.TYPE_CHECKING:
     from ._host import Host, status_json
     from ._launch import agent_launch
     from ._mesh import MESH_SERVICE, HostMesh, MeshLists, MeshStatus
+    from ._print_choice import (
+        PRINT_KIND,
+        PrintTask,
+        TaskChoice,
+        choose_print_task,
+        print_placement,
+    )
+    from ._print_turns import PrintTurns
     from ._reads import (
         TaskRow,
         count_routes,
@@ -266,6 +276,13 @@ __all__ = [
     "TaskForkGroup",
     "SEND_WAIT",
     "SEND_WAIT_MAX",
+    # print mode's task, and its turns on a warm host
+    "PRINT_KIND",
+    "PrintTask",
+    "PrintTurns",
+    "TaskChoice",
+    "choose_print_task",
+    "print_placement",
     # routes
     "CLI_KIND",
     "TaskRoute",
@@ -409,6 +426,12 @@ _HOMES = {
     "enabled_transports": "._transports",
     "host_locale": "._transports",
     "transports_agent_env": "._transports",
+    "PRINT_KIND": "._print_choice",
+    "PrintTask": "._print_choice",
+    "TaskChoice": "._print_choice",
+    "choose_print_task": "._print_choice",
+    "print_placement": "._print_choice",
+    "PrintTurns": "._print_turns",
 }
 """Where each lazily loaded name lives (the same as the imports for type checkers above)."""
 

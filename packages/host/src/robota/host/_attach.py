@@ -35,7 +35,7 @@ from __future__ import annotations
 import itertools
 import logging
 import math
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 from dataclasses import replace as _replace
 from typing import ClassVar
@@ -44,7 +44,13 @@ import trio
 
 from robota.core import LoopPort
 from robota.core.control import HandlerError
-from robota.core.engine import AnswerApproval, RouteReply, SurfaceJoined, SurfaceLeft
+from robota.core.engine import (
+    AnswerApproval,
+    FrontEndRequest,
+    RouteReply,
+    SurfaceJoined,
+    SurfaceLeft,
+)
 from robota.core.frontend import FrontEndPort, RouteLink
 from robota.core.protocol import (
     MAX_FRAME,
@@ -61,7 +67,7 @@ from robota.core.protocol import (
     resume_gap,
 )
 
-__all__ = ["BYTE_BUDGET", "MAX_SURFACES", "AttachDesk", "SessionAttach"]
+__all__ = ["BYTE_BUDGET", "MAX_SURFACES", "AttachDesk", "SessionAttach", "surface_requests"]
 
 logger = logging.getLogger("robota.cli.session")
 
@@ -283,28 +289,39 @@ class AttachDesk:
         surface: str,
         put: Callable[[dict[str, object]], None],
     ) -> None:
-        lines = LineSplitter(MAX_FRAME)
-        while True:
-            data = await stream.receive_some(64 * 1024)
-            if not data:
+        async for said in surface_requests(stream):
+            if isinstance(said, dict):
+                put(said)  # a protocol error, said to this surface
+                continue
+            request = said
+            if mode != "drive":
+                note = RouteReply(self.route_key, OBSERVING, "error")
+                frame = {"type": "notice", "seq": self.log.seq, "notice": notice_to_json(note)}
+                put(frame)
+                continue
+            if isinstance(request, AnswerApproval):
+                request = _replace(request, surface=surface)
+            self.port.tell(self.route_key, request)
+
+
+async def surface_requests(
+    stream: trio.SocketStream,
+) -> AsyncIterator[FrontEndRequest | dict[str, object]]:
+    """The requests a terminal's frames on ``stream`` make, or for a frame that is none the
+    ``protocol_error`` to answer it with (the stream reads on); ends with the stream, or at
+    an oversized frame (it ends that connection only)."""
+    lines = LineSplitter(MAX_FRAME)
+    while True:
+        data = await stream.receive_some(64 * 1024)
+        if not data:
+            return
+        for line in lines.feed(data):
+            if isinstance(line, Overlong):
                 return
-            for line in lines.feed(data):
-                if isinstance(line, Overlong):
-                    return  # an oversized frame ends this connection only
-                try:
-                    frame = decode_frame(line)
-                    request = frame_to_request(frame)
-                except WireError as error:
-                    message: dict[str, object] = {"type": "protocol_error", "message": str(error)}
-                    if error.path is not None:
-                        message["field"] = error.path
-                    put(message)
-                    continue
-                if mode != "drive":
-                    note = RouteReply(self.route_key, OBSERVING, "error")
-                    frame = {"type": "notice", "seq": self.log.seq, "notice": notice_to_json(note)}
-                    put(frame)
-                    continue
-                if isinstance(request, AnswerApproval):
-                    request = _replace(request, surface=surface)
-                self.port.tell(self.route_key, request)
+            try:
+                yield frame_to_request(decode_frame(line))
+            except WireError as error:
+                message: dict[str, object] = {"type": "protocol_error", "message": str(error)}
+                if error.path is not None:
+                    message["field"] = error.path
+                yield message

@@ -4,7 +4,8 @@
     ├── engine       store, agents, routes (``robota.core.engine.Engine``, built as print mode
     │                and the TUI build theirs: ``_engine_host.open_engine``)
     ├── taps         the host's subscriptions to routes (``RouteTaps``)
-    ├── control      the local control endpoint (``robota.core.control.ControlServer``)
+    ├── control      the local control endpoint (``robota.core.control.ControlServer``;
+    │                print mode's turns, ``print.run``: ``_print_turns``)
     ├── teams        one team actor per ``teams.<name>`` and its door (``_teams.HostTeams``)
     └── transports   a supervisor of the chat transports, one child per enabled section
                      (``_transports.HostTransports``)
@@ -57,6 +58,8 @@ from ._desk import TaskDesk
 from ._engine_host import open_engine
 from ._groups import GroupDesk
 from ._owners import HOST_OWNER, Owner
+from ._print_choice import PRINT_KIND
+from ._print_turns import PrintDesk, PrintTurns
 from ._reads import count_routes
 from ._requests import (
     CancelRestart,
@@ -96,6 +99,9 @@ QUIET_ROUTES = 5.0
 share of the store's readers freed; the next message brings it back in a few ms): a host with
 hundreds of chats keeps only the busy ones alive."""
 
+UNATTENDED = frozenset({CLI_KIND, PRINT_KIND})
+"""The route kinds nobody answers approvals on."""
+
 STOP_REPLY_GRACE = 1.0
 """Seconds a stop waits for control connections to finish (the stop request's own reply among
 them) before the endpoint closes under them."""
@@ -114,8 +120,9 @@ class Host:
             config,
             profile,
             # A chat's person answers its approvals on the card; the host's own ``cli:`` routes
-            # (``robota task``) run unattended, and policy declines there.
-            human_approves=lambda key: not serves(frozenset({CLI_KIND}), key),
+            # (``robota task``) and print mode's (``print.run``) run unattended, and policy
+            # declines there.
+            human_approves=lambda key: not serves(UNATTENDED, key),
             recover=lambda key: serves(self.kinds, key),
             agent_env=transports_agent_env(config),
             # Each task's directory by its workspace's trust: an untrusted one runs Restricted.
@@ -162,6 +169,7 @@ class Host:
             teams=self.teams.for_transport,
             restricted_task=task_restricted_hook(profile, config.storage.sqlite_path),
         )
+        self.prints = PrintDesk(self.engine, config, profile, lambda: self.accepting)
         self.groups = groups = GroupDesk(desk, lambda: self.transports.makers)
         self._endpoints: list[Endpoint[Any] | StreamEndpoint[Any]] | None = [
             Endpoint(HostStatus, self._status),
@@ -179,6 +187,7 @@ class Host:
             Endpoint(TeamPause, self.teams.pause),
             Endpoint(TeamResume, self.teams.resume),
             Endpoint(TurnsChanged, self.teams.turns_changed),
+            StreamEndpoint(PrintTurns, self.prints.run),
         ]
         """The control endpoint's requests until it is built (``None`` after)."""
         self.transport_tree = Supervisor("transports", self.transports.specs)

@@ -263,7 +263,9 @@ class Links:
             if existing._cancel is not None:
                 existing._cancel.cancel()
         gossip = LinkGossip(self.trust.device, self.trust.name, peer, *self._current())
-        info = LinkInfo(peer, "", "connected", self.clock(), dialled_by_me)
+        # Connected once the peer's hello (its name, checked against the device its handshake
+        # proved) has arrived, not at the handshake: a status never shows a nameless link.
+        info = LinkInfo(peer, "", "connecting", self.clock(), dialled_by_me)
         info._gossip, info._ws = gossip, ws
         self.links[peer] = info
         with trio.CancelScope() as info._cancel:
@@ -303,6 +305,8 @@ class Links:
                 frame = bad
             effects: list[Effect] = gossip.receive(frame)
             info.name = gossip.peer_name or info.name
+            if gossip.state == "open" and info.state == "connecting":
+                info.state, info.since = "connected", self.clock()
             await self._perform(ws, gossip, effects)
 
     async def _perform(

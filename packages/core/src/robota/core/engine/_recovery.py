@@ -6,7 +6,11 @@ On start, before any input, the engine looks at what the last run left (``plan_r
   interrupted: too much may have happened since to continue it blindly;
 * an attempt active within the window is continued: it is marked interrupted and its route
   starts a new turn on the same task, whose prompt tells the agent to inspect what the cut-short
-  turn already did before repeating anything (``recovery_prompt``);
+  turn already did before repeating anything (``recovery_prompt``); the new turn answers the
+  same chat message (its anchor, and the inbox rows of the messages the old one answered) and
+  counts the restarts it was continued through (``recovery_count``): once a turn was continued
+  ``MAX_RECOVERIES`` times, the next restart ends it failed and its final says so, so a turn
+  that kills its host is not run for ever;
 * an attempt that completed but whose final answer was never delivered gets only that delivery
   (the ledger makes it once);
 * routes with queued prompts get them released, in order, once the above ran.
@@ -24,7 +28,7 @@ from __future__ import annotations
 
 from typing import Any, Literal, cast
 
-from .._records import Record
+from .._records import Record, replace
 from ..events import TurnError
 from ..store import FinishTurnAttempt, RecordFinalDelivery, Together, TurnAttempt
 from ._messages import TurnFinished
@@ -32,7 +36,10 @@ from ._route_state import RouteData
 from ._route_tasks import use_task
 from ._route_turns import begin, claim_final, next_prompt
 
-__all__ = ["Recover", "abandon", "handle_recover", "recovery_prompt"]
+__all__ = ["MAX_RECOVERIES", "Recover", "abandon", "handle_recover", "recovery_prompt"]
+
+MAX_RECOVERIES = 3
+"""Restarts a turn is continued through; at the next it ends failed."""
 
 
 class Recover(Record):
@@ -92,6 +99,9 @@ def handle_recover(route: RouteData, recover: Recover) -> None:
     if recover.kind == "deliver":
         claim_final(route, _finished_from(route.key, attempt))
         return
+    if attempt.recovery_count >= MAX_RECOVERIES:
+        give_up(route, attempt)
+        return
     # continue: the cut-short attempt ends interrupted (with its final claimed: it never gets
     # one of its own) in the same write that records the turn taking over, so a crash leaves
     # either the old attempt to continue again or the new one, never neither.
@@ -105,7 +115,27 @@ def handle_recover(route: RouteData, recover: Recover) -> None:
         route.write(ended)
         return
     route.reply("robota restarted during a turn: continuing it in a new turn")
-    begin(route, recovery_prompt(attempt.prompt), recovery=True, along=ended.ops)
+    begin(
+        route,
+        recovery_prompt(attempt.prompt),
+        recovery=True,
+        recovery_count=attempt.recovery_count + 1,
+        along=ended.ops,
+        takes_over=attempt.id,
+        message_id=attempt.anchor_message_id,
+    )
+
+
+GAVE_UP = "robota restarted {n} times while this turn ran; it was not continued again"
+
+
+def give_up(route: RouteData, attempt: TurnAttempt) -> None:
+    """End a turn continued ``MAX_RECOVERIES`` times already: failed, its final claimed and
+    told (the person reads why), nothing sent to the agent."""
+    error = GAVE_UP.format(n=attempt.recovery_count + 1)
+    route.write(FinishTurnAttempt(attempt.id, "failed", error=error))
+    failed = replace(attempt, status="failed", error=error)
+    claim_final(route, _finished_from(route.key, failed))
 
 
 def abandon(attempt: TurnAttempt) -> Together:

@@ -111,6 +111,8 @@ class Turn:
     remote_turn_id: str | None = None
     finishing: bool = False
     """The agent ended the turn; its outcome is being written and the final claimed."""
+    message_id: str | None = None
+    """The chat message the turn answers (``TurnBegan.message_id``)."""
 
 
 class Restored(Record):

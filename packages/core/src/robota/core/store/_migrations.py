@@ -369,6 +369,45 @@ _V8_MESH_MARKS = _statements(
 )
 
 
+def _v9_chat_inbox(db: sqlite_utils.Database) -> None:
+    # A chat message accepted by a transport (its claim written in the same savepoint) until
+    # its route took it in: a crash before then feeds it again on start (``_inbox``). ``via``:
+    # what took it in, its ``route`` or a team's ``door``.
+    db.create_table(
+        "chat_inbox",
+        {
+            "id": int,
+            "message_key": str,
+            "source": str,
+            "route_key": str,
+            "message_id": str,
+            "payload_json": str,
+            "created_at": float,
+            "consumed_at": float,
+            "attempt_id": str,
+            "prompt_id": int,
+            "settled_at": float,
+            "via": str,
+        },
+        pk="id",
+        not_null={
+            "message_key",
+            "source",
+            "route_key",
+            "message_id",
+            "payload_json",
+            "created_at",
+            "via",
+        },
+        defaults={"via": "route"},
+    )
+    inbox = db.table("chat_inbox")
+    inbox.create_index(["message_key"], index_name="chat_inbox_by_message", unique=True)
+    inbox.create_index(["source", "consumed_at", "id"], index_name="chat_inbox_by_source")
+    inbox.create_index(["attempt_id"], index_name="chat_inbox_by_attempt")
+    inbox.create_index(["prompt_id"], index_name="chat_inbox_by_prompt")
+
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "conversation state", _V1_CONVERSATIONS),
     Migration(2, "presentation and audit", _V2_PRESENTATION_AND_AUDIT),
@@ -378,6 +417,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(6, "team requests", schema_change(_v6_team_requests)),
     Migration(7, "task owners", _V7_TASK_OWNERS),
     Migration(8, "mesh marks", _V8_MESH_MARKS),
+    Migration(9, "chat inbox", schema_change(_v9_chat_inbox)),
 )
 """Every migration this code knows, oldest first; the last one's version is the schema's."""
 

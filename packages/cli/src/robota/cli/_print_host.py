@@ -1,0 +1,245 @@
+"""Print mode through a warm host: ``robota -p`` hands its conversation to the profile's running
+host (``robota server``), whose agent is already up, instead of starting one of its own.
+
+Whether a host runs is a connect to the profile's control socket, nothing more: no socket file
+(most terminals) costs a ``stat``, a stale one a refused ``connect``, and this module imports
+only the standard library until a host answered, so a run without a host starts its agent as
+early as before (``_prestart``; tests/cli/test_import_budget.py). ``--no-host`` skips the
+check, and so does a run from inside a robota turn (``ROBOTA_TASK_ID`` set: an agent robota
+started): its host may be the one running that very turn on the same agent, and print mode
+in its own process can never wait on it.
+
+The host's side is ``robota.host``'s ``print.run`` (``_print_turns``): it applies print mode's
+trust rule (an untrusted workspace without ``--restricted`` is refused with print mode's
+message and exit 2), chooses the task as print mode does (``choose_print_task``), and answers
+``local`` where its engine would not run the turn as print mode's own would (a ``--restricted``
+run in a trusted workspace, a project's settings): this process then runs it in-process, as
+it does when the host is of an older robota or refuses for any other reason.
+
+Once the host said ``hello``, ``HostRoute`` is the ``RouteHub`` print mode's ``FrontEndPort``
+connects to: a reader thread decodes the host's ``notice`` frames (``robota.core.protocol``)
+and delivers them, so ``PrintRun`` reads a real ``RouteLink`` and renders exactly as it does
+from its own engine; its input and Ctrl-C's interrupt go out as ``submit`` and ``abort``
+frames. Leaving closes the connection, and the host interrupts what the route still runs.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import threading
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from robota.core.engine import FrontEndRequest
+    from robota.core.frontend import RouteLink
+
+    from ._print import PrintOptions
+
+__all__ = ["HostRoute", "connect_host", "print_on_host", "wants_host"]
+
+HANDSHAKE_TIMEOUT = 30.0
+"""Seconds the host may take to answer ``print.run`` (a trust check and a store read)."""
+
+
+def wants_host(*, no_host: bool, environ: dict[str, str] | os._Environ[str]) -> bool:
+    """Whether print mode looks for a warm host at all (module docstring)."""
+    return not no_host and not environ.get("ROBOTA_TASK_ID")
+
+
+def connect_host(socket_path: Path) -> socket.socket | None:
+    """A connection to the host listening at ``socket_path``, or ``None`` (none listens)."""
+    if not socket_path.exists():
+        return None
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        sock.settimeout(HANDSHAKE_TIMEOUT)
+        sock.connect(str(socket_path))
+    except OSError:
+        sock.close()
+        return None
+    return sock
+
+
+class HostRoute:
+    """The host's ``print.run`` stream as the ``RouteHub`` of print mode's port."""
+
+    def __init__(self, sock: socket.socket, leftover: list[bytes]) -> None:
+        self.sock = sock
+        self._lines = leftover
+        self._send_lock = threading.Lock()
+        self.link: RouteLink | None = None
+        """The link this hub feeds, ended when the host closes the connection."""
+        self._hearer: tuple[str, Callable[[object], None]] = ("", lambda _notice: None)
+
+    def connect(self, route_key: str, deliver: Callable[[object], None]) -> None:
+        self._hearer = (route_key, deliver)
+
+    def start(self, link: RouteLink) -> None:
+        """Read the host's stream into ``link`` (the one link ``connect`` was for)."""
+        self.link = link
+        reader = threading.Thread(
+            target=self._read, args=self._hearer, name="robota-print-host", daemon=True
+        )
+        reader.start()
+
+    def disconnect(self, route_key: str) -> None:
+        del route_key
+        self.close()
+
+    def close(self) -> None:
+        try:
+            self.sock.shutdown(socket.SHUT_RDWR)
+        except OSError:
+            pass
+        self.sock.close()
+
+    def tell(self, route_key: str, request: FrontEndRequest) -> None:
+        from robota.core.protocol import encode_frame, request_to_frame  # noqa: PLC0415
+
+        del route_key
+        frame = request_to_frame(request)
+        if frame is None:
+            return  # the host chose the task itself
+        try:
+            with self._send_lock:
+                self.sock.sendall(encode_frame(frame))
+        except OSError:
+            pass  # the host went away: the reader ends the link
+
+    def _read(self, route_key: str, deliver: Callable[[object], None]) -> None:
+        from robota.core.engine import RouteReply  # noqa: PLC0415
+        from robota.core.protocol import MAX_FRAME, LineSplitter  # noqa: PLC0415
+
+        splitter = LineSplitter(MAX_FRAME)
+        lines: list[Any] = list(self._lines)
+        try:
+            while (problem := _deliver(lines, route_key, deliver)) is None:
+                data = self.sock.recv(64 * 1024)
+                if not data:
+                    problem = "the host closed the connection"
+                    break
+                lines = splitter.feed(data)
+        except OSError:
+            return  # closed on this side: the run is over
+        deliver(RouteReply(route_key, problem, "error"))
+        if self.link is not None:
+            self.link.end()
+
+
+def _deliver(lines: list[Any], route_key: str, deliver: Callable[[object], None]) -> str | None:
+    """Deliver the notices of ``lines`` (bytes, or an ``Overlong``); what is wrong with the
+    stream, if anything."""
+    from robota.core.engine import RouteReply  # noqa: PLC0415
+    from robota.core.protocol import (  # noqa: PLC0415
+        Overlong,
+        ProtocolError,
+        decode_frame,
+        notice_from_json,
+    )
+
+    for line in lines:
+        if isinstance(line, Overlong):
+            return f"the host's stream is not the protocol's: a frame over {line.limit} bytes"
+        try:
+            frame = decode_frame(line)
+            if frame["type"] == "notice":
+                deliver(notice_from_json(frame.get("notice")))
+        except ProtocolError as error:
+            return f"the host's stream is not the protocol's: {error}"
+        if frame["type"] == "protocol_error":
+            deliver(RouteReply(route_key, str(frame.get("message")), "error"))
+    return None
+
+
+def _request_fields(options: PrintOptions) -> dict[str, Any]:
+    """``print.run``'s fields: the task's options as typed (a relative ``--cwd`` made
+    absolute here, where it is relative to) and ``restricted``; unset ones left out."""
+    from dataclasses import asdict  # noqa: PLC0415
+
+    fields = asdict(options.task)
+    if options.task.cwd is not None:
+        fields["cwd"] = str(options.task.cwd.resolve())
+    fields["restricted"] = options.restricted
+    return {k: v for k, v in fields.items() if v is not None and v is not False}
+
+
+def _handshake(sock: socket.socket, options: PrintOptions) -> tuple[Any, list[bytes]]:
+    """Ask for ``print.run``; the host's first line (its hello frame or its refusal as a
+    reply envelope, decoded) and the lines read behind it."""
+    from robota.core.protocol import (  # noqa: PLC0415
+        MAX_FRAME,
+        LineSplitter,
+        Overlong,
+        encode_request,
+        loads_strict,
+    )
+
+    sock.sendall(encode_request(1, "print.run", _request_fields(options)))
+    splitter = LineSplitter(MAX_FRAME)
+    lines: list[bytes] = []
+    while not lines:
+        data = sock.recv(64 * 1024)
+        if not data:
+            return None, []
+        lines = [x for x in splitter.feed(data) if not isinstance(x, Overlong)]
+    try:
+        return loads_strict(lines[0]), lines[1:]
+    except ValueError:
+        return None, []
+
+
+def print_on_host(options: PrintOptions, sock: socket.socket) -> int | None:
+    """Run print mode's conversation on the host ``sock`` is connected to: the exit code, or
+    ``None`` when the host leaves it to this process (it closes ``sock`` either way)."""
+    import sys  # noqa: PLC0415
+
+    from robota.core import Terminated, run_main  # noqa: PLC0415
+    from robota.core.frontend import FrontEndPort  # noqa: PLC0415
+    from robota.host import TaskChoice  # noqa: PLC0415
+
+    from ._print import PrintRun  # noqa: PLC0415
+
+    try:
+        first, rest = _handshake(sock, options)
+    except OSError:
+        first, rest = None, []
+    if not isinstance(first, dict) or first.get("type") != "hello":
+        sock.close()
+        error = first.get("error") if isinstance(first, dict) else None
+        if isinstance(error, dict) and error.get("code") in ("refused", "usage"):
+            sys.stderr.write(f"robota: {error.get('message')}\n")
+            return 2
+        return None  # ``local``, an older host, a host stopping: print mode runs here
+    sock.settimeout(None)
+    agent = first.get("agent")
+    hub = HostRoute(sock, rest)
+    chosen = TaskChoice(
+        None,  # asked for by the host already
+        agent if isinstance(agent, str) else None,
+        await_task=first.get("await_task") is True,
+    )
+    try:
+        run = PrintRun(
+            None,
+            options,
+            port=FrontEndPort(hub),
+            chosen=chosen,
+            stdout=sys.stdout,
+            stderr=sys.stderr,
+            stdin=sys.stdin,
+            progress=sys.stderr.isatty(),
+        )
+        hub.start(run.link)
+
+        async def main() -> int:
+            return await run.main()
+
+        try:
+            return run_main(main)
+        except Terminated as terminated:
+            return int(terminated.code or 1)
+    finally:
+        hub.close()

@@ -1,0 +1,34 @@
+"""Whether print mode looks for a warm host (``robota.cli._print_host``), and the check's
+cost: no socket file means no connection tried."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from robota.cli._print_host import connect_host, wants_host
+
+
+@pytest.mark.parametrize(
+    ("no_host", "environ", "wanted"),
+    [
+        (False, {}, True),
+        (True, {}, False),
+        (False, {"ROBOTA_TASK_ID": "t1a2b3c4d5e6"}, False),
+        (False, {"ROBOTA_TASK_ID": ""}, True),
+        (False, {"CODEX_THREAD_ID": "x"}, True),
+        (True, {"ROBOTA_TASK_ID": "t1a2b3c4d5e6"}, False),
+    ],
+)
+def test_print_mode_looks_for_a_host_unless_told_not_or_inside_a_turn(
+    no_host: bool, environ: dict[str, str], wanted: bool
+) -> None:
+    assert wants_host(no_host=no_host, environ=environ) is wanted
+
+
+def test_no_socket_or_nobody_listening_is_no_host(tmp_path: Path) -> None:
+    missing = tmp_path / "host.sock"
+    assert connect_host(missing) is None
+    missing.write_text("")  # a file where the socket would be, as a dead host leaves one
+    assert connect_host(missing) is None

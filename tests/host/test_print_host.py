@@ -1,0 +1,280 @@
+"""``robota -p`` through a warm host (``print.run``): a real host process, a real agent against
+the fake model, and the real ``robota`` script, compared with the same run in its own process
+(``--no-host``)."""
+
+from __future__ import annotations
+
+import json
+import re
+import signal
+import subprocess
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from robota.core.config import Profile
+from robota.host import print_placement
+
+from ..cli._robota import ROBOTA, Robota
+from ..cli.test_doctor import kill_processes_with_home_under
+from ..support.model_server import FakeModel
+from .test_host import BOUND, sandboxed
+from .test_server_cmd import server_json
+
+
+@pytest.mark.parametrize(
+    ("untrusted", "restricted", "project_applies", "uses_task", "placement"),
+    [
+        (False, False, False, False, "host"),
+        (False, False, True, False, "local"),
+        (False, True, False, False, "local"),
+        (False, True, True, False, "local"),
+        (True, False, False, False, "refused"),
+        (True, False, True, False, "refused"),
+        (True, True, False, False, "host"),
+        (True, True, True, False, "host"),
+        (False, False, False, True, "local"),
+        (True, True, False, True, "local"),
+        (True, False, False, True, "refused"),
+    ],
+)
+def test_where_print_modes_turns_run(
+    untrusted: bool, restricted: bool, project_applies: bool, uses_task: bool, placement: str
+) -> None:
+    where = print_placement(
+        untrusted=untrusted,
+        restricted=restricted,
+        project_applies=project_applies,
+        uses_task=uses_task,
+    )
+    assert where == placement
+
+
+@pytest.fixture
+def model() -> Iterator[FakeModel]:
+    with FakeModel(slow_deltas=40, slow_delay=0.05) as fake:
+        yield fake
+
+
+@pytest.fixture
+def hosted(short_root: Path, model: FakeModel) -> Iterator[tuple[Robota, Profile]]:
+    """A sandbox whose host runs (a real ``robota server start``), ended afterwards."""
+    robota, profile = sandboxed(short_root, model, "codex")
+    code, started = server_json(robota, "start")
+    assert code == 0, started
+    try:
+        yield robota, profile
+    finally:
+        server_json(robota, "stop")
+        kill_processes_with_home_under(short_root)
+
+
+def run(
+    robota: Robota,
+    *args: str,
+    stdin: str | None = None,
+    cwd: Path | None = None,
+    env: dict[str, str] | None = None,
+) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [str(ROBOTA), *args],
+        env=robota.environment(env, ()),
+        input=stdin,
+        stdin=None if stdin is not None else subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=BOUND,
+        check=False,
+        cwd=cwd or robota.root,
+    )
+
+
+def known_routes(robota: Robota) -> int:
+    """The tasks the host opened for ``print.run`` so far (its log says each)."""
+    logs = (robota.home / "logs").glob("*.log*")
+    return sum(path.read_text(errors="replace").count("print.run: task ") for path in logs)
+
+
+_VARYING = re.compile(r"(^|_)id$|_ms$")
+_VARYING_TEXT = re.compile(r"(Chunk ID: |Wall time: )\S+")
+"""What Codex's shell tool output says that differs on every run."""
+
+
+def normalized(value: Any) -> Any:
+    """``value`` with what differs between two runs of the same turn (ids, times, the fake
+    model's running item numbers) blanked."""
+    if isinstance(value, dict):
+        return {k: "*" if _VARYING.search(k) else normalized(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [normalized(v) for v in value]
+    if isinstance(value, str):
+        return _VARYING_TEXT.sub(r"\1*", value)
+    return value
+
+
+def json_lines(stdout: str) -> list[Any]:
+    return [normalized(json.loads(line)) for line in stdout.splitlines() if line.strip()]
+
+
+def unqueued(stdout: str) -> tuple[list[Any], list[Any]]:
+    """The lines but ``queued``, in order, and the ``queued`` ones."""
+    objects = json_lines(stdout)
+    queued = [o for o in objects if o["type"] == "queued"]
+    return [o for o in objects if o["type"] != "queued"], queued
+
+
+def both(
+    robota: Robota, *args: str, stdin: str | None = None, cwd: Path | None = None
+) -> tuple[subprocess.CompletedProcess[str], subprocess.CompletedProcess[str]]:
+    """The run through the host (checked to be: the host knows one more route) and the same
+    run in its own process."""
+    before = known_routes(robota)
+    hosted = run(robota, *args, stdin=stdin, cwd=cwd)
+    assert known_routes(robota) == before + 1, "the run did not go through the host"
+    local = run(robota, *args, "--no-host", stdin=stdin, cwd=cwd)
+    assert known_routes(robota) == before + 1, "--no-host went through the host"
+    return hosted, local
+
+
+def test_each_format_through_the_host_equals_the_run_in_process(
+    hosted: tuple[Robota, Profile],
+) -> None:
+    robota, _ = hosted
+    on_host, local = both(robota, "-p", "hello there")
+    assert (on_host.returncode, on_host.stdout, on_host.stderr) == (0, "ECHO: hello there\n", "")
+    assert (local.returncode, local.stdout, local.stderr) == (0, "ECHO: hello there\n", "")
+
+    on_host, local = both(robota, "-p", "second", "--output-format", "json")
+    assert on_host.returncode == local.returncode == 0, on_host.stderr
+    assert json_lines(on_host.stdout) == json_lines(local.stdout)
+    assert json.loads(on_host.stdout)["result"] == "ECHO: second"
+
+    shell = ("-p", "SHELL: echo streamed", "--output-format", "stream-json")
+    on_host, local = both(robota, *shell, "--permission-mode", "bypassPermissions")
+    assert on_host.returncode == local.returncode == 0, on_host.stderr
+    assert json_lines(on_host.stdout) == json_lines(local.stdout)
+    types = [o["type"] for o in json_lines(on_host.stdout)]
+    assert types[0] == "session_started" and types[-1] == "result"
+    assert {"tool_started", "tool_completed"} <= set(types)
+
+    # Nobody approves on a print route, in the host as in its own process.
+    on_host, local = both(robota, "-p", "SHELL: echo no", "--output-format", "stream-json")
+    assert on_host.returncode == local.returncode == 0, on_host.stderr
+    assert json_lines(on_host.stdout) == json_lines(local.stdout)
+    assert any(o["type"] == "approval_resolved" for o in json_lines(on_host.stdout))
+
+    # A failed turn: exit 1 and the same words on stderr.
+    on_host, local = both(robota, "-p", "FAIL400")
+    assert (on_host.returncode, on_host.stdout, on_host.stderr) == (
+        local.returncode,
+        local.stdout,
+        local.stderr,
+    )
+    assert on_host.returncode == 1 and "fake invalid request" in on_host.stderr
+
+    lines = '{"type": "user", "text": "one"}\n{"type": "user", "text": "two"}\n'
+    stream_in = ("-p", "--input-format", "stream-json", "--output-format", "stream-json")
+    on_host, local = both(robota, *stream_in, stdin=lines)
+    assert on_host.returncode == local.returncode == 0, on_host.stderr
+    # Whether the second line is queued before or after the session opened is a race in either
+    # process (the lines arrive together): the same notices, ``queued`` wherever it fell.
+    assert unqueued(on_host.stdout) == unqueued(local.stdout)
+    results = [o["result"] for o in json_lines(on_host.stdout) if o["type"] == "result"]
+    assert results == ["ECHO: one", "ECHO: two"]
+
+
+def test_tasks_usage_errors_and_trust_through_the_host(
+    hosted: tuple[Robota, Profile],
+) -> None:
+    robota, _ = hosted
+    first = run(robota, "-p", "remember", "--name", "kept", "--output-format", "json")
+    assert first.returncode == 0, first.stderr
+    task = json.loads(first.stdout)["session_id"]
+
+    # -c and -r take the task print mode would take; the host leaves them to print mode's
+    # own process (``print_placement``), and forks one itself.
+    for args in (("-c",), ("-r", "kept"), ("-r", task)):
+        before = known_routes(robota)
+        again = run(robota, "-p", "again", *args, "--output-format", "json")
+        assert again.returncode == 0, again.stderr
+        assert json.loads(again.stdout)["session_id"] == task
+        assert known_routes(robota) == before
+    on_host, local = both(
+        robota, "-p", "fork", "-r", task, "--fork-session", "--output-format", "json"
+    )
+    assert on_host.returncode == local.returncode == 0, on_host.stderr
+    assert json_lines(on_host.stdout) == json_lines(local.stdout)
+    assert json.loads(on_host.stdout)["session_id"] != task
+
+    # Usage errors: the same exit code and message either way, and nothing left on the host.
+    for args in (("-c", "-r", task), ("--fork-session",), ("--agent", "nope"), ("-r", "zzz")):
+        before = known_routes(robota)
+        on_host = run(robota, "-p", "x", *args)
+        local = run(robota, "-p", "x", *args, "--no-host")
+        assert (on_host.returncode, on_host.stderr) == (local.returncode, local.stderr)
+        assert on_host.returncode == 2 and on_host.stderr.startswith("robota: ")
+        assert known_routes(robota) == before
+
+    # An untrusted workspace: refused (exit 2, print mode's message) unless --restricted.
+    untrusted = robota.root / "elsewhere"
+    untrusted.mkdir()
+    on_host = run(robota, "-p", "x", "--cwd", str(untrusted))
+    local = run(robota, "-p", "x", "--cwd", str(untrusted), "--no-host")
+    assert (on_host.returncode, on_host.stderr) == (2, local.stderr)
+    assert "robota trust --yes" in on_host.stderr
+    on_host, local = both(
+        robota, "-p", "hi", "--cwd", str(untrusted), "--restricted", "--output-format", "json"
+    )
+    assert on_host.returncode == local.returncode == 0, on_host.stderr
+    assert json_lines(on_host.stdout) == json_lines(local.stdout)
+    streamed = run(
+        robota, "-p", "hi", "--cwd", "elsewhere", "--restricted", "--output-format", "stream-json"
+    )
+    assert streamed.returncode == 0, streamed.stderr
+    assert "restricted" in [o["type"] for o in json_lines(streamed.stdout)]
+
+    # --restricted where the workspace is trusted: the host's engine would not run it so, so
+    # print mode runs it in its own process; so does a run from inside a robota turn.
+    before = known_routes(robota)
+    kept_local = run(robota, "-p", "hi", "--restricted", "--output-format", "json")
+    assert kept_local.returncode == 0, kept_local.stderr
+    inside = run(robota, "-p", "nested", env={"ROBOTA_TASK_ID": task})
+    assert (inside.returncode, inside.stdout) == (0, "ECHO: nested\n"), inside.stderr
+    assert known_routes(robota) == before
+
+
+@pytest.mark.parametrize(("sent", "code"), [(signal.SIGINT, 130), (signal.SIGTERM, None)])
+def test_ctrl_c_or_sigterm_interrupts_the_hosts_turn_and_the_host_goes_on(
+    hosted: tuple[Robota, Profile], sent: signal.Signals, code: int | None
+) -> None:
+    robota, _ = hosted
+    with subprocess.Popen(
+        [str(ROBOTA), "-p", "SLOW: 200", "--output-format", "stream-json"],
+        env=robota.environment(None, ()),
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        cwd=robota.root,
+    ) as printing:
+        assert printing.stdout is not None
+        for line in printing.stdout:
+            if json.loads(line)["type"] == "text_delta":
+                break
+        printing.send_signal(sent)
+        _, stderr = printing.communicate(timeout=BOUND)
+    if code is not None:
+        assert printing.returncode == code, stderr
+    deadline = time.monotonic() + BOUND
+    while True:
+        status_code, status = server_json(robota, "status")
+        assert status_code == 0 and status["running"], "the host went on"
+        if status["turns_running"] == 0:
+            break
+        assert time.monotonic() < deadline, "the host's turn was not interrupted"
+        time.sleep(0.2)
+    after = run(robota, "-p", "still there")
+    assert (after.returncode, after.stdout) == (0, "ECHO: still there\n"), after.stderr
