@@ -226,3 +226,19 @@ def test_split_address(address: str, split: tuple[str, int] | None) -> None:
             split_address(address)
     else:
         assert split_address(address) == split
+
+
+def test_the_signing_hosts_reissue_the_lists_before_half_their_lifetime(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    home.mkdir(mode=0o700)
+    (tmp_path / "user").mkdir()
+    # The shortest lifetime there is (60 s): the host reissues once 30 s have passed.
+    (home / "config.yaml").write_text(CONFIG + "  enabled: true\n  listLifetimeSeconds: 60\n")
+    assert _init(home)[0].code == 0
+    first = _status(home)
+    assert (first["roster"]["seq"], first["revocations"]["seq"]) == (1, 1)
+    with hosts(home):
+        _until(lambda: _status(home)["roster"]["seq"] >= 2, "the lists reissued", 90)
+        again = _status(home)
+        assert again["revocations"]["seq"] >= 2
+        assert again["problems"] == []
