@@ -191,12 +191,19 @@ def test_two_hosts_link_come_back_after_a_restart_and_a_revocation_closes_the_li
     assert len(load_link_certs(laptop / "data" / "mesh" / "link-certs")) == 2
 
 
-def test_a_mesh_that_cannot_open_is_a_problem_and_the_host_serves_on(tmp_path: Path) -> None:
+def signing_device(tmp_path: Path, settings: str) -> Path:
+    """A first device (``mesh init`` on its terminal) whose ``mesh`` section also has
+    ``settings``; its profile's home."""
     home = tmp_path / "home"
     home.mkdir(mode=0o700)
     (tmp_path / "user").mkdir()
-    (home / "config.yaml").write_text(CONFIG + "  enabled: true\n")
+    (home / "config.yaml").write_text(CONFIG + settings)
     assert _init(home)[0].code == 0
+    return home
+
+
+def test_a_mesh_that_cannot_open_is_a_problem_and_the_host_serves_on(tmp_path: Path) -> None:
+    home = signing_device(tmp_path, "  enabled: true\n")
     credentials = home / "data" / "mesh" / "credentials"
     credentials.write_text(credentials.read_text().replace('"device-key": "', '"device-key": "!'))
     assert _robota(home, "server", "start").returncode == 0
@@ -229,12 +236,8 @@ def test_split_address(address: str, split: tuple[str, int] | None) -> None:
 
 
 def test_the_signing_hosts_reissue_the_lists_before_half_their_lifetime(tmp_path: Path) -> None:
-    home = tmp_path / "home"
-    home.mkdir(mode=0o700)
-    (tmp_path / "user").mkdir()
     # The shortest lifetime there is (60 s): the host reissues once 30 s have passed.
-    (home / "config.yaml").write_text(CONFIG + "  enabled: true\n  listLifetimeSeconds: 60\n")
-    assert _init(home)[0].code == 0
+    home = signing_device(tmp_path, "  enabled: true\n  listLifetimeSeconds: 60\n")
     first = _status(home)
     assert (first["roster"]["seq"], first["revocations"]["seq"]) == (1, 1)
     with hosts(home):
