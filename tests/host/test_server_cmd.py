@@ -25,10 +25,10 @@ from robota.core.config import Profile
 from robota.core.control import MAX_LINE, ControlClient, probe_host
 from robota.host import process_gone
 
-from ..cli._robota import ROBOTA, Robota
-from ..cli.test_doctor import kill_processes_with_home_under, processes_with_home_under
+from ..support.host import BOUND, agent_name, sandboxed
 from ..support.model_server import FakeModel
-from .test_host import BOUND, agent_name, sandboxed
+from ..support.processes import kill_processes_with_home_under, processes_with_home_under
+from ..support.robota import ROBOTA, Robota
 
 STATUS_FIELDS = {
     "running",

@@ -184,7 +184,7 @@ def test_current_lists_refuse_a_rolled_back_file(tmp_path: Path) -> None:
 def test_keys_that_sat_in_the_file_are_replaced_when_the_keychain_arrives(
     tmp_path: Path,
 ) -> None:
-    from .test_credentials import MemoryKeychain
+    from ._keychain import MemoryKeychain
 
     files = MeshFiles(tmp_path / "a" / "mesh")
     opened = open_secrets(files, keychain=lambda: None)

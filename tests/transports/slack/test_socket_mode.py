@@ -16,7 +16,7 @@ import trio
 
 from robota.transports.slack import ConnectionRefused, Envelope, SocketModeClient
 
-from .fake_slack import APP_TOKEN, BOT_TOKEN, WAIT, FakeSlack, dm, events_api, fake_slack
+from ...support.fake_slack import APP_TOKEN, BOT_TOKEN, WAIT, FakeSlack, dm, events_api, fake_slack
 
 FAST = (0.01, 0.02)
 
