@@ -12,10 +12,10 @@ from pathlib import Path
 import pytest
 import trio
 
-from ...host.test_host import sandboxed
+from ...support.fake_slack import APP_TOKEN, BOT_TOKEN, BOT_USER, dm, fake_slack
+from ...support.host import sandboxed
 from ...support.model_server import FakeModel
-from .fake_slack import APP_TOKEN, BOT_TOKEN, BOT_USER, dm, fake_slack
-from .test_served import BOUND, CHANNEL, OWNER, Served, configure, host_process, now_ts, served
+from ...support.slack import BOUND, CHANNEL, OWNER, Served, configure, host_process, now_ts, served
 
 WRONG = {"bot": "xoxb-fake-9999-wrongbottoken", "app": "xapp-1-A0FAKE-wrongapptoken"}
 
