@@ -14,6 +14,8 @@ being opened), and ``tick`` runs at the machine's ``deadline()``::
 ``handler(envelope)`` gets each envelope after it was acknowledged; it should hand off and
 return (it runs in a task of its own, and what it raises is logged, nothing more). ``run``
 raises ``ConnectionRefused`` when Slack refuses for good (the app token, ``link_disabled``).
+``on_status(state, detail)`` is told the link's status (``SocketMode.status``) whenever it
+changes, so a transport that cannot connect says why while it keeps trying.
 """
 
 from __future__ import annotations
@@ -43,6 +45,7 @@ from ._socket import (
     Effect,
     Envelope,
     Fatal,
+    LinkState,
     Open,
     Ping,
     Send,
@@ -55,9 +58,10 @@ from ._web import WebApi
 if TYPE_CHECKING:
     import trio_websocket
 
-__all__ = ["EnvelopeHandler", "SocketModeClient"]
+__all__ = ["EnvelopeHandler", "SocketModeClient", "StatusListener"]
 
 EnvelopeHandler = Callable[[Envelope], Awaitable[None]]
+StatusListener = Callable[[LinkState, str | None], None]
 
 log = logging.getLogger("robota.transports.slack")
 
@@ -133,6 +137,7 @@ class SocketModeClient:
         close_timeout: float = 1.0,
         send_timeout: float = 5.0,
         jitter: Callable[[], float] = random.random,
+        on_status: StatusListener | None = None,
     ) -> None:
         self.api_url = api_url
         self._app_token = app_token
@@ -152,6 +157,8 @@ class SocketModeClient:
         self.connects = 0
         """How many times a live link came after none (1 + reconnects after a loss)."""
         self._sockets: dict[int, _Socket] = {}
+        self._on_status = on_status
+        self._told: tuple[LinkState, str | None] | None = None
 
     @property
     def state(self) -> State:
@@ -191,11 +198,18 @@ class SocketModeClient:
                 if isinstance(effect, Up) and not started:
                     started = True
                     task_status.started()
+            self._tell()
             with trio.move_on_at(self.machine.deadline()):
                 item = await receive.receive()
                 effects.extend(self._feed(item))
                 continue
             effects.extend(self.machine.tick(trio.current_time()))
+
+    def _tell(self) -> None:
+        status = self.machine.status()
+        if status != self._told and self._on_status is not None:
+            self._on_status(*status)
+        self._told = status
 
     async def _carry_out(
         self,
@@ -242,7 +256,7 @@ class SocketModeClient:
         if isinstance(item, _DialFailed):
             log.warning("slack handshake failed", extra={"reason": item.reason})
             self._sockets.pop(item.link, None)
-            return machine.dial_failed(item.link, now)
+            return machine.dial_failed(item.link, now, item.reason)
         if isinstance(item, _Received):
             if item.link not in self._sockets:
                 return []  # from a socket already closed
