@@ -147,6 +147,9 @@ class FeishuService(Admission):
             nursery.start_soon(self.follow_routes)
             await self._load_chats()
             await self.recover()
+            # Started before the platform answers: the host's start never waits on Feishu,
+            # which may refuse or never answer; the link reports its state as it goes.
+            task_status.started()
             await self._read_bot(rest)
             client = LongConnectionClient(
                 domain=s.domain,
@@ -157,9 +160,6 @@ class FeishuService(Admission):
             )
             up = trio.Event()
             nursery.start_soon(self._connect, client, up)
-            # Started before the link is up: the host's start never waits on the platform,
-            # which may refuse or never answer; the link reports its state as it goes.
-            task_status.started()
             await up.wait()
             await self._startup_notes()
             self._attach_teams(nursery)
