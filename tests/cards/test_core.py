@@ -341,3 +341,33 @@ def test_outcomes_of_a_predecessor_only_teach_the_card_id() -> None:
     d.answer()
     assert not d.card.throttle.in_flight
     assert own.request_id != stale.request_id
+
+
+def test_a_card_opened_for_a_turn_that_ended_is_never_shown_running_again() -> None:
+    """A restart opens the card of a turn that ended while nobody showed it: the view the
+    killed run saved is running, and the card's first show is already the end."""
+    first = make()
+    at(first, 0.0, TurnStarted("t1"))
+    at(first, 0.1, TextDelta("m", "working"))
+    first.advance(1.0)
+    snapshot_op = first.card.snapshot()
+    assert snapshot_op is not None
+    snapshot = TurnSnapshot("t1", "task-1", json.loads(snapshot_op.snapshot_json), 0.3)
+    ledger = FinalDelivery("t1", "card-1", (), None, "h")
+    clock = Clock()
+    ended = TurnCompleted("t1", "completed", final_text="the answer")
+    card = TurnCard(
+        CardTurn("t1", "task-1", "route-1", ended=ended),
+        TinyPlatform(),
+        clock=clock,
+        wall=clock,
+        token=Tokens(),
+        restored=Restored(snapshot, ledger),
+    )
+    second = Driver(card, clock)
+    second.start()
+    second.advance(10.0)
+    shown = [r.payload["state"] for _, r in second.requests if isinstance(r, ShowCard)]
+    assert shown == ["completed"]
+    finals = [r for _, r in second.requests if isinstance(r, DeliverFinal)]
+    assert len(finals) == 1

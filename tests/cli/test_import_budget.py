@@ -124,7 +124,9 @@ AT_SPAWN_NEVER = (
     "robota.core.engine",
     "robota.core.store",
     "sqlite3",
-    # The spawn path needs the log redactor only, not the log file's handler.
+    # The spawn path needs the log redactor only, not the log file's handler, nor logging
+    # itself: its processes' logger loads on first use (``robota.runtimes._reaper``).
+    "logging",
     "logging.handlers",
     "robota.core.logs._jsonlines",
     # Only a configuration with teams needs these.

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from robota.cli import _generated_code, _parsed_text
+from robota.cli import _cache_files, _parsed_text
 from robota.cli._cache_files import cache_dir
 from robota.cli._parsed_text import MAX_ENTRIES, ParsedCache, parsed_cache_on, plain
 from robota.core import ConfigError
@@ -143,10 +143,10 @@ def test_only_the_robota_script_turns_it_on(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     env = {"XDG_CACHE_HOME": str(tmp_path)}
-    monkeypatch.setattr(_generated_code, "ACTIVE", None)  # the library, not the script
+    monkeypatch.setattr(_cache_files, "SCRIPT", False)  # the library, not the script
     assert parsed_cache_on(env) is None
     assert _parsed.parse_cache() is None
-    monkeypatch.setattr(_generated_code, "ACTIVE", object())
+    monkeypatch.setattr(_cache_files, "SCRIPT", True)
     try:
         assert parsed_cache_on({**env, "ROBOTA_CODE_CACHE": "0"}) is None
         cache = parsed_cache_on(env)

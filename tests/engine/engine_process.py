@@ -19,7 +19,6 @@ what the last one left).
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import json
 import logging
 import sys
@@ -30,7 +29,7 @@ from typing import Any
 
 import trio
 
-from robota.core import AgentLaunch
+from robota.core import AgentLaunch, fields_of, is_value
 from robota.core.engine import Engine, EngineAgent, TaskDefaults, TurnUpdate, UserInput
 from robota.core.testing import FAST_BACKOFF
 from robota.runtimes import agent_host
@@ -48,6 +47,18 @@ def emit(kind: str, **fields: Any) -> None:
         sys.stdout.flush()
 
 
+def plain(value: Any) -> Any:
+    """``dataclasses.asdict`` for records and dataclasses alike (the engine's notices are
+    records): nested ones as dicts, tuples and lists item by item."""
+    if is_value(value):
+        return {name: plain(getattr(value, name)) for name, _ in fields_of(type(value))}
+    if isinstance(value, list | tuple):
+        return type(value)(plain(item) for item in value)
+    if isinstance(value, dict):
+        return {key: plain(item) for key, item in value.items()}
+    return value
+
+
 def deliver(notice: object) -> None:
     """The route's front end: called on actor threads, returns once the line is in the pipe."""
     if isinstance(notice, TurnUpdate):
@@ -57,8 +68,8 @@ def deliver(notice: object) -> None:
             attempt_id=notice.attempt_id,
             event=type(notice.event).__name__,
         )
-    elif dataclasses.is_dataclass(notice) and not isinstance(notice, type):
-        emit(type(notice).__name__, **dataclasses.asdict(notice))
+    elif is_value(notice):
+        emit(type(notice).__name__, **plain(notice))
     else:
         emit("Unknown", repr=repr(notice))
 

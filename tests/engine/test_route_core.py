@@ -5,13 +5,13 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from robota.core import AgentCapabilities
+from robota.core import AgentCapabilities, replace
 from robota.core.agents import (
     AgentFailure,
     AgentSessionInfo,

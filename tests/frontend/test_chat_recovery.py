@@ -145,3 +145,21 @@ def test_skipped_attempts_are_not_reopened_nor_continued() -> None:
     assert row(recovery_plan(unsettled, skip=frozenset({"a2"}))) == [
         ("a1", "m1", ("m1",), "interrupted")
     ]
+
+
+def test_a_continued_turn_anchored_to_its_predecessors_message_continues_it() -> None:
+    """Since the inbox, a continued turn's attempt names the message it answers: its
+    predecessor's. The predecessor's card goes terminal without settling it; the continued
+    turn settles it."""
+    unsettled = [
+        (attempt("a1", "interrupted", anchor="m1"), "card1"),
+        (attempt("a2", "running", anchor="m1", prompt=CONTINUED), None),
+    ]
+    assert row(recovery_plan(unsettled)) == [
+        ("a1", "m1", (), "interrupted"),
+        ("a2", "m1", ("m1",), None),
+    ]
+    assert [(p.continues, p.continued) for p in recovery_plan(unsettled)] == [
+        (False, True),
+        (True, False),
+    ]

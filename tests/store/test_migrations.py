@@ -282,6 +282,24 @@ SAMPLE_ROWS: dict[int, dict[str, list[dict[str, object]]]] = {
         ],
     },
     8: {"mesh_marks": [{"list": "roster", "seq": 3, "updated_at": 14.0}]},
+    9: {
+        "chat_inbox": [
+            {
+                "id": 1,
+                "message_key": "feishu-message:om_1",
+                "source": "feishu",
+                "route_key": "feishu:chat_id:oc_1",
+                "message_id": "om_1",
+                "payload_json": '{"header": {"event_id": "ev1"}}',
+                "created_at": 13.0,
+                "consumed_at": 13.5,
+                "attempt_id": "a1",
+                "prompt_id": None,
+                "settled_at": None,
+                "via": "route",
+            }
+        ],
+    },
 }
 
 

@@ -115,6 +115,16 @@ class FakePlatform:
         self.hold_posts = False
         """Take ``post`` messages (they count as sent) but never answer: the moment a crash
         falls between the platform's acceptance and the sender's record of it."""
+        self.stall_posts = False
+        """Take ``post`` messages and neither keep nor answer them: the moment a crash falls
+        between a turn's terminal card and its final (``stalled``: whom each replied to)."""
+        self.stalled: list[str | None] = []
+        self.stall_unreactions = False
+        """Take a reaction's removal and neither make nor answer it: the moment a crash falls
+        between a message's terminal reaction and the removal of its ``OnIt``."""
+        self.hold_reactions: set[str] = set()
+        """Emoji whose additions are taken (they count as added) but never answered: the
+        moment a crash falls right after the bot's reaction (``OnIt``)."""
         self.on_request: Callable[[Request], object] | None = None
         """Called with every request as it arrives (before it is answered)."""
         self.chats: list[dict[str, Any]] = []
@@ -303,6 +313,9 @@ class FakePlatform:
         if not isinstance(body.get("content"), str) or not body.get("msg_type"):
             return 400, {}, {"code": 230001, "msg": "invalid message content"}
         uuid = body.get("uuid")
+        if self.stall_posts and body.get("msg_type") == "post":
+            self.stalled.append(reply_to)
+            return 200, {}, Ellipsis
         if uuid is not None:
             for sent in self.messages:
                 if sent.uuid == uuid:
@@ -395,8 +408,30 @@ class FakePlatform:
             self._ids += 1
             reaction_id = f"r{self._ids}"
             self.reactions.append(Reaction("add", message_id, emoji, reaction_id, now))
+            if emoji in self.hold_reactions:
+                return 200, {}, Ellipsis
             data = {"reaction_id": reaction_id, "reaction_type": {"emoji_type": emoji}}
             return 200, {}, {"code": 0, "msg": "success", "data": data}
+        if request.method == "GET" and len(parts) == 2:  # the reactions on a message
+            live: dict[str, str] = {}
+            for reaction in self.reactions:
+                if reaction.message_id == message_id:
+                    if reaction.op == "add":
+                        live[reaction.reaction_id] = reaction.emoji
+                    else:
+                        live.pop(reaction.reaction_id, None)
+            items = [
+                {
+                    "reaction_id": rid,
+                    "operator": {"operator_id": APP_ID, "operator_type": "app"},
+                    "reaction_type": {"emoji_type": emoji},
+                }
+                for rid, emoji in live.items()
+            ]
+            data = {"items": items, "has_more": False}
+            return 200, {}, {"code": 0, "msg": "success", "data": data}
+        if request.method == "DELETE" and len(parts) == 3 and self.stall_unreactions:
+            return 200, {}, Ellipsis
         if request.method == "DELETE" and len(parts) == 3:
             added = [
                 r for r in self.reactions if (r.message_id, r.reaction_id) == (message_id, parts[2])

@@ -117,6 +117,17 @@ class FakeSlack:
         self.messages: dict[tuple[str, str], dict[str, Any]] = {}
         """(channel, ts) -> the message as Slack keeps it."""
         self.reactions: set[tuple[str, str, str]] = set()
+        self.stall_finals = False
+        """Take a final answer (a message with a ``markdown`` block) and neither keep nor
+        answer it: the moment a crash falls between a turn's terminal progress message and its
+        final (``stalled``: the thread of each)."""
+        self.stalled: list[str] = []
+        self.stall_removals = False
+        """Take ``reactions.remove`` and neither make nor answer it: the moment a crash falls
+        between a message's terminal reaction and the removal of its ``eyes``."""
+        self.hold_reactions: set[str] = set()
+        """Reaction names whose ``reactions.add`` is taken (the reaction is there) but never
+        answered: the moment a crash falls right after the bot's ``eyes``."""
         self.connections: list[Connection] = []
         self.tickets: set[str] = set()
         """Handed out by apps.connections.open and not used yet."""
@@ -311,7 +322,11 @@ class FakeSlack:
                 if key in self.reactions:
                     return 200, {}, {"ok": False, "error": "already_reacted"}
                 self.reactions.add(key)
+                if key[2] in self.hold_reactions:
+                    return 200, {}, Ellipsis
             else:
+                if self.stall_removals:
+                    return 200, {}, Ellipsis
                 if key not in self.reactions:
                     return 200, {}, {"ok": False, "error": "no_reaction"}
                 self.reactions.discard(key)
@@ -342,6 +357,12 @@ class FakeSlack:
         if not text and not blocks:
             return 200, {}, {"ok": False, "error": "no_text"}
         if method == "chat.postMessage":
+            markdown = any(
+                isinstance(b, dict) and b.get("type") == "markdown" for b in blocks or []
+            )
+            if self.stall_finals and markdown:
+                self.stalled.append(str(args.get("thread_ts")))
+                return 200, {}, Ellipsis
             ts = f"1796015967.{next(self._ts):06d}"
             message = {
                 "type": "message",

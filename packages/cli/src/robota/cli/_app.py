@@ -13,7 +13,7 @@ from typing import Any
 
 import click
 
-from . import _gc, _generated_code
+from . import _cache_files, _gc
 from ._modes import conversation_options, run_conversation
 
 __all__ = ["cli", "main"]
@@ -117,7 +117,7 @@ def cli(
 def main(argv: list[str] | None = None) -> None:
     """Entry point of the ``robota`` script."""
     _gc.pause()  # the conversation modes settle it once built; see _gc
-    _generated_code.install()  # its table's ~1 000 code objects load with the collector off
+    _cache_files.script_started()  # the start-up caches serve the script, never a library use
     try:
         cli.main(args=argv, prog_name="robota")
     finally:

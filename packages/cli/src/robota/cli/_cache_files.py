@@ -1,14 +1,14 @@
-"""The files of robota's start-up caches: where they live, read only when they are the user's
+"""The files of robota's start-up cache: where they live, read only when they are the user's
 own, written whole or not at all.
 
-Two caches make a ``robota`` start cheaper on its second run: the compiled code of generated
-methods (``_generated_code``) and what config.yaml parsed to (``_parsed_text``). Both are
-derived data the next start trusts, so both are read by the same rules: a regular file opened
-without following a link, owned by the user, writable by nobody else, within its size bound;
-anything else reads as absent and is replaced. Both are written to a temporary file beside the
-real one (0600, in a 0700 directory) and renamed, so a concurrent start never reads half a
-file. ``ROBOTA_CODE_CACHE=0`` turns both off. Standard library only: the code table is read
-before anything else of robota loads.
+What config.yaml parsed to (``_parsed_text``) makes a ``robota`` start cheaper on its second
+run. It is derived data the next start trusts, so it is read by strict rules: a regular file
+opened without following a link, owned by the user, writable by nobody else, within its size
+bound; anything else reads as absent and is replaced. It is written to a temporary file beside
+the real one (0600, in a 0700 directory) and renamed, so a concurrent start never reads half a
+file. ``ROBOTA_CODE_CACHE=0`` turns it off (the name is older than this one cache). It serves
+only the ``robota`` script (``script_started``, called by its ``main``), never a library use
+or a test that loads configurations in-process. Standard library only: it loads on every start.
 """
 
 from __future__ import annotations
@@ -18,9 +18,23 @@ import stat
 from collections.abc import Mapping
 from pathlib import Path
 
-__all__ = ["cache_dir", "read_owned", "write_owned"]
+__all__ = ["cache_dir", "read_owned", "script_started", "serves_the_script", "write_owned"]
 
 _OFF = {"0", "false", "no", "off"}
+
+SCRIPT = False
+"""Whether the ``robota`` script's ``main`` started this process."""
+
+
+def script_started() -> None:
+    """Say that the ``robota`` script runs this process (its ``main``, once)."""
+    global SCRIPT  # noqa: PLW0603 (one script per process)
+    SCRIPT = True
+
+
+def serves_the_script() -> bool:
+    """Whether the start-up caches are in use: only when the ``robota`` script started."""
+    return SCRIPT
 
 
 def cache_dir(env: Mapping[str, str]) -> Path | None:

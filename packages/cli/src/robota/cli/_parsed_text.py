@@ -34,7 +34,7 @@ import os
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
-from ._cache_files import cache_dir, read_owned, write_owned
+from ._cache_files import cache_dir, read_owned, serves_the_script, write_owned
 
 __all__ = ["MAX_ENTRIES", "ParsedCache", "parsed_cache_on", "plain"]
 
@@ -121,14 +121,12 @@ def _load(path: Path) -> dict[str, object]:
 
 def parsed_cache_on(env: Mapping[str, str] | None = None) -> ParsedCache | None:
     """Serve config.yaml's parse from the cache for the rest of this process, when the
-    ``robota`` script started (its compiled-code table is on: ``_generated_code.ACTIVE``) and
-    the caches are not switched off; the cache, or ``None``."""
+    ``robota`` script started (``_cache_files.serves_the_script``) and the cache is not
+    switched off; the cache, or ``None``."""
     from robota.core.config import parse_cache, use_parse_cache  # noqa: PLC0415 (--help)
 
-    from . import _generated_code  # noqa: PLC0415
-
     where = cache_dir(os.environ if env is None else env)
-    if _generated_code.ACTIVE is None or where is None:
+    if not serves_the_script() or where is None:
         return None
     path = where / "parsed-yaml.json"
     current = parse_cache()

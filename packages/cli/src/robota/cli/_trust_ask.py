@@ -4,6 +4,11 @@ The gate itself (``headless_workspace``, ``WorkspaceRefused``) is the host's
 (``robota.host``): a background session and the daemon pass it in their own processes.
 Here is only what a command line does with it: ask on the controlling terminal
 (``/dev/tty``, never standard input) or say why it refused and exit 2.
+
+A terminal is not proof of a person: an agent can open a pty of its own. So no question is
+asked, and the answer is "no", when this process descends from an agent robota started
+(``robota.core.control.caller_refusal``); the host holds the requests these questions lead
+to (``session.attach``) to the same rule.
 """
 
 from __future__ import annotations
@@ -29,7 +34,14 @@ def refused_exit(error: WorkspaceRefused) -> None:
 
 def ask_terminal(question: str) -> str:
     """Ask on the controlling terminal (``/dev/tty``, never standard input); the answer's line,
-    stripped and lower-cased, ``""`` without a terminal or an answer."""
+    stripped and lower-cased, ``""`` without a terminal or an answer, or when this process
+    descends from an agent's (said on stderr)."""
+    from robota.core.control import caller_refusal  # noqa: PLC0415
+
+    why = caller_refusal(os.getpid())
+    if why is not None:
+        click.echo(f"robota: only the operator answers this question: {why}", err=True)
+        return ""
     try:
         fd = os.open("/dev/tty", os.O_RDWR | os.O_NOCTTY)
     except OSError:

@@ -6,12 +6,14 @@ circle, directly or through others; imports under ``TYPE_CHECKING`` and inside f
 ``tests/packaging/test_layers.py`` reads this list and holds the code to it, and
 ``docs/architecture.md`` §1 lists the same. A unit is the name right after ``robota.core``:
 
-1. ``_errors``: the one exception tree. Core-wide (every layer raises from it), so it stays
-   here below the kernel rather than in it.
+1. ``_errors``, ``_records``: the one exception tree; ``Record``, frozen slotted value classes
+   whose methods tools/gen_records.py writes into their source (no class creation work at
+   import). Core-wide (every layer raises and declares values with them), so they stay here
+   below the kernel rather than in it.
 2. ``kernel``: the actor kernel (``robota.core.kernel``): lazy facades, addresses and stashes,
    actors and their crash semantics, the trio bridge, supervision, timers, the route directory
    with passivation, a trio run as a process's main. It imports nothing of robota but
-   ``_errors``.
+   ``_errors`` and ``_records``.
 3. ``_capabilities``, ``_dists``, ``_commands``, ``_plugins``: what agents can do; the
    installed distributions and their entry points, read without importing; the engine's slash
    commands and their resolver (pure, low enough for ``config`` and ``policy`` to check team
@@ -74,6 +76,7 @@ if typing.TYPE_CHECKING:
         runtime_plugins,
         transport_names,
     )
+    from ._records import FACTORY, Record, field, fields_of, is_value, replace
     from .config import TransportPlugin, transport_plugin
     from .frontend import ServedTransport
     from .kernel import (
@@ -167,6 +170,13 @@ __all__ = [
     "entry_points",
     "EntryPoint",
     "lazy_attributes",
+    # records: value classes whose methods tools/gen_records.py writes
+    "FACTORY",
+    "Record",
+    "field",
+    "fields_of",
+    "is_value",
+    "replace",
     # running as a process's main
     "Terminated",
     "run_main",
@@ -211,6 +221,12 @@ _HOMES = {
     "SupervisorFailed": "._errors",
     "Terminated": ".kernel",
     "run_main": ".kernel",
+    "FACTORY": "._records",
+    "field": "._records",
+    "Record": "._records",
+    "replace": "._records",
+    "fields_of": "._records",
+    "is_value": "._records",
     "AgentHost": "._plugins",
     "AgentLaunch": "._plugins",
     "McpServer": "._plugins",

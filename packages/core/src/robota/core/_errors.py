@@ -89,6 +89,9 @@ brackets::
     │   │   └── Malformed              [ValueError] bytes that are not the signed object claimed
     │   ├── CredentialStoreError       the credential store or a stored key failed: fail closed
     │   ├── NoTerminal                 no controlling terminal to show or read a secret on
+    │   ├── BadCode                    [ValueError] typed text that is no pairing code (a typo)
+    │   ├── PairingFailed              a pairing refused or ended (its closed reason)
+    │   ├── BadFrame                   [ValueError] a link frame outside the vocabulary (closes it)
     │   ├── AlreadyInitialized         ``robota mesh init`` on a device that has its identity
     │   └── DeviceNotFound             DEVICE names no device of the roster, or several
     └── EngineStopped                  [RuntimeError] the TUI's engine is not running

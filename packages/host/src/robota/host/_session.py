@@ -161,8 +161,9 @@ class SessionHost:
                 Endpoint(SessionSend, self._send),
                 Endpoint(SessionStop, self._stop_request),
                 Endpoint(SessionRename, self._rename),
-                Endpoint(SessionSurface, self._surface),
-                StreamEndpoint(SessionAttach, self.attach.attach),
+                # The URL carries the token that drives the session, approvals included.
+                Endpoint(SessionSurface, self._surface, operator=True),
+                StreamEndpoint(SessionAttach, self.attach.attach, operator=True),
             ],
         )
         self.supervisor = Supervisor(

@@ -66,8 +66,9 @@ class SessionSurface:
     """The session's loopback WebSocket URL, its per-start token in it (``{"url"}``).
 
     Asked only over the control socket (0600 in the 0700 rendezvous directory, the peer's
-    uid checked): whoever can ask could already drive the session through ``session.attach``,
-    so handing the token here grants nothing new, and it is never on disk, in argv or env."""
+    uid checked) and only by the operator, as ``session.attach`` is: the token drives the
+    session, its approvals included, so an agent robota started is refused it (the ancestry
+    check of ``operator=True``). It is never on disk, in argv or env."""
 
     TYPE: ClassVar[str] = "session.surface"
     generation: str

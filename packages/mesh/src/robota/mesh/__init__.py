@@ -8,7 +8,9 @@ revocation list and their verification with a closed set of refusal reasons (``_
 all sans-IO over the bytes of ``_codec``; what a device keeps on disk (``_state``), what the
 commands do to it (``_actions``) and what status and the device listing show
 (``_status``). The pairing and the links between hosts live beside them in modules of their
-own (``_pairing``, ``_link*``).
+own: the one-time code (``_code``), the PAKE and its confirmation bound to the link's
+certificates (``_pairing``), the links' certificates (``_linkcert``), frames (``_frames``),
+sans-IO parts (``_link``), what they trust (``_trust``) and their trio shell (``_linkio``).
 
 It imports ``robota.core`` facades only; the host and the CLI compose it (core never imports
 it). The facade is lazy (PEP 562): ``robota --help`` loads none of it, and a command loads
@@ -49,6 +51,7 @@ if typing.TYPE_CHECKING:
         verify_signed,
         verify_signing_revocation,
     )
+    from ._code import CODE_BITS, BadCode, new_code, parse_code
     from ._codec import pack, unpack
     from ._credentials import (
         SECRET_NAMES,
@@ -59,6 +62,7 @@ if typing.TYPE_CHECKING:
         open_store,
         read_store_record,
     )
+    from ._enrolment import Enrolment, join_device, pair_device
     from ._errors import (
         REASONS,
         CredentialStoreError,
@@ -80,6 +84,16 @@ if typing.TYPE_CHECKING:
         public_bytes,
         public_from_bytes,
     )
+    from ._linkcert import (
+        KnownCertificates,
+        admit_peer,
+        certificate_device,
+        client_context,
+        link_certificate,
+        pairing_context,
+        server_context,
+    )
+    from ._linkio import LinkInfo, Links, join, serve_pairing
     from ._lists import (
         MAX_DEVICES,
         MIN_LIFETIME,
@@ -95,6 +109,20 @@ if typing.TYPE_CHECKING:
         verify_revocations,
         verify_roster,
     )
+    from ._pairing import (
+        FAILURES,
+        Answer,
+        Confirm,
+        Enrol,
+        Fail,
+        Failure,
+        Joiner,
+        Pairer,
+        PairingFailed,
+        PairingWindow,
+        PairMessage,
+        Start,
+    )
     from ._phrase import PHRASE_WORDS, canonical_phrase, new_phrase, root_key
     from ._state import Identity, MeshFiles
     from ._status import (
@@ -109,6 +137,7 @@ if typing.TYPE_CHECKING:
         pick_device,
         status_view,
     )
+    from ._trust import LinkTrust
 
 __all__ = [
     # errors and the closed set of refusal reasons
@@ -170,6 +199,40 @@ __all__ = [
     "admit",
     "reissue_due",
     "lapsed",
+    # pairing: the one-time code and the PAKE's two machines
+    "CODE_BITS",
+    "BadCode",
+    "new_code",
+    "parse_code",
+    "PairingWindow",
+    "Pairer",
+    "Joiner",
+    "PairMessage",
+    "Start",
+    "Answer",
+    "Confirm",
+    "Enrol",
+    "Fail",
+    "Failure",
+    "FAILURES",
+    "PairingFailed",
+    # links: self-signed link certificates and TLS 1.3 contexts
+    "link_certificate",
+    "certificate_device",
+    "KnownCertificates",
+    "admit_peer",
+    "server_context",
+    "client_context",
+    "pairing_context",
+    # the links' trio shell and what they trust
+    "LinkTrust",
+    "Links",
+    "LinkInfo",
+    "join",
+    "serve_pairing",
+    "Enrolment",
+    "pair_device",
+    "join_device",
     # what a device keeps on disk, and what the commands do to it
     "Identity",
     "MeshFiles",
@@ -238,6 +301,39 @@ _HOMES = {
         "._certs",
     ),
     **dict.fromkeys(["pack", "unpack"], "._codec"),
+    **dict.fromkeys(["CODE_BITS", "BadCode", "new_code", "parse_code"], "._code"),
+    **dict.fromkeys(
+        [
+            "KnownCertificates",
+            "admit_peer",
+            "certificate_device",
+            "client_context",
+            "link_certificate",
+            "pairing_context",
+            "server_context",
+        ],
+        "._linkcert",
+    ),
+    **dict.fromkeys(["LinkInfo", "Links", "join", "serve_pairing"], "._linkio"),
+    **dict.fromkeys(["Enrolment", "join_device", "pair_device"], "._enrolment"),
+    "LinkTrust": "._trust",
+    **dict.fromkeys(
+        [
+            "FAILURES",
+            "Answer",
+            "Confirm",
+            "Enrol",
+            "Fail",
+            "Failure",
+            "Joiner",
+            "Pairer",
+            "PairingFailed",
+            "PairingWindow",
+            "PairMessage",
+            "Start",
+        ],
+        "._pairing",
+    ),
     **dict.fromkeys(
         [
             "SECRET_NAMES",

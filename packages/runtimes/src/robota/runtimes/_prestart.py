@@ -50,8 +50,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 
 from ._framing import notification_line, request_line
-from ._reaper import REAPER, live_members
-from ._spawn import launch_command, logger
+from ._reaper import REAPER, live_members, process_logger
+from ._spawn import launch_command
 from ._stderr_tail import StderrTail
 
 if TYPE_CHECKING:
@@ -256,7 +256,7 @@ class Prestarted:
         # What trio.lowlevel.open_process returns for a Popen it made (trio's Process has no
         # public constructor): pidfd-based waiting, returncode kept up to date.
         process = trio.Process._create(popen, stdin, stdout, stderr)
-        logger.info(
+        process_logger().info(
             "agent %s adopted (pid %d, started ahead of the engine)",
             self._launch.name,
             popen.pid,

@@ -34,20 +34,38 @@ detached host or session drops it (it is meant to outlive whoever started it).
 from __future__ import annotations
 
 import atexit
-import logging
 import os
 import subprocess
 import threading
 from collections.abc import Mapping
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-__all__ = ["MARK", "REAPER", "WATCHER", "Reaper", "live_members", "watcher_command"]
+if TYPE_CHECKING:
+    import logging
+
+__all__ = [
+    "MARK",
+    "REAPER",
+    "WATCHER",
+    "Reaper",
+    "live_members",
+    "process_logger",
+    "watcher_command",
+]
 
 MARK = "ROBOTA_REAPER_MARK"
 """The environment variable that marks the processes one robota started (its value: random
 hex, different in each robota process; never a secret)."""
 
-logger = logging.getLogger("robota.runtimes.process")
+
+def process_logger() -> logging.Logger:
+    """The agent processes' logger, loading ``logging`` on first use: print mode spawns its
+    agent through this module and the prestart, and ``logging`` (with ``traceback``,
+    ``string`` and ``textwrap``, about 8 ms) need not come before that spawn."""
+    import logging  # noqa: PLC0415
+
+    return logging.getLogger("robota.runtimes.process")
 
 
 class Reaper:
@@ -95,7 +113,9 @@ class Reaper:
             try:
                 process.wait(timeout=self._grace + 5)
             except subprocess.TimeoutExpired:
-                logger.warning("agent reaper: the watcher did not end (pid %d)", process.pid)
+                process_logger().warning(
+                    "agent reaper: the watcher did not end (pid %d)", process.pid
+                )
 
     def _watcher(self) -> tuple[subprocess.Popen[str] | None, bool]:
         """The running watcher (started on first use, or again if it was killed), and whether
@@ -121,7 +141,7 @@ class Reaper:
             stdin.write("".join(f"{item}\n" for item in lines))
             stdin.flush()
         except OSError as error:
-            logger.warning("agent reaper: cannot reach the watcher: %s", error)
+            process_logger().warning("agent reaper: cannot reach the watcher: %s", error)
 
     def _start(self) -> subprocess.Popen[str] | None:
         if not self._closes_at_exit:
@@ -140,7 +160,7 @@ class Reaper:
                 env={"PATH": "/usr/bin:/bin"},  # robota's secrets stay in robota
             )
         except OSError as error:
-            logger.warning("agent reaper: cannot start the watcher: %s", error)
+            process_logger().warning("agent reaper: cannot start the watcher: %s", error)
             return None
 
 

@@ -22,9 +22,10 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any
 
+from robota.core import replace
 from robota.core.agents import (
     CloseSession,
     DecideApproval,

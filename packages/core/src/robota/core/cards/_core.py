@@ -191,6 +191,9 @@ class TurnCard:
             if approval.approval_id not in self._tokens:
                 self._mint(approval.approval_id, approval.decisions)
         effects: list[Effect] = []
+        ended = self.turn.ended
+        if ended is not None and not self.view.terminal:
+            self.view.apply(ended)  # shown as it ended, never as running first
         if self.view.terminal:
             effects.extend(self._turn_ended())
         if self.view.version > 0:

@@ -8,9 +8,12 @@ lists); they are shared between threads and must be treated as read-only once bu
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from ..store import ActionBinding
+
+if TYPE_CHECKING:
+    from ..events import TurnCompleted
 
 __all__ = [
     "CardFailed",
@@ -48,6 +51,10 @@ class CardTurn:
     store): nothing of its card is stored yet, so the card's first incarnation starts empty
     without reading the store, and its first show creates the card without reading the
     ledger. Both reads sat on the way from the turn's start to its card."""
+    ended: TurnCompleted | None = None
+    """How the turn ended, when that is known as the card opens (a restart opens the card of
+    a turn that ended meanwhile): the card's first show is already the terminal one, never the
+    running view redrawn first."""
 
 
 # -- actor to delivery service -----------------------------------------------------------------

@@ -39,8 +39,8 @@ from ._keys import (
     key_names,
 )
 from ._kinds import as_the_template_orders
-from ._mesh import validate_mesh
 from ._mcp_servers import validate_mcp_servers
+from ._mesh import validate_mesh
 from ._model import (
     LOG_LEVELS,
     PERMISSION_MODES,

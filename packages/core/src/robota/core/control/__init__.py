@@ -44,6 +44,7 @@ if typing.TYPE_CHECKING:
         encode_reply,
         encode_request,
     )
+    from ._ancestry import REAPER_MARK, ProcessEntry, caller_refusal, judge_caller, read_process
     from ._client import ControlClient
     from ._errors import (
         ControlError,
@@ -102,6 +103,12 @@ __all__ = [
     "encode_request",
     # the host's side
     "ControlServer",
+    # who may approve (an agent's process may not)
+    "REAPER_MARK",
+    "ProcessEntry",
+    "caller_refusal",
+    "judge_caller",
+    "read_process",
     "Endpoint",
     "HandlerError",
     "ServerLimits",
@@ -144,6 +151,11 @@ __all__ = [
 ]
 
 _HOMES = {
+    "REAPER_MARK": "._ancestry",
+    "ProcessEntry": "._ancestry",
+    "caller_refusal": "._ancestry",
+    "judge_caller": "._ancestry",
+    "read_process": "._ancestry",
     "ControlClient": "._client",
     "ControlError": "._errors",
     "HostAlreadyRunning": "._host_lock",

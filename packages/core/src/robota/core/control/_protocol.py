@@ -60,7 +60,8 @@ class ErrorCode(StrEnum):
     UNKNOWN_TYPE = "unknown_type"
     """``type`` names no request this host serves."""
     FORBIDDEN = "forbidden"
-    """The peer is another user; the connection is closed after this reply."""
+    """The peer is another user (the connection is closed after this reply), or descends
+    from an agent's process and asked what only the operator may."""
     BUSY = "busy"
     """The host already serves its maximum of connections; this one is closed."""
     IDLE = "idle_timeout"

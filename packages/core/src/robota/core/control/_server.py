@@ -6,6 +6,10 @@ feeds bytes to the protocol and sends back what it says. Requests on one connect
 one after another, so replies come in request order; connections are served concurrently, at
 most ``max_connections`` at once (the next one is told ``busy`` and closed).
 
+A request only the operator may make (``operator=True`` on its endpoint: a confirmation asked
+on a terminal, an attach) is refused as ``forbidden`` when the peer's process ancestry reaches
+an agent robota started (``_ancestry``): a terminal an agent opened is not a person.
+
 Bounds: a connection that sends nothing for ``idle_timeout`` seconds is told so and closed; a
 reply the peer does not read within the same time closes it too; a request line is at most
 ``max_line`` bytes. A handler's exception is the request's ``internal`` failure, logged once
@@ -27,6 +31,7 @@ from typing import Any, Generic, TypeVar
 import trio
 
 from ..protocol import Failure, Ok, Reply, encode_reply
+from ._ancestry import caller_refusal
 from ._errors import ControlError
 from ._peer import peer_credentials
 from ._protocol import MAX_LINE, Call, ErrorCode, ServerConnection
@@ -70,6 +75,8 @@ class Endpoint(Generic[R]):
 
     request: type[R]
     handle: Callable[[R], Awaitable[object]]
+    operator: bool = False
+    """Only the operator may ask: refused when the caller descends from an agent's process."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -82,6 +89,8 @@ class StreamEndpoint(Generic[R]):
 
     request: type[R]
     handle: Callable[[R, trio.SocketStream], Awaitable[None]]
+    operator: bool = False
+    """Only the operator may ask: refused when the caller descends from an agent's process."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -113,6 +122,7 @@ class ControlServer:
         self._streams: dict[type[Any], Callable[[Any, trio.SocketStream], Awaitable[None]]] = {
             e.request: e.handle for e in endpoints if isinstance(e, StreamEndpoint)
         }
+        self._operator_only = frozenset(e.request for e in endpoints if e.operator)
         self._connections = 0
 
     @property
@@ -178,7 +188,7 @@ class ControlServer:
             async with stream:
                 if not await self._peer_allowed(stream):
                     return
-                await self._converse(stream)
+                await self._converse(stream, _peer_pid(stream))
         except (trio.BrokenResourceError, trio.ClosedResourceError):
             pass  # the peer went away; nothing to answer
         finally:
@@ -198,7 +208,7 @@ class ControlServer:
         await self._send(stream, refusal, _REFUSAL_SEND)
         return False
 
-    async def _converse(self, stream: trio.SocketStream) -> None:
+    async def _converse(self, stream: trio.SocketStream, peer_pid: int | None) -> None:
         connection = ServerConnection(self._registry, max_line=self.limits.max_line)
         while True:
             data = b""
@@ -210,6 +220,11 @@ class ControlServer:
                 return
             items = connection.receive(data) if data else connection.end_of_input()
             for item in items:
+                refusal = await self._not_operator(item, peer_pid)
+                if refusal is not None:
+                    if not await self._send(stream, refusal):
+                        return
+                    continue
                 if isinstance(item, Call) and type(item.request) in self._streams:
                     failure = await self._stream(item, stream)
                     if failure is not None:
@@ -220,6 +235,20 @@ class ControlServer:
                     return
             if not data:
                 return
+
+    async def _not_operator(self, item: Call | Failure, peer_pid: int | None) -> Failure | None:
+        """The refusal of an operator-only request from a peer that descends from an agent's
+        process (read off the loop: it walks ``/proc``)."""
+        if not isinstance(item, Call) or type(item.request) not in self._operator_only:
+            return None
+        if peer_pid is None:
+            return None  # a platform whose peer credentials name no pid: nothing to walk
+        why = await trio.to_thread.run_sync(caller_refusal, peer_pid)
+        if why is None:
+            return None
+        name = getattr(item.request, "TYPE", type(item.request).__name__)
+        logger.warning("control socket: refused %r: %s", name, why)
+        return Failure(item.id, ErrorCode.FORBIDDEN, f"only the operator may ask {name!r}: {why}")
 
     async def _dispatch(self, call: Call) -> Reply:
         request = call.request
@@ -266,3 +295,10 @@ class ControlServer:
             await stream.send_all(line)
             return True
         return False
+
+
+def _peer_pid(stream: trio.SocketStream) -> int | None:
+    try:
+        return peer_credentials(stream.socket).pid
+    except OSError:
+        return None

@@ -61,7 +61,7 @@ from ._policy import (
     after_steer_refused,
     decide,
 )
-from ._recovery import Recover, prompt_answers, recovery_prompt
+from ._recovery import MAX_RECOVERIES, Recover, prompt_answers, recovery_prompt
 from ._recovery_plan import RECOVERY_WINDOW
 from ._route import ConversationRoute, StoreReads
 from ._route_core import RouteCore
@@ -156,6 +156,7 @@ __all__ = [
     "AttemptNotRecorded",
     "FinalClaimed",
     "QueuedTaken",
+    "MAX_RECOVERIES",
     "MAX_RETRIES",
     # recovery
     "RECOVERY_WINDOW",

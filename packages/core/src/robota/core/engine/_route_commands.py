@@ -9,11 +9,11 @@ from __future__ import annotations
 
 import shlex
 from collections.abc import Callable
-from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from .._commands import COMMANDS, Invocation
+from .._records import replace
 from ..agents import PERMISSION_MODES
 from ..store import CancelPrompt, UpdateTask
 from ._messages import TaskSettings

@@ -18,9 +18,9 @@ and what becomes of one nobody can answer, is ``_route_surfaces``'s.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import replace
 from pathlib import Path
 
+from .._records import replace
 from ..agents import (
     AgentFailure,
     SessionEvent,
@@ -32,7 +32,7 @@ from ..agents import (
     TurnAccepted,
     TurnRefused,
 )
-from ..store import UpdateTask
+from ..store import ConsumeInbox, UpdateTask
 from . import _route_surfaces as surfaces
 from ._context import AgentEntry, TaskDefaults
 from ._messages import (
@@ -222,22 +222,31 @@ class RouteCore:
                 route.emit(Log("warning", f"route {route.key}: ignored {type(message).__name__}"))
 
     def _input(self, message: UserInput) -> None:
-        route = self.state
+        """``message`` decided; a chat message's inbox row is consumed by the write that gives
+        it its effect: the turn's attempt, the queued prompt, or (a reply, a command, a steer)
+        a write of its own, the steer's naming the turn it went into."""
+        route, inbox = self.state, message.inbox
         match decide(route.policy_state(), message.text):
             case Say(text=text):
                 route.reply(text, error=True)
+                if inbox is not None:
+                    route.write(ConsumeInbox(inbox))
             case RunCommand(invocation=invocation):
+                if inbox is not None:
+                    route.write(ConsumeInbox(inbox))
                 run_command(route, invocation)
             case Prompt(text=text, new_task=new_task):
                 if new_task:
                     route.new_task(TaskSettings(), announce=False)
-                begin(route, text, message.images)
+                begin(route, text, message.images, inbox=inbox, message_id=message.message_id)
             case SteerRunningTurn(turn_id=turn_id, text=text):
                 assert route.task is not None
+                if inbox is not None and route.turn is not None:
+                    route.write(ConsumeInbox(inbox, route.turn.attempt_id))
                 route.steers.append(text)
                 route.emit(Tell(route.task.agent, SteerTurn(route.task.id, turn_id, text)))
             case Enqueue(text=text, front=front):
-                enqueue(route, text, front=front)
+                enqueue(route, text, front=front, inbox=inbox, message_id=message.message_id)
 
     def _agent_failure(self, failure: AgentFailure) -> None:
         route = self.state

@@ -20,11 +20,11 @@ Functions of ``RouteData``, pure: reads through its port, writes and agent reque
 from __future__ import annotations
 
 import functools
-from dataclasses import replace
 from datetime import datetime
 from pathlib import Path
 
 from .._plugins import PluginError, runtime_plugins
+from .._records import replace
 from ..agents import AgentSessionInfo, CloseSession, SessionOpened, SessionsListed
 from ..store import ResetTaskToTurn, Task, TurnAttempt
 from ._messages import RouteReply, SessionsEntry, SessionsListing

@@ -20,8 +20,7 @@ front end says goes to the agent, refused only when the question was already ans
 
 from __future__ import annotations
 
-from dataclasses import replace
-
+from .._records import replace
 from ..agents import DecideApproval
 from ..events import (
     ApprovalDecision,

@@ -7,10 +7,10 @@ change it, and every write, agent request or directory to create is an effect.
 
 from __future__ import annotations
 
-from dataclasses import replace
 from datetime import date
 from pathlib import Path
 
+from .._records import replace
 from ..store import Task, TurnAttempt
 from ._route_effects import MakeDirectory
 from ._route_state import BUSY, RouteData

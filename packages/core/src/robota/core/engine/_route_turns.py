@@ -21,10 +21,10 @@ Functions of ``RouteData``, pure: they change the state and append effects.
 
 from __future__ import annotations
 
-from dataclasses import fields, replace
 from pathlib import Path
 from typing import Any, cast
 
+from .._records import fields_of, replace
 from ..agents import InterruptTurn, StartTurn, SteerRefused, TurnRefused
 from ..events import RuntimeEvent, TurnCompleted, TurnError, TurnStarted, Usage
 from ..store import (
@@ -86,10 +86,16 @@ def begin(
     *,
     retry_count: int = 0,
     recovery: bool = False,
+    recovery_count: int = 0,
     along: tuple[WriteOp[object], ...] = (),
+    takes_over: str | None = None,
+    inbox: int | None = None,
+    message_id: str | None = None,
 ) -> None:
     """Start a turn: record its attempt, and only then send the prompt. ``along`` are writes
-    committed with the attempt, all or none (what the new turn takes over from)."""
+    committed with the attempt, all or none (what the new turn takes over from); the chat
+    messages ``takes_over`` answered are this turn's, and the inbox row ``inbox`` (the chat
+    message ``message_id``, the attempt's anchor) is consumed by the same write."""
     if route.task is None:
         route.new_task(TaskSettings(), announce=False)
     task = route.task
@@ -97,6 +103,7 @@ def begin(
         return
     ids = route.ids
     turn = Turn(ids.attempt_id(), task.id, text, images, ids.monotonic(), retry_count, recovery)
+    turn.message_id = message_id
     route.turn = turn
     route.open_session(task)
     route.check_restriction(task)
@@ -106,8 +113,12 @@ def begin(
         route_key=route.key,
         prompt=text,
         images=tuple(str(p) for p in images),
+        anchor_message_id=message_id,
         retry_count=retry_count,
+        recovery_count=recovery_count,
         parent_id=task.head_attempt_id,
+        inbox=inbox,
+        takes_over=takes_over,
     )
     op = Together((*along, insert)) if along else insert
     route.emit(Write(op, AttemptAck(turn.attempt_id), then=_dispatch(route, turn)))
@@ -126,6 +137,7 @@ def _dispatch(route: RouteData, turn: Turn) -> tuple[Effect, ...]:
         turn.prompt,
         turn.recovery,
         restricted=route.session_restricted.get(turn.task_id, False),
+        message_id=turn.message_id,
     )
     return (
         Running(turn.attempt_id, running=True),
@@ -244,7 +256,13 @@ def final_claimed(route: RouteData, claimed: FinalClaimed) -> None:
     ):
         attempt = turn.retry_count + 1
         route.reply(f"{error.message}: retrying ({attempt} of {MAX_RETRIES})")
-        begin(route, retry_prompt(turn.prompt, attempt), turn.images, retry_count=attempt)
+        begin(
+            route,
+            retry_prompt(turn.prompt, attempt),
+            turn.images,
+            retry_count=attempt,
+            takes_over=turn.attempt_id,
+        )
         return
     next_prompt(route)
 
@@ -284,6 +302,7 @@ def taken(route: RouteData, message: QueuedTaken) -> None:
         route.pending.pop(0)  # one this incarnation did not know of ran in its place
     images = tuple(Path(p) for p in prompt.images)
     turn = Turn(message.attempt_id, message.task_id, prompt.text, images, route.ids.monotonic())
+    turn.message_id = prompt.message_id
     route.turn = turn
     task = route.task
     if task is None or task.id != turn.task_id:
@@ -293,9 +312,20 @@ def taken(route: RouteData, message: QueuedTaken) -> None:
     route.effects.extend(_dispatch(route, turn))
 
 
-def enqueue(route: RouteData, text: str, *, front: bool = False) -> None:
+def enqueue(
+    route: RouteData,
+    text: str,
+    *,
+    front: bool = False,
+    inbox: int | None = None,
+    message_id: str | None = None,
+) -> None:
+    """Queue ``text``; the chat message's inbox row (``inbox``) is consumed by the same write."""
     task_id = route.task.id if route.task is not None else None
-    route.emit(Write(EnqueuePrompt(route.key, text, task_id=task_id, front=front), QueueAck(text)))
+    op = EnqueuePrompt(
+        route.key, text, task_id=task_id, front=front, inbox=inbox, message_id=message_id
+    )
+    route.emit(Write(op, QueueAck(text)))
 
 
 def queued(route: RouteData, message: PromptQueued) -> None:
@@ -351,5 +381,5 @@ def retry_prompt(prompt: str, attempt: int) -> str:
 
 def _usage_json(usage: Usage) -> dict[str, JSONValue]:
     # Not ``asdict``: it deep-copies, and this runs on every turn's way to its final answer.
-    values = ((f.name, getattr(usage, f.name)) for f in fields(usage))
+    values = ((name, getattr(usage, name)) for name, _ in fields_of(type(usage)))
     return {name: value for name, value in values if value is not None}

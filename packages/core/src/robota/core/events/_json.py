@@ -18,6 +18,7 @@ from functools import cache
 from typing import Any, Literal, Union, get_args, get_origin
 
 from .._errors import RobotaError
+from .._records import Record, fields_of, is_value
 from ._model import (
     ApprovalRequested,
     ApprovalResolved,
@@ -99,16 +100,16 @@ def dataclass_from_json(cls: type, obj: object, path: str) -> Any:
 
 def _encode_fields(instance: Any) -> dict[str, Any]:
     out: dict[str, Any] = {}
-    for field in dataclasses.fields(instance):
-        value = getattr(instance, field.name)
+    for name, _ in fields_of(type(instance)):
+        value = getattr(instance, name)
         if value is None:
             continue
-        out[field.name] = _encode(value)
+        out[name] = _encode(value)
     return out
 
 
 def _encode(value: Any) -> Any:
-    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+    if is_value(value):
         return _encode_fields(value)
     if isinstance(value, tuple):
         return [_encode(item) for item in value]
@@ -127,22 +128,19 @@ def _decode_dataclass(cls: type, obj: object, path: str) -> Any:
     if not isinstance(obj, dict):
         raise EventFormatError(f"{path}: expected an object, found {_kind(obj)}")
     hints = _hints(cls)
-    names = {f.name for f in dataclasses.fields(cls)}
-    unknown = sorted(set(obj) - names)
+    fields = fields_of(cls)
+    unknown = sorted(set(obj) - {name for name, _ in fields})
     if unknown:
         raise EventFormatError(f"{path}: unknown field {unknown[0]!r}")
     values: dict[str, Any] = {}
-    for field in dataclasses.fields(cls):
-        required = (
-            field.default is dataclasses.MISSING and field.default_factory is dataclasses.MISSING
-        )
-        if field.name not in obj:
-            if required and _allows_none(hints[field.name]):
-                values[field.name] = None  # the encoder leaves absent optionals out
+    for name, required in fields:
+        if name not in obj:
+            if required and _allows_none(hints[name]):
+                values[name] = None  # the encoder leaves absent optionals out
             elif required:
-                raise EventFormatError(f"{path}.{field.name}: missing")
+                raise EventFormatError(f"{path}.{name}: missing")
             continue
-        values[field.name] = _decode(obj[field.name], hints[field.name], f"{path}.{field.name}")
+        values[name] = _decode(obj[name], hints[name], f"{path}.{name}")
     return cls(**values)
 
 
@@ -177,8 +175,8 @@ def _decode(value: object, hint: Any, path: str) -> Any:
             raise EventFormatError(f"{path}: expected an array, found {_kind(value)}")
         (item,) = (a for a in get_args(hint) if a is not Ellipsis)
         return tuple(_decode(v, item, f"{path}[{n}]") for n, v in enumerate(value))
-    if dataclasses.is_dataclass(hint):
-        return _decode_dataclass(hint, value, path)  # type: ignore[arg-type]
+    if isinstance(hint, type) and (issubclass(hint, Record) or dataclasses.is_dataclass(hint)):
+        return _decode_dataclass(hint, value, path)
     if hint is bool:
         if not isinstance(value, bool):
             raise EventFormatError(f"{path}: expected true or false, found {_kind(value)}")

@@ -28,8 +28,10 @@ surface's frames are the protocol's: ``robota.core.protocol``), ``_transport``
 (what the host hands a chat transport it starts: the port, the store, a status callback;
 what a transport offers back: group creation), ``_chat`` (``ChatTurns``: the shell every chat
 transport's service extends, its routes read and its cards opened, and ``recovery_plan``, the
-restart's decision, pure; above ``robota.core.cards``), ``_restarts`` (``RestartDesk``: a chat
-transport's side of the host's safe restart, its notes through the platform's ``send``),
+restart's decision, pure; above ``robota.core.cards``; its inbox, ``_chat_inbox``: a message
+accepted before the platform is acknowledged, fed again or settled after a crash),
+``_restarts`` (``RestartDesk``: a chat transport's side of the host's safe restart, its notes
+through the platform's ``send``),
 ``_queue`` (``QueueNotes``: a queued prompt's note and its Cancel action, pure),
 ``_recovery_notes`` (pure: what a restarted host tells a chat of a turn it left unsettled),
 ``_media`` (a chat's images and files once downloaded: limits, folder, what the agent gets).
@@ -53,6 +55,7 @@ if typing.TYPE_CHECKING:
         recovery_plan,
         take_pending,
     )
+    from ._chat_inbox import Accepted, ChatInbox, InboxLeft
     from ._inbound import STALE_AFTER, Dated, Ignore, freshness, inbound_claims, owner_filter
     from ._media import (
         FILE_BYTES,
@@ -128,6 +131,9 @@ __all__ = [
     "GroupRefused",
     # what every chat transport shares: its turns, its restart, its inbound order's pure steps
     "ChatTurns",
+    "Accepted",
+    "ChatInbox",
+    "InboxLeft",
     "ChatRoute",
     "ChatTurn",
     "Pending",
@@ -218,6 +224,9 @@ _HOMES = {
     "RestartSend": "._restarts",
     "restart_text": "._restarts",
     "RECOVER_SINCE": "._chat",
+    "Accepted": "._chat_inbox",
+    "ChatInbox": "._chat_inbox",
+    "InboxLeft": "._chat_inbox",
     "ChatRoute": "._chat",
     "ChatTurn": "._chat",
     "ChatTurns": "._chat",

@@ -27,8 +27,7 @@ This module is the pure half: which notices merge, and how. The port applies it.
 
 from __future__ import annotations
 
-from dataclasses import replace
-
+from .._records import replace
 from ..engine import TurnUpdate
 from ..events import ReasoningDelta, RuntimeEvent, TextDelta, ToolUpdated
 

@@ -27,8 +27,10 @@ that shell; a transport's service extends ``ChatTurns`` with its platform's part
   routes subscribed, the store read again on the loop with no await before the cards open
   (``recovery_plan``, pure): a turn that ended before the second read is ended from the store,
   one that ends after it is told by its route, never both and never neither.
-* ``claimed_and_fresh``: the lane's first steps, the durable claim (``inbound_claims``) and the
-  stale guard (``freshness``), a stale message recorded in the audit trail.
+* ``inbox`` (``_chat_inbox``): a message accepted (claimed and kept) before the platform is
+  acknowledged, the lane's stale guard, and after a restart ``read_inbox`` / ``resume_inbox``:
+  what no route took in fed again (``fed_again``), what ended unsettled settled
+  (``settle_left``).
 
 A card's turn id is the engine's attempt id with the transport's ``card_suffix``: the engine's
 own ledger row for the attempt and the card's for the answer never see each other.
@@ -69,17 +71,17 @@ from ..events import TurnCompleted, TurnError
 from ..presentation import UserSteer
 from ..store import (
     ACTIVE_TURN_STATUSES,
+    AcceptInbound,
     ActionBinding,
     AnchorTurnAttempt,
-    AppendAuditEvent,
     BindCardActions,
     CardAction,
+    InboxRow,
     TurnAttempt,
-    WriteOp,
     open_reader,
     unsettled_chat_turns,
 )
-from ._inbound import Dated, freshness
+from ._chat_inbox import Accepted, ChatInbox, InboxLeft
 from ._port import Overflowed
 from ._queue import QUEUE_CANCEL, QueueNote, QueueNotes
 
@@ -157,6 +159,8 @@ class Opening:
     again from the store), so the host's trust decision is asked."""
     fresh: bool = False
     """The turn began just now (``CardTurn.fresh``)."""
+    ended: TurnCompleted | None = None
+    """How the turn ended, when it did before its card opened (``CardTurn.ended``)."""
 
 
 @dataclass(slots=True)
@@ -226,14 +230,16 @@ def recovery_plan(
         if attempt.id in skip:
             continue
         anchor = attempt.anchor_message_id
-        if attempt.status in ACTIVE_TURN_STATUSES and anchor is None:
+        if attempt.status in ACTIVE_TURN_STATUSES:
             # A continued turn answers the message its interrupted predecessor did (its
-            # prompt ends with that message's text).
+            # prompt ends with that message's text; since the inbox, its anchor is that
+            # message too).
             for earlier, _ in unsettled:
                 if (
                     earlier.route_key == attempt.route_key
                     and earlier.status == "interrupted"
                     and earlier.anchor_message_id
+                    and anchor in (None, earlier.anchor_message_id)
                     and attempt.prompt.endswith(earlier.prompt)
                 ):
                     anchor = earlier.anchor_message_id
@@ -312,6 +318,10 @@ class ChatTurns(Generic[T]):
         """The queued prompts' notes (``_queue``): told by ``InputQueued`` and ``TurnBegan``."""
         self._swallowed: set[str] = set()
         """Notes whose Cancel was told to the route: the engine's reply is the note itself."""
+        self.inbox = ChatInbox(
+            context.store, context.db_path, source=name, card_suffix=card_suffix, log=log
+        )
+        """The accepted messages until their routes took them in (``_chat_inbox``)."""
         self._agents: dict[str, str] = {}
         """Each route's agent as its last ``TaskOpened`` named it: kept when a quiet route is
         let go (``retire_quiet``), whose next turn may come with no ``TaskOpened``."""
@@ -378,6 +388,15 @@ class ChatTurns(Generic[T]):
     def recovered(self, plan: Sequence[RecoveredTurn]) -> None:
         """The unsettled turns' cards are open again."""
 
+    def fed_again(self, row: InboxRow) -> None:
+        """A message the last run accepted and no route took in: to its lane again (an
+        ``Accepted`` with ``again``), or ``self.inbox.consume``d when it is no more to run."""
+        self.inbox.consume(row.id)
+
+    async def settle_left(self, row: InboxRow, outcome: Outcome) -> None:
+        """A message whose turn ended while its reactions were left unsettled: settle them
+        (and mark it, ``self.inbox.settled``)."""
+
     def pending_finals(self) -> int:
         """``PendingFinals``: the turns that ended whose answer is not delivered yet."""
         return sum(1 for turn in self._turns.values() if turn.completed)
@@ -423,10 +442,27 @@ class ChatTurns(Generic[T]):
                 "%s: the lane of %s is full; message dropped", self._chat_name, route.key
             )
 
+    async def accept(
+        self, route: ChatRoute, item: Any, op: AcceptInbound, extra: Mapping[str, object]
+    ) -> None:
+        """``item`` to ``route``'s lane in the order the platform delivered it, then its
+        accept written (``op``: its claims and inbox row), which the caller awaits before the
+        platform is acknowledged; the lane admits it once written, unless claimed before."""
+        accepted = Accepted(item)
+        self.hand_to_lane(route, accepted)
+        try:
+            accepted.inbox = await self.inbox.accept(op, extra)
+        finally:
+            accepted.written.set()
+
     async def _lane(self, route: ChatRoute, receive: trio.MemoryReceiveChannel[Any]) -> None:
         async for item in receive:
             route.admitting = True
             try:
+                if isinstance(item, Accepted):
+                    await item.written.wait()
+                    if item.inbox is None:
+                        continue  # claimed before: a redelivery (``finally`` still runs)
                 await self.admit(route, item)
             except Exception:
                 self._log.exception(
@@ -476,23 +512,29 @@ class ChatTurns(Generic[T]):
             if gone:
                 self._log.debug("%s: %d quiet routes let go", self._chat_name, len(gone))
 
-    async def claimed_and_fresh(
-        self,
-        claims: WriteOp[tuple[object, ...]],
-        message: Dated,
-        stale: AppendAuditEvent,
-        extra: Mapping[str, object],
-    ) -> bool:
-        """The claim written, and the message not stale (else recorded by ``stale``)."""
-        name = self._chat_name
-        if not all(await self._store.write(claims, timeout=STORE_TIMEOUT)):
-            self._log.info("%s message already claimed", name, extra=dict(extra))
-            return False
-        if freshness(message, now=time.time(), started_at=self.context.started_at) == "stale":
-            await self._store.write(stale, timeout=STORE_TIMEOUT)
-            self._log.info("%s: a stale message was recorded, not run", name, extra=dict(extra))
-            return False
-        return True
+    async def read_inbox(self) -> InboxLeft:
+        """What the last run left in the inbox (``_chat_inbox``): read before ``recover``
+        opens any card, so no answer of this run is settled twice; ``resume_inbox`` acts on
+        it once the platform's screen works (and before its events are read)."""
+        try:
+            return await trio.to_thread.run_sync(self.inbox.left)
+        except Exception:
+            self._log.exception("%s: the inbox could not be read", self._chat_name)
+            return InboxLeft()
+
+    def resume_inbox(self, left: InboxLeft) -> None:
+        """Settle the reactions of the messages whose turn ended (``settle_left``) and feed
+        the messages no route took in to their lanes again, in order (``fed_again``)."""
+        assert self._nursery is not None
+        for row, outcome in left.unsettled:
+            self._nursery.start_soon(self.settle_left, row, outcome)
+        for row in left.untaken:
+            self._log.info(
+                "%s: a message accepted by the last run is fed again",
+                self._chat_name,
+                extra={"message_id": row.message_id},
+            )
+            self.fed_again(row)
 
     async def queued_note_posted(self, note: QueueNote, note_id: str, token: str) -> None:
         """The queued prompt's note is posted as ``note_id``: its Cancel (``token``) is bound
@@ -600,9 +642,18 @@ class ChatTurns(Generic[T]):
         if began.attempt_id in self._turns:
             return  # opened from the store after a restart
         pending = take_pending(route.pending, began.prompt)
-        if pending is None and route.pending and not began.recovery:
-            pending = route.pending.popleft()
-        anchor = pending.message_id if pending is not None else None
+        if pending is None and began.message_id is not None:
+            # The engine knows the message (a queued prompt, a turn continued after a
+            # restart): this run may never have held it.
+            anchor: str | None = began.message_id
+            for index, item in enumerate(route.pending):
+                if item.message_id == anchor:
+                    del route.pending[index]
+                    break
+        else:
+            if pending is None and route.pending and not began.recovery:
+                pending = route.pending.popleft()
+            anchor = pending.message_id if pending is not None else None
         if anchor is not None:
             self._store.submit(AnchorTurnAttempt(began.attempt_id, anchor), self.logged)
         messages = (anchor,) if anchor else ()
@@ -619,6 +670,7 @@ class ChatTurns(Generic[T]):
         started_at: float | None = None,
         *,
         began: TurnBegan | None = None,
+        ended: TurnCompleted | None = None,
     ) -> T:
         """``began``: the turn's ``TurnBegan``, when it began just now; ``None``: a turn opened
         again from the store."""
@@ -632,6 +684,7 @@ class ChatTurns(Generic[T]):
             started_at or time.time(),
             restricted=began.restricted if began is not None else None,
             fresh=began is not None,
+            ended=ended,
         )
         turn = self.open_turn(route, opening)
         self._turns[attempt_id] = turn
@@ -653,6 +706,7 @@ class ChatTurns(Generic[T]):
                 started_at=opening.started_at,
                 restricted=restricted,
                 fresh=opening.fresh,
+                ended=opening.ended,
             ),
             platform,
             self._delivery,
@@ -720,7 +774,13 @@ class ChatTurns(Generic[T]):
             route = self.route_of(attempt.route_key)
             assert route is not None
             turn = self._open(
-                route, attempt.id, attempt.task_id, item.anchor, item.messages, attempt.created_at
+                route,
+                attempt.id,
+                attempt.task_id,
+                item.anchor,
+                item.messages,
+                attempt.created_at,
+                ended=item.ended,  # its card's first show is the terminal one
             )
             self._log.info(
                 "%s: turn %s of %s recovered (%s)",
@@ -732,7 +792,6 @@ class ChatTurns(Generic[T]):
             if item.ended is not None:
                 turn.completed = True
                 turn.status = item.ended.status
-                turn.address.tell(item.ended)
         self.recovered(plan)
 
     def _unsettled(self, since: float) -> list[tuple[TurnAttempt, str | None]]:

@@ -14,9 +14,10 @@ late: it runs) or ``cancelled`` / ``unknown`` (nothing to do).
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Literal
 
+from .._records import replace
 from ..engine import prompt_answers
 
 __all__ = [

@@ -29,8 +29,9 @@ Pure: the team's config and the message in, one outcome out.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
+from .._records import replace
 from ..config import PermissionMode, TeamConfig
 from ._acks import detect_ack
 from ._confirm import Pending

@@ -27,9 +27,10 @@ connections instead of holding one each.
 
 Ops are small frozen dataclasses with an ``apply(db)`` method (``WriteOp``); the typed ones here
 cover inbound-event dedupe, route states, the final-delivery ledger, turn attempts, the prompt
-queue, the audit trail, what chat transports keep of their chats (``_chats``), and team groups'
-registry, decision audit and stored requests (``_teams``), and which process owns a task
-(``_owners``), and the device mesh's high-water marks (``_mesh``). The schema
+queue, the audit trail, what chat transports keep of their chats (``_chats``) and the messages
+they accepted until their routes took them in (``_inbox``), and team groups' registry, decision
+audit and stored requests (``_teams``), and which process owns a task (``_owners``), and the
+device mesh's high-water marks (``_mesh``). The schema
 grows through ``MIGRATIONS``, applied by the writer when it starts; a database from a newer
 robota is refused with ``StoreError``. Migrations that change tables are written with
 sqlite-utils (``schema_change``), which is also what ``inspect_store`` (``robota store``) reads
@@ -83,6 +84,18 @@ if typing.TYPE_CHECKING:
     from ._client import StoreClient
     from ._connection import open_reader
     from ._database import Database, Parameters
+    from ._inbox import (
+        AcceptInbound,
+        ConsumeInbox,
+        InboxOutcome,
+        InboxRow,
+        PruneInbox,
+        RelinkInbox,
+        SettleInbox,
+        settled_outcome,
+        unconsumed_inbox,
+        unsettled_inbox,
+    )
     from ._inspect import StoreReport, TableReport, inspect_store
     from ._mesh import MESH_LISTS, MeshList, RaiseMeshMark, mesh_marks
     from ._messages import Ack, Failable, Write
@@ -221,6 +234,11 @@ __all__ = [
     "AnchorTurnAttempt",
     "RecordReaction",
     "ForgetReaction",
+    "AcceptInbound",
+    "ConsumeInbox",
+    "PruneInbox",
+    "RelinkInbox",
+    "SettleInbox",
     # queries
     "event_claimed",
     "load_route_state",
@@ -236,6 +254,9 @@ __all__ = [
     "message_reactions",
     "turn_of_chat_message",
     "unsettled_chat_turns",
+    "unconsumed_inbox",
+    "unsettled_inbox",
+    "settled_outcome",
     # records
     "ACTIVE_TURN_STATUSES",
     "AuditEvent",
@@ -246,6 +267,8 @@ __all__ = [
     "TurnAttempt",
     "TurnStatus",
     "TurnSnapshot",
+    "InboxRow",
+    "InboxOutcome",
     "CardAction",
     "ChatContext",
     "ActionBinding",
@@ -417,6 +440,16 @@ _LAZY = {
     "team_requests": "._teams",
     "team_row": "._teams",
     "team_rows": "._teams",
+    "AcceptInbound": "._inbox",
+    "ConsumeInbox": "._inbox",
+    "InboxOutcome": "._inbox",
+    "InboxRow": "._inbox",
+    "PruneInbox": "._inbox",
+    "RelinkInbox": "._inbox",
+    "SettleInbox": "._inbox",
+    "settled_outcome": "._inbox",
+    "unconsumed_inbox": "._inbox",
+    "unsettled_inbox": "._inbox",
     "StoreClient": "._client",
     "SqliteRouteStates": "._route_states",
     "MESH_LISTS": "._mesh",

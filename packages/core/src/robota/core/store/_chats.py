@@ -168,7 +168,8 @@ def message_reactions(db: Database, message_id: str) -> dict[str, str | None]:
 
 @dataclass(frozen=True, slots=True)
 class AnchorTurnAttempt:
-    """``message_id`` is the message the attempt answers; ``True`` when the attempt exists."""
+    """``message_id`` is the message the attempt answers (and its chat inbox row, if it has one,
+    is the attempt's to settle); ``True`` when the attempt exists."""
 
     attempt_id: str
     message_id: str
@@ -178,7 +179,16 @@ class AnchorTurnAttempt:
             "UPDATE turn_attempts SET anchor_message_id = ? WHERE id = ?",
             (self.message_id, self.attempt_id),
         )
-        return cursor.rowcount == 1
+        if cursor.rowcount != 1:
+            return False
+        # The message's inbox row is this turn's to settle (a team's request: its door took
+        # the message in, the turn answers it; ``_inbox``).
+        db.execute(
+            "UPDATE chat_inbox SET attempt_id = ? WHERE message_id = ? AND route_key = "
+            "(SELECT route_key FROM turn_attempts WHERE id = ?)",
+            (self.attempt_id, self.message_id, self.attempt_id),
+        )
+        return True
 
 
 def unsettled_chat_turns(

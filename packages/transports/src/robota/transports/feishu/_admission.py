@@ -1,8 +1,11 @@
-"""The Feishu service's way in: a message screened, claimed, ``OnIt``, then the route.
+"""The Feishu service's way in: a message screened, accepted, ``OnIt``, then the route.
 
-``_inbound``'s order: owner and mention filters before any write, the durable claim of the event
-id and the message id, the stale guard, the awaited ``OnIt``, then the route (verbatim text) or
-the transport's own command.
+``_inbound``'s order: owner and mention filters before any write, then in the handler, before
+the event is ACKed, the durable accept (the claims of the event id and the message id and the
+message's inbox row, ``robota.core.frontend._chat_inbox``), then in its route's lane the stale
+guard, the awaited ``OnIt``, then the route (verbatim text, its inbox row named so the engine
+consumes it) or the transport's own command. A message the last run accepted and no route took
+in is fed again on start (``fed_again``), without a second ``OnIt`` when one is recorded.
 
 One of ``FeishuService``'s layers, each a concept of the one service: ``_replies`` (the
 state) < ``_turns`` < ``_notices`` < ``_clicks`` < ``_admission`` < ``_service``.
@@ -18,17 +21,18 @@ from robota.core.engine import (
     UserInput,
 )
 from robota.core.frontend import (
+    Accepted,
     ChatRoute,
     Pending,
     Prepared,
     Refused,
     attachments_folder,
-    inbound_claims,
     media_notes,
     prompt_with,
 )
 from robota.core.store import (
     AppendAuditEvent,
+    InboxRow,
     NoteChat,
     SetChatSetting,
 )
@@ -50,7 +54,7 @@ from ._inbound import (
     screen,
 )
 from ._media import fetch
-from ._replies import _MUTE, STORE_TIMEOUT
+from ._replies import _MUTE, STORE_TIMEOUT, message_key
 from ._team import team_message, team_screen
 
 __all__ = ["Admission"]
@@ -73,10 +77,11 @@ class Admission(Clicks):
             return None
         if isinstance(parsed, CardClick):
             return await self._on_click(parsed)
-        self._on_message(parsed)
+        await self._on_message(parsed, delivery.payload)
         return None
 
-    def _on_message(self, message: InboundMessage) -> None:
+    def _screened(self, message: InboundMessage) -> tuple[Admit, str] | None:
+        """The screen's decision (no write): the message admitted, and its route's key."""
         door = self.context.teams.get(message.chat_id)
         if door is not None:  # a team's group: its door decides who is heard
             decision = screen(message, team_screen(door, self.screen.bot_open_id))
@@ -94,23 +99,49 @@ class Admission(Clicks):
                 decision.reason,
                 extra={"message_id": message.message_id},
             )
+            return None
+        return decision, route_key
+
+    async def _on_message(self, message: InboundMessage, payload: bytes) -> None:
+        """Screened, then accepted (its claims and inbox row) before the handler returns and
+        the event is ACKed, handed to its route's lane in the order it came."""
+        screened = self._screened(message)
+        if screened is None:
             return
+        admit, route_key = screened
         if self.context.host is not None:
             self.context.host.note_inbound(route_key)
-        self.hand_to_lane(self._route(route_key), decision)
+        accept = self.inbox.accept_op(
+            message.event_id,
+            message_key(message.message_id),
+            route_key,
+            message.message_id,
+            payload.decode(),
+            message_kind="message_id",
+        )
+        await self.accept(self._route(route_key), admit, accept, self.item_extra(admit))
+
+    def fed_again(self, row: InboxRow) -> None:
+        parsed = parse_event(row.payload.encode())
+        screened = self._screened(parsed) if isinstance(parsed, InboundMessage) else None
+        if screened is None:
+            self.inbox.consume(row.id)
+            return
+        admit, route_key = screened
+        self._unsure.add(admit.message.message_id)
+        self.hand_to_lane(self._route(route_key), Accepted.fed_again(admit, row.id))
 
     def item_extra(self, item: Any) -> Mapping[str, object]:
         return {"message_id": item.message.message_id}
 
     async def admit(self, route: ChatRoute, item: Any) -> None:
-        admit: Admit = item
+        accepted: Accepted = item
+        admit: Admit = accepted.item
+        inbox = accepted.inbox
+        assert inbox is not None
         message = admit.message
-        fresh = await self.claimed_and_fresh(
-            inbound_claims(
-                message.event_id,
-                f"feishu-message:{message.message_id}",
-                message_kind="message_id",
-            ),
+        fresh = await self.inbox.fresh(
+            accepted,
             message,
             AppendAuditEvent(
                 "feishu.stale_message",
@@ -120,7 +151,8 @@ class Admission(Clicks):
                     "created_at": message.created_at,
                 },
             ),
-            {"message_id": message.message_id},
+            started_at=self.context.started_at,
+            extra={"message_id": message.message_id},
         )
         if not fresh:
             return
@@ -128,20 +160,25 @@ class Admission(Clicks):
         door = self.context.teams.get(message.chat_id)
         if door is not None:
             door.handle(team_message(admit))  # its effects come back through _team
+            # The door keeps a request (``team_requests``) and says what became of it.
+            self.inbox.consume(inbox, door=True)
             return
-        await self._react(message.message_id, "OnIt")
+        if not (accepted.again and self._reacted(message.message_id, "OnIt")):
+            await self._react(message.message_id, "OnIt")
         self._store.submit(NoteChat(chat_key, f"feishu:{message.chat_type}"), self.logged)
         chat_command = command(admit)
         if chat_command is not None:
+            self.inbox.consume(inbox)
             await self._chat_command(route, message, chat_command)
             return
         prepared: Prepared | None = Prepared(admit.text, ())
         if message.resources:
             prepared = await self._with_media(route, message, admit.text)
         if prepared is None:
+            self.inbox.consume(inbox)
             return  # refused, and said why
         text = prepared.text
-        input_ = UserInput(text, images=prepared.images, message_id=message.message_id)
+        input_ = UserInput(text, images=prepared.images, message_id=message.message_id, inbox=inbox)
         fork = None if text.startswith("/") else await self._threads.fork_for(message, input_)
         if text.startswith("/") or fork is not None:  # the fork's reply comes first
             route.commands.append(Pending(message.message_id, text))

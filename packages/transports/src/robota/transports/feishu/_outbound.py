@@ -153,6 +153,25 @@ class Messenger:
         reaction_id = data.get("reaction_id") if isinstance(data, Mapping) else None
         return reaction_id if isinstance(reaction_id, str) else None
 
+    async def own_reactions(self, message_id: str) -> list[tuple[str, str]]:
+        """The bot's reactions on ``message_id`` now: (reaction id, emoji), first page."""
+        path = f"/open-apis/im/v1/messages/{message_id}/reactions"
+        answer = await self.rest.call("GET", path, params={"page_size": "50"}, retries=1)
+        data = answer.get("data")
+        items = data.get("items") if isinstance(data, Mapping) else None
+        found = []
+        for item in items if isinstance(items, list) else ():
+            if not isinstance(item, Mapping):
+                continue
+            operator = item.get("operator")
+            kind = item.get("reaction_type")
+            reaction_id = item.get("reaction_id")
+            emoji = kind.get("emoji_type") if isinstance(kind, Mapping) else None
+            by_app = isinstance(operator, Mapping) and operator.get("operator_type") == "app"
+            if by_app and isinstance(reaction_id, str) and isinstance(emoji, str):
+                found.append((reaction_id, emoji))
+        return found
+
     async def unreact(self, message_id: str, reaction_id: str) -> None:
         path = f"/open-apis/im/v1/messages/{message_id}/reactions/{reaction_id}"
         await self.rest.call("DELETE", path, retries=1)

@@ -45,7 +45,7 @@ from ._threads import ThreadForks
 if TYPE_CHECKING:
     from robota.core import AgentCapabilities
 
-__all__ = ["CARD_SUFFIX", "SESSIONS", "STORE_TIMEOUT", "Replies"]
+__all__ = ["CARD_SUFFIX", "SESSIONS", "STORE_TIMEOUT", "Replies", "message_key"]
 
 log = logging.getLogger("robota.transports.feishu")
 
@@ -57,6 +57,11 @@ _MUTE = "mention_only"
 SESSIONS = "sessions"
 """The ``approval_id`` of a ``/sessions`` card's buttons; the ``decision`` is ``kind:value``
 (``SessionsAction``). One drawing's buttons share a turn id, so one click retires them all."""
+
+
+def message_key(message_id: str) -> str:
+    """A message's claim key, and its inbox row's (``robota.core.store._inbox``)."""
+    return f"feishu-message:{message_id}"
 
 
 @dataclass(slots=True)
@@ -89,6 +94,9 @@ class Replies(ChatTurns[_Turn]):
         self._card_routes: dict[str, str] = {}
         """Card message id -> route key, for clicks (a topic's route is not the chat's)."""
         self._reactions: dict[tuple[str, str], str] = {}
+        self._unsure: set[str] = set()
+        """Messages whose reactions the last run may have changed unrecorded (fed again,
+        settled late): their settling reads the bot's reactions on the platform first."""
         self._muted: dict[str, bool] = {}
         self._known: list[ChatContext] = []
         self._messenger: Messenger | None = None
@@ -132,11 +140,41 @@ class Replies(ChatTurns[_Turn]):
             self._reactions[(message_id, emoji)] = reaction_id
             self._store.submit(RecordReaction(message_id, emoji, reaction_id), self.logged)
 
+    def _reacted(self, message_id: str, emoji: str) -> bool:
+        """The bot's ``emoji`` on ``message_id`` is known (this run's, or recorded)."""
+        return (message_id, emoji) in self._reactions
+
     async def _settle_reaction(self, message_id: str, emoji: str) -> None:
-        """``OnIt`` on ``message_id`` replaced by ``emoji``."""
+        """``OnIt`` on ``message_id`` replaced by ``emoji``, and its inbox row marked."""
         assert self._messenger is not None
-        await self._react(message_id, emoji)
-        reaction_id = self._reactions.pop((message_id, "OnIt"), None)
+        if message_id in self._unsure or (message_id, "OnIt") not in self._reactions:
+            # Its OnIt is not this run's (a message queued before a restart), or unknown.
+            await self._settle_unsure(message_id, emoji)
+        else:
+            await self._react(message_id, emoji)
+            await self._unreact_onit(message_id, self._reactions.pop((message_id, "OnIt"), None))
+        self.inbox.settled(message_key(message_id))
+
+    async def _settle_unsure(self, message_id: str, emoji: str) -> None:
+        """``_settle_reaction`` after a restart: the bot's reactions on the message read
+        first, so ``emoji`` is not added twice and no ``OnIt`` is left (one the last run added
+        unrecorded, or added again when the message was fed again)."""
+        assert self._messenger is not None
+        self._unsure.discard(message_id)
+        try:
+            own = await self._messenger.own_reactions(message_id)
+        except ApiError as error:
+            log.warning("feishu: the reactions could not be read: %s", error)
+            own = [(rid, e) for (m, e), rid in self._reactions.items() if m == message_id]
+        if emoji not in {e for _, e in own}:
+            await self._react(message_id, emoji)
+        self._reactions.pop((message_id, "OnIt"), None)
+        for reaction_id, found in own:
+            if found == "OnIt":
+                await self._unreact_onit(message_id, reaction_id)
+
+    async def _unreact_onit(self, message_id: str, reaction_id: str | None) -> None:
+        assert self._messenger is not None
         if reaction_id is None:
             return
         try:

@@ -146,11 +146,19 @@ class FeishuService(Admission):
             await nursery.start(self._cards.run)
             nursery.start_soon(self.follow_routes)
             await self._load_chats()
+            left = await self.read_inbox()  # before any card of this run can end
             await self.recover()
             # Started before the platform answers: the host's start never waits on Feishu,
             # which may refuse or never answer; the link reports its state as it goes.
             task_status.started()
-            await self._read_bot(rest)
+            await self._read_bot(rest)  # the screen knows the bot: what was left can run
+            message_ids: list[str | None] = [
+                row.message_id for row in (*left.untaken, *(r for r, _ in left.unsettled))
+            ]
+            if message_ids:
+                found = await trio.to_thread.run_sync(self._read_reactions, message_ids)
+                self._reactions.update(found)
+            self.resume_inbox(left)
             client = LongConnectionClient(
                 domain=s.domain,
                 app_id=s.app_id,
@@ -287,6 +295,9 @@ class FeishuService(Admission):
         self._nursery.start_soon(self._team_input, self._route(effect.route), effect)
 
     async def _team_input(self, route: ChatRoute, effect: StartRequest | FollowUpInput) -> None:
+        # A request the door starts again after a restart may carry the killed run's OnIt
+        # too: its settling reads the bot's reactions first (``_settle_unsure``).
+        self._unsure.add(effect.anchor)
         await self._react(effect.anchor, "OnIt")
         text = effect.text
         if text.startswith("/"):

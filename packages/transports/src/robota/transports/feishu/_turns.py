@@ -21,6 +21,7 @@ from robota.core.store import (
     ActionBinding,
     BindCardActions,
     CardAction,
+    InboxRow,
     TurnAttempt,
     message_reactions,
     open_reader,
@@ -77,7 +78,10 @@ class Turns(Replies):
     # -- after a restart (``ChatTurns.recover``) -------------------------------------------
 
     def recovering(self, unsettled: Sequence[tuple[TurnAttempt, str | None]]) -> None:
-        self._reactions.update(self._read_reactions([a.anchor_message_id for a, _ in unsettled]))
+        anchors = [a.anchor_message_id for a, _ in unsettled]
+        self._reactions.update(self._read_reactions(anchors))
+        # The last run may have added a reaction it never recorded (killed in between).
+        self._unsure.update(filter(None, anchors))
 
     def recovered(self, plan: Sequence[RecoveredTurn]) -> None:
         """Tell each chat what became of its unsettled turns (``_recovery_notes``)."""
@@ -110,6 +114,10 @@ class Turns(Replies):
         self._store.submit(
             BindCardActions(message_id, turn.route_key, tuple(bindings)), self.logged
         )
+
+    async def settle_left(self, row: InboxRow, outcome: Outcome) -> None:
+        self._unsure.add(row.message_id)
+        await self._settle_reaction(row.message_id, _REACTIONS[outcome])
 
     def answer_done(self, turn: _Turn, outcome: Outcome) -> None:
         assert self._nursery is not None

@@ -16,6 +16,11 @@ return (it runs in a task of its own, and what it raises is logged, nothing more
 raises ``ConnectionRefused`` when Slack refuses for good (the app token, ``link_disabled``).
 ``on_status(state, detail)`` is told the link's status (``SocketMode.status``) whenever it
 changes, so a transport that cannot connect says why while it keeps trying.
+
+``accept(envelope)``, when given, is what must be durable before Slack is told it has the
+envelope (a chat message's claim and inbox row): the acknowledgement waits for it, at most
+``ACCEPT_WITHIN`` seconds; one that fails or times out is not acknowledged (nor handed to
+``handler``), so Slack delivers the envelope again and the durable claim drops a repeat.
 """
 
 from __future__ import annotations
@@ -58,10 +63,13 @@ from ._web import WebApi
 if TYPE_CHECKING:
     import trio_websocket
 
-__all__ = ["EnvelopeHandler", "SocketModeClient", "StatusListener"]
+__all__ = ["ACCEPT_WITHIN", "EnvelopeHandler", "SocketModeClient", "StatusListener"]
 
 EnvelopeHandler = Callable[[Envelope], Awaitable[None]]
 StatusListener = Callable[[LinkState, str | None], None]
+ACCEPT_WITHIN = 2.0
+"""Seconds an envelope's ``accept`` may take: Slack delivers again what is not acknowledged
+within 3 s."""
 
 log = logging.getLogger("robota.transports.slack")
 
@@ -128,6 +136,7 @@ class SocketModeClient:
         api_url: str,
         app_token: str,
         handler: EnvelopeHandler,
+        accept: EnvelopeHandler | None = None,
         ping_interval: float = PING_INTERVAL,
         hello_within: float = HELLO_WITHIN,
         too_many_wait: float = TOO_MANY_WAIT,
@@ -142,6 +151,7 @@ class SocketModeClient:
         self.api_url = api_url
         self._app_token = app_token
         self.handler = handler
+        self.accept = accept
         self.open_timeout = open_timeout
         self.handshake_timeout = handshake_timeout
         self.close_timeout = close_timeout
@@ -194,6 +204,15 @@ class SocketModeClient:
                     for link in list(self._sockets):
                         await self._close(link)
                     return effect.reason
+                if (
+                    isinstance(effect, Send)
+                    and effect.what == "ack"
+                    and effects
+                    and isinstance(effects[0], Deliver)
+                    and not await self._accepted(effects[0].envelope)
+                ):
+                    effects.popleft()  # neither acknowledged nor handled: Slack sends it again
+                    continue
                 effects.extend(await self._carry_out(effect, api, nursery, send))
                 if isinstance(effect, Up) and not started:
                     started = True
@@ -383,6 +402,21 @@ class SocketModeClient:
             except (trio_websocket.ConnectionClosed, ValueError):
                 return  # the reader reports the close; a ValueError is a payload collision
             await send.send(_Pong(link))
+
+    async def _accepted(self, envelope: Envelope) -> bool:
+        """``accept`` ran for ``envelope`` (or there is none): it may be acknowledged."""
+        if self.accept is None:
+            return True
+        try:
+            with trio.fail_after(ACCEPT_WITHIN):
+                await self.accept(envelope)
+        except Exception:
+            log.exception(
+                "slack envelope not accepted (not acknowledged)",
+                extra={"envelope_id": envelope.envelope_id, "type": envelope.type},
+            )
+            return False
+        return True
 
     async def _handle(self, envelope: Envelope) -> None:
         try:

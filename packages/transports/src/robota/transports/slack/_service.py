@@ -29,6 +29,7 @@ ledger row for the attempt and this one for the answer sent to Slack never see e
 
 from __future__ import annotations
 
+import json
 import logging
 import secrets
 from collections.abc import Mapping, Sequence
@@ -43,6 +44,7 @@ from robota.core.engine import COMMANDS, AnswerApproval, Interrupt, RouteReply, 
 from robota.core.frontend import (
     QUEUE_CANCEL,
     RESTART_CANCEL,
+    Accepted,
     ChatRoute,
     ChatTurn,
     ChatTurns,
@@ -59,7 +61,6 @@ from robota.core.frontend import (
     TransportStatus,
     agent_capabilities,
     attachments_folder,
-    inbound_claims,
     media_notes,
     prompt_with,
     queue_texts,
@@ -73,6 +74,7 @@ from robota.core.store import (
     ChatContext,
     ClaimCardAction,
     Claimed,
+    InboxRow,
     NoteChat,
     chat_contexts,
     open_reader,
@@ -114,9 +116,15 @@ from ._web import WebApi
 if TYPE_CHECKING:
     from ._socket import Envelope, LinkState
 
-__all__ = ["CARD_SUFFIX", "REACTIONS", "SlackService"]
+__all__ = ["CARD_SUFFIX", "REACTIONS", "SlackService", "message_key"]
 
 log = logging.getLogger("robota.transports.slack")
+
+
+def message_key(channel: str, ts: str) -> str:
+    """A message's claim key, and its inbox row's (``robota.core.store._inbox``)."""
+    return f"slack-message:{channel}:{ts}"
+
 
 STORE_TIMEOUT = 10.0
 NOTE_TIMEOUT = 5.0
@@ -205,16 +213,19 @@ class SlackService(ChatTurns[_Turn]):
             await nursery.start(self._delivery.run)
             await nursery.start(self._cards.run)
             nursery.start_soon(self.follow_routes)
+            left = await self.read_inbox()  # before any card of this run can end
             await self.recover()
             # Started before the platform answers: the host's start never waits on Slack,
             # which may refuse a token or not answer at all; the status says which.
             task_status.started()
             if not await self._identify(web):
                 await trio.sleep_forever()
+            self.resume_inbox(left)  # before Slack's envelopes: what was left comes first
             client = SocketModeClient(
                 api_url=s.api_url,
                 app_token=s.app_token,
                 handler=self._on_envelope,
+                accept=self._accept,
                 on_status=self._link_status,
             )
             up = trio.Event()
@@ -329,7 +340,8 @@ class SlackService(ChatTurns[_Turn]):
     # -- inbound ----------------------------------------------------------------------------
 
     async def _on_envelope(self, envelope: Envelope) -> None:
-        """Socket Mode's handler (the envelope is acknowledged already): decide, hand off."""
+        """Socket Mode's handler (the envelope is acknowledged already): a click is decided;
+        a message was accepted before the acknowledgement (``_accept``)."""
         parsed = parse_envelope(
             envelope.type, envelope.payload, retry_attempt=envelope.retry_attempt
         )
@@ -342,8 +354,32 @@ class SlackService(ChatTurns[_Turn]):
             return
         if isinstance(parsed, ButtonClick):
             await self._on_click(parsed)
+
+    async def _accept(self, envelope: Envelope) -> None:
+        """Socket Mode's ``accept``, awaited before the envelope is acknowledged: a message
+        screened, then its claims and inbox row written and the message handed to its
+        route's lane in the order it came."""
+        parsed = parse_envelope(
+            envelope.type, envelope.payload, retry_attempt=envelope.retry_attempt
+        )
+        if not isinstance(parsed, InboundMessage):
             return
-        self._on_message(parsed)
+        screened = self._screened(parsed)
+        if screened is None:
+            return
+        admit, route_key = screened
+        message = admit.message
+        if self.context.host is not None:
+            self.context.host.note_inbound(route_key)
+        accept = self.inbox.accept_op(
+            f"slack-event:{message.event_id}",
+            message_key(message.channel, message.ts),
+            route_key,
+            message.ts,  # as a turn's anchor names it; the channel is the route's
+            json.dumps(envelope.payload),
+        )
+        route = self.route(route_key, message.channel)
+        await self.accept(route, admit, accept, self.item_extra(admit))
 
     async def _on_click(self, click: ButtonClick) -> None:
         """An approval's button: the clicker checked like a sender (in a team's thread: an
@@ -384,7 +420,8 @@ class SlackService(ChatTurns[_Turn]):
             return
         self.context.port.tell(route_key, AnswerApproval(action.approval_id, action.decision))  # type: ignore[arg-type]
 
-    def _on_message(self, message: InboundMessage) -> None:
+    def _screened(self, message: InboundMessage) -> tuple[Admit, str] | None:
+        """The screen's decision (no write): the message admitted, and its route's key."""
         door = self.context.teams.get(message.channel)
         if door is not None:  # a team's channel: its door decides who is heard
             decision = screen(message, team_screen(door, self.screen.bot_user_id))
@@ -392,47 +429,61 @@ class SlackService(ChatTurns[_Turn]):
             decision = screen(message, self.screen)
         if isinstance(decision, Ignore):
             log.info("slack message ignored: %s", decision.reason, extra={"ts": message.ts})
-            return
+            return None
         route_key = team_message(decision).route if door is not None else message.route_key
-        if self.context.host is not None:
-            self.context.host.note_inbound(route_key)
-        self.hand_to_lane(self.route(route_key, message.channel), decision)
+        return decision, route_key
+
+    def fed_again(self, row: InboxRow) -> None:
+        parsed = parse_envelope("events_api", json.loads(row.payload))
+        screened = self._screened(parsed) if isinstance(parsed, InboundMessage) else None
+        if screened is None:
+            self.inbox.consume(row.id)
+            return
+        admit, route_key = screened
+        route = self.route(route_key, admit.message.channel)
+        self.hand_to_lane(route, Accepted.fed_again(admit, row.id))
 
     def item_extra(self, item: Any) -> Mapping[str, object]:
         return {"ts": item.message.ts}
 
     async def admit(self, route: ChatRoute, item: Any) -> None:
-        admit: Admit = item
+        accepted: Accepted = item
+        admit: Admit = accepted.item
+        inbox = accepted.inbox
+        assert inbox is not None
         message = admit.message
-        fresh = await self.claimed_and_fresh(
-            inbound_claims(
-                f"slack-event:{message.event_id}", f"slack-message:{message.channel}:{message.ts}"
-            ),
+        fresh = await self.inbox.fresh(
+            accepted,
             message,
             AppendAuditEvent(
                 "slack.stale_message",
                 {"channel": message.channel, "ts": message.ts, "route": route.key},
             ),
-            {"ts": message.ts, "retry_attempt": message.retry_attempt},
+            started_at=self.context.started_at,
+            extra={"ts": message.ts, "retry_attempt": message.retry_attempt},
         )
         if not fresh:
             return
         door = self.context.teams.get(message.channel)
         if door is not None:
             door.handle(team_message(admit))  # its effects come back through _team
+            # The door keeps a request (``team_requests``) and says what became of it.
+            self.inbox.consume(inbox, door=True)
             return
-        await self._react(message.channel, message.ts, WORKING)
+        await self._react(message.channel, message.ts, WORKING)  # Slack keeps one per emoji
         kind = "slack:im" if message.is_dm else "slack:channel"
         self._store.submit(NoteChat(f"slack:{message.channel}", kind), self.logged)
         text = bang(admit.text, _COMMAND_NAMES)
         restart = restart_command(text)
         if restart is not None:
+            self.inbox.consume(inbox)
             await self._restart(route, message, restart)
             return
         prepared: Prepared | None = Prepared(text, ())
         if message.files:
             prepared = await self._with_files(route, message, text)
         if prepared is None:
+            self.inbox.consume(inbox)
             return  # refused, and said why
         text = prepared.text
         pending = Pending(message.ts, text, message.reply_thread)
@@ -440,7 +491,7 @@ class SlackService(ChatTurns[_Turn]):
             route.commands.append(pending)
         else:
             route.pending.append(pending)
-        input_ = UserInput(text, images=prepared.images, message_id=message.ts)
+        input_ = UserInput(text, images=prepared.images, message_id=message.ts, inbox=inbox)
         self.context.port.tell(route.key, input_)
 
     async def _with_files(
@@ -674,13 +725,19 @@ class SlackService(ChatTurns[_Turn]):
             log.warning("slack: the %s reaction failed: %s", name, error)
 
     async def _settle_reaction(self, channel: str, ts: str, name: str) -> None:
-        """``eyes`` on the message replaced by ``name``."""
+        """``eyes`` on the message replaced by ``name``, and its inbox row marked."""
         assert self._web is not None
         await self._react(channel, ts, name)
         try:
             await self._web.remove_reaction(channel, ts, WORKING)
         except ApiError as error:
             log.warning("slack: the eyes reaction could not be removed: %s", error)
+        self.inbox.settled(message_key(channel, ts))
+
+    async def settle_left(self, row: InboxRow, outcome: Outcome) -> None:
+        chat = route_chat(row.route_key)
+        if chat is not None:
+            await self._settle_reaction(chat[0], row.message_id, REACTIONS[outcome])
 
     async def route_reply(
         self, route: ChatRoute, anchor: Pending | None, reply: RouteReply

@@ -1,0 +1,150 @@
+"""The link's frames and their one codec: typed records in, JSON text out, field-checked back.
+
+A frame is one WebSocket text message, a JSON object with ``type`` and that type's fields, at
+most ``MAX_FRAME`` bytes (1 MiB); bytes travel as base64. ``decode`` checks every field's type
+(and that no unknown field is there), so a peer's bad frame is a ``BadFrame`` naming what is
+wrong: the link closes with that reason, never the host. This module is the one seam between
+the link's state machines (``_link``, ``_pairing``) and the wire: the project's shared wire
+vocabulary (``robota.core.protocol``, being unified) can replace it here alone.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import json
+from dataclasses import dataclass, fields
+from typing import Any, ClassVar, get_type_hints
+
+from ._errors import MeshError
+from ._pairing import FAILURES, Answer, Confirm, Enrol, Fail, Start
+
+__all__ = [
+    "MAX_FRAME",
+    "BadFrame",
+    "Certs",
+    "Frame",
+    "Hello",
+    "Lists",
+    "decode",
+    "encode",
+]
+
+MAX_FRAME = 1024 * 1024
+"""The largest frame a link takes, in bytes of its JSON text."""
+
+
+class BadFrame(MeshError, ValueError):
+    """A frame that is not one of the link's (the link closes with this reason)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Hello:
+    """The first frame each side sends on a link: who it says it is (checked against what its
+    handshake proved), its lists' sequences and the link certificates it knows."""
+
+    TYPE: ClassVar[str] = "hello"
+    device: str
+    name: str
+    roster: int
+    revocations: int
+    known: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Lists:
+    """A signed list (``kind``: roster or revocations) for a side that is behind."""
+
+    TYPE: ClassVar[str] = "lists"
+    kind: str
+    blob: bytes
+
+
+@dataclass(frozen=True, slots=True)
+class Certs:
+    """Link certificates the other side did not list as known."""
+
+    TYPE: ClassVar[str] = "certs"
+    certs: tuple[bytes, ...]
+
+
+_PAIRING = {Start: "pair.start", Answer: "pair.answer", Confirm: "pair.confirm"}
+_PAIRING.update({Enrol: "pair.enrol", Fail: "pair.fail"})
+_TYPES: dict[str, type[Any]] = {cls.TYPE: cls for cls in (Hello, Lists, Certs)}
+_TYPES.update({name: cls for cls, name in _PAIRING.items()})
+
+Frame = Hello | Lists | Certs | Start | Answer | Confirm | Enrol | Fail
+
+
+def _type_name(frame: Frame) -> str:
+    name = getattr(type(frame), "TYPE", None)
+    return name if isinstance(name, str) else _PAIRING[type(frame)]
+
+
+def _out(value: object) -> object:
+    if isinstance(value, bytes):
+        return base64.b64encode(value).decode("ascii")
+    if isinstance(value, tuple):
+        return [_out(item) for item in value]
+    return value
+
+
+def encode(frame: Frame) -> str:
+    body = {f.name: _out(getattr(frame, f.name)) for f in fields(frame)}
+    text = json.dumps({"type": _type_name(frame), **body}, separators=(",", ":"))
+    if len(text) > MAX_FRAME:
+        raise BadFrame(f"a {_type_name(frame)} frame of {len(text)} bytes is over the bound")
+    return text
+
+
+def _in(name: str, hint: object, value: object) -> object:
+    if hint is bytes:
+        if not isinstance(value, str):
+            raise BadFrame(f"{name}: expected base64 text")
+        try:
+            return base64.b64decode(value, validate=True)
+        except (binascii.Error, ValueError):
+            raise BadFrame(f"{name}: not base64") from None
+    if hint in (tuple[str, ...], tuple[bytes, ...]):
+        if not isinstance(value, list):
+            raise BadFrame(f"{name}: expected a list")
+        item = str if hint == tuple[str, ...] else bytes
+        return tuple(_in(name, item, v) for v in value)
+    if hint is int:
+        if not isinstance(value, int) or isinstance(value, bool) or value < 0:
+            raise BadFrame(f"{name}: expected a whole number")
+        return value
+    if not isinstance(value, str):
+        raise BadFrame(f"{name}: expected text")
+    return value
+
+
+def decode(text: str | bytes) -> Frame:
+    """The frame in ``text``; ``BadFrame`` saying what is wrong."""
+    if isinstance(text, bytes):
+        raise BadFrame("a binary frame (the link speaks JSON text)")
+    if len(text) > MAX_FRAME:
+        raise BadFrame(f"a frame of {len(text)} characters is over the bound")
+    try:
+        raw = json.loads(text)
+    except ValueError:
+        raise BadFrame("not JSON") from None
+    if not isinstance(raw, dict):
+        raise BadFrame("not a JSON object")
+    cls = _TYPES.get(raw.pop("type", None))
+    if cls is None:
+        raise BadFrame("no known type")
+    hints = get_type_hints(cls)
+    names = [f.name for f in fields(cls)]
+    if sorted(raw) != sorted(names):
+        raise BadFrame(f"{cls.__name__}: fields {sorted(raw)}, expected {sorted(names)}")
+    values = {n: _in(n, hints[n], raw[n]) for n in names}
+    try:
+        frame: Frame = cls(**values)
+    except (TypeError, ValueError) as error:
+        raise BadFrame(f"{cls.__name__}: {error}") from None
+    if isinstance(frame, Fail) and frame.reason not in FAILURES:
+        raise BadFrame(f"pair.fail: no reason {frame.reason!r}")
+    if isinstance(frame, Lists) and frame.kind not in ("roster", "revocations"):
+        raise BadFrame(f"lists: no kind {frame.kind!r}")
+    return frame

@@ -1,0 +1,32 @@
+"""Chaos on Feishu (``..chaos``): a real host SIGKILLed at each exposed moment of a message
+(after its ``OnIt``, mid-turn, during the continued turn, between the terminal card and the
+final, between the terminal reaction and the removal of ``OnIt``, while a queued prompt waits),
+started again each time, in one run; then every message has exactly one final, one terminal
+reaction and no ``OnIt``, and no card is left, or was redrawn, running. A private chat, and a
+team group's requests and its queue."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from ...cli.test_doctor import processes_with_home_under
+from ..chaos import MOMENTS, chaos, feishu_chaos, host_logs
+
+
+async def test_a_host_killed_at_each_exposed_moment_answers_every_message_once(
+    short_root: Path,
+) -> None:
+    async with feishu_chaos(short_root) as run:
+        tally = await chaos(run, MOMENTS)
+    assert tally.clean, (tally, host_logs(short_root))
+    assert tally.kills == len(MOMENTS) + 1  # ``recovered`` kills twice
+    assert processes_with_home_under(short_root / "agents") == []
+
+
+async def test_a_team_groups_requests_and_queue_survive_a_host_killed_at_each_moment(
+    short_root: Path,
+) -> None:
+    async with feishu_chaos(short_root, team=True) as run:
+        tally = await chaos(run, MOMENTS)
+    assert tally.clean, (tally, host_logs(short_root))
+    assert processes_with_home_under(short_root / "agents") == []

@@ -1,0 +1,102 @@
+"""Kill a chat host N times at random moments and count what a person would have seen go wrong.
+
+    .venv/bin/python tools/chaos.py [--kills N] [--transport feishu|slack|team|all] [--seed S]
+
+Per transport, a real host (``robota server run``'s process, with codex-acp on the fake model)
+serves the tests' fake platform (tests/transports/chaos.py: the Feishu Open Platform, Slack, a
+Feishu team group with one slot). One message after another, each host is SIGKILLed at a moment
+drawn at random from ``chaos.MOMENTS`` (after the message's reaction, mid-turn, during the turn
+continued after the last kill, between the terminal card and the final, between the terminal
+reaction and the removal of the working one, while a queued prompt waits) or at a random delay
+of up to 3 s after the message was pushed (``random``), and started again, until N kills were
+made; an event a killed host never acknowledged is delivered again to the next, as the platform
+does. Then a last host runs until everything settled (or 120 s).
+
+Printed per transport: the kills, the messages, and what went wrong: messages lost (no final),
+doubled (more than one final), with stale reactions (the working one left, or no terminal one),
+cards left running, cards redrawn as running after they ended; then the moments drawn. Exit 1
+when anything went wrong.
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import shutil
+import sys
+import tempfile
+from pathlib import Path
+
+import trio
+
+ROOT = Path(__file__).resolve().parents[1]
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+from tests.transports.chaos import (  # noqa: E402 (needs the path set above)
+    MOMENTS,
+    Run,
+    Tally,
+    feishu_chaos,
+    host_logs,
+    slack_chaos,
+)
+
+DRAWN = (*MOMENTS, "random")
+
+
+async def kills(run: Run, count: int, rng: random.Random) -> Tally:
+    while run.tally.kills < count:
+        await run.killed(rng.choice(DRAWN), rng)
+    return await run.settle()
+
+
+async def one(transport: str, count: int, rng: random.Random, keep: bool) -> Tally:
+    root = Path(tempfile.mkdtemp(prefix="robota-chaos-", dir="/tmp"))
+    try:
+        if transport == "slack":
+            async with slack_chaos(root) as run:
+                tally = await kills(run, count, rng)
+        else:
+            async with feishu_chaos(root, team=transport == "team") as run:
+                tally = await kills(run, count, rng)
+        if not tally.clean and keep:
+            print(host_logs(root)[-8000:], file=sys.stderr)
+        return tally
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--kills", type=int, default=100, help="kills per transport (100)")
+    parser.add_argument("--transport", choices=("feishu", "slack", "team", "all"), default="all")
+    parser.add_argument("--seed", type=int, default=None, help="the random moments' seed")
+    parser.add_argument("--logs", action="store_true", help="print the hosts' logs on a failure")
+    args = parser.parse_args(argv)
+    seed = args.seed if args.seed is not None else random.randrange(1 << 30)
+    transports = ("feishu", "slack", "team") if args.transport == "all" else (args.transport,)
+    print(f"seed {seed}", flush=True)
+    clean = True
+    for transport in transports:
+        rng = random.Random(f"{seed}:{transport}")
+        tally = trio.run(one, transport, args.kills, rng, args.logs)
+        print(tally.line(transport), flush=True)
+        print(f"  moments: {dict(sorted(tally.moments.items()))}", flush=True)
+        for label, items in (
+            ("lost", tally.lost),
+            ("doubled", tally.doubled),
+            ("stale", tally.stale),
+            ("running", tally.running),
+            ("redrawn", tally.redrawn),
+        ):
+            if items:
+                print(f"  {label}: {items}", flush=True)
+        clean = clean and tally.clean
+    return 0 if clean else 1
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
