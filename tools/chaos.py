@@ -33,7 +33,7 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from tests.transports.chaos import (  # noqa: E402 (needs the path set above)
+from tests.support.chaos import (  # noqa: E402 (needs the path set above)
     MOMENTS,
     Run,
     Tally,

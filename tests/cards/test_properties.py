@@ -22,7 +22,7 @@ from robota.core.store import final_delivery
 from robota.transports.feishu import FeishuPlatform
 from robota.transports.slack import SlackPlatform
 
-from ..presentation._streams import turns
+from ..support.turn_streams import turns
 from ._harness import Clock, Driver, FakeSink, Tokens, card_world
 
 PLATFORMS = {

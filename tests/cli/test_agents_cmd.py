@@ -9,10 +9,11 @@ import sys
 import time
 from pathlib import Path
 
-from ..runtimes.test_agent_actor import FAULT_AGENT, alive
-from ..support.trust import trust_workspace
-from ._robota import Robota
-from .test_doctor import processes_with_home_under, write_real_agents_config
+from ..support.agent_actor import FAULT_AGENT, alive
+from ..support.processes import processes_with_home_under
+from ..support.real_agents import write_real_agents_config
+from ..support.robota import Robota
+from ._dying_agent import DOTENV_SECRET, DYING_WORDS, SHAPED_TOKEN, write_dying_agent_config
 
 
 def test_list_shows_protocol_path_and_version_without_starting_anything(robota: Robota) -> None:
@@ -107,43 +108,6 @@ def test_a_terminated_robota_leaves_no_agent_process_behind(robota: Robota, tmp_
     while alive(helper):
         assert time.monotonic() < deadline, "the agent's own child outlived robota"
         time.sleep(0.05)
-
-
-DOTENV_SECRET = "dotenv-secret-8c41f"
-SHAPED_TOKEN = "xoxb-1234567890-abcdefghij"
-
-
-def write_dying_agent_config(robota: Robota, *, mid_turn: bool = False) -> None:
-    """A profile whose only agent writes on stderr (a .env secret and a token among it) and
-    exits with code 4 before it answers anything, or with ``mid_turn`` when told ``EXIT``
-    (code 3)."""
-    config = {
-        "agents": {
-            "dying": {
-                "kind": "acp",
-                "command": sys.executable,
-                "args": [str(FAULT_AGENT)],
-                "env": {
-                    "FAULT_AGENT_DYING" if mid_turn else "FAULT_AGENT_STDERR": (
-                        "\x1b[31mError:\x1b[0m cannot log in\n"
-                        "  password ${DYING_PASSWORD} was refused\n"
-                        f"  token {SHAPED_TOKEN} too"
-                    ),
-                    **({} if mid_turn else {"FAULT_AGENT_EXIT_AT_START": "4"}),
-                },
-            }
-        },
-        "defaults": {"agent": "dying", "cwd": str(robota.root)},
-    }
-    robota.home.mkdir(mode=0o700, exist_ok=True)
-    (robota.home / "config.yaml").write_text(json.dumps(config))
-    trust_workspace(robota.home, robota.root)
-    env_file = robota.home / ".env"
-    env_file.write_text(f"DYING_PASSWORD={DOTENV_SECRET}\n")
-    env_file.chmod(0o600)
-
-
-DYING_WORDS = ["Error: cannot log in", "  password *** was refused", "  token *** too"]
 
 
 def test_check_of_an_agent_that_dies_at_start_shows_its_last_words(robota: Robota) -> None:

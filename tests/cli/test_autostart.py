@@ -37,7 +37,7 @@ from robota.cli._autostart import (
 from robota.cli._autostart_cmd import autostart_group
 from robota.core.config import template_text
 
-from ._robota import ROBOTA
+from ..support.robota import ROBOTA
 
 SHELL_ENV = {
     "HOME": "/home/ada",

@@ -3,7 +3,7 @@
 The event files are written the way print mode writes stream-json (``session_started``, the
 events, ``result``) from the recorded transcripts of the core-matrix agents, then the real
 ``robota`` script draws them. Every payload is checked against the platform limits by the
-independent checkers of ``tests/presentation/_limits.py``.
+independent checkers of ``tests/support/platform_limits.py``.
 """
 
 from __future__ import annotations
@@ -28,11 +28,11 @@ from robota.core.events import (
 )
 from robota.core.presentation import TurnView, payload_hash
 
-from ..presentation._limits import check_feishu_activity, check_feishu_card, check_slack_message
 from ..support.model_server import FakeModel
+from ..support.platform_limits import check_feishu_activity, check_feishu_card, check_slack_message
 from ..support.replay import replay, scenarios
-from ._robota import ROBOTA, Robota
-from .test_print import configure
+from ..support.robota import ROBOTA, Robota
+from ._print import configure
 
 CORE = ["codex", "codex-acp", "claude-agent-acp"]
 PLATFORMS = [

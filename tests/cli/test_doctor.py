@@ -4,49 +4,16 @@ from __future__ import annotations
 
 import json
 import os
-import signal
 import sqlite3
 import subprocess
 import time
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from ..runtimes.test_probe import PINNED
 from ..support.agents import isolated
-from ..support.trust import trust_workspace
-from ._robota import Robota
-
-TEMPLATE_NAMES = {"claude-agent-acp": "claude"}
-
-
-def write_real_agents_config(
-    robota: Robota, names: list[str], model_url: str | None = None, **isolation: Any
-) -> dict[str, Any]:
-    """A profile whose agents are the real installed ones, each isolated through its env, and
-    pointed at the fake model at ``model_url`` when given (the first name is the default)."""
-    agents: dict[str, Any] = {}
-    for name in names:
-        if model_url is None:
-            setup = isolated(name, robota.root / "agents", **isolation)
-        else:
-            setup = isolated(name, robota.root / "agents", model_url, **isolation)
-        agents[TEMPLATE_NAMES.get(name, name)] = {
-            "kind": setup.kind,
-            "command": setup.command,
-            "args": list(setup.args),
-            "env": setup.env,
-        }
-    config = {
-        "agents": agents,
-        "defaults": {"agent": next(iter(agents)), "cwd": str(robota.root)},
-        "storage": {"sqlitePath": "./data/robota.sqlite"},
-        "logging": {"level": "debug", "path": "./logs/robota.log"},
-    }
-    robota.home.mkdir(mode=0o700, exist_ok=True)
-    (robota.home / "config.yaml").write_text(json.dumps(config, indent=2))
-    trust_workspace(robota.home, robota.root)  # headless starts refuse untrusted workspaces
-    return config
+from ..support.processes import processes_with_home_under
+from ..support.real_agents import PINNED, TEMPLATE_NAMES, write_real_agents_config
+from ..support.robota import Robota
 
 
 def doctor_json(robota: Robota, *args: str) -> tuple[int, dict[str, Any]]:
@@ -71,38 +38,6 @@ def test_doctor_probes_every_real_agent_and_leaves_none_running(robota: Robota) 
     assert checks["store"]["status"] == "ok"
     assert not (robota.home / "data" / "robota.sqlite").exists(), "doctor must not create it"
     assert processes_with_home_under(robota.root / "agents") == []
-
-
-def processes_with_home_under(root: Path) -> list[int]:
-    """Live processes whose environment puts HOME below ``root``: the isolated agents and
-    anything they started."""
-    marker = f"HOME={root}".encode()
-    return live_processes(lambda environ: any(v.startswith(marker) for v in environ))
-
-
-def kill_processes_with_home_under(root: Path) -> None:
-    """SIGKILL the process groups of the sandbox's own processes (their HOME is in it): what a
-    failed test left. A host or a background session leads a session of its own, so its
-    group is its pid."""
-    for pid in processes_with_home_under(root):
-        try:
-            os.killpg(os.getpgid(pid), signal.SIGKILL)
-        except ProcessLookupError:
-            pass
-
-
-def live_processes(environ_matches: Callable[[list[bytes]], bool]) -> list[int]:
-    """Pids of the processes (zombies excepted) whose environment entries match."""
-    found = []
-    for proc in Path("/proc").glob("[0-9]*"):
-        try:
-            environ = (proc / "environ").read_bytes()
-            state = (proc / "stat").read_text().split(") ", 1)[1][0]
-        except OSError:
-            continue
-        if state != "Z" and environ_matches(environ.split(b"\0")):
-            found.append(int(proc.name))
-    return found
 
 
 def test_the_leftover_check_sees_a_running_agent(tmp_path: Path) -> None:
@@ -190,7 +125,7 @@ def test_doctor_without_a_profile_says_to_run_init(robota: Robota) -> None:
 
 
 def test_doctor_shows_the_last_words_of_an_agent_that_fails(robota: Robota) -> None:
-    from .test_agents_cmd import DOTENV_SECRET, DYING_WORDS, SHAPED_TOKEN, write_dying_agent_config
+    from ._dying_agent import DOTENV_SECRET, DYING_WORDS, SHAPED_TOKEN, write_dying_agent_config
 
     write_dying_agent_config(robota)
     code, report = doctor_json(robota)

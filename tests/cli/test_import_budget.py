@@ -15,9 +15,9 @@ from pathlib import Path
 import pytest
 
 from ..support.model_server import FakeModel
+from ..support.real_agents import write_real_agents_config
+from ..support.robota import Robota
 from ..support.trust import trust_workspace
-from ._robota import Robota
-from .test_doctor import write_real_agents_config
 
 HEAVY_ALWAYS = ("importlib.metadata", "textual", "cryptography", "email")
 """Never needed to start: versions and plugins are read by ``robota.core._dists``."""

@@ -16,7 +16,7 @@ import pytest
 from robota.cli._init_cmd import parse_selection
 from robota.core.config import template_text
 
-from ._robota import ROBOTA, Robota
+from ..support.robota import ROBOTA, Robota
 
 FEISHU_CONFIG = template_text("config.yaml").replace(
     "  console:\n    enabled: true\n",

@@ -1,5 +1,5 @@
 """``robota init``'s Feishu part as a user runs it: the real script against the fake platform's
-registration endpoints on loopback (tests/transports/feishu/fake_registration.py)."""
+registration endpoints on loopback (tests/support/fake_feishu_registration.py)."""
 
 from __future__ import annotations
 
@@ -14,8 +14,8 @@ import trio
 from robota.core.config import dotenv_values, template_text
 from robota.transports.feishu._init_step import credentials_of, plan
 
-from ..transports.feishu.fake_platform import APP_ID, APP_SECRET
-from ..transports.feishu.fake_registration import (
+from ..support.fake_feishu import APP_ID, APP_SECRET
+from ..support.fake_feishu_registration import (
     DENIED,
     LARK_SWITCH,
     OWNER,
@@ -24,7 +24,7 @@ from ..transports.feishu.fake_registration import (
     FakeRegistration,
     fake_registration,
 )
-from ._robota import ROBOTA, Robota
+from ..support.robota import ROBOTA, Robota
 
 REGISTERED_ACTIONS = ["init", "begin", "poll"]
 

@@ -21,8 +21,9 @@ from pathlib import Path
 import pytest
 
 from ..support.model_server import FakeModel
-from ._robota import ROBOTA, Robota
-from .test_doctor import processes_with_home_under, write_real_agents_config
+from ..support.processes import processes_with_home_under
+from ..support.real_agents import write_real_agents_config
+from ..support.robota import ROBOTA, Robota
 
 SPAWN_LOG = "spawned.log"
 WIRE_TAP = Path(__file__).resolve().parents[2] / "tools" / "wire_tap.py"

@@ -11,8 +11,9 @@ from typing import Any
 import pytest
 
 from ..support.model_server import FakeModel
-from ._robota import ROBOTA, Robota
-from .test_doctor import TEMPLATE_NAMES, processes_with_home_under, write_real_agents_config
+from ..support.processes import processes_with_home_under
+from ..support.robota import ROBOTA, Robota
+from ._print import configure
 
 CORE = ["codex", "codex-acp", "claude-agent-acp"]
 
@@ -21,12 +22,6 @@ CORE = ["codex", "codex-acp", "claude-agent-acp"]
 def model() -> Iterator[FakeModel]:
     with FakeModel(slow_deltas=40, slow_delay=0.05) as fake:
         yield fake
-
-
-def configure(robota: Robota, model: FakeModel, agent: str) -> str:
-    # The catalog keeps codex-acp from prefixing answers with a "model metadata not found" note.
-    write_real_agents_config(robota, [agent], model.url, model_catalog=agent.startswith("codex"))
-    return TEMPLATE_NAMES.get(agent, agent)
 
 
 def lines(stdout: str) -> list[dict[str, Any]]:

@@ -7,8 +7,8 @@ import json
 
 import pytest
 
-from ._robota import Robota
-from .test_agents_cmd import DOTENV_SECRET, DYING_WORDS, SHAPED_TOKEN, write_dying_agent_config
+from ..support.robota import Robota
+from ._dying_agent import DOTENV_SECRET, DYING_WORDS, SHAPED_TOKEN, write_dying_agent_config
 
 
 @pytest.mark.parametrize(

@@ -19,7 +19,7 @@ from robota.cli._skills import (
     uninstall,
 )
 
-from ._robota import Robota
+from ..support.robota import Robota
 
 
 @pytest.mark.parametrize(

@@ -5,7 +5,7 @@ from __future__ import annotations
 from robota.core.store import MIGRATIONS, migrate
 from robota.core.store._connection import open_writer
 
-from ._robota import Robota
+from ..support.robota import Robota
 
 LATEST = MIGRATIONS[-1].version
 

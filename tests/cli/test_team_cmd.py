@@ -12,7 +12,7 @@ from robota.core.store import (
 )
 from robota.core.store._connection import open_writer
 
-from ._robota import Robota
+from ..support.robota import Robota
 
 CONFIG = """\
 agents:

@@ -15,9 +15,10 @@ from typing import Any
 import pytest
 
 from ..support.model_server import FakeModel
+from ..support.processes import processes_with_home_under
+from ..support.real_agents import write_real_agents_config
+from ..support.robota import Robota
 from ..support.trust import trust_store_of
-from ._robota import Robota
-from .test_doctor import processes_with_home_under, write_real_agents_config
 
 
 @pytest.fixture

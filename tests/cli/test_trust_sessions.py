@@ -16,12 +16,12 @@ import pytest
 
 from robota.core.config import Profile
 
-from ..host.test_host import sandboxed
-from ..host.test_sessions import AGENT, ok_json, registration, robota_cmd, send
+from ..support.host import sandboxed
 from ..support.model_server import FakeModel
+from ..support.processes import kill_processes_with_home_under, processes_with_home_under
+from ..support.robota import Robota
+from ..support.sessions import AGENT, ok_json, registration, robota_cmd, send
 from ..support.trust import trust_workspace
-from ._robota import Robota
-from .test_doctor import kill_processes_with_home_under, processes_with_home_under
 
 
 @pytest.fixture

@@ -7,11 +7,12 @@ from __future__ import annotations
 from pathlib import Path
 
 from ..support.model_server import FakeModel
+from ..support.processes import processes_with_home_under
+from ..support.real_agents import write_real_agents_config
+from ..support.robota import ROBOTA, Robota
 from ..support.terminal import Tmux
 from ..support.trust import trust_store_of
-from ._robota import ROBOTA, Robota
-from .test_doctor import processes_with_home_under, write_real_agents_config
-from .test_tui_tmux import flat, model, terminal, wait_for_exit
+from ..support.tui import flat, model, terminal, wait_for_exit
 
 __all__ = ["model", "terminal"]  # the fixtures, shared with the TUI's own tmux tests
 

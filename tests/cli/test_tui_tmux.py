@@ -10,44 +10,18 @@ from __future__ import annotations
 import os
 import signal
 import time
-import uuid
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from ..support.model_server import FakeModel
+from ..support.processes import live_processes, processes_with_home_under
+from ..support.real_agents import write_real_agents_config
+from ..support.robota import ROBOTA, Robota
 from ..support.terminal import Tmux
-from ._robota import ROBOTA, Robota
-from .test_doctor import live_processes, processes_with_home_under, write_real_agents_config
+from ..support.tui import flat, model, terminal, wait_for_exit
 
-
-@pytest.fixture
-def model() -> Iterator[FakeModel]:
-    with FakeModel(slow_deltas=200, slow_delay=0.05) as fake:
-        yield fake
-
-
-@pytest.fixture
-def terminal() -> Iterator[Tmux]:
-    session = Tmux(f"robota-tui-{os.getpid()}-{uuid.uuid4().hex[:8]}")
-    try:
-        yield session
-    finally:
-        session.close()
-
-
-def flat(screen: str) -> str:
-    """The screen's words with single spaces: text the UI wrapped reads as one line again."""
-    return " ".join(screen.split())
-
-
-def wait_for_exit(status: Path, timeout: float = 60) -> int:
-    deadline = time.monotonic() + timeout
-    while not status.exists() or not status.read_text().strip():
-        assert time.monotonic() < deadline, "robota did not exit"
-        time.sleep(0.1)
-    return int(status.read_text())
+__all__ = ["model", "terminal"]  # the fixtures, from tests/support/tui.py
 
 
 def test_the_tui_answers_asks_for_approval_interrupts_and_exits_in_a_real_terminal(

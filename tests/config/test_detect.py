@@ -128,8 +128,8 @@ def test_install_commands_name_the_npm_packages() -> None:
 
 def test_detects_the_real_npm_installs_with_their_pinned_versions() -> None:
     """The agents tools/agents.py installed from npm, found the way a user's PATH finds them."""
-    from ..runtimes.test_probe import PINNED
     from ..support.agents import prefix
+    from ..support.real_agents import PINNED
 
     bins = sorted(prefix().glob("*/node_modules/.bin"))
     statuses = {s.agent.command: s for s in detect_agents(path=os.pathsep.join(map(str, bins)))}

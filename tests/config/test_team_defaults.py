@@ -13,8 +13,8 @@ from robota.core.config import SetsTeamDefaults, TeamDefaults, team_defaults
 from robota.core.policy import team_locale, team_time_zone
 from robota.transports import feishu, slack
 
-from .test_plugins import MATRIX_PLUGIN, Site, site  # noqa: F401  (the fixture)
-from .test_teams import _parse, _team
+from ._plugins import MATRIX_PLUGIN, Site, site  # noqa: F401  (the fixture)
+from ._teams import _parse, _team
 
 SHANGHAI = TeamDefaults(locale="zh-CN", time_zone="Asia/Shanghai")
 

@@ -8,38 +8,9 @@ from pathlib import Path
 import pytest
 
 from robota.core import ConfigError
-from robota.core.config import Config, parse_config, reserved_intent_keys, resolve_profile
+from robota.core.config import parse_config, reserved_intent_keys, resolve_profile
 
-HOME = Path("/profiles/p")
-FILE = HOME / "config.yaml"
-
-BASE = """\
-agents:
-  mine:
-    kind: acp
-    command: my-agent
-defaults:
-  agent: mine
-transports:
-  feishu:
-    appId: cli_a
-    appSecret: a-secret-of-enough-length
-    userOpenId: ou_owner
-  slack:
-    botToken: xoxb-1-2-3
-    appToken: xapp-1-2
-    userId: U1
-"""
-
-
-def _parse(teams: str) -> Config:
-    return parse_config(
-        BASE + teams,
-        file=FILE,
-        environ={},
-        profile=resolve_profile({"ROBOTA_HOME": str(HOME)}),
-        start_dir=Path("/start"),
-    )
+from ._teams import BASE, FILE, HOME, _parse, _team
 
 
 def _error(teams: str) -> str:
@@ -118,11 +89,6 @@ teams:
     )
     assert team.intents["query_logs"].description == "" and team.intents["query_logs"].tags == ()
     assert dict(team.intent_permissions) == {"db-deploy": "admin-confirm", "query_logs": "public"}
-
-
-def _team(extra: str, transport: str = "feishu") -> str:
-    head = f"teams:\n  web:\n    transport: {transport}\n"
-    return head + f"    chat: oc_1\n    project: /srv/web\n{extra}"
 
 
 GO = "    intents:\n      go:\n        prompt: x\n"

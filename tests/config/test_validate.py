@@ -7,33 +7,9 @@ from pathlib import Path
 import pytest
 
 from robota.core import ConfigError
-from robota.core.config import Config, Profile, parse_config, resolve_profile, template_text
+from robota.core.config import template_text
 
-HOME = Path("/profiles/p")
-START = Path("/work/here")
-
-MINIMAL = """\
-agents:
-  mine:
-    kind: acp
-    command: my-agent
-defaults:
-  agent: mine
-"""
-
-
-def _profile() -> Profile:
-    return resolve_profile({"ROBOTA_HOME": str(HOME)})
-
-
-def _parse(text: str, environ: dict[str, str] | None = None) -> Config:
-    return parse_config(
-        text,
-        file=HOME / "config.yaml",
-        environ=environ or {},
-        profile=_profile(),
-        start_dir=START,
-    )
+from ._validate import HOME, MINIMAL, START, _parse
 
 
 def _error(text: str, environ: dict[str, str] | None = None) -> str:

@@ -31,11 +31,10 @@ from robota.core.store import open_reader, task_turn_attempts
 from robota.core.testing import FAST_BACKOFF, Recording, supervised, wait_until
 from robota.runtimes import agent_host
 
-from ..runtimes.test_agent_actor import Chat, fault_launch
-from ..runtimes.test_agent_real import real_host
+from ..support.agent_actor import Chat, fault_launch, real_host
 from ..support.agents import AgentSetup, isolated
 from ..support.model_server import FakeModel
-from .test_engine import connected, of, running, until
+from ._engine import connected, of, running, until
 
 ROUTE = "console:history"
 

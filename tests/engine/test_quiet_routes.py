@@ -7,7 +7,7 @@ from pathlib import Path
 from robota.core.engine import RouteIdle, TaskOpened, TurnFinished, UserInput
 from robota.core.testing import Recording, wait_until
 
-from .test_engine import make_engine, of, running, until
+from ._engine import make_engine, of, running, until
 
 
 async def test_a_quiet_route_passivates_and_its_next_prompt_goes_on_in_its_task(

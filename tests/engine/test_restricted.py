@@ -18,7 +18,7 @@ from robota.core.engine import (
     Write,
 )
 
-from .test_route_core import CODEX, CWD, KEY, Reads, ids
+from ._route import CODEX, CWD, KEY, Reads, ids
 
 OTHER = Path("/work/other")
 

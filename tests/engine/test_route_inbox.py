@@ -25,7 +25,7 @@ from robota.core.store import (
     Together,
 )
 
-from .test_route_core import GEMINI, attempt, of, route, running_turn, task
+from ._route import GEMINI, attempt, of, route, running_turn, task
 
 
 def written(effects: list[Any]) -> list[object]:

@@ -21,18 +21,7 @@ from robota.core.engine import (
 from robota.core.events import ApprovalRequested, TurnCompleted
 from robota.core.store import CreateTask
 
-from .test_route_core import (
-    CODEX,
-    CWD,
-    KEY,
-    WALL,
-    Reads,
-    ids,
-    of,
-    route,
-    running_turn,
-    task,
-)
+from ._route import CODEX, CWD, KEY, WALL, Reads, ids, of, route, running_turn, task
 
 
 def test_a_route_with_a_task_and_nothing_running_is_settled() -> None:

@@ -1,6 +1,6 @@
 """The route's surfaces and approvals as tables: who may answer, first answer wins, what the
 last driving surface leaving does to a pending question. No threads, no store (see
-``test_route_core``'s ports)."""
+``_route.py``'s ports)."""
 
 from __future__ import annotations
 
@@ -30,7 +30,7 @@ from robota.core.events import (
     TurnCompleted,
 )
 
-from .test_route_core import CODEX, CWD, KEY, Reads, ids, route, running_turn, task
+from ._route import CODEX, CWD, KEY, Reads, ids, route, running_turn, task
 
 ASKED = ApprovalRequested("ap1", "command", "Run ls?")
 QUESTION = ApprovalRequested("ap1", "other", "Which file?", decisions=("accept", "cancel"))

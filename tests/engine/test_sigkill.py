@@ -48,7 +48,7 @@ from robota.core.store import (
     open_reader,
 )
 
-from ..runtimes.test_agent_actor import alive, pids
+from ..support.agent_actor import alive, pids
 
 RUNNER = Path(__file__).with_name("engine_process.py")
 ROUTE = "console:sigkill"  # engine_process.ROUTE

@@ -3,16 +3,16 @@
 from __future__ import annotations
 
 import logging
-import shutil
-import tempfile
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 
 from robota.core.logs import PrivateRotatingFileHandler
 
+from ..support.host import short_root
 from ..support.model_server import FakeModel
+
+__all__ = ["short_root"]  # the fixture, from tests/support/host.py (the MCP tests use it too)
 
 
 @pytest.fixture(autouse=True)
@@ -33,12 +33,3 @@ def root_logging() -> Iterator[None]:
 def model() -> Iterator[FakeModel]:
     with FakeModel() as fake:
         yield fake
-
-
-@pytest.fixture
-def short_root() -> Iterator[Path]:
-    """A sandbox with a short path: the profile's control socket lives under it, and a Unix
-    socket address holds about 100 bytes."""
-    path = Path(tempfile.mkdtemp(prefix="robota-host-", dir="/tmp"))
-    yield path
-    shutil.rmtree(path, ignore_errors=True)

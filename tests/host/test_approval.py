@@ -17,11 +17,12 @@ import pytest
 
 from robota.core.config import Profile
 
-from ..cli._robota import ROBOTA, Robota
-from ..cli.test_doctor import processes_with_home_under
-from .test_server_cmd import model, sandbox
-from .test_sessions import Surface, ok_json, registration, robota_cmd, workspace
-from .test_task_cmd import FAULT_AGENT, host_process, task, task_json
+from ..support.agent_actor import FAULT_AGENT
+from ..support.host import host_process, task, task_json
+from ..support.processes import processes_with_home_under
+from ..support.robota import ROBOTA, Robota
+from ..support.sessions import Surface, ok_json, registration, robota_cmd, workspace
+from ._server import sandbox
 
 RAW_ATTACH = """
 import json, socket, sys
@@ -42,7 +43,7 @@ print("raw-reply", data.split(b"\\n")[0].decode())
 """
 
 
-__all__ = ["model", "sandbox"]  # the fixtures this module uses, from test_server_cmd
+__all__ = ["sandbox"]  # the fixture this module uses, from _server
 
 
 @pytest.fixture

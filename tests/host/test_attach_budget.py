@@ -5,14 +5,12 @@ never reads."""
 from __future__ import annotations
 
 import socket as stdlib_socket
-from collections.abc import Callable
 
 import pytest
 import trio
 
 from robota.core.engine import (
     AnswerApproval,
-    FrontEndRequest,
     RouteReply,
     SurfaceJoined,
     SurfaceLeft,
@@ -21,25 +19,7 @@ from robota.core.frontend import FrontEndPort
 from robota.host import _attach
 from robota.host._attach import AttachDesk, SessionAttach
 
-ROUTE = "session:0123456789ab"
-
-
-class TalkingHub:
-    """A route hub whose notices the test sends; it remembers what it was told."""
-
-    def __init__(self) -> None:
-        self.deliver: Callable[[object], None] | None = None
-        self.told: list[FrontEndRequest] = []
-
-    def connect(self, route_key: str, deliver: Callable[[object], None]) -> None:
-        assert route_key == ROUTE
-        self.deliver = deliver
-
-    def disconnect(self, route_key: str) -> None:
-        self.deliver = None
-
-    def tell(self, route_key: str, request: FrontEndRequest) -> None:
-        self.told.append(request)
+from ._talking_hub import ROUTE, TalkingHub
 
 
 async def test_a_surface_that_stops_reading_is_cut_off(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -21,11 +21,11 @@ from robota.core.protocol import PROTOCOL_VERSION, notice_from_json
 from robota.host import _attach
 from robota.host._attach import AttachDesk, SessionAttach, attach_version
 
-from . import test_attach_budget
-from .test_attach_budget import ROUTE
+from . import _talking_hub
+from ._talking_hub import ROUTE
 
 
-class TalkingHub(test_attach_budget.TalkingHub):
+class TalkingHub(_talking_hub.TalkingHub):
     """The budget tests' hub, which says a note when the test asks."""
 
     def say(self, text: str, surface: str | None = None) -> None:

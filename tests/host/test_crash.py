@@ -22,10 +22,10 @@ from robota.host import _run, crash_report, rotate_log
 from robota.host._spawn import spawn_detached
 from robota.runtimes._reaper import MARK
 
-from ..cli._robota import ROBOTA
-from ..cli.test_doctor import processes_with_home_under
+from ..support.host import BOUND, sandboxed
 from ..support.model_server import FakeModel
-from .test_host import BOUND, sandboxed
+from ..support.processes import processes_with_home_under
+from ..support.robota import ROBOTA
 
 SECRET = "s3cr3t-value-never-in-a-report"
 

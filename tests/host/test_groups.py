@@ -18,9 +18,9 @@ from robota.core.store import open_reader, route_binding
 from robota.host import Host, TaskNewGroup
 from robota.host._groups import group_settings, pick_maker
 
+from ..support.host import ask, running_host, sandboxed
 from ..support.model_server import FakeModel
 from ..support.records import make_task
-from .test_host import ask, running_host, sandboxed
 
 
 class StandInMaker:

@@ -8,9 +8,6 @@ import os
 import signal
 import subprocess
 import sys
-import time
-from collections.abc import AsyncIterator, Callable
-from contextlib import asynccontextmanager
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -18,72 +15,19 @@ from typing import Any
 import pytest
 import trio
 
-from robota.core.config import Profile, load_config, resolve_profile
-from robota.core.control import ControlClient, HostRefused, acquire_host_lock, probe_host
-from robota.host import Host
+from robota.core.control import ControlClient, HostRefused, probe_host
 
-from ..cli._robota import Robota
-from ..cli.test_doctor import (
-    TEMPLATE_NAMES,
-    processes_with_home_under,
-    write_real_agents_config,
+from ..support.host import (
+    BOUND,
+    HOST_PROCESS,
+    agent_name,
+    ask,
+    running_host,
+    sandboxed,
+    wait_for_status,
 )
 from ..support.model_server import FakeModel
-
-HOST_PROCESS = Path(__file__).with_name("host_process.py")
-BOUND = 120.0
-"""Seconds the whole host test may take: agent start-up included."""
-
-
-def sandboxed(root: Path, model: FakeModel, agent: str) -> tuple[Robota, Profile]:
-    """The ``robota`` sandbox (as tests/cli makes it) and its profile, with one real agent."""
-    (root / "bin").mkdir()
-    (root / "user").mkdir()
-    robota = Robota(
-        root,
-        {
-            "HOME": str(root / "user"),
-            "PATH": str(root / "bin"),
-            "ROBOTA_HOME": str(root / "home"),
-            "LC_ALL": "C.UTF-8",
-        },
-    )
-    write_real_agents_config(robota, [agent], model.url, model_catalog=agent.startswith("codex"))
-    return robota, resolve_profile({"ROBOTA_HOME": str(robota.home)})
-
-
-def call(socket: Path, type_name: str, fields: dict[str, Any] | None = None) -> Any:
-    with ControlClient(socket, timeout=BOUND) as client:
-        return client.call(type_name, fields)
-
-
-@asynccontextmanager
-async def running_host(
-    profile: Profile, prepare: Callable[[Host], None] | None = None
-) -> AsyncIterator[tuple[Path, trio.Event]]:
-    """A host of ``profile`` running in this trio run, ready (``prepare`` sees it before it
-    runs); the event is set once its ``run`` returned. The block must stop it."""
-    config = load_config(profile, environ={})
-    with acquire_host_lock(profile.host_lock, profile.host_state_file) as lock:
-        host = Host(config, profile, lock)
-        if prepare is not None:
-            prepare(host)
-        with trio.fail_after(BOUND):
-            async with trio.open_nursery() as nursery:
-                stopped = trio.Event()
-
-                async def run() -> None:
-                    await host.run()
-                    stopped.set()
-
-                nursery.start_soon(run)
-                while not host.ready:
-                    await trio.sleep(0.01)
-                yield profile.control_socket, stopped
-
-
-async def ask(socket: Path, type_name: str, fields: dict[str, Any] | None = None) -> Any:
-    return await trio.to_thread.run_sync(partial(call, socket, type_name, fields))
+from ..support.processes import processes_with_home_under
 
 
 @pytest.mark.parametrize("agent", ["codex-acp", "claude-agent-acp"])
@@ -311,18 +255,3 @@ def test_run_host_stops_cleanly_on_a_signal(
     assert host.returncode == 0, err
     assert not probe_host(profile.host_lock, profile.host_state_file).running
     assert processes_with_home_under(short_root / "agents") == []
-
-
-def wait_for_status(client: ControlClient, host: subprocess.Popen[str]) -> Any:
-    """The host's first status, once its endpoint is up (bounded by the client's timeout)."""
-    deadline = time.monotonic() + client.timeout
-    while True:
-        assert host.poll() is None, host.communicate()
-        if client.socket_path.is_socket():
-            return client.call("server.status")
-        assert time.monotonic() < deadline, "the host never came up"
-        time.sleep(0.05)
-
-
-def agent_name(agent: str) -> str:
-    return TEMPLATE_NAMES.get(agent, agent)

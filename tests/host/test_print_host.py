@@ -18,11 +18,11 @@ import pytest
 from robota.core.config import Profile
 from robota.host import print_placement
 
-from ..cli._robota import ROBOTA, Robota
-from ..cli.test_doctor import kill_processes_with_home_under
+from ..support.host import BOUND, sandboxed
 from ..support.model_server import FakeModel
-from .test_host import BOUND, sandboxed
-from .test_server_cmd import server_json
+from ..support.processes import kill_processes_with_home_under
+from ..support.robota import ROBOTA, Robota
+from ._server import server_json
 
 
 @pytest.mark.parametrize(

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import signal
-import socket
 import subprocess
 from collections.abc import Iterator
 from pathlib import Path
@@ -16,30 +15,23 @@ import pytest
 import trio
 from trio_websocket import (
     ConnectionClosed,
-    WebSocketConnection,
     open_websocket_url,
     wrap_client_stream,
 )
 
 from robota.core.config import Profile
 
-from ..cli._robota import ROBOTA, Robota
-from ..cli.test_doctor import (
-    kill_processes_with_home_under,
-    processes_with_home_under,
-    write_real_agents_config,
-)
+from ..support.host import BOUND, sandboxed
 from ..support.model_server import FakeModel
-from .test_host import BOUND, sandboxed
-from .test_sessions import workspace
+from ..support.processes import kill_processes_with_home_under, processes_with_home_under
+from ..support.real_agents import write_real_agents_config
+from ..support.robota import ROBOTA, Robota
+from ..support.sessions import workspace
+from ._serve import handshake_status, model, receive, until
+
+__all__ = ["model"]  # the fixture, from _serve.py
 
 AGENT = "codex-acp"
-
-
-@pytest.fixture
-def model() -> Iterator[FakeModel]:
-    with FakeModel(slow_deltas=60, slow_delay=0.05) as fake:
-        yield fake
 
 
 @pytest.fixture
@@ -109,23 +101,6 @@ def start_served(robota: Robota) -> Iterator[Served]:
             process.communicate(timeout=BOUND)
 
 
-async def receive(ws: WebSocketConnection) -> dict[str, Any]:
-    with trio.fail_after(BOUND):
-        message = json.loads(await ws.get_message())
-    assert isinstance(message, dict)
-    return message
-
-
-async def until(ws: WebSocketConnection, kind: str) -> list[dict[str, Any]]:
-    """Every message up to and including the first of ``kind``."""
-    got = []
-    while True:
-        message = await receive(ws)
-        got.append(message)
-        if message["type"] == kind:
-            return got
-
-
 def run(test: Any) -> None:
     trio.run(test)
 
@@ -150,23 +125,6 @@ def test_a_submit_is_answered_with_increasing_seqs_ending_in_complete(served: Se
             assert roles == ["user", "assistant"]
 
     run(main)
-
-
-def handshake_status(url: str) -> int:
-    """The HTTP status a WebSocket handshake to ``url`` is answered with (a plain socket:
-    trio-websocket's client leaves a rejected connection's socket unclosed)."""
-    rest = url.removeprefix("ws://")
-    address, _, target = rest.partition("/")
-    host, port = address.split(":")
-    request = (
-        f"GET /{target} HTTP/1.1\r\nHost: {address}\r\nUpgrade: websocket\r\n"
-        "Connection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n"
-        "Sec-WebSocket-Version: 13\r\n\r\n"
-    )
-    with socket.create_connection((host, int(port)), timeout=BOUND) as connection:
-        connection.sendall(request.encode())
-        status_line = connection.recv(4096).split(b"\r\n", 1)[0]
-    return int(status_line.split()[1])
 
 
 def test_a_wrong_or_missing_token_is_refused_at_the_handshake(served: Served) -> None:

@@ -25,10 +25,11 @@ from robota.core.config import Profile
 from robota.core.control import MAX_LINE, ControlClient, probe_host
 from robota.host import process_gone
 
-from ..cli._robota import ROBOTA, Robota
-from ..cli.test_doctor import kill_processes_with_home_under, processes_with_home_under
+from ..support.host import BOUND, agent_name
 from ..support.model_server import FakeModel
-from .test_host import BOUND, agent_name, sandboxed
+from ..support.processes import processes_with_home_under
+from ..support.robota import ROBOTA, Robota
+from ._server import sandbox, server, server_json
 
 STATUS_FIELDS = {
     "running",
@@ -44,6 +45,8 @@ STATUS_FIELDS = {
 }
 NOBODY = 65534
 
+__all__ = ["sandbox"]  # the fixture this module uses, from _server
+
 
 @pytest.fixture
 def model() -> Iterator[FakeModel]:
@@ -52,36 +55,10 @@ def model() -> Iterator[FakeModel]:
 
 
 @pytest.fixture
-def sandbox(short_root: Path, model: FakeModel) -> Iterator[tuple[Robota, Profile]]:
-    """A sandbox whose hosts are all ended afterwards, however the test ended."""
-    robota, profile = sandboxed(short_root, model, "codex-acp")
-    yield robota, profile
-    kill_processes_with_home_under(short_root)
-
-
-@pytest.fixture
 def short_root() -> Iterator[Path]:
     path = Path(tempfile.mkdtemp(prefix="robota-srv-", dir="/tmp"))
     yield path
     shutil.rmtree(path, ignore_errors=True)
-
-
-def server(robota: Robota, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [str(ROBOTA), "server", *args],
-        env=robota.environment(None, ()),
-        stdin=subprocess.DEVNULL,
-        capture_output=True,
-        text=True,
-        timeout=BOUND,
-        check=False,
-    )
-
-
-def server_json(robota: Robota, *args: str) -> tuple[int, Any]:
-    done = server(robota, *args, "--json")
-    assert done.stdout, done.stderr
-    return done.returncode, json.loads(done.stdout)
 
 
 def call(profile: Profile, type_name: str, fields: dict[str, Any] | None = None) -> Any:

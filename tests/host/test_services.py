@@ -20,8 +20,8 @@ from robota.host import (
     service_order,
 )
 
+from ..support.host import ask, running_host, sandboxed
 from ..support.model_server import FakeModel
-from .test_host import ask, running_host, sandboxed
 
 BUILTIN_ORDER = ("engine", "taps", "control", "teams", "transports")
 INSTALLED_ORDER = ("engine", "taps", "control", "teams", "mesh", "transports")

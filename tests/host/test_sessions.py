@@ -21,24 +21,28 @@ from typing import Any
 import pytest
 
 from robota.core.config import Profile
-from robota.core.control import ControlClient, HostRefused, parse_registration
+from robota.core.control import ControlClient, HostRefused
 from robota.core.store import open_reader
 from robota.host import process_gone, routes_of, session_paths
 
-from ..cli._robota import ROBOTA, Robota
-from ..cli.test_doctor import (
-    kill_processes_with_home_under,
-    processes_with_home_under,
-    write_real_agents_config,
-)
-from ..cli.test_tui_tmux import wait_for_exit
+from ..support.host import BOUND, host_process, sandboxed, task, task_json
 from ..support.model_server import FakeModel
+from ..support.processes import kill_processes_with_home_under, processes_with_home_under
+from ..support.real_agents import write_real_agents_config
+from ..support.robota import ROBOTA, Robota
+from ..support.sessions import (
+    AGENT,
+    Surface,
+    notice,
+    ok_json,
+    registration,
+    robota_cmd,
+    send,
+    workspace,
+)
 from ..support.terminal import Tmux
-from ..support.trust import trust_workspace
-from .test_host import BOUND, sandboxed
-from .test_task_cmd import host_process, task, task_json
+from ..support.tui import wait_for_exit
 
-AGENT = "codex-acp"
 ROW_FIELDS = {"id", "name", "state", "started_at", "agent", "daemon"}
 
 
@@ -57,36 +61,6 @@ def sandbox(short_root: Path, model: FakeModel) -> Iterator[tuple[Robota, Profil
     kill_processes_with_home_under(short_root)
 
 
-def workspace(robota: Robota, name: str = "project") -> Path:
-    """The one place a test's workspace is made (a git repository's root), trusted."""
-    path = robota.root / name
-    path.mkdir()
-    (path / ".git").mkdir()
-    trust_workspace(robota.home, path)
-    return path
-
-
-def robota_cmd(
-    robota: Robota, *args: str, cwd: Path | None = None
-) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [str(ROBOTA), *args],
-        env=robota.environment(None, ()),
-        cwd=cwd or robota.root,
-        stdin=subprocess.DEVNULL,
-        capture_output=True,
-        text=True,
-        timeout=BOUND,
-        check=False,
-    )
-
-
-def ok_json(robota: Robota, *args: str, cwd: Path | None = None) -> Any:
-    done = robota_cmd(robota, *args, "--json", cwd=cwd)
-    assert done.returncode == 0, done.stderr
-    return json.loads(done.stdout)
-
-
 def rows(robota: Robota) -> list[dict[str, Any]]:
     listed = ok_json(robota, "session", "list")
     assert isinstance(listed, list)
@@ -96,19 +70,6 @@ def rows(robota: Robota) -> list[dict[str, Any]]:
 def row_of(robota: Robota, session_id: str) -> dict[str, Any]:
     (row,) = [r for r in rows(robota) if r["id"] == session_id]
     return row
-
-
-def registration(profile: Profile, session_id: str) -> Any:
-    _lock, path, _socket = session_paths(profile, session_id)
-    return parse_registration(path.read_bytes())
-
-
-def send(profile: Profile, session_id: str, text: str, generation: str | None = None) -> Any:
-    found = registration(profile, session_id)
-    with ControlClient(Path(found.socket), timeout=BOUND) as client:
-        return client.call(
-            "session.send", {"generation": generation or found.generation, "text": text}
-        )
 
 
 def wait_state(robota: Robota, session_id: str, state: str) -> dict[str, Any]:
@@ -478,50 +439,6 @@ def test_attach_drives_and_observe_only_watches_under_tmux(
 
     assert robota_cmd(robota, "session", "stop", session_id).returncode == 0
     assert processes_with_home_under(robota.root) == []
-
-
-class Surface:
-    """A raw attach connection: the request, the hello, then frames as lines."""
-
-    def __init__(self, profile: Profile, session_id: str, mode: str = "drive") -> None:
-        found = registration(profile, session_id)
-        self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        self.sock.settimeout(BOUND)
-        self.sock.connect(found.socket)
-        self.buffer = b""
-        request = {"id": 1, "type": "session.attach", "generation": found.generation, "mode": mode}
-        self.send(request)
-        self.first = self.frame()
-
-    def send(self, frame: dict[str, Any]) -> None:
-        self.sock.sendall(json.dumps(frame).encode() + b"\n")
-
-    def frame(self) -> dict[str, Any]:
-        while b"\n" not in self.buffer:
-            data = self.sock.recv(65536)
-            if not data:
-                raise EOFError
-            self.buffer += data
-        line, self.buffer = self.buffer.split(b"\n", 1)
-        frame: dict[str, Any] = json.loads(line)
-        return frame
-
-    def until(self, check: Any) -> dict[str, Any]:
-        while not check(frame := self.frame()):
-            pass
-        return frame
-
-    def close(self) -> None:
-        self.sock.close()
-
-
-def notice(kind: str, event: str | None = None) -> Any:
-    def check(frame: dict[str, Any]) -> bool:
-        if frame.get("type") != "notice" or frame["notice"]["kind"] != kind:
-            return False
-        return event is None or frame["notice"]["event"]["type"] == event
-
-    return check
 
 
 def test_surfaces_are_bounded_and_answer_approvals_first_driver_leaving_declines(

@@ -17,18 +17,15 @@ from trio_websocket import WebSocketConnection, open_websocket_url
 
 from robota.core.config import Profile
 
-from ..cli._robota import Robota
-from ..cli.test_doctor import (
-    kill_processes_with_home_under,
-    processes_with_home_under,
-    write_real_agents_config,
-)
+from ..support.host import sandboxed
 from ..support.model_server import FakeModel
-from .test_host import sandboxed
-from .test_serve import handshake_status, model, receive, until
-from .test_sessions import AGENT, Surface, notice, ok_json, registration, robota_cmd, workspace
+from ..support.processes import kill_processes_with_home_under, processes_with_home_under
+from ..support.real_agents import write_real_agents_config
+from ..support.robota import Robota
+from ..support.sessions import AGENT, Surface, notice, ok_json, registration, robota_cmd, workspace
+from ._serve import handshake_status, model, receive, until
 
-__all__ = ["model"]  # the fake model of test_serve, a fixture here too
+__all__ = ["model"]  # the fake model of the serve tests (_serve.py), a fixture here too
 
 
 @pytest.fixture

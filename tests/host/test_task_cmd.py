@@ -6,22 +6,23 @@ from __future__ import annotations
 
 import json
 import re
-import subprocess
 import sys
 from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
 
 import pytest
 
-from robota.core.config import Profile
-from robota.core.control import ControlClient, probe_host
+from robota.core.control import probe_host
 
-from ..cli._robota import ROBOTA, Robota
-from ..cli.test_doctor import processes_with_home_under
+from ..support.host import (
+    host_process,
+    sandboxed,
+    task,
+    task_json,
+)
 from ..support.model_server import FakeModel
-from .test_host import BOUND, HOST_PROCESS, sandboxed, wait_for_status
+from ..support.processes import processes_with_home_under
+from ..support.robota import ROBOTA, Robota
 
 FAULT_AGENT = Path(__file__).parent.parent / "support" / "fault_agent.py"
 
@@ -34,54 +35,6 @@ def slow_model() -> Iterator[FakeModel]:
     """SLOW runs for minutes: it ends only when ``task stop`` interrupts it."""
     with FakeModel(slow_deltas=4000, slow_delay=0.05) as fake:
         yield fake
-
-
-def task(
-    robota: Robota, *args: str, env: dict[str, str] | None = None
-) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [str(ROBOTA), "task", *args],
-        env=robota.environment(env, ()),
-        cwd=robota.root,
-        stdin=subprocess.DEVNULL,
-        capture_output=True,
-        text=True,
-        timeout=BOUND,
-        check=False,
-    )
-
-
-def task_json(robota: Robota, *args: str, **kwargs: Any) -> Any:
-    done = task(robota, *args, "--json", **kwargs)
-    assert done.returncode == 0, done.stderr
-    return json.loads(done.stdout)
-
-
-@contextmanager
-def host_process(
-    robota: Robota, profile: Profile, env: dict[str, str] | None = None
-) -> Iterator[subprocess.Popen[str]]:
-    """The host as a process of its own, ready; stopped by ``server.stop`` at the end."""
-    host = subprocess.Popen(
-        [sys.executable, str(HOST_PROCESS)],
-        env=robota.environment(env, ()),
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    try:
-        with ControlClient(profile.control_socket, timeout=BOUND) as client:
-            assert wait_for_status(client, host)["running"] is True
-        yield host
-        with ControlClient(profile.control_socket, timeout=BOUND) as client:
-            assert client.call("server.stop")["stopping"] is True
-        _, err = host.communicate(timeout=BOUND)
-        assert host.returncode == 0, err
-    finally:
-        if host.poll() is None:
-            host.kill()
-            host.communicate(timeout=BOUND)
 
 
 def test_task_commands_drive_a_real_agent_through_the_host(

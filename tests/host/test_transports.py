@@ -12,7 +12,7 @@ import trio
 from robota.core import PluginError
 from robota.core.config import Config, Transports, load_config, resolve_profile
 from robota.core.frontend import TransportContext, TransportStatus
-from robota.host import HostTransports, enabled_transports, host_locale
+from robota.host import TRANSPORT_START, HostTransports, enabled_transports, host_locale
 
 
 @pytest.mark.parametrize(
@@ -148,3 +148,69 @@ def test_no_enabled_transport_is_ready_at_once(config: Config) -> None:
         store=None,  # type: ignore[arg-type]
     )
     assert (transports.specs, transports.as_json(), transports.ready) == ([], [], True)
+
+
+def unserved(config: Config) -> HostTransports:
+    """``HostTransports`` whose children never run (what they report is the test's)."""
+    return HostTransports(
+        config,
+        resolve_profile({"ROBOTA_HOME": str(config.file.parent)}),
+        port=None,  # type: ignore[arg-type]
+        store=None,  # type: ignore[arg-type]
+    )
+
+
+@pytest.mark.parametrize(
+    ("states", "ready", "settled"),
+    [
+        ([], True, True),
+        ([TransportStatus("connected")], True, True),
+        ([TransportStatus("failed", "refused")], False, True),
+        ([TransportStatus("connected"), TransportStatus("failed", "refused")], False, True),
+        ([TransportStatus("connecting")], False, False),
+        ([TransportStatus("connecting", "refused; next attempt in 2 s")], False, False),
+        ([TransportStatus("connected"), TransportStatus("connecting")], False, False),
+    ],
+)
+def test_ready_and_settled(
+    config: Config, states: list[TransportStatus], ready: bool, settled: bool
+) -> None:
+    transports = unserved(config)
+    transports.status = {f"t{n}": status for n, status in enumerate(states)}
+    assert (transports.ready, transports.settled) == (ready, settled)
+
+
+@pytest.mark.parametrize(
+    ("status", "entry"),
+    [
+        (TransportStatus("connecting"), {"state": "connecting"}),
+        (
+            TransportStatus(
+                "connecting", "endpoint call failed: ConnectError; next attempt in 2 s"
+            ),
+            {
+                "state": "connecting",
+                "detail": "endpoint call failed: ConnectError; next attempt in 2 s",
+            },
+        ),
+        (TransportStatus("connected"), {"state": "connected"}),
+        (TransportStatus("failed"), {"state": "failed", "detail": "failed"}),
+        (TransportStatus("failed", "refused"), {"state": "failed", "detail": "refused"}),
+    ],
+)
+def test_each_state_is_listed_with_its_detail(
+    config: Config, status: TransportStatus, entry: dict[str, object]
+) -> None:
+    transports = unserved(config)
+    transports.status = {"t": status}
+    assert transports.as_json() == [{"name": "t", **entry}]
+
+
+def test_the_host_waits_a_few_seconds_at_most_for_a_transport_to_start(
+    config: Config, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A plugin's service that never says it started is left to run: the transports'
+    supervisor goes on after ``TRANSPORT_START``, not the kernel's default 30 s."""
+    monkeypatch.setattr("robota.host._transports.transport_plugin", lambda _name: Served())
+    (spec,) = unserved(with_chat(config, {"served": Section()})).specs
+    assert spec.start_timeout == TRANSPORT_START <= 5.0

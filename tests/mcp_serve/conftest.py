@@ -3,7 +3,7 @@ tests' root short enough for a Unix socket."""
 
 from __future__ import annotations
 
-from ..cli.conftest import robota
-from ..host.conftest import short_root
+from ..support.host import short_root
+from ..support.robota import robota
 
 __all__ = ["robota", "short_root"]

@@ -12,10 +12,11 @@ from pathlib import Path
 import pytest
 import trio
 
-from ..cli._robota import Robota
-from ..cli.test_doctor import processes_with_home_under, write_real_agents_config
 from ..support.model_server import FakeModel
-from .test_serve_stdio import client
+from ..support.processes import processes_with_home_under
+from ..support.real_agents import write_real_agents_config
+from ..support.robota import Robota
+from ._client import client
 
 PROBE = Path(__file__).resolve().parent.parent / "support" / "mcp_probe_server.py"
 

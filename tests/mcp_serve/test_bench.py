@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from ..tools.test_benches import run_bench
+from ..support.bench import run_bench
 
 
 def test_the_mcp_bench_runs(tmp_path: Path) -> None:

@@ -12,11 +12,10 @@ import pytest
 from mcp import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 
-from ..cli._robota import ROBOTA
-from ..cli.test_doctor import processes_with_home_under
-from ..host.test_host import sandboxed
-from ..host.test_task_cmd import host_process
+from ..support.host import host_process, sandboxed
 from ..support.model_server import FakeModel
+from ..support.processes import processes_with_home_under
+from ..support.robota import ROBOTA
 
 
 @pytest.fixture

@@ -17,9 +17,10 @@ from mcp import ClientSession
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
 
-from ..cli._robota import ROBOTA, Robota
-from ..cli.test_doctor import processes_with_home_under, write_real_agents_config
 from ..support.model_server import FakeModel
+from ..support.processes import processes_with_home_under
+from ..support.real_agents import write_real_agents_config
+from ..support.robota import ROBOTA, Robota
 
 # The SDK's streamable HTTP client (the oracle) leaves httpx2's response and SSE generators to
 # the garbage collector when a session ends, which trio reports: theirs, not the server's.

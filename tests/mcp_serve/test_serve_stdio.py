@@ -6,20 +6,19 @@ from __future__ import annotations
 import signal
 import subprocess
 import time
-from collections.abc import AsyncIterator, Iterator
-from contextlib import asynccontextmanager
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
 import trio
-from mcp import ClientSession
-from mcp.client.stdio import StdioServerParameters, stdio_client
 
 from robota.mcp import TOOLS
 
-from ..cli._robota import ROBOTA, Robota
-from ..cli.test_doctor import processes_with_home_under, write_real_agents_config
 from ..support.model_server import FakeModel
+from ..support.processes import processes_with_home_under
+from ..support.real_agents import write_real_agents_config
+from ..support.robota import ROBOTA, Robota
+from ._client import client
 
 TOOL_NAMES = {tool.name for tool in TOOLS}  # the names themselves: test_tools
 
@@ -28,26 +27,6 @@ TOOL_NAMES = {tool.name for tool in TOOLS}  # the names themselves: test_tools
 def model() -> Iterator[FakeModel]:
     with FakeModel(slow_deltas=200, slow_delay=0.05) as fake:
         yield fake
-
-
-@asynccontextmanager
-async def client(robota: Robota, *args: str) -> AsyncIterator[ClientSession]:
-    params = StdioServerParameters(
-        command=str(ROBOTA),
-        args=["mcp", "serve", *args],
-        env=robota.environment(None, ()),
-        cwd=str(robota.root),
-    )
-    errors = open(robota.root / "mcp.stderr", "w")  # noqa: SIM115, PTH123
-    try:
-        async with (
-            stdio_client(params, errlog=errors) as (read, write),
-            ClientSession(read, write) as session,
-        ):
-            await session.initialize()
-            yield session
-    finally:
-        errors.close()
 
 
 def text_of(result: Any) -> str:

@@ -35,12 +35,10 @@ from robota.mesh import (
 )
 from robota.mesh._keyfile import KeyFile
 
+from ._devices import device_files
+
 NOW = 1_800_000_000
 LIFE = 3600
-
-
-def _device(tmp_path: Path, name: str) -> tuple[MeshFiles, KeyFile]:
-    return MeshFiles(tmp_path / name / "mesh"), KeyFile(tmp_path / name / "mesh" / "credentials")
 
 
 def _pair(signer: tuple[MeshFiles, KeyFile], joiner: tuple[MeshFiles, KeyFile], name: str) -> None:
@@ -63,7 +61,7 @@ def _pair(signer: tuple[MeshFiles, KeyFile], joiner: tuple[MeshFiles, KeyFile], 
 
 
 def test_init_on_the_first_device_makes_root_signing_and_device_keys(tmp_path: Path) -> None:
-    files, store = _device(tmp_path, "a")
+    files, store = device_files(tmp_path, "a")
     phrase = new_phrase()
     identity, lists = init_first(files, store, phrase=phrase, name="laptop", now=NOW, lifetime=LIFE)
     assert identity.signing and identity.root is not None
@@ -81,7 +79,7 @@ def test_init_on_the_first_device_makes_root_signing_and_device_keys(tmp_path: P
 
 
 def test_a_joining_device_adopts_what_pairing_hands_it(tmp_path: Path) -> None:
-    a, b = _device(tmp_path, "a"), _device(tmp_path, "b")
+    a, b = device_files(tmp_path, "a"), device_files(tmp_path, "b")
     init_first(*a, phrase=new_phrase(), name="laptop", now=NOW, lifetime=LIFE)
     joined = init_join(*b, name="desktop")
     assert joined.root is None and not joined.signing
@@ -94,7 +92,8 @@ def test_a_joining_device_adopts_what_pairing_hands_it(tmp_path: Path) -> None:
 
 
 def test_adopting_refuses_another_root_once_one_is_pinned(tmp_path: Path) -> None:
-    a, b, other = _device(tmp_path, "a"), _device(tmp_path, "b"), _device(tmp_path, "o")
+    a, b = device_files(tmp_path, "a"), device_files(tmp_path, "b")
+    other = device_files(tmp_path, "o")
     init_first(*a, phrase=new_phrase(), name="a", now=NOW, lifetime=LIFE)
     init_first(*other, phrase=new_phrase(), name="o", now=NOW, lifetime=LIFE)
     init_join(*b, name="b")
@@ -105,7 +104,7 @@ def test_adopting_refuses_another_root_once_one_is_pinned(tmp_path: Path) -> Non
 
 
 def test_revoke_takes_the_device_off_the_roster_onto_the_revocation_list(tmp_path: Path) -> None:
-    a, b = _device(tmp_path, "a"), _device(tmp_path, "b")
+    a, b = device_files(tmp_path, "a"), device_files(tmp_path, "b")
     init_first(*a, phrase=new_phrase(), name="a", now=NOW, lifetime=LIFE)
     init_join(*b, name="b")
     _pair(a, b, "b")
@@ -121,7 +120,7 @@ def test_revoke_takes_the_device_off_the_roster_onto_the_revocation_list(tmp_pat
 
 
 def test_reissue_numbers_the_next_lists_with_the_same_content(tmp_path: Path) -> None:
-    a = _device(tmp_path, "a")
+    a = device_files(tmp_path, "a")
     _identity, first = init_first(*a, phrase=new_phrase(), name="a", now=NOW, lifetime=LIFE)
     lists = reissue(*a, now=NOW + LIFE // 2, lifetime=LIFE, marks=Marks(roster=1, revocations=1))
     assert (lists.roster.seq, lists.revocations.seq) == (2, 2)
@@ -130,7 +129,7 @@ def test_reissue_numbers_the_next_lists_with_the_same_content(tmp_path: Path) ->
 
 
 def test_recover_certifies_a_new_signing_key_and_revokes_the_old(tmp_path: Path) -> None:
-    a, b = _device(tmp_path, "a"), _device(tmp_path, "b")
+    a, b = device_files(tmp_path, "a"), device_files(tmp_path, "b")
     phrase = new_phrase()
     init_first(*a, phrase=phrase, name="a", now=NOW, lifetime=LIFE)
     init_join(*b, name="b")
@@ -160,7 +159,7 @@ def test_recover_certifies_a_new_signing_key_and_revokes_the_old(tmp_path: Path)
 
 
 def test_a_device_key_that_is_missing_or_not_this_devices_fails_closed(tmp_path: Path) -> None:
-    a = _device(tmp_path, "a")
+    a = device_files(tmp_path, "a")
     init_first(*a, phrase=new_phrase(), name="a", now=NOW, lifetime=LIFE)
     a[1].put("signing-key", b"\x00" * 32)
     with pytest.raises(CredentialStoreError) as caught:
@@ -172,7 +171,7 @@ def test_a_device_key_that_is_missing_or_not_this_devices_fails_closed(tmp_path:
 
 
 def test_current_lists_refuse_a_rolled_back_file(tmp_path: Path) -> None:
-    a = _device(tmp_path, "a")
+    a = device_files(tmp_path, "a")
     identity, _lists = init_first(*a, phrase=new_phrase(), name="a", now=NOW, lifetime=LIFE)
     with pytest.raises(Refused) as caught:
         current_lists(a[0], identity, Marks(roster=2, revocations=1))
@@ -184,7 +183,7 @@ def test_current_lists_refuse_a_rolled_back_file(tmp_path: Path) -> None:
 def test_keys_that_sat_in_the_file_are_replaced_when_the_keychain_arrives(
     tmp_path: Path,
 ) -> None:
-    from .test_credentials import MemoryKeychain
+    from ._keychain import MemoryKeychain
 
     files = MeshFiles(tmp_path / "a" / "mesh")
     opened = open_secrets(files, keychain=lambda: None)
@@ -225,7 +224,7 @@ def test_keys_that_sat_in_the_file_are_replaced_when_the_keychain_arrives(
 def test_a_list_from_a_peer_is_adopted_only_when_newer_and_valid(
     tmp_path: Path, case: str, outcome: str | None
 ) -> None:
-    a, b, c = _device(tmp_path, "a"), _device(tmp_path, "b"), _device(tmp_path, "c")
+    a, b, c = device_files(tmp_path, "a"), device_files(tmp_path, "b"), device_files(tmp_path, "c")
     init_first(*a, phrase=new_phrase(), name="a", now=NOW, lifetime=LIFE)
     init_join(*b, name="b")
     init_join(*c, name="c")
@@ -245,7 +244,7 @@ def test_a_list_from_a_peer_is_adopted_only_when_newer_and_valid(
         newer = revoke(*a, c_id, now=NOW, lifetime=LIFE, marks=Marks(3, 3)).revocations
         assert adopt_list(b[0], "revocations", newer.blob, now=NOW, marks=Marks(2, 2))
     elif case == "another mesh's list":
-        other = _device(tmp_path, "o")
+        other = device_files(tmp_path, "o")
         init_first(*other, phrase=new_phrase(), name="o", now=NOW, lifetime=LIFE)
         blob = other[0].list_blob("revocations")
     else:

@@ -6,11 +6,9 @@ from __future__ import annotations
 import json
 import os
 import stat
-import threading
 from pathlib import Path
 
 import pytest
-from keyring.backend import KeyringBackend
 from keyring.backends import chainer, fail, null
 
 from robota.mesh import CredentialStoreError
@@ -27,7 +25,7 @@ from robota.mesh._credentials import (
 )
 from robota.mesh._keyfile import KeyFile
 
-SECRET = b"\x01secret-bytes-never-shown\x02" + bytes(8)
+from ._keychain import SECRET, MemoryKeychain
 
 
 @pytest.mark.parametrize(
@@ -77,37 +75,6 @@ def _as(module: str, name: str) -> object:
 )
 def test_only_real_keychains_count(backend: object, real: bool) -> None:
     assert is_real_backend(backend) is real
-
-
-class MemoryKeychain(KeyringBackend):
-    """A keychain in memory that can break or hang on demand (the injected backend)."""
-
-    priority = 1  # type: ignore[assignment]
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.items: dict[tuple[str, str], str] = {}
-        self.broken = False
-        self.release = threading.Event()
-        self.hang = False
-
-    def _check(self) -> None:
-        if self.hang:
-            self.release.wait(10)
-        if self.broken:
-            raise RuntimeError(f"backend failure quoting {SECRET!r}")
-
-    def get_password(self, service: str, username: str) -> str | None:
-        self._check()
-        return self.items.get((service, username))
-
-    def set_password(self, service: str, username: str, password: str) -> None:
-        self._check()
-        self.items[(service, username)] = password
-
-    def delete_password(self, service: str, username: str) -> None:
-        self._check()
-        self.items.pop((service, username), None)
 
 
 def _mode(path: Path) -> int:

@@ -23,7 +23,7 @@ from robota.mesh._linkio import Links
 from robota.mesh._pairing import PairingWindow
 from robota.mesh._trust import LinkTrust
 
-from .test_actions import _device as device
+from ._devices import device_files as device
 
 NOW = 1_800_000_000
 LIFE = 3600

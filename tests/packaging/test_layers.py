@@ -22,7 +22,7 @@ from collections.abc import Callable, Collection, Iterable, Mapping
 
 import pytest
 
-from .test_private_imports import ROOT, imported_names, modules
+from ._imports import ROOT, imported_names, modules
 
 CORE = "robota.core"
 KERNEL = "robota.core.kernel"

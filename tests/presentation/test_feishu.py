@@ -22,8 +22,8 @@ from robota.core.presentation import ToolCall, TurnView, UserSteer, strip_launch
 from robota.core.presentation._text import element_id
 from robota.transports.feishu import FeishuRenderer, feishu_final_answer, render_feishu_card
 
-from ._limits import check_feishu_activity, check_feishu_card, tables, utf8
-from ._streams import Input, reduce, turns
+from ..support.platform_limits import check_feishu_activity, check_feishu_card, tables, utf8
+from ..support.turn_streams import Input, reduce, turns
 
 
 def panels(elements: list[dict]) -> list[dict]:

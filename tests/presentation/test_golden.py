@@ -20,8 +20,8 @@ from robota.core.presentation import TurnView, render_terminal
 from robota.transports.feishu import FeishuRenderer, feishu_final_answer
 from robota.transports.slack import render_slack_progress, slack_final_answer
 
+from ..support.platform_limits import check_feishu_activity, check_feishu_card, check_slack_message
 from ..support.replay import replay
-from ._limits import check_feishu_activity, check_feishu_card, check_slack_message
 
 GOLDEN = Path(__file__).parent / "golden"
 AGENTS = ["codex", "codex-acp", "claude-agent-acp"]

@@ -37,8 +37,8 @@ from robota.core.presentation import (
 from robota.transports.feishu import FeishuBudget, FeishuRenderer
 from robota.transports.slack import SlackRenderer, render_slack_progress
 
-from ._limits import components, dumps, utf8
-from ._streams import Input, reduce, turns
+from ..support.platform_limits import components, dumps, utf8
+from ..support.turn_streams import Input, reduce, turns
 
 
 @st.composite

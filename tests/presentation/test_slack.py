@@ -15,8 +15,8 @@ from robota.core.events import (
 )
 from robota.transports.slack import render_slack_progress, slack_final_answer
 
-from ._limits import check_slack_message
-from ._streams import Input, reduce, turns
+from ..support.platform_limits import check_slack_message
+from ..support.turn_streams import Input, reduce, turns
 
 
 def test_progress_message_shape() -> None:

@@ -17,7 +17,7 @@ from robota.core.events import (
 )
 from robota.core.presentation import UserSteer, render_terminal
 
-from ._streams import Input, reduce, turns
+from ..support.turn_streams import Input, reduce, turns
 
 EVENTS: list[Input] = [
     TurnStarted("t"),

@@ -38,7 +38,7 @@ from robota.core.presentation import (
     UserSteer,
 )
 
-from ._streams import reduce, turns
+from ..support.turn_streams import reduce, turns
 
 
 def test_messages_accumulate_and_the_final_one_is_not_commentary() -> None:

@@ -16,15 +16,14 @@ from pathlib import Path
 
 import pytest
 
-from robota.core import AgentHost, AgentLaunch, ChildSpec
+from robota.core import AgentHost, ChildSpec
 from robota.core.agents import SessionOpened, TurnAccepted
 from robota.core.events import TextDelta, TurnCompleted
-from robota.core.testing import FAST_BACKOFF, supervised, wait_until
-from robota.runtimes import ShutdownTimings, agent_host
+from robota.core.testing import supervised, wait_until
 
+from ..support.agent_actor import Chat, alive, real_host
 from ..support.agents import AgentSetup, isolated
 from ..support.model_server import FakeModel
-from .test_agent_actor import Chat, alive
 
 AGENTS = ["codex", "codex-acp", "claude-agent-acp"]
 
@@ -33,26 +32,6 @@ AGENTS = ["codex", "codex-acp", "claude-agent-acp"]
 def model() -> Iterator[FakeModel]:
     with FakeModel(slow_deltas=200, slow_delay=0.05) as fake:
         yield fake
-
-
-def real_host(setup: AgentSetup, tmp_path: Path) -> AgentHost:
-    """The agent host robota builds for ``setup``, with short shutdown grace for tests."""
-    launch = AgentLaunch(
-        name=setup.name,
-        kind="app-server" if setup.name == "codex" else "acp",
-        command=setup.command,
-        args=setup.args,
-        home=tmp_path / "robota-home",
-        config_path=tmp_path / "robota-home" / "config.yaml",
-        cwd=setup.cwd,
-    )
-    return agent_host(
-        launch,
-        acp=setup.name != "codex",
-        backoff=FAST_BACKOFF,
-        environ=setup.env,
-        timings=ShutdownTimings(eof_grace=0.5, term_grace=2.0),
-    )
 
 
 @asynccontextmanager

@@ -18,8 +18,8 @@ from robota.core.agents import AgentFailure, SessionOpened
 from robota.core.events import TurnError
 from robota.core.testing import supervised
 
+from ..support.agent_actor import Chat, agent, fault_launch
 from ..support.agents import isolated
-from .test_agent_actor import Chat, agent, fault_launch
 
 KNOWN = "known-secret-value-42"
 """A secret the configuration names (``AgentLaunch.secrets``)."""

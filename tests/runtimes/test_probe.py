@@ -10,15 +10,7 @@ import pytest
 from robota.core import AgentLaunch, runtime_plugins
 
 from ..support.agents import AgentSetup, isolated
-
-PINNED = {
-    "codex": "0.171.0",
-    "codex-acp": "0.16.0",
-    "gemini": "0.61.0",
-    "qwen": "0.24.4",
-    "opencode": "1.18.33",
-    "claude-agent-acp": "0.49.0",
-}
+from ..support.real_agents import PINNED
 
 
 def isolated_launch(

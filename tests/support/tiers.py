@@ -20,7 +20,7 @@ PROCESS_FIXTURES = frozenset({"model", "robota"})
 # What a module names when its tests start processes of their own.
 _PROCESS_SOURCE = re.compile(
     r"support\.agents|support import [^\n]*\bagents\b|host_process|model_server|FakeModel"
-    r"|\bsubprocess\b|\btmux\b|open_process|sys\.executable|fault_agent"
+    r"|\bsubprocess\b|\btmux\b|open_process|sys\.executable|fault_agent|run_bench"
 )
 
 

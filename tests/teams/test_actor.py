@@ -33,29 +33,13 @@ from robota.core.teams import (
     AskConfirmation,
     SweepConfirmations,
     TeamActor,
-    TeamEffect,
     TeamSnapshot,
     TeamState,
 )
 
+from ._deliveries import Deliveries
+
 TEAM = TeamConfig(name="web", transport="feishu", chat="oc_1", project=Path("/p"), slots=2)
-
-
-class Deliveries:
-    def __init__(self) -> None:
-        self._cond = threading.Condition()
-        self.effects: list[TeamEffect] = []
-
-    def __call__(self, effect: TeamEffect) -> None:
-        with self._cond:
-            self.effects.append(effect)
-            self._cond.notify_all()
-
-    def wait_for(self, count: int, timeout: float = 10.0) -> list[TeamEffect]:
-        with self._cond:
-            if not self._cond.wait_for(lambda: len(self.effects) >= count, timeout):
-                raise TimeoutError(f"{len(self.effects)} of {count} effects in {timeout:g} s")
-            return list(self.effects)
 
 
 @pytest.fixture

@@ -9,45 +9,19 @@ from pathlib import Path
 
 import pytest
 
-from robota.core.config import IntentConfig, TeamConfig
+from robota.core.config import TeamConfig
 from robota.core.engine import NewTask, UserInput
 from robota.core.store import StoreClient, open_reader, team_row
 from robota.core.teams import (
-    DoorEffect,
     FollowUpInput,
     GroupNote,
     StartRequest,
     TeamActor,
     TeamDoor,
-    TeamMessage,
     ThreadReply,
 )
 
-from .test_actor import Deliveries
-
-ADMIN, MEMBER, OTHER = "ou_admin", "ou_member", "ou_other"
-TEAM = TeamConfig(
-    name="web",
-    transport="slack",
-    chat="C1",
-    project=Path("/p"),
-    admins=frozenset({ADMIN}),
-    slots=3,
-    intents={
-        "release": IntentConfig(
-            key="release", description="release", prompt="release {args}", tags=()
-        ),
-    },
-    intent_permissions={"release": "admin-confirm"},
-)
-
-
-class Recorded(Deliveries):
-    """The door's effects, kept in order (``Deliveries`` as the transport's ``TeamReplies``)."""
-
-    def perform(self, effect: DoorEffect) -> None:
-        self(effect)  # type: ignore[arg-type]  (Deliveries is typed for the actor's effects)
-
+from ._door import ADMIN, MEMBER, TEAM, Recorded, message
 
 MakeDoor = Callable[..., tuple[TeamDoor, Recorded]]
 
@@ -69,11 +43,6 @@ def door(store: tuple[Path, StoreClient]) -> Iterator[MakeDoor]:
     yield make
     for made in doors:
         made.stop()
-
-
-def message(n: int, text: str, sender: str, *, thread: int | None = None) -> TeamMessage:
-    route = f"slack:C1:{thread if thread is not None else n}"
-    return TeamMessage("C1", sender, text, f"m{n}", route, in_thread=thread is not None)
 
 
 def test_four_requests_at_three_slots_the_fourth_waits_then_starts(door: MakeDoor) -> None:

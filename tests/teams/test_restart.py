@@ -19,7 +19,7 @@ from robota.core.store import (
 )
 from robota.core.teams import GroupNote, StartRequest, TeamActor, TeamDoor, ThreadReply
 
-from .test_door import ADMIN, TEAM, Recorded, message
+from ._door import ADMIN, TEAM, Recorded, message
 
 ONE_SLOT = dataclasses.replace(TEAM, slots=1)
 

@@ -30,6 +30,8 @@ TESTS = Path(__file__).resolve().parents[1]
         # A word that only contains one of the names is not a reach for it.
         ((), "subprocesses = 3  # no process here\n", False),
         ((), "remodel = 'agents'\n", False),
+        # The benches run tools/bench's scripts, each a process tree of its own.
+        ((), "from ..support.bench import run_bench\n", True),
     ],
 )
 def test_the_rule(fixtures: tuple[str, ...], source: str, expected: bool) -> None:
@@ -42,6 +44,7 @@ def test_the_rule(fixtures: tuple[str, ...], source: str, expected: bool) -> Non
         ("host/test_host.py", True),
         ("runtimes/test_agent_real.py", True),
         ("cli/test_print.py", True),
+        ("tools/test_benches.py", True),
         ("policy/test_scheduler.py", False),
         ("kernel/test_supervision.py", False),
         ("presentation/test_markdown.py", False),

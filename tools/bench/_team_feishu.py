@@ -19,8 +19,8 @@ from typing import Any
 
 import trio
 from _real import Sandbox
-from tests.transports.feishu.fake_platform import APP_ID, APP_SECRET, FakePlatform, fake_platform
-from tests.transports.feishu.test_served import OWNER, message_event
+from tests.support.fake_feishu import APP_ID, APP_SECRET, FakePlatform, fake_platform
+from tests.support.feishu import OWNER, message_event
 
 __all__ = ["feishu_admissions"]
 

@@ -5,7 +5,7 @@
 
 One real agent (default codex-acp), isolated and offline against the fake model, in a sandboxed
 profile (``_real.Sandbox``) whose ``transports.feishu`` points at the fake Open Platform of the
-tests (tests/transports/feishu/fake_platform.py: loopback HTTP and the long connection, the
+tests (tests/support/fake_feishu.py: loopback HTTP and the long connection, the
 real wire protocol, 5 PATCHes per second per message enforced), run in this process. The host
 is ``robota server start`` (ready once the long connection is up and an outbound call
 succeeded). All times are on the fake's clock (``trio.current_time``): from just before the
@@ -57,13 +57,13 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 from _real import Sandbox, children, fake_model, pct, rss_kib, spacing, tools_prompt, verdict  # noqa: E402
-from tests.transports.feishu.fake_platform import (  # noqa: E402 (needs the path set above)
+from tests.support.fake_feishu import (  # noqa: E402 (needs the path set above)
     APP_ID,
     APP_SECRET,
     FakePlatform,
     fake_platform,
 )
-from tests.transports.feishu.test_served import OWNER, is_terminal, message_event  # noqa: E402
+from tests.support.feishu import OWNER, is_terminal, message_event  # noqa: E402
 
 from robota.core.cards import CardPolicy  # noqa: E402
 

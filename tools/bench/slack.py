@@ -5,7 +5,7 @@
 
 One real agent (default codex-acp), isolated and offline against the fake model, in a sandboxed
 profile (``_real.Sandbox``) whose ``transports.slack`` points at the fake Slack of the tests
-(tests/transports/slack/fake_slack.py: loopback Web API and Socket Mode, the real wire
+(tests/support/fake_slack.py: loopback Web API and Socket Mode, the real wire
 protocol), run in this process. The host is ``robota server start`` (ready once Socket Mode is
 up and ``auth.test`` succeeded). All times are on the fake's clock (``trio.current_time``):
 from just before the envelope's frame is written to the socket (it reaches the host over
@@ -50,14 +50,14 @@ if str(ROOT) not in sys.path:
 
 from _real import Sandbox, fake_model, pct, spacing, tools_prompt, verdict  # noqa: E402
 from feishu import run, say  # noqa: E402 (the same robota calls and printing)
-from tests.transports.slack.fake_slack import (  # noqa: E402 (needs the path set above)
+from tests.support.fake_slack import (  # noqa: E402 (needs the path set above)
     BOT_USER,
     FakeSlack,
     dm,
     events_api,
     fake_slack,
 )
-from tests.transports.slack.test_served import configure  # noqa: E402
+from tests.support.slack import configure  # noqa: E402
 
 from robota.core.cards import CardPolicy  # noqa: E402
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import base64
 import json
+from collections.abc import Callable
 
 import pytest
 
@@ -336,3 +337,79 @@ def test_what_a_refused_handshake_means(status: int, headers: dict[str, str], fa
     outcome = handshake_outcome(status, headers)
     assert outcome.fatal is fatal
     assert outcome.reason.startswith("WebSocket handshake")
+
+
+def _fail(reason: str, now: float, *, fatal: bool = False) -> Callable[[LongConnection], object]:
+    return lambda m: m.failed(reason, now, fatal=fatal)
+
+
+DEAD = "WebSocket handshake failed: OSError"
+
+
+@pytest.mark.parametrize(
+    ("config", "steps", "status"),
+    [
+        ({}, [], ("connecting", None)),
+        ({}, [lambda m: m.start()], ("connecting", None)),
+        (
+            {"ReconnectInterval": 1},
+            [
+                lambda m: m.start(),
+                lambda m: m.discovered(URL, {"ReconnectInterval": 1}, 0.0),
+                _fail(DEAD, 0.1),
+            ],
+            ("connecting", f"{DEAD}; next attempt within 1 s"),
+        ),
+        (  # the same failure, attempt after attempt, reads the same (reported once)
+            {"ReconnectInterval": 1},
+            [lambda m: m.start(), _fail(DEAD, 0.1), lambda m: m.tick(1.2), _fail(DEAD, 1.3)],
+            ("connecting", f"{DEAD}; next attempt within 1 s"),
+        ),
+        (  # while the next attempt runs, the last error still stands
+            {"ReconnectInterval": 1},
+            [lambda m: m.start(), _fail(DEAD, 0.1), lambda m: m.tick(1.2)],
+            ("connecting", f"{DEAD}; next attempt within 1 s"),
+        ),
+        (
+            {},
+            [lambda m: m.start(), _fail("endpoint call: HTTP 502 (no message)", 0.0)],
+            ("connecting", "endpoint call: HTTP 502 (no message); next attempt in 120 s"),
+        ),
+        (
+            {},
+            [lambda m: m.start(), _fail("endpoint call refused: code 10014: x", 0.0, fatal=True)],
+            ("failed", "endpoint call refused: code 10014: x"),
+        ),
+        (
+            {"ReconnectInterval": 1},
+            [
+                lambda m: m.start(),
+                _fail(DEAD, 0.1),
+                lambda m: m.tick(1.2),
+                lambda m: m.discovered(URL, None, 1.3),
+                lambda m: m.opened(1.4),
+            ],
+            ("connected", None),
+        ),
+        (
+            {"ReconnectNonce": 10},
+            [
+                lambda m: m.start(),
+                lambda m: m.discovered(URL, None, 0.0),
+                lambda m: m.opened(0.0),
+                lambda m: m.closed(5.0),
+            ],
+            ("connecting", "the link was lost; next attempt in 5 s"),
+        ),
+        ({}, [lambda m: m.start(), lambda m: m.stop()], ("failed", "stopped")),
+    ],
+)
+def test_what_the_link_reports(
+    config: dict[str, float],
+    steps: list[Callable[[LongConnection], object]],
+    status: tuple[str, str | None],
+) -> None:
+    machine = LongConnection(config=ClientConfig().merged(config), jitter=lambda: 0.5)
+    for step in steps:
+        step(machine)
+    assert machine.status() == status

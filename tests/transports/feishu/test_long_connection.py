@@ -17,7 +17,7 @@ import trio
 
 from robota.transports.feishu import ConnectionRefused, Delivery, LongConnectionClient
 
-from .fake_platform import APP_ID, APP_SECRET, SERVICE_ID, WAIT, FakePlatform, fake_platform
+from ...support.fake_feishu import APP_ID, APP_SECRET, SERVICE_ID, WAIT, FakePlatform, fake_platform
 
 
 @pytest.fixture

@@ -18,7 +18,7 @@ from robota.core.frontend import (
     safe_name,
 )
 
-from .test_served_groups import png
+from ...support.media import png
 
 EN = media_notes("en")
 

@@ -21,8 +21,8 @@ from robota.transports.feishu import (
     register_app,
 )
 
-from .fake_platform import APP_ID, APP_SECRET
-from .fake_registration import (
+from ...support.fake_feishu import APP_ID, APP_SECRET
+from ...support.fake_feishu_registration import (
     DENIED,
     DEVICE_CODE,
     EXPIRED,

@@ -14,7 +14,7 @@ import trio
 from robota.transports.feishu import ApiError, RestClient
 from robota.transports.feishu._errors import TooLarge
 
-from .fake_platform import APP_ID, APP_SECRET, FakePlatform, fake_platform
+from ...support.fake_feishu import APP_ID, APP_SECRET, FakePlatform, fake_platform
 
 TOKEN = "/open-apis/auth/v3/tenant_access_token/internal"
 BOT = "/open-apis/bot/v3/info"

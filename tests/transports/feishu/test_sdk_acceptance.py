@@ -17,8 +17,8 @@ from pathlib import Path
 import pytest
 import trio
 
+from ...support.fake_feishu import APP_ID, APP_SECRET, SERVICE_ID, WAIT, FakePlatform, fake_platform
 from ...support.json_lines import JsonLines
-from .fake_platform import APP_ID, APP_SECRET, SERVICE_ID, WAIT, FakePlatform, fake_platform
 
 SDK_CLIENT = Path(__file__).with_name("sdk_client.py")
 STARTUP = 120.0

@@ -9,7 +9,7 @@ from typing import Any
 
 import trio
 
-from .fake_platform import APP_ID, APP_SECRET, fake_platform
+from ...support.fake_feishu import APP_ID, APP_SECRET, fake_platform
 
 
 def sdk_calls(domain: str) -> dict[str, Any]:

@@ -9,11 +9,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from ...cli.test_doctor import processes_with_home_under
-from ...host.test_host import sandboxed
-from ...support.model_server import FakeModel
-from .fake_platform import fake_platform
-from .test_served import (
+from ...support.fake_feishu import fake_platform
+from ...support.feishu import (
     BOUND,
     Served,
     configure,
@@ -22,6 +19,9 @@ from .test_served import (
     last_patch,
     message_event,
 )
+from ...support.host import sandboxed
+from ...support.model_server import FakeModel
+from ...support.processes import processes_with_home_under
 
 
 async def test_a_host_killed_right_after_onit_answers_the_message_once_after_its_restart(

@@ -6,10 +6,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ...cli.test_doctor import live_processes
+from ...support.fake_feishu import APP_ID, APP_SECRET
+from ...support.feishu import BOT, OWNER, message_event, served
 from ...support.model_server import FakeModel
-from .fake_platform import APP_ID, APP_SECRET
-from .test_served import BOT, OWNER, message_event, served
+from ...support.processes import live_processes
 
 
 async def test_the_first_starts_agent_has_the_bots_open_id(

@@ -11,17 +11,16 @@ from __future__ import annotations
 
 import base64
 import json
-import struct
-import zlib
 from pathlib import Path
 from typing import Any
 
 import trio
 
-from ...host.test_task_cmd import task
+from ...support.fake_feishu import FakePlatform, Sent
+from ...support.feishu import BOUND, OWNER, Served, message_event, served
+from ...support.host import task
+from ...support.media import png
 from ...support.model_server import FakeModel
-from .fake_platform import FakePlatform, Sent
-from .test_served import BOUND, OWNER, Served, message_event, served
 
 
 def texts_to(
@@ -102,23 +101,6 @@ async def test_newgroup_and_forkgroup_from_a_chat_and_from_the_cli(
         fork = await robota_task(bot, "forkgroup", source)
         assert fork["task"]["forked_from"] == source
         assert len(fake.chats) == 4
-
-
-def png(width: int, height: int) -> bytes:
-    """A real PNG of one grey colour."""
-
-    def chunk(kind: bytes, data: bytes) -> bytes:
-        body = kind + data
-        return struct.pack(">I", len(data)) + body + struct.pack(">I", zlib.crc32(body))
-
-    raw = b"".join(b"\x00" + b"\x80" * width for _ in range(height))
-    header = struct.pack(">IIBBBBB", width, height, 8, 0, 0, 0, 0)
-    return (
-        b"\x89PNG\r\n\x1a\n"
-        + chunk(b"IHDR", header)
-        + chunk(b"IDAT", zlib.compress(raw))
-        + chunk(b"IEND", b"")
-    )
 
 
 def media_event(n: int, message_type: str, content: dict[str, Any]) -> dict[str, Any]:

@@ -9,9 +9,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from ...support.fake_feishu import FakePlatform, Sent
+from ...support.feishu import BOUND, _buttons, buttons_in, click_event, message_event, served
 from ...support.model_server import FakeModel
-from .fake_platform import FakePlatform, Sent
-from .test_served import BOUND, _buttons, buttons_in, click_event, message_event, served
 
 
 def _notes_to(fake: FakePlatform, message_id: str) -> list[Sent]:

@@ -8,15 +8,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from ...support.feishu import BOUND, _buttons, click_event, last_patch, message_event, served
 from ...support.model_server import FakeModel
-from .test_served import (
-    BOUND,
-    _buttons,
-    click_event,
-    last_patch,
-    message_event,
-    served,
-)
 
 
 async def test_reset_from_a_completed_card_goes_back_to_its_turn(

@@ -16,11 +16,8 @@ import trio
 
 from robota.core.store import CreateTask, Database, migrate, open_reader, route_binding
 
-from ...cli.test_doctor import processes_with_home_under
-from ...host.test_host import sandboxed
-from ...support.model_server import FakeModel
-from .fake_platform import FakePlatform, Sent, fake_platform
-from .test_served import (
+from ...support.fake_feishu import FakePlatform, Sent, fake_platform
+from ...support.feishu import (
     BOUND,
     OWNER,
     buttons_in,
@@ -29,6 +26,9 @@ from .test_served import (
     host_process,
     message_event,
 )
+from ...support.host import sandboxed
+from ...support.model_server import FakeModel
+from ...support.processes import processes_with_home_under
 
 ROUTE = "feishu:chat_id:oc_p2p1"
 

@@ -7,11 +7,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from ...cli.test_doctor import processes_with_home_under
-from ...host.test_host import ask, sandboxed
-from ...support.model_server import FakeModel
-from .fake_platform import Sent, fake_platform
-from .test_served import (
+from ...support.fake_feishu import Sent, fake_platform
+from ...support.feishu import (
     BOUND,
     Served,
     configure,
@@ -20,6 +17,9 @@ from .test_served import (
     last_patch,
     message_event,
 )
+from ...support.host import ask, sandboxed
+from ...support.model_server import FakeModel
+from ...support.processes import processes_with_home_under
 
 
 def _says(message: Sent, text: str) -> bool:

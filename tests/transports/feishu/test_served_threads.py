@@ -10,8 +10,8 @@ import json
 from pathlib import Path
 from typing import Any
 
+from ...support.feishu import BOUND, message_event, served
 from ...support.model_server import FakeModel
-from .test_served import BOUND, message_event, served
 
 
 def in_thread(n: int, text: str, root: str, thread: str) -> dict[str, Any]:

@@ -7,119 +7,40 @@ CLI while the host runs."""
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator, Iterator
-from contextlib import asynccontextmanager, closing
+from collections.abc import Iterator
+from contextlib import closing
 from pathlib import Path
 from typing import Any
 
 import pytest
 import trio
 
-from robota.core.config import resolve_profile
-from robota.core.policy import scheduler_from_json
 from robota.core.store import open_reader, team_row
 
-from ...cli.test_doctor import processes_with_home_under, write_real_agents_config
-from ...host.test_host import sandboxed
-from ...support.model_server import FakeModel
-from ...support.trust import trust_workspace
-from .fake_platform import FakePlatform, Sent, fake_platform
-from .test_served import (
+from ...support.fake_feishu import FakePlatform, fake_platform
+from ...support.feishu import (
     BOUND,
     OWNER,
-    Served,
     _buttons,
     click_event,
     configure,
     host_process,
     message_event,
 )
+from ...support.feishu_team import (
+    ADMIN,
+    Team,
+    add_team,
+    running_senders,
+    store_path,
+    team_event,
+    team_host,
+)
+from ...support.host import sandboxed
+from ...support.model_server import FakeModel
+from ...support.processes import processes_with_home_under
 
-CHAT = "oc_team"
-ADMIN = "ou_admin"
 MEMBER = "ou_member"
-
-
-def team_event(n: int, text: str, sender: str, *, root: str = "") -> dict[str, Any]:
-    event = message_event(n, text, sender=sender, chat_id=CHAT, chat_type="group")
-    if root:  # a message in the request's thread: Feishu names its root and the thread
-        event["event"]["message"]["root_id"] = root
-        event["event"]["message"]["thread_id"] = f"omt_{root}"
-    return event
-
-
-def add_team(home: Path, project: Path, **settings: Any) -> None:
-    config = json.loads((home / "config.yaml").read_text())
-    config["teams"] = {
-        "web": {
-            **settings,
-            "transport": "feishu",
-            "chat": CHAT,
-            "project": str(project),
-            "admins": [ADMIN],
-            "members": "all",
-            "respondToAllMessages": True,
-            "intents": {
-                "deploy": {"description": "deploy to production", "prompt": "deploy {args}"},
-                "release": {"description": "cut a release", "prompt": "release {args} now"},
-            },
-            "intentPermissions": {"release": "admin-confirm"},
-        }
-    }
-    (home / "config.yaml").write_text(json.dumps(config, indent=2))
-
-
-class Team(Served):
-    def replies_to(self, message_id: str, msg_type: str = "text") -> list[Sent]:
-        return [
-            m for m in self.fake.messages if m.reply_to == message_id and m.msg_type == msg_type
-        ]
-
-    def notes(self) -> list[str]:
-        return [
-            m.content.get("text", "")
-            for m in self.fake.messages
-            if m.receive_id == CHAT and m.msg_type == "text"
-        ]
-
-    async def replied(self, message_id: str, words: str) -> Sent:
-        def found() -> Sent | None:
-            for sent in self.replies_to(message_id):
-                if words in sent.content.get("text", ""):
-                    return sent
-            return None
-
-        await self.fake.wait_until(found, timeout=BOUND)
-        sent = found()
-        assert sent is not None
-        return sent
-
-    async def noted(self, words: str) -> None:
-        await self.fake.wait_until(lambda: any(words in n for n in self.notes()), timeout=BOUND)
-
-
-@asynccontextmanager
-async def team_host(
-    root: Path, model: FakeModel, *, ask: bool = False
-) -> AsyncIterator[tuple[Team, Any, Path]]:
-    robota, profile = sandboxed(root, model, "codex-acp")
-    if ask:  # the agent asks before it runs a command
-        write_real_agents_config(robota, ["codex-acp"], model.url, ask=True)
-    project = root / "project"
-    project.mkdir()
-    # The developer trusts the project (else every team turn ran Restricted, in plan mode,
-    # and a member's plan mode would prove nothing).
-    trust_workspace(robota.home, project)
-    async with fake_platform() as fake:
-        configure(robota.home, fake.domain)
-        add_team(robota.home, project)
-        async with host_process(robota, fake, root / "host.log") as process:
-            yield Team(fake, model, profile.control_socket), robota, project
-    assert process.returncode == 0, (root / "host.log").read_text()[-4000:]
-
-
-def store_path(robota: Any) -> Path:
-    return Path(resolve_profile({"ROBOTA_HOME": str(robota.home)}).data_dir) / "robota.sqlite"
 
 
 def held(robota: Any) -> int:
@@ -198,14 +119,6 @@ def slow_model() -> Iterator[FakeModel]:
     """``SLOW`` streams for minutes: the operator's turn runs until the test stops it."""
     with FakeModel(slow_deltas=4000, slow_delay=0.05) as fake:
         yield fake
-
-
-def running_senders(robota: Any) -> list[str]:
-    with closing(open_reader(store_path(robota))) as db:
-        row = team_row(db, "web")
-    if row is None:
-        return []
-    return [r.request.sender for r in scheduler_from_json(row.scheduler_json).running]
 
 
 async def test_the_operators_turn_on_the_project_holds_a_write_slot(

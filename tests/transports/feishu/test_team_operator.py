@@ -13,10 +13,10 @@ import trio
 
 from robota.core.control import ControlClient, HostRefused
 
+from ...support.fake_feishu import FakePlatform
+from ...support.feishu import BOUND
+from ...support.feishu_team import ADMIN, running_senders, team_event, team_host
 from ...support.model_server import FakeModel
-from .fake_platform import FakePlatform
-from .test_served import BOUND
-from .test_team import ADMIN, running_senders, team_event, team_host
 
 
 @pytest.fixture

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ...cli.test_doctor import processes_with_home_under
-from ..chaos import MOMENTS, chaos, host_logs, slack_chaos
+from ...support.chaos import MOMENTS, chaos, host_logs, slack_chaos
+from ...support.processes import processes_with_home_under
 
 
 async def test_a_host_killed_at_each_exposed_moment_answers_every_message_once(

@@ -25,7 +25,7 @@ from robota.transports.slack._inbound import (
 )
 from robota.transports.slack._web import WebApi
 
-from .fake_slack import BOT_TOKEN, events_api, fake_slack, file_share
+from ...support.fake_slack import BOT_TOKEN, events_api, fake_slack, file_share
 
 EN = media_notes("en")
 API = "https://slack.com/api/"

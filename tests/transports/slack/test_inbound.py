@@ -23,7 +23,7 @@ from robota.transports.slack import (
     screen,
 )
 
-from .fake_slack import BOT_USER, dm, events_api
+from ...support.fake_slack import BOT_USER, dm, events_api
 
 OWNER = "U0ALICE"
 SCREEN = Screen(owner=OWNER, bot_user_id=BOT_USER)

@@ -17,8 +17,17 @@ from pathlib import Path
 import pytest
 import trio
 
+from ...support.fake_slack import (
+    APP_TOKEN,
+    BOT_TOKEN,
+    BOT_USER,
+    WAIT,
+    FakeSlack,
+    dm,
+    events_api,
+    fake_slack,
+)
 from ...support.json_lines import JsonLines
-from .fake_slack import APP_TOKEN, BOT_TOKEN, BOT_USER, WAIT, FakeSlack, dm, events_api, fake_slack
 
 SDK_CLIENT = Path(__file__).with_name("sdk_client.py")
 STARTUP = 120.0

@@ -5,181 +5,30 @@ records every Web API call, message, reaction and acknowledgement."""
 
 from __future__ import annotations
 
-import json
-import signal
-import subprocess
-import sys
-import time
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
 import trio
 
-from robota.core.config import resolve_profile
-from robota.core.control import ControlClient
-
-from ...cli._robota import Robota
-from ...cli.test_doctor import processes_with_home_under, write_real_agents_config
-from ...host.test_host import HOST_PROCESS, sandboxed
+from ...support.fake_slack import BOT_USER, dm, fake_slack
+from ...support.host import sandboxed
 from ...support.model_server import FakeModel
-from .fake_slack import APP_TOKEN, BOT_TOKEN, BOT_USER, FakeSlack, dm, events_api, fake_slack
-
-OWNER = "U0ALICE"
-CHANNEL = "D0ALICE"
-BOUND = 120.0
-"""Seconds any one wait may take (agent start-up included); reached only when broken."""
-
+from ...support.processes import processes_with_home_under
+from ...support.slack import (
+    BOUND,
+    CHANNEL,
+    OWNER,
+    Served,
+    buttons,
+    click,
+    configure,
+    host_process,
+    now_ts,
+    served,
+    words,
+)
 
 # ``model`` and ``short_root``: tests/transports/conftest.py
-
-
-_clock = iter(range(100, 1_000_000))
-
-
-def now_ts() -> str:
-    """A fresh, unique message ``ts`` (Slack's are epoch seconds with 6 decimals)."""
-    return f"{int(time.time())}.{next(_clock):06d}"
-
-
-class Served:
-    """The host process and what the test reads of it."""
-
-    def __init__(
-        self, fake: FakeSlack, model: FakeModel, socket: Path, log: Path | None = None
-    ) -> None:
-        self.fake = fake
-        self.model = model
-        self.socket = socket
-        self.log = log
-        """The host's log file (``robota.log``)."""
-
-    def prompts(self, text: str) -> int:
-        return sum(1 for r in self.model.model_requests() if r.prompt == text)
-
-    def replies(self, ts: str, channel: str = CHANNEL) -> list[dict[str, Any]]:
-        """The bot's messages in the thread of ``ts``, in the order they were posted."""
-        return [
-            m
-            for (c, _), m in sorted(self.fake.messages.items())
-            if c == channel and m.get("thread_ts") == ts
-        ]
-
-    def reactions(self, ts: str, channel: str = CHANNEL) -> set[str]:
-        return {name for c, t, name in self.fake.reactions if (c, t) == (channel, ts)}
-
-    def updates_of(self, ts: str) -> list[Any]:
-        return [c for c in self.fake.calls_of("chat.update") if c.args.get("ts") == ts]
-
-    async def push(self, event: dict[str, Any], **envelope: Any) -> str:
-        frame = events_api(event, **envelope)
-        await self.fake.push(frame)
-        return str(frame["envelope_id"])
-
-    async def acked(self, envelope_id: str) -> None:
-        await self.fake.wait_until(
-            lambda: {"envelope_id": envelope_id} in self.fake.acks, timeout=BOUND
-        )
-
-    async def status(self) -> Any:
-        def call() -> Any:
-            with ControlClient(self.socket, timeout=BOUND) as client:
-                return client.call("server.status")
-
-        return await trio.to_thread.run_sync(call)
-
-    async def answered(self, ts: str, channel: str = CHANNEL) -> None:
-        """Until the turn of ``ts`` is over: eyes replaced by a done/error reaction."""
-        await self.fake.wait_until(
-            lambda: (
-                len(self.replies(ts, channel)) >= 2
-                and "eyes" not in self.reactions(ts, channel)
-                and self.reactions(ts, channel)
-            ),
-            timeout=BOUND,
-        )
-
-
-def configure(robota_home: Path, api_url: str) -> None:
-    config = json.loads((robota_home / "config.yaml").read_text())
-    config["transports"] = {
-        "slack": {
-            "botToken": "${SLACK_BOT_TOKEN}",
-            "appToken": "${SLACK_APP_TOKEN}",
-            "userId": OWNER,
-            "apiUrl": api_url,
-        }
-    }
-    (robota_home / "config.yaml").write_text(json.dumps(config, indent=2))
-    env = robota_home / ".env"
-    env.write_text(f"SLACK_BOT_TOKEN={BOT_TOKEN}\nSLACK_APP_TOKEN={APP_TOKEN}\n")
-    env.chmod(0o600)
-
-
-def _answers(socket: Path) -> bool:
-    if not socket.is_socket():
-        return False
-    try:
-        with ControlClient(socket, timeout=BOUND) as client:
-            client.call("server.status")
-    except OSError:
-        return False
-    return True
-
-
-@asynccontextmanager
-async def host_process(
-    robota: Robota, fake: FakeSlack, log_path: Path, *, connects: bool = True
-) -> AsyncIterator[trio.Process]:
-    """``run_host`` as a process, once Socket Mode is up (``connects`` off: not waited for)
-    and its endpoint answers; stopped with SIGTERM at the end."""
-    socket = resolve_profile({"ROBOTA_HOME": str(robota.home)}).control_socket
-    connections = len(fake.connections)
-    with log_path.open("ab") as log:
-        process = await trio.lowlevel.open_process(
-            [sys.executable, str(HOST_PROCESS)],
-            env=robota.environment(None, ()),
-            stdin=subprocess.DEVNULL,
-            stdout=log,
-            stderr=subprocess.STDOUT,
-        )
-        try:
-            with trio.fail_after(BOUND):
-                # A new Socket Mode connection first: a killed host leaves its socket file.
-                if connects:
-                    await fake.wait_until(
-                        lambda: len(fake.connections) > connections, timeout=BOUND
-                    )
-                while not _answers(socket):
-                    assert process.poll() is None, log_path.read_text()
-                    await trio.sleep(0.05)
-            yield process
-        finally:
-            if process.poll() is None:
-                process.send_signal(signal.SIGTERM)
-                with trio.move_on_after(BOUND):
-                    await process.wait()
-            if process.poll() is None:
-                process.kill()
-                await process.wait()
-
-
-@asynccontextmanager
-async def served(short_root: Path, model: FakeModel, *, ask: bool = False) -> AsyncIterator[Served]:
-    robota, profile = sandboxed(short_root, model, "codex-acp")
-    if ask:  # the agent asks before it runs a command
-        write_real_agents_config(robota, ["codex-acp"], model.url, ask=True)
-    async with fake_slack() as fake:
-        configure(robota.home, fake.api_url)
-        async with host_process(robota, fake, short_root / "host.log") as process:
-            yield Served(fake, model, profile.control_socket, profile.default_log_path)
-    assert process.returncode == 0, (short_root / "host.log").read_text()[-4000:]
-    assert processes_with_home_under(short_root / "agents") == []
-
-
-def words(message: dict[str, Any]) -> str:
-    return json.dumps([message.get("text"), message.get("blocks")], ensure_ascii=False).lower()
 
 
 async def test_an_owners_dm_gets_eyes_one_progress_message_and_one_final(
@@ -285,41 +134,6 @@ async def test_strangers_duplicates_and_channel_chatter_start_no_turn(
         for ts in (chatter_ts, other_ts):
             assert bot.reactions(ts, "C0GEN") == set() and bot.replies(ts, "C0GEN") == []
         assert len(fake.connections) == 1, "the socket kept working through it all"
-
-
-def buttons(message: dict[str, Any]) -> dict[str, str]:
-    """Button text -> value (the token) of a message's blocks."""
-    return {
-        e["text"]["text"]: e["value"]
-        for b in message.get("blocks", ())
-        if b.get("type") == "actions"
-        for e in b["elements"]
-        if e.get("type") == "button"
-    }
-
-
-def click(user: str, channel: str, ts: str, value: str) -> dict[str, Any]:
-    return {
-        "envelope_id": f"click-{user}-{value[:8]}",
-        "type": "interactive",
-        "payload": {
-            "type": "block_actions",
-            "user": {"id": user, "username": user.lower(), "name": user.lower(), "team_id": "T"},
-            "api_app_id": "A0FAKE",
-            "trigger_id": "1337.42.abc",
-            "container": {
-                "type": "message",
-                "message_ts": ts,
-                "channel_id": channel,
-                "is_ephemeral": False,
-            },
-            "channel": {"id": channel, "name": "directmessage"},
-            "actions": [{"action_id": "a_x", "block_id": "b", "value": value, "type": "button"}],
-        },
-        "accepts_response_payload": False,
-        "retry_attempt": 0,
-        "retry_reason": "",
-    }
 
 
 async def test_an_approval_is_answered_by_the_owners_button_not_a_strangers(

@@ -8,11 +8,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ...cli.test_doctor import processes_with_home_under
-from ...host.test_host import sandboxed
+from ...support.fake_slack import dm, fake_slack
+from ...support.host import sandboxed
 from ...support.model_server import FakeModel
-from .fake_slack import dm, fake_slack
-from .test_served import BOUND, Served, configure, host_process, now_ts, words
+from ...support.processes import processes_with_home_under
+from ...support.slack import BOUND, Served, configure, host_process, now_ts, words
 
 
 async def test_a_host_killed_right_after_eyes_answers_the_message_once_after_its_restart(

@@ -12,10 +12,12 @@ from pathlib import Path
 import pytest
 import trio
 
-from ...host.test_host import sandboxed
+from ...support.fake_slack import APP_TOKEN, BOT_TOKEN, BOT_USER, dm, fake_slack
+from ...support.host import sandboxed
 from ...support.model_server import FakeModel
-from .fake_slack import APP_TOKEN, BOT_TOKEN, BOT_USER, dm, fake_slack
-from .test_served import BOUND, CHANNEL, OWNER, Served, configure, host_process, now_ts, served
+from ...support.processes import kill_processes_with_home_under, processes_with_home_under
+from ...support.served_start import start_serve_and_stop
+from ...support.slack import BOUND, CHANNEL, OWNER, Served, configure, host_process, now_ts, served
 
 WRONG = {"bot": "xoxb-fake-9999-wrongbottoken", "app": "xapp-1-A0FAKE-wrongapptoken"}
 
@@ -170,3 +172,26 @@ async def test_a_stale_event_is_not_answered_and_start_up_notes_go_to_recent_cha
         for note in notes.values():
             assert "online" in json.dumps(note).lower() and "thread_ts" not in note, note
         assert bot.prompts("an old message") == 0, "still not run after a restart"
+
+
+async def test_server_start_returns_at_once_and_names_a_refused_app_token(
+    short_root: Path, model: FakeModel
+) -> None:
+    robota, profile = sandboxed(short_root, model, "codex-acp")
+    try:
+        async with fake_slack() as fake:
+            configure(robota.home, fake.api_url)
+            (robota.home / ".env").write_text(
+                f"SLACK_BOT_TOKEN={BOT_TOKEN}\nSLACK_APP_TOKEN={WRONG['app']}\n"
+            )
+            secrets = (BOT_TOKEN, WRONG["app"], "xox")
+            await trio.to_thread.run_sync(
+                start_serve_and_stop, robota, "slack", "failed", "invalid_auth", secrets
+            )
+            assert fake.connections == [], "no Socket Mode with a refused token"
+        text = "\n".join(p.read_text() for p in profile.log_dir.glob("*.log*"))
+        assert "invalid_auth" in text
+        assert BOT_TOKEN not in text and WRONG["app"] not in text, "no token in the logs"
+        assert processes_with_home_under(short_root) == []
+    finally:
+        kill_processes_with_home_under(short_root)

@@ -10,10 +10,10 @@ import base64
 import json
 from pathlib import Path
 
+from ...support.fake_slack import BOT_TOKEN, file_share
+from ...support.media import png
 from ...support.model_server import FakeModel
-from ..feishu.test_served_groups import png
-from .fake_slack import BOT_TOKEN, file_share
-from .test_served import BOUND, CHANNEL, now_ts, served, words
+from ...support.slack import BOUND, CHANNEL, now_ts, served, words
 
 # ``model`` and ``short_root``: tests/transports/conftest.py
 

@@ -9,9 +9,9 @@ import re
 from pathlib import Path
 from typing import Any
 
+from ...support.fake_slack import _blocks_errors, dm
 from ...support.model_server import FakeModel
-from .fake_slack import _blocks_errors, dm
-from .test_served import BOUND, Served, now_ts, served, words
+from ...support.slack import BOUND, Served, now_ts, served, words
 
 RUNNING = ("working", "running", "⏳")
 

@@ -9,9 +9,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from ...support.fake_slack import dm
 from ...support.model_server import FakeModel
-from .fake_slack import dm
-from .test_served import BOUND, CHANNEL, OWNER, Served, buttons, click, now_ts, served, words
+from ...support.slack import BOUND, CHANNEL, OWNER, Served, buttons, click, now_ts, served, words
 
 
 def _note(bot: Served, ts: str) -> list[dict[str, Any]]:

@@ -9,13 +9,13 @@ from typing import Any
 import trio
 
 from robota.core.control import ControlClient
+from robota.host import process_gone
 
-from ...cli.test_doctor import kill_processes_with_home_under, processes_with_home_under
-from ...host.test_host import sandboxed
+from ...support.fake_slack import dm, fake_slack
+from ...support.host import sandboxed
 from ...support.model_server import FakeModel
-from ..feishu.test_served import process_gone
-from .fake_slack import dm, fake_slack
-from .test_served import BOUND, CHANNEL, Served, buttons, click, configure, host_process, now_ts
+from ...support.processes import kill_processes_with_home_under, processes_with_home_under
+from ...support.slack import BOUND, CHANNEL, Served, buttons, click, configure, host_process, now_ts
 
 # ``model`` and ``short_root``: tests/transports/conftest.py
 

@@ -7,11 +7,11 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from ...cli.test_doctor import processes_with_home_under
-from ...host.test_host import ask, sandboxed
+from ...support.fake_slack import dm, fake_slack
+from ...support.host import ask, sandboxed
 from ...support.model_server import FakeModel
-from .fake_slack import dm, fake_slack
-from .test_served import BOUND, CHANNEL, Served, configure, host_process, now_ts, words
+from ...support.processes import processes_with_home_under
+from ...support.slack import BOUND, CHANNEL, Served, configure, host_process, now_ts, words
 
 
 async def test_a_prompt_from_the_terminal_is_answered_in_its_dm_after_a_restart(

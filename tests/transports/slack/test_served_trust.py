@@ -10,10 +10,10 @@ import trio
 
 from robota.core.trust import workspace_root
 
+from ...support.fake_slack import dm
 from ...support.model_server import FakeModel
+from ...support.slack import BOUND, now_ts, served, words
 from ...support.trust import trust_store_of
-from .fake_slack import dm
-from .test_served import BOUND, now_ts, served, words
 
 # ``model`` and ``short_root``: tests/transports/conftest.py
 

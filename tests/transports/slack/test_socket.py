@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Callable
 
 import pytest
 
@@ -272,3 +273,83 @@ def test_a_failure_during_a_too_many_websockets_wait_does_not_shorten_it() -> No
     assert sm.received(old, too_many, 2.0) == [Close(old, "too_many_websockets: backing off")]
     assert sm.open_failed("apps.connections.open: no answer", 2.5, fatal=False) == []
     assert sm.deadline() == 32.0
+
+
+def _opened(sm: SocketMode) -> int:
+    """Start (once) and get a URL: the link being dialed."""
+    if sm.state == "idle":
+        sm.start()
+    (dial,) = sm.opened_url(URL)
+    assert isinstance(dial, Dial)
+    return dial.link
+
+
+def _dial_fails(sm: SocketMode, now: float) -> None:
+    sm.dial_failed(_opened(sm), now, "WebSocket handshake: OSError")
+
+
+def _open_fails(sm: SocketMode, now: float) -> None:
+    sm.start()
+    sm.open_failed("apps.connections.open: HTTP 0, error ConnectError", now, fatal=False)
+
+
+@pytest.mark.parametrize(
+    ("steps", "status"),
+    [
+        ([], ("connecting", None)),
+        ([lambda sm: sm.start()], ("connecting", None)),
+        (
+            [lambda sm: _dial_fails(sm, 0.0)],
+            ("connecting", "WebSocket handshake: OSError; next attempt within 1 s"),
+        ),
+        (  # while the next attempt runs, the last error still stands
+            [lambda sm: _dial_fails(sm, 0.0), lambda sm: sm.tick(1.0)],
+            ("connecting", "WebSocket handshake: OSError; next attempt within 1 s"),
+        ),
+        (  # the backoff's second step
+            [
+                lambda sm: _dial_fails(sm, 0.0),
+                lambda sm: sm.tick(1.0),
+                lambda sm: _dial_fails(sm, 1.1),
+            ],
+            ("connecting", "WebSocket handshake: OSError; next attempt in 2 s"),
+        ),
+        (
+            [lambda sm: _open_fails(sm, 0.0)],
+            (
+                "connecting",
+                "apps.connections.open: HTTP 0, error ConnectError; next attempt within 1 s",
+            ),
+        ),
+        (
+            [lambda sm: sm.start(), lambda sm: sm.open_failed("invalid_auth", 0.0, fatal=True)],
+            ("failed", "invalid_auth"),
+        ),
+        (
+            [lambda sm: sm.dialed(_opened(sm), 0.0), lambda sm: sm.tick(5.0)],
+            ("connecting", "no hello within 5 s; next attempt within 1 s"),
+        ),
+        ([lambda sm: _dial_fails(sm, 0.0), lambda sm: sm.tick(1.0), connect], ("connected", None)),
+        (
+            [connect, lambda sm: sm.closed(sm.current, 3.0)],
+            ("connecting", "the link was lost; next attempt within 1 s"),
+        ),
+        (
+            [
+                lambda sm: sm.dialed(_opened(sm), 0.0),
+                lambda sm: sm.received(
+                    1, json.dumps({"type": "disconnect", "reason": "too_many_websockets"}), 0.5
+                ),
+            ],
+            ("connecting", "too_many_websockets; next attempt in 30 s"),
+        ),
+        ([lambda sm: sm.start(), lambda sm: sm.stop()], ("failed", "stopped")),
+    ],
+)
+def test_what_the_link_reports(
+    steps: list[Callable[[SocketMode], object]], status: tuple[str, str | None]
+) -> None:
+    sm = machine()
+    for step in steps:
+        step(sm)
+    assert sm.status() == status

@@ -12,8 +12,8 @@ import trio
 
 from robota.transports.slack import Envelope
 
-from .fake_slack import FakeSlack, dm, events_api, fake_slack
-from .test_socket_mode import Recorder, client
+from ...support.fake_slack import FakeSlack, dm, events_api, fake_slack
+from ._socket import Recorder, client
 
 
 @pytest.fixture

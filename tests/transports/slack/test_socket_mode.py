@@ -9,52 +9,20 @@ from __future__ import annotations
 import json
 import logging
 from collections.abc import AsyncIterator
-from typing import Any
 
 import pytest
 import trio
 
-from robota.transports.slack import ConnectionRefused, Envelope, SocketModeClient
+from robota.transports.slack import ConnectionRefused
 
-from .fake_slack import APP_TOKEN, BOT_TOKEN, WAIT, FakeSlack, dm, events_api, fake_slack
-
-FAST = (0.01, 0.02)
+from ...support.fake_slack import APP_TOKEN, BOT_TOKEN, WAIT, FakeSlack, dm, events_api, fake_slack
+from ._socket import Recorder, client
 
 
 @pytest.fixture
 async def fake() -> AsyncIterator[FakeSlack]:
     async with fake_slack() as slack:
         yield slack
-
-
-class Recorder:
-    def __init__(self, *, hang: bool = False, fail_first: bool = False) -> None:
-        self.envelopes: list[Envelope] = []
-        self.hang = hang
-        self.fail_first = fail_first
-
-    async def __call__(self, envelope: Envelope) -> None:
-        self.envelopes.append(envelope)
-        if self.fail_first and len(self.envelopes) == 1:
-            raise RuntimeError("handler bug")
-        if self.hang:
-            await trio.sleep_forever()
-
-    @property
-    def ids(self) -> list[str]:
-        return [e.envelope_id for e in self.envelopes]
-
-
-def client(fake: FakeSlack, handler: Recorder, **options: Any) -> SocketModeClient:
-    return SocketModeClient(
-        api_url=fake.api_url,
-        app_token=options.pop("app_token", APP_TOKEN),
-        handler=handler,
-        backoff=options.pop("backoff", FAST),
-        # The fake, like Slack, never answers a close: keep the wait for it short here.
-        close_timeout=options.pop("close_timeout", 0.2),
-        **options,
-    )
 
 
 async def test_it_opens_a_url_with_the_app_token_and_acks_an_envelope_exactly(

@@ -14,10 +14,10 @@ from typing import Any
 from robota.core.config import resolve_profile
 from robota.core.store import open_reader
 
-from ...host.test_host import sandboxed
+from ...support.fake_slack import dm, fake_slack
+from ...support.host import sandboxed
 from ...support.model_server import FakeModel
-from .fake_slack import dm, fake_slack
-from .test_served import BOUND, Served, configure, host_process, now_ts, words
+from ...support.slack import BOUND, Served, configure, host_process, now_ts, words
 
 TEAM_CHANNEL = "C0TEAM"
 MEMBER = "U0BOB"

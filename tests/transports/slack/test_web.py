@@ -13,7 +13,7 @@ import trio
 
 from robota.transports.slack import ApiError, BotIdentity, RateLimited, WebApi
 
-from .fake_slack import BOT_ID, BOT_TOKEN, BOT_USER, TEAM, WAIT, FakeSlack, fake_slack
+from ...support.fake_slack import BOT_ID, BOT_TOKEN, BOT_USER, TEAM, WAIT, FakeSlack, fake_slack
 
 FAST = (0.01, 0.02, 0.03)
 

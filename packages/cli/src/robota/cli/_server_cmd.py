@@ -102,7 +102,7 @@ def run_command() -> None:
 @server_group.command("start")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object on stdout.")
 def start_command(as_json: bool) -> None:
-    """Start the host detached and wait until it is ready (at most 45 s)."""
+    """Start the host detached and wait until it serves (its transports: a few seconds)."""
     from robota.host import READY_TIMEOUT, host_logs, running_state, spawn_host, wait_ready  # noqa: PLC0415
 
     _config, profile = _profile()
@@ -117,20 +117,27 @@ def start_command(as_json: bool) -> None:
     process = spawn_host(profile)
     outcome = wait_ready(profile, process, READY_TIMEOUT)
     _, stderr_log = host_logs(profile)
-    if outcome.kind in ("ready", "other"):
+    if outcome.kind in ("ready", "serving", "other"):
         status = outcome.status or {}
         if as_json:
-            _echo_json({"started": outcome.kind == "ready", **status})
+            _echo_json({"started": outcome.kind != "other", **status})
         elif outcome.kind == "ready":
             click.echo(f"host started (pid {status.get('pid')}), ready")
+        elif outcome.kind == "serving":
+            # It serves: a transport that failed or still connects is named, not a failure.
+            click.echo(f"host started (pid {status.get('pid')}), serving")
         else:
             click.echo(f"another host started first (pid {status.get('pid')}); nothing started")
+        if not as_json and outcome.kind != "other" and status.get("transports"):
+            click.echo(_transports_line(status))
         return
     if outcome.kind == "timeout":
-        error = f"the host (pid {process.pid}) is not ready after {READY_TIMEOUT:.0f} s"
+        error = f"the host (pid {process.pid}) did not answer within {READY_TIMEOUT:.0f} s"
+        if outcome.status is not None:
+            error = f"the host (pid {process.pid}) answered, then stopped answering"
         error += "; it keeps starting"
     else:
-        error = f"the host exited with {outcome.code} before it was ready"
+        error = f"the host exited with {outcome.code} before it served"
     if as_json:
         _echo_json({"started": False, "error": error, "log": str(stderr_log)})
     else:
@@ -212,15 +219,7 @@ def status_lines(status: dict[str, Any], reason: str) -> list[str]:
             f"since {status.get('started_at')})"
         ]
     lines.append(f"profile: {status.get('profile')}")
-    transports = status.get("transports") or []
-    if transports:
-        shown = []
-        for t in transports:
-            detail = f" ({t['detail']})" if t.get("detail") else ""
-            shown.append(f"{t['name']} {t['state']}{detail}")
-        lines.append("transports: " + ", ".join(shown))
-    else:
-        lines.append("transports: none configured")
+    lines.append(_transports_line(status))
     agents = []
     for agent in status.get("agents") or []:
         if agent.get("pid") is None:
@@ -235,6 +234,18 @@ def status_lines(status: dict[str, Any], reason: str) -> list[str]:
         f"turns running: {status.get('turns_running', 0)}"
     )
     return lines
+
+
+def _transports_line(status: dict[str, Any]) -> str:
+    """``transports: feishu failed (why), slack connected`` (each with its detail)."""
+    transports = status.get("transports") or []
+    if not transports:
+        return "transports: none configured"
+    shown = []
+    for t in transports:
+        detail = f" ({t['detail']})" if t.get("detail") else ""
+        shown.append(f"{t['name']} {t['state']}{detail}")
+    return "transports: " + ", ".join(shown)
 
 
 # -- restart -------------------------------------------------------------------------------------

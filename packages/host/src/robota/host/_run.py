@@ -116,7 +116,7 @@ def _replace(config: Config, profile: Profile, schedule_id: str, uptime: float) 
         reason = f"restart {schedule_id}: the next host could not start: {error}"
         return _crashed(config, profile, RuntimeError(reason), uptime)
     outcome = wait_ready(profile, process, READY_TIMEOUT)
-    if outcome.kind in ("ready", "other"):
+    if outcome.kind in ("ready", "serving", "other"):
         pid = outcome.status.get("pid") if outcome.status else None
         logger.info("restart %s: host %s serves the profile", schedule_id, pid)
         return EXIT_REPLACED

@@ -1,6 +1,12 @@
-"""Starting a detached host and waiting until it is ready: ``robota server start``, and the
+"""Starting a detached host and waiting until it serves: ``robota server start``, and the
 host replacing itself on a restart (the same code path, so a restart starts exactly what a
 ``start`` would).
+
+A start is done once the new host is ready (it serves and every enabled chat transport is
+connected), or once it serves and each transport is connected or has failed, or, at the
+latest, ``SETTLE_TIMEOUT`` after it first answered, with its transports as they stand: a
+platform that refuses or never answers is the transport's state to report, never a failed
+start (``start_verdict``, a pure decision).
 
 The host runs as ``robota server run`` in a session of its own (no terminal can signal it),
 stdin from /dev/null, stdout and stderr appended to the profile's ``logs/host.stdout.log`` and
@@ -17,6 +23,7 @@ import os
 import subprocess
 import sys
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
@@ -34,8 +41,10 @@ if TYPE_CHECKING:
 
 __all__ = [
     "READY_TIMEOUT",
+    "SETTLE_TIMEOUT",
     "STOP_TIMEOUT",
     "StartOutcome",
+    "StartVerdict",
     "host_argv",
     "host_logs",
     "process_gone",
@@ -43,13 +52,16 @@ __all__ = [
     "running_state",
     "spawn_detached",
     "spawn_host",
+    "start_verdict",
     "tail",
     "wait_gone",
     "wait_ready",
 ]
 
 READY_TIMEOUT = 45.0
-"""Seconds ``start`` waits for the new host to be ready."""
+"""Seconds ``start`` waits for the new host to answer and be ready."""
+SETTLE_TIMEOUT = 5.0
+"""Seconds ``start`` waits, once the new host answers, for its transports to connect or fail."""
 STOP_TIMEOUT = 30.0
 """Seconds ``stop`` waits for the host's process to be gone."""
 LOG_MAX_BYTES = 10 * 1024 * 1024
@@ -129,11 +141,13 @@ def spawn_detached(
 
 @dataclass(frozen=True, slots=True)
 class StartOutcome:
-    """How a start ended: ``ready`` (``status`` is the new host's), ``other`` (another host
-    of the profile runs: it is ``status``), ``exited`` (the new process ended: ``code``),
-    ``timeout`` (not ready in time; ``status`` is its last, when it answered)."""
+    """How a start ended: ``ready`` (``status`` is the new host's), ``serving`` (the new host
+    serves, but a transport failed or is still connecting: ``status`` names each),
+    ``other`` (another host of the profile runs: it is ``status``), ``exited`` (the new
+    process ended: ``code``), ``timeout`` (it did not answer in time; ``status`` is its last,
+    when it answered)."""
 
-    kind: Literal["ready", "other", "exited", "timeout"]
+    kind: Literal["ready", "serving", "other", "exited", "timeout"]
     status: dict[str, Any] | None = None
     code: int | None = None
 
@@ -147,12 +161,33 @@ def _status(profile: Profile) -> dict[str, Any] | None:
     return result if isinstance(result, dict) else None
 
 
+StartVerdict = Literal["wait", "ready", "serving"]
+
+
+def start_verdict(
+    status: Mapping[str, Any], answering_for: float, settle: float = SETTLE_TIMEOUT
+) -> StartVerdict:
+    """Whether a start whose new host answered with ``status`` (its own, ``answering_for``
+    seconds after it first answered) is done: ``ready``; ``serving`` once each transport is
+    connected or failed, some failed (the host serves meanwhile: a failed transport is named,
+    not a failed start), or once ``settle`` passed whatever they say; else ``wait``."""
+    if status.get("ready") is True:
+        return "ready"
+    transports = status.get("transports")
+    states = [t.get("state") for t in transports if isinstance(t, Mapping)] if transports else []
+    if "failed" in states and all(state in ("connected", "failed") for state in states):
+        return "serving"
+    return "serving" if answering_for >= settle else "wait"
+
+
 def wait_ready(
     profile: Profile, process: subprocess.Popen[bytes], timeout: float = READY_TIMEOUT
 ) -> StartOutcome:
-    """Wait until ``process`` serves ``profile`` and is ready, or whatever happened instead."""
+    """Wait until ``process`` serves ``profile`` (``start_verdict``), or whatever happened
+    instead."""
     deadline = time.monotonic() + timeout
     last: dict[str, Any] | None = None
+    answered: float | None = None
     while True:
         code = process.poll()
         presence = probe_host(profile.host_lock, profile.host_state_file)
@@ -165,8 +200,14 @@ def wait_ready(
                 # host that died (SIGKILL) while this one already answers.
                 if status.get("pid") != process.pid:
                     return StartOutcome("other", status)
-                if status.get("ready") is True:
-                    return StartOutcome("ready", status)
+                now = time.monotonic()
+                if answered is None:
+                    answered = now
+                    # Answering late is no failure: its transports get their settle wait.
+                    deadline = max(deadline, now + SETTLE_TIMEOUT + 1.0)
+                verdict = start_verdict(status, now - answered)
+                if verdict != "wait":
+                    return StartOutcome(verdict, status)
         if code is not None and not presence.running:
             return StartOutcome("exited", code=code)
         if time.monotonic() >= deadline:

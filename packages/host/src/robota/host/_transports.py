@@ -5,8 +5,12 @@ section whose settings say ``enabled: false`` is skipped) it loads the ``robota.
 plugin of that name and, when the plugin is a ``ServedTransport``, runs its service under the
 ``transports`` supervisor with a ``TransportContext``. Each transport reports its connection
 through the context; the host is ready once every enabled transport is ``connected`` (at once
-when none is enabled). A plugin that cannot be served, or fails to load, is reported
-``failed`` with the reason and not started: the host still serves its other front ends.
+when none is enabled), and settled once each is ``connected`` or ``failed`` (what ``robota
+server start`` waits for, briefly). The host's start never waits on a platform: a transport's
+service counts as started before it connects, and one that takes longer than
+``TRANSPORT_START`` to get that far is left to finish in the background. A plugin that
+cannot be served, or fails to load, is reported ``failed`` with the reason and not started:
+the host still serves its other front ends.
 
 A transport's service that implements ``RestartNotes`` is told the safe restart's news for the
 routes of its kind (``note``); other routes' notes (a ``cli`` route has no chat) are dropped.
@@ -51,9 +55,18 @@ if TYPE_CHECKING:
     from robota.core.store import StoreClient
     from robota.core.teams import TeamDoor
 
-__all__ = ["HostTransports", "enabled_transports", "host_locale", "transports_agent_env"]
+__all__ = [
+    "TRANSPORT_START",
+    "HostTransports",
+    "enabled_transports",
+    "host_locale",
+    "transports_agent_env",
+]
 
 logger = logging.getLogger("robota.cli.host")
+
+TRANSPORT_START = 5.0
+"""Seconds the host's start waits for one transport's service to start (not to connect)."""
 
 
 def host_locale(environ: Mapping[str, str] | None = None) -> str:
@@ -150,6 +163,7 @@ class HostTransports:
                     f"transport:{name}",
                     _service_factory(plugin, context, self.services),
                     shutdown=15.0,
+                    start_timeout=TRANSPORT_START,
                 )
             )
 
@@ -157,6 +171,11 @@ class HostTransports:
     def ready(self) -> bool:
         """Every enabled transport holds a real connection (none enabled: ready)."""
         return all(s.state == "connected" for s in self.status.values())
+
+    @property
+    def settled(self) -> bool:
+        """Every enabled transport is connected or has failed (none enabled: settled)."""
+        return all(s.state in ("connected", "failed") for s in self.status.values())
 
     def note(self, note: RestartNote) -> bool:
         """Hand ``note`` to the transport of its route's kind; whether one took it."""
@@ -203,6 +222,8 @@ class HostTransports:
             entry: dict[str, object] = {"name": name, "state": status.state}
             if status.state == "failed":
                 entry["detail"] = status.detail or "failed"
+            elif status.detail:  # a connecting transport's last error and next attempt
+                entry["detail"] = status.detail
             listed.append(entry)
         return listed
 

@@ -65,7 +65,8 @@ class TransportStatus:
 
     ``connected`` means a real connection: the platform's connection is up *and* an outbound
     call succeeded (the host is ready once every enabled transport says so). ``failed`` is
-    final for this run (refused credentials): ``detail`` says why, never quoting a secret."""
+    final for this run (refused credentials): ``detail`` says why, never quoting a secret.
+    ``connecting`` may carry a ``detail`` too: the last error and when the next attempt is."""
 
     state: TransportState
     detail: str | None = None

@@ -14,6 +14,8 @@ at a time, and ``tick`` runs at the machine's ``deadline()``::
 callback's toast or card) or ``None``; it should hand off and return at once: the ACK goes out
 at ``ack_within`` whatever it is doing. ``run`` raises ``ConnectionRefused`` when the platform
 refuses for good (bad credentials, a forbidden or over-limit handshake, reconnects exhausted).
+``on_status(state, detail)`` is told the link's status (``LongConnection.status``) whenever it
+changes, so a transport that cannot connect says why while it keeps trying.
 """
 
 from __future__ import annotations
@@ -40,6 +42,7 @@ from ._connection import (
     Discover,
     Effect,
     Fatal,
+    LinkState,
     LongConnection,
     Send,
     State,
@@ -53,9 +56,10 @@ if TYPE_CHECKING:
     import httpx
     import trio_websocket
 
-__all__ = ["EventHandler", "LongConnectionClient"]
+__all__ = ["EventHandler", "LongConnectionClient", "StatusListener"]
 
 EventHandler = Callable[[Delivery], Awaitable[Mapping[str, Any] | None]]
+StatusListener = Callable[[LinkState, str | None], None]
 
 log = logging.getLogger("robota.transports.feishu")
 
@@ -99,6 +103,7 @@ class LongConnectionClient:
         close_timeout: float = 2.0,
         send_timeout: float = 5.0,
         jitter: Callable[[], float] = random.random,
+        on_status: StatusListener | None = None,
     ) -> None:
         self.domain = domain.rstrip("/")
         self.app_id = app_id
@@ -114,6 +119,8 @@ class LongConnectionClient:
         self._ws: trio_websocket.WebSocketConnection | None = None
         self._stream: trio.abc.Stream | None = None
         self._link = 0
+        self._on_status = on_status
+        self._told: tuple[LinkState, str | None] | None = None
 
     @property
     def state(self) -> State:
@@ -153,11 +160,18 @@ class LongConnectionClient:
                 if isinstance(effect, Up) and not started:
                     started = True
                     task_status.started()
+            self._tell()
             with trio.move_on_at(self.machine.deadline()):
                 item = await receive.receive()
                 effects.extend(await self._feed(item))
                 continue
             effects.extend(self.machine.tick(trio.current_time()))
+
+    def _tell(self) -> None:
+        status = self.machine.status()
+        if status != self._told and self._on_status is not None:
+            self._on_status(*status)
+        self._told = status
 
     async def _carry_out(
         self,

@@ -35,6 +35,10 @@ Rules:
   series.
 * **Fatal** refusals (credentials refused at discovery, a forbidden or over-limit handshake)
   stop the machine with ``Fatal``: no retry loop against bad credentials.
+* **Status** (``status()``): what the transport reports while it tries: ``connecting`` with no
+  detail before the first failure, then with the last error and the wait before the next
+  attempt (the same text for the same failure, so a retry loop says it once); ``connected``;
+  ``failed`` with the fatal reason.
 """
 
 from __future__ import annotations
@@ -63,6 +67,7 @@ __all__ = [
     "Discover",
     "Effect",
     "Fatal",
+    "LinkState",
     "LongConnection",
     "Send",
     "State",
@@ -178,6 +183,7 @@ class Discarded:
 
 Effect = Discover | Dial | Send | Deliver | Up | Close | Fatal | Discarded
 State = Literal["idle", "discovering", "dialing", "connected", "waiting", "stopped"]
+LinkState = Literal["connecting", "connected", "failed"]
 
 
 @dataclass(slots=True)
@@ -200,6 +206,11 @@ def _ack_payload(result: Mapping[str, Any] | None, failed: bool) -> bytes:
         data = json.dumps(result, ensure_ascii=False).encode()
         answer["data"] = base64.b64encode(data).decode("ascii")
     return json.dumps(answer).encode()
+
+
+def _after(seconds: float) -> str:
+    """``within 1 s`` for short waits (most under a second), else ``in 120 s``."""
+    return "within 1 s" if seconds <= 1.0 else f"in {math.ceil(seconds)} s"
 
 
 def service_id_of(url: str) -> int | None:
@@ -228,6 +239,10 @@ class LongConnection:
         self.state: State = "idle"
         self.service = 0
         self.fatal_reason: str | None = None
+        self.last_error: str | None = None
+        """Why the last attempt failed or the last link ended (``None`` once a link is up)."""
+        self._retry_wait = 0.0
+        """The wait before the next attempt, as decided when the last one failed."""
         self._url = ""
         self._next_ping = math.inf
         self._last_ping = 0.0
@@ -265,6 +280,7 @@ class LongConnection:
             return []
         self.state = "connected"
         self._attempts = 0
+        self.last_error = None
         self._last_frame = now
         return [Up(), self._ping(now)]
 
@@ -277,6 +293,7 @@ class LongConnection:
         count = self.config.reconnect_count
         if count >= 0 and self._attempts >= max(count, 1):
             return self._stop_fatal(f"{reason}; gave up after {self._attempts} attempt(s)")
+        self.last_error = reason
         self._wait(now, self.config.reconnect_interval)
         return []
 
@@ -286,6 +303,7 @@ class LongConnection:
             return []
         self._drop_link()
         self._attempts = 0
+        self.last_error = "the link was lost"
         self._wait(now, self._jitter_wait())
         return []
 
@@ -362,8 +380,9 @@ class LongConnection:
         if now >= self._last_frame + WATCHDOG_PINGS * self.config.ping_interval:
             self._drop_link()
             self._attempts = 0
+            self.last_error = f"no frame for {WATCHDOG_PINGS} ping intervals"
             self._wait(now, self._jitter_wait())
-            effects.append(Close(f"no frame for {WATCHDOG_PINGS} ping intervals"))
+            effects.append(Close(self.last_error))
             return effects
         if now >= self._next_ping:
             effects.append(self._ping(now))
@@ -375,6 +394,18 @@ class LongConnection:
         self._drop_link()
         self.state = "stopped"
         return [Close("stopped")] if was_connected else []
+
+    def status(self) -> tuple[LinkState, str | None]:
+        """The link's state and detail as the transport reports it (see the module docstring).
+
+        No clock: the detail names the wait decided at the failure, not a countdown."""
+        if self.state == "stopped":
+            return "failed", self.fatal_reason or "stopped"
+        if self.state == "connected":
+            return "connected", None
+        if self.last_error is None:
+            return "connecting", None
+        return "connecting", f"{self.last_error}; next attempt {_after(self._retry_wait)}"
 
     def deadline(self) -> float:
         """When ``tick`` has something to do (``inf``: nothing until the next input)."""
@@ -435,7 +466,8 @@ class LongConnection:
 
     def _wait(self, now: float, seconds: float) -> None:
         self.state = "waiting"
-        self._retry_at = now + max(_MIN_WAIT, seconds)
+        self._retry_wait = max(_MIN_WAIT, seconds)
+        self._retry_at = now + self._retry_wait
 
     def _drop_link(self) -> None:
         self._pending.clear()

@@ -20,7 +20,9 @@ the route (verbatim text) or the transport's own command. Every message the scre
 tells the host (``note_inbound``: a pending safe restart waits another quiet window).
 Readiness (``context.report``):
 ``connected`` once the long connection is up and an outbound call succeeded (the bot's info
-at start, the start-up notes).
+at start, the start-up notes); ``connecting`` with the last error and the next attempt while
+the link cannot be made; ``failed`` when the platform refused it for good. The service counts
+as started before its link is up: the host's start never waits on the platform.
 
 The card's turn id is the engine's attempt id with ``:feishu`` appended: the engine claims its
 own ledger row for the attempt (``TurnFinished`` is told once), the card renderer claims this
@@ -82,6 +84,8 @@ if TYPE_CHECKING:
 
     from robota.core.frontend import GroupChat
 
+    from ._connection import LinkState
+
 __all__ = ["FeishuService"]
 
 log = logging.getLogger("robota.transports.feishu")
@@ -98,6 +102,8 @@ class FeishuService(Admission):
         self._restarts = RestartDesk(
             self._store, self.notes, self._send_restart_note, name="feishu", log=log
         )
+        self._serving = False
+        """Reported ``connected`` once: a link that comes back says so again."""
 
     # -- the host's safe restart (RestartNotes, PendingFinals) ------------------------------
 
@@ -142,6 +148,9 @@ class FeishuService(Admission):
             await self._load_chats()
             left = await self.read_inbox()  # before any card of this run can end
             await self.recover()
+            # Started before the platform answers: the host's start never waits on Feishu,
+            # which may refuse or never answer; the link reports its state as it goes.
+            task_status.started()
             await self._read_bot(rest)  # the screen knows the bot: what was left can run
             message_ids: list[str | None] = [
                 row.message_id for row in (*left.untaken, *(r for r, _ in left.unsettled))
@@ -151,18 +160,22 @@ class FeishuService(Admission):
                 self._reactions.update(found)
             self.resume_inbox(left)
             client = LongConnectionClient(
-                domain=s.domain, app_id=s.app_id, app_secret=s.app_secret, handler=self._on_event
+                domain=s.domain,
+                app_id=s.app_id,
+                app_secret=s.app_secret,
+                handler=self._on_event,
+                on_status=self._link_status,
             )
             up = trio.Event()
             nursery.start_soon(self._connect, client, up)
             await up.wait()
             await self._startup_notes()
             self._attach_teams(nursery)
-            task_status.started()
             try:
                 # Readiness waits for one outbound call to succeed, however long that takes.
                 while not await self._ready(rest):
                     await trio.sleep(5.0)
+                self._serving = True
                 self.context.report(TransportStatus("connected"))
                 self.context.offer_groups(self._groups)
                 await trio.sleep_forever()
@@ -173,6 +186,14 @@ class FeishuService(Admission):
         if not self._outbound_ok:
             await self._read_bot(rest)
         return self._outbound_ok
+
+    def _link_status(self, state: LinkState, detail: str | None) -> None:
+        """The long connection's status, while it tries (a refusal reports ``failed`` in
+        ``_connect``; ``connected`` waits for an outbound call the first time)."""
+        if state == "connecting":
+            self.context.report(TransportStatus("connecting", detail))
+        elif state == "connected" and self._serving:
+            self.context.report(TransportStatus("connected"))
 
     async def _connect(self, client: LongConnectionClient, up: trio.Event) -> None:
         try:

@@ -14,6 +14,8 @@ being opened), and ``tick`` runs at the machine's ``deadline()``::
 ``handler(envelope)`` gets each envelope after it was acknowledged; it should hand off and
 return (it runs in a task of its own, and what it raises is logged, nothing more). ``run``
 raises ``ConnectionRefused`` when Slack refuses for good (the app token, ``link_disabled``).
+``on_status(state, detail)`` is told the link's status (``SocketMode.status``) whenever it
+changes, so a transport that cannot connect says why while it keeps trying.
 
 ``accept(envelope)``, when given, is what must be durable before Slack is told it has the
 envelope (a chat message's claim and inbox row): the acknowledgement waits for it, at most
@@ -48,6 +50,7 @@ from ._socket import (
     Effect,
     Envelope,
     Fatal,
+    LinkState,
     Open,
     Ping,
     Send,
@@ -60,9 +63,10 @@ from ._web import WebApi
 if TYPE_CHECKING:
     import trio_websocket
 
-__all__ = ["ACCEPT_WITHIN", "EnvelopeHandler", "SocketModeClient"]
+__all__ = ["ACCEPT_WITHIN", "EnvelopeHandler", "SocketModeClient", "StatusListener"]
 
 EnvelopeHandler = Callable[[Envelope], Awaitable[None]]
+StatusListener = Callable[[LinkState, str | None], None]
 ACCEPT_WITHIN = 2.0
 """Seconds an envelope's ``accept`` may take: Slack delivers again what is not acknowledged
 within 3 s."""
@@ -142,6 +146,7 @@ class SocketModeClient:
         close_timeout: float = 1.0,
         send_timeout: float = 5.0,
         jitter: Callable[[], float] = random.random,
+        on_status: StatusListener | None = None,
     ) -> None:
         self.api_url = api_url
         self._app_token = app_token
@@ -162,6 +167,8 @@ class SocketModeClient:
         self.connects = 0
         """How many times a live link came after none (1 + reconnects after a loss)."""
         self._sockets: dict[int, _Socket] = {}
+        self._on_status = on_status
+        self._told: tuple[LinkState, str | None] | None = None
 
     @property
     def state(self) -> State:
@@ -210,11 +217,18 @@ class SocketModeClient:
                 if isinstance(effect, Up) and not started:
                     started = True
                     task_status.started()
+            self._tell()
             with trio.move_on_at(self.machine.deadline()):
                 item = await receive.receive()
                 effects.extend(self._feed(item))
                 continue
             effects.extend(self.machine.tick(trio.current_time()))
+
+    def _tell(self) -> None:
+        status = self.machine.status()
+        if status != self._told and self._on_status is not None:
+            self._on_status(*status)
+        self._told = status
 
     async def _carry_out(
         self,
@@ -261,7 +275,7 @@ class SocketModeClient:
         if isinstance(item, _DialFailed):
             log.warning("slack handshake failed", extra={"reason": item.reason})
             self._sockets.pop(item.link, None)
-            return machine.dial_failed(item.link, now)
+            return machine.dial_failed(item.link, now, item.reason)
         if isinstance(item, _Received):
             if item.link not in self._sockets:
                 return []  # from a socket already closed

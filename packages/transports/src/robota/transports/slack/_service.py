@@ -18,7 +18,10 @@ supervisor restarts it after a crash, built anew from the same context). In its 
 A message's way in is ``_inbound``'s order: filters before any write, the durable claim of the
 event id and of ``channel`` + ``ts``, the stale guard, the awaited ``eyes``, then the route.
 Readiness (``context.report``): ``connected`` once Socket Mode is up and ``auth.test``
-succeeded (it also gives the bot's user id the mention filter needs).
+succeeded (it also gives the bot's user id the mention filter needs); ``connecting`` with the
+last error and the next attempt while either cannot be made; ``failed`` when a token is
+refused. The service counts as started before it connects: the host's start never waits on
+Slack.
 
 The card's turn id is the engine's attempt id with ``:slack`` appended: the engine's own
 ledger row for the attempt and this one for the answer sent to Slack never see each other.
@@ -111,7 +114,7 @@ from ._team import PREFIX, team_message, team_say, team_screen, team_thread
 from ._web import WebApi
 
 if TYPE_CHECKING:
-    from ._socket import Envelope
+    from ._socket import Envelope, LinkState
 
 __all__ = ["CARD_SUFFIX", "REACTIONS", "SlackService", "message_key"]
 
@@ -184,6 +187,8 @@ class SlackService(ChatTurns[_Turn]):
         self._teams: list[LoopReplies] = []
         self._refused: str | None = None
         """Why Socket Mode was refused for good (the app token), once it was."""
+        self._serving = False
+        """Reported ``connected`` once: a link that comes back says so again."""
         self._restarts = RestartDesk(
             self._store, _RESTART, self._send_restart_note, name="slack", log=log
         )
@@ -210,8 +215,10 @@ class SlackService(ChatTurns[_Turn]):
             nursery.start_soon(self.follow_routes)
             left = await self.read_inbox()  # before any card of this run can end
             await self.recover()
+            # Started before the platform answers: the host's start never waits on Slack,
+            # which may refuse a token or not answer at all; the status says which.
+            task_status.started()
             if not await self._identify(web):
-                task_status.started()
                 await trio.sleep_forever()
             self.resume_inbox(left)  # before Slack's envelopes: what was left comes first
             client = SocketModeClient(
@@ -219,13 +226,14 @@ class SlackService(ChatTurns[_Turn]):
                 app_token=s.app_token,
                 handler=self._on_envelope,
                 accept=self._accept,
+                on_status=self._link_status,
             )
             up = trio.Event()
             nursery.start_soon(self._connect, client, up)
             await up.wait()
-            task_status.started()
             if self._refused is not None:  # reported failed; this run serves nothing more
                 await trio.sleep_forever()
+            self._serving = True
             self.context.report(TransportStatus("connected"))
             await self._startup_notes(web)
             self._attach_teams(nursery, web)
@@ -244,6 +252,9 @@ class SlackService(ChatTurns[_Turn]):
                 refused = error.error if error.fatal else None
                 if refused is None:
                     log.warning("slack: auth.test failed: %s", error)
+                    after = f"within {delay:g} s" if delay <= 1.0 else f"in {delay:g} s"
+                    detail = f"auth.test failed ({error}); next attempt {after}"
+                    self.context.report(TransportStatus("connecting", detail))
                     await trio.sleep(delay)
                     delay = min(delay * 2, 30.0)
                     continue
@@ -298,6 +309,14 @@ class SlackService(ChatTurns[_Turn]):
                 await web.post_message(channel, text=ONLINE)
             except ApiError as error:
                 log.warning("slack: the start-up note to %s failed: %s", channel, error)
+
+    def _link_status(self, state: LinkState, detail: str | None) -> None:
+        """Socket Mode's status, while it tries (a refusal reports ``failed`` in ``_connect``;
+        ``connected`` is reported by ``run`` the first time)."""
+        if state == "connecting":
+            self.context.report(TransportStatus("connecting", detail))
+        elif state == "connected" and self._serving:
+            self.context.report(TransportStatus("connected"))
 
     async def _connect(self, client: SocketModeClient, up: trio.Event) -> None:
         try:

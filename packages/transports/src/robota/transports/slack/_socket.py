@@ -31,6 +31,9 @@ Rules (Slack's Socket Mode):
   ``jitter`` of each added); a lost link reconnects at once (the first step of a new series).
 * **Fatal.** An app token refused (``invalid_auth``, ``not_authed`` ...; the shell decides) or
   ``link_disabled`` stops the machine: no retry loop against a configuration error.
+* **Status** (``status()``): what the transport reports while it tries: ``connecting`` with no
+  detail before the first failure, then with the last error and the wait before the next
+  attempt; ``connected`` while a live link exists; ``failed`` with the fatal reason.
 """
 
 from __future__ import annotations
@@ -55,6 +58,7 @@ __all__ = [
     "Effect",
     "Envelope",
     "Fatal",
+    "LinkState",
     "Open",
     "Ping",
     "Send",
@@ -155,6 +159,7 @@ class Discarded:
 
 
 Effect = Open | Dial | Send | Ping | Deliver | Up | Close | Fatal | Discarded
+LinkState = Literal["connecting", "connected", "failed"]
 State = Literal["idle", "connecting", "connected", "waiting", "stopped"]
 
 
@@ -187,6 +192,10 @@ class SocketMode:
         self.backoff = backoff
         self._jitter = jitter
         self.fatal_reason: str | None = None
+        self.last_error: str | None = None
+        """Why the last attempt failed or the last link ended (``None`` once a hello came)."""
+        self._retry_wait = 0.0
+        """The wait before the next attempt, as decided when the last one failed."""
         self.current: int | None = None
         """The live link (its ``hello`` came), if any."""
         self._links: dict[int, _Link] = {}
@@ -232,6 +241,7 @@ class SocketMode:
         if fatal:
             return self._stop_fatal(reason)
         self._opening = False
+        self.last_error = reason
         self._retry_later(now)
         return []
 
@@ -243,10 +253,13 @@ class SocketMode:
             state.last_frame = now
         return []
 
-    def dial_failed(self, link: int, now: float) -> list[Effect]:
+    def dial_failed(
+        self, link: int, now: float, reason: str = "the WebSocket handshake failed"
+    ) -> list[Effect]:
         if link == self.current or self._links.pop(link, None) is None or self._stopped:
             return []  # a live link did not fail to dial: a stale report
         self._opening = False
+        self.last_error = reason
         self._retry_later(now)
         return []
 
@@ -291,9 +304,11 @@ class SocketMode:
             if self._opening or self._retry_at < math.inf:
                 return []  # a replacement is already on its way
             self._attempts = 0
+            self._lost("the link was lost")
             return self._open()
         # a link that never said hello: this attempt failed
         self._opening = False
+        self.last_error = "the link closed before hello"
         self._retry_later(now)
         return []
 
@@ -305,14 +320,16 @@ class SocketMode:
             if link != self.current and now >= state.hello_by:
                 del self._links[link]
                 self._opening = False
+                self.last_error = f"no hello within {self.hello_within:g} s"
                 self._retry_later(now)
-                effects.append(Close(link, f"no hello within {self.hello_within:g} s"))
+                effects.append(Close(link, self.last_error))
         if self.current is not None:
             link, state = self.current, self._links[self.current]
             if now >= state.last_frame + WATCHDOG_PINGS * self.ping_interval:
                 del self._links[link]
                 self.current = None
-                effects.append(Close(link, f"no frame for {WATCHDOG_PINGS} ping intervals"))
+                self._lost(f"no frame for {WATCHDOG_PINGS} ping intervals")
+                effects.append(Close(link, self.last_error or ""))
                 if not self._opening:
                     self._retry_at = math.inf
                     self._attempts = 0
@@ -334,6 +351,20 @@ class SocketMode:
         self._opening = False
         self._retry_at = math.inf
         return effects
+
+    def status(self) -> tuple[LinkState, str | None]:
+        """The link's state and detail as the transport reports it (see the module docstring).
+
+        No clock: the detail names the wait decided at the failure, not a countdown."""
+        if self._stopped:
+            return "failed", self.fatal_reason or "stopped"
+        if self.current is not None:
+            return "connected", None
+        if self.last_error is None:
+            return "connecting", None
+        wait = self._retry_wait
+        after = "within 1 s" if wait <= 1.0 else f"in {math.ceil(wait)} s"
+        return "connecting", f"{self.last_error}; next attempt {after}"
 
     def deadline(self) -> float:
         """When ``tick`` has something to do (``inf``: nothing until the next input)."""
@@ -383,6 +414,7 @@ class SocketMode:
         self._opening = False
         self._retry_at = math.inf
         self._attempts = 0
+        self.last_error = None
         if previous is None:
             effects.append(Up())
         return effects
@@ -399,13 +431,15 @@ class SocketMode:
                 self._opening = False
             self._attempts += 1
             self._retry_at = now + max(self.too_many_wait, self._step(), _MIN_WAIT)
+            self.last_error, self._retry_wait = "too_many_websockets", self._retry_at - now
             return [Close(link, "too_many_websockets: backing off")]
         if link != self.current:
             # A link not yet live is told to go: drop it and try again later.
             del self._links[link]
             self._opening = False
+            self.last_error = f"disconnect ({said}) before hello"
             self._retry_later(now)
-            return [Close(link, f"disconnect ({said}) before hello")]
+            return [Close(link, self.last_error)]
         if self._opening:
             return []  # the replacement is already on its way
         self._retry_at = math.inf
@@ -430,6 +464,11 @@ class SocketMode:
         at = now + max(_MIN_WAIT, self._step())
         # A longer wait already set (too_many_websockets) is kept: a failure cannot shorten it.
         self._retry_at = at if self._retry_at == math.inf else max(at, self._retry_at)
+        self._retry_wait = self._retry_at - now
+
+    def _lost(self, reason: str) -> None:
+        """The live link is gone and a new one opens at once."""
+        self.last_error, self._retry_wait = reason, 0.0
 
     def _stop_fatal(self, reason: str) -> list[Effect]:
         effects: list[Effect] = [Close(link, reason) for link in self._links]

@@ -41,7 +41,7 @@ from wsproto.events import (
 )
 from wsproto.utilities import LocalProtocolError, RemoteProtocolError
 
-from ...support.json_http import Answer, HttpRequest, serve_json
+from .json_http import Answer, HttpRequest, serve_json
 
 BOT_TOKEN = "xoxb-fake-1111-bottokenvalue"
 APP_TOKEN = "xapp-1-A0FAKE-appleveltokenvalue"

@@ -35,13 +35,13 @@ import trio
 
 from robota.core.engine import recovery_prompt
 
-from ..host.test_host import sandboxed
-from ..support.model_server import FakeModel, RecordedRequest
-from .feishu import test_served as feishu_served
-from .feishu.fake_platform import fake_platform
-from .feishu.test_team import add_team, team_event
-from .slack import test_served as slack_served
-from .slack.fake_slack import dm, events_api, fake_slack
+from . import feishu as feishu_served
+from . import slack as slack_served
+from .fake_feishu import fake_platform
+from .fake_slack import dm, events_api, fake_slack
+from .feishu_team import add_team, team_event
+from .host import sandboxed
+from .model_server import FakeModel, RecordedRequest
 
 MOMENTS = ("reaction", "mid-turn", "recovered", "final", "settling", "queued")
 WAIT = 120.0

@@ -30,8 +30,8 @@ import trio_websocket
 
 from robota.transports.feishu import METHOD_CONTROL, METHOD_DATA, Frame, Header, decode, encode
 
-from ...support.json_http import Answer, serve_json
-from ...support.json_http import HttpRequest as Request
+from .json_http import Answer, serve_json
+from .json_http import HttpRequest as Request
 
 APP_ID = "cli_fake_app"
 APP_SECRET = "fake-secret-8d0f1c2b9a"

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import parse_qsl
 
-from .fake_platform import APP_ID, APP_SECRET, Answer, FakePlatform, Request, fake_platform
+from .fake_feishu import APP_ID, APP_SECRET, Answer, FakePlatform, Request, fake_platform
 
 REGISTRATION = "/oauth/v1/app/registration"
 APPS = "/open-apis/application/v6/applications/"

@@ -1,7 +1,8 @@
 """Running the real ``robota`` script in a controlled environment, with pipes or a terminal.
 
 Every run gets its own HOME, ROBOTA_HOME and a PATH that holds only what the test put there, so
-no agent installed on the machine running the tests can change the outcome.
+no agent installed on the machine running the tests can change the outcome. The ``robota``
+fixture is that sandbox in ``tmp_path`` (the CLI and MCP tests' conftests register it).
 """
 
 from __future__ import annotations
@@ -192,3 +193,18 @@ class Robota:
                 os.close(master)
             code = process.wait(timeout=10)
         return code, output.decode("utf-8", "replace").replace("\r\n", "\n")
+
+
+@pytest.fixture
+def robota(tmp_path: Path) -> Robota:
+    (tmp_path / "bin").mkdir()
+    (tmp_path / "user").mkdir()
+    return Robota(
+        tmp_path,
+        {
+            "HOME": str(tmp_path / "user"),
+            "PATH": str(tmp_path / "bin"),
+            "ROBOTA_HOME": str(tmp_path / "home"),
+            "LC_ALL": "C.UTF-8",
+        },
+    )
