@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 import re
 import stat
-import subprocess
 import time
 from pathlib import Path
 
@@ -16,16 +15,8 @@ from robota.mesh import Marks, MeshFiles, enrol, key_from_bytes, public_bytes
 from robota.mesh._keyfile import KeyFile
 
 from ..support.trust import trust_workspace
-from ._terminal import ROBOTA, Run, Step, run_on_terminal
-
-CONFIG = """\
-agents:
-  mine: {kind: acp, command: my-agent}
-defaults: {agent: mine}
-mesh:
-  name: laptop
-"""
-WORD = re.compile(r"(\d+)\. ([a-z]+)")
+from ._profiles import CONFIG, WORD, _env, _init, _robota
+from ._terminal import Step, run_on_terminal
 
 
 @pytest.fixture
@@ -37,37 +28,6 @@ def home(tmp_path: Path) -> Path:
     return home
 
 
-def _env(home: Path) -> dict[str, str]:
-    # No session bus: the OS keychain (Secret Service) is out of reach, the file store is used,
-    # and no test touches the keychain of the person running it.
-    return {
-        "HOME": str(home.parent / "user"),
-        "PATH": "/usr/bin:/bin",
-        "ROBOTA_HOME": str(home),
-        "LC_ALL": "C.UTF-8",
-    }
-
-
-def _robota(home: Path, *args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [str(ROBOTA), *args],
-        check=False,
-        env=_env(home),
-        cwd=cwd or home.parent,
-        stdin=subprocess.DEVNULL,
-        capture_output=True,
-        text=True,
-        timeout=60,
-        start_new_session=True,  # no controlling terminal
-    )
-
-
-def _shown_phrase(screen: str) -> str:
-    words = dict(WORD.findall(screen))
-    assert len(words) == 24, screen
-    return " ".join(words[str(i)] for i in range(1, 25))
-
-
 def _mesh_files(home: Path) -> bytes:
     return b"".join(p.read_bytes() for p in (home / "data").rglob("*") if p.is_file())
 
@@ -77,28 +37,6 @@ def _no_phrase_in(text: str | bytes, phrase: str) -> None:
     words = phrase.split()
     for start in range(22):
         assert " ".join(words[start : start + 3]).encode() not in data
-
-
-def _init(home: Path, seen: list[bytes] | None = None) -> tuple[Run, str]:
-    phrase: list[str] = []
-
-    def type_back(screen: str) -> str:
-        phrase.append(_shown_phrase(screen))
-        return phrase[0].upper().replace(" ", "  ") + "\n"
-
-    def look(pid: int) -> None:
-        if seen is not None:
-            seen.append(Path(f"/proc/{pid}/cmdline").read_bytes())
-            seen.append(Path(f"/proc/{pid}/environ").read_bytes())
-
-    run = run_on_terminal(
-        ["mesh", "init"],
-        _env(home),
-        home.parent,
-        [Step("Type the 24 words to confirm", type_back)],
-        while_waiting=look,
-    )
-    return run, phrase[0]
 
 
 def test_init_shows_the_phrase_on_the_terminal_only_and_stores_none_of_it(home: Path) -> None:

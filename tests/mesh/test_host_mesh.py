@@ -9,11 +9,8 @@ through the terminals is ``robota mesh pair``/``join``'s own test.
 from __future__ import annotations
 
 import json
-import socket
-import subprocess
 import time
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -30,22 +27,16 @@ from robota.mesh import (
     public_bytes,
 )
 from robota.mesh._keyfile import KeyFile
-from robota.mesh._link import PING_EVERY, REDIAL_MAX
 
-from .test_commands import CONFIG, _init, _robota
-
-LINKED = 60.0
-"""Seconds two hosts may take to link (a redial backs off up to a few seconds under load)."""
-COME_BACK = PING_EVERY + REDIAL_MAX + 30.0
-"""Seconds a dropped link may take to come back: the dialler looks again every ping interval,
-and its redials of a host that was down have backed off towards their 60 s cap."""
-
-
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port: int = probe.getsockname()[1]
-        return port
+from ._hosts import (
+    _free_port,
+    _link_state,
+    _status,
+    _until,
+    hosts,
+    restart_then_revoke,
+)
+from ._profiles import CONFIG, _init, _robota
 
 
 def _key(home: Path) -> Any:
@@ -85,66 +76,6 @@ def _paired(laptop: Path, desk: Path) -> tuple[str, str]:
     desk_identity = joiner.identity()
     assert desk_identity is not None
     return root.device, desk_identity.device
-
-
-def _status(home: Path) -> dict[str, Any]:
-    done = _robota(home, "mesh", "status", "--json")
-    assert done.returncode == 0, done.stderr
-    view: dict[str, Any] = json.loads(done.stdout)
-    return view
-
-
-def _link_state(home: Path, device: str) -> str | None:
-    for link in _status(home)["links"]:
-        if link["device"] == device:
-            state: str = link["state"]
-            return state
-    return None
-
-
-def _until(check: Callable[[], bool], what: str, within: float = LINKED) -> None:
-    deadline = time.monotonic() + within
-    while time.monotonic() < deadline:
-        if check():
-            return
-        time.sleep(0.5)
-    raise AssertionError(f"not within {within:g} s: {what}")
-
-
-def restart_then_revoke(
-    laptop: Path,
-    desk: Path,
-    laptop_id: str,
-    desk_id: str,
-    start: Callable[[], subprocess.CompletedProcess[str]],
-) -> None:
-    """The laptop's host stops and ``start`` brings it back: the desk dials again; then the
-    laptop revokes the desk: the link closes and stays closed."""
-    assert _robota(laptop, "server", "stop").returncode == 0
-    _until(lambda: _link_state(desk, laptop_id) != "connected", "the desk sees the link go")
-    started = start()
-    assert started.returncode == 0, started.stderr
-    _until(lambda: _link_state(desk, laptop_id) == "connected", "the link comes back", COME_BACK)
-    done = _robota(laptop, "mesh", "revoke", "desk", "--yes")
-    assert done.returncode == 0, done.stderr
-    _until(lambda: _link_state(laptop, desk_id) != "connected", "the revoked link closes", 15)
-    time.sleep(3)
-    assert _link_state(laptop, desk_id) != "connected"
-
-
-@contextmanager
-def hosts(*homes: Path) -> Iterator[None]:
-    """Each profile's host running (``server start``) for the block, stopped after it."""
-    started: list[Path] = []
-    try:
-        for home in homes:
-            run = _robota(home, "server", "start")
-            assert run.returncode == 0, run.stderr
-            started.append(home)
-        yield
-    finally:
-        for home in started:
-            _robota(home, "server", "stop")
 
 
 @pytest.fixture

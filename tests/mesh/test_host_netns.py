@@ -19,10 +19,15 @@ from pathlib import Path
 
 import pytest
 
+from ._hosts import (
+    _link_state,
+    _until,
+    pair_and_join,
+    restart_then_revoke,
+    signing_laptop_and_new_desk,
+)
+from ._profiles import _env, _robota
 from ._terminal import ROBOTA
-from .test_commands import _env, _robota
-from .test_host_mesh import _link_state, _until, restart_then_revoke
-from .test_host_pairing import pair_and_join, signing_laptop_and_new_desk
 
 SUBNET = "10.231.77"
 """Private addresses that live only inside the test's namespaces."""

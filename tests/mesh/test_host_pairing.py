@@ -6,38 +6,24 @@ other in ``mesh.peers`` with its comments kept. A code anywhere but the terminal
 from __future__ import annotations
 
 import json
-import re
 import subprocess
-import threading
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from ._terminal import ROBOTA, Run, Step, run_on_terminal
-from .test_commands import CONFIG, _env, _init, _robota
-from .test_host_mesh import _free_port, _link_state, _until, hosts
-
-CODE = re.compile(r"\b([0-9A-Z]{5}-[0-9A-Z]{5}-[0-9A-Z])\b")
-COMMENT = "# my own note about this device\n"
-
-
-def signing_laptop_and_new_desk(tmp_path: Path, address: str) -> tuple[Path, Path]:
-    """A signing laptop listening on ``address`` and a desk with no identity, both with the
-    mesh on (their hosts not started)."""
-    laptop, desk = tmp_path / "laptop", tmp_path / "desk"
-    for home in (laptop, desk):
-        home.mkdir(mode=0o700)
-    (tmp_path / "user").mkdir()
-    (laptop / "config.yaml").write_text(CONFIG)
-    assert _init(laptop)[0].code == 0
-    (laptop / "config.yaml").write_text(
-        COMMENT + CONFIG + f"  enabled: true\n  listen: ['{address}']\n"
-    )
-    (desk / "config.yaml").write_text(
-        COMMENT + CONFIG.replace("laptop", "desk") + "  enabled: true\n"
-    )
-    return laptop, desk
+from ._hosts import (
+    CODE,
+    COMMENT,
+    _free_port,
+    _link_state,
+    _until,
+    hosts,
+    pair_and_join,
+    signing_laptop_and_new_desk,
+)
+from ._profiles import CONFIG, _env, _robota
+from ._terminal import ROBOTA
 
 
 @pytest.fixture
@@ -47,47 +33,6 @@ def devices(tmp_path: Path) -> Iterator[tuple[Path, Path, int]]:
     laptop, desk = signing_laptop_and_new_desk(tmp_path, f"127.0.0.1:{port}")
     with hosts(laptop, desk):
         yield laptop, desk, port
-
-
-def pair_and_join(laptop: Path, desk: Path, address: str, answer: str) -> tuple[Run, Run, str]:
-    """``mesh pair`` on ``laptop``'s terminal and ``mesh join address`` on ``desk``'s, at once:
-    the code shown on one typed on the other; the pairing operator answers ``answer``."""
-    shown: list[str] = []
-    ready = threading.Event()
-
-    def take_code(screen: str) -> str:
-        shown.extend(CODE.findall(screen))
-        ready.set()
-        return ""
-
-    def type_code(_screen: str) -> str:
-        assert ready.wait(60), "the pairing device showed no code"
-        return shown[0] + "\n"
-
-    runs: dict[str, Run] = {}
-
-    def pair() -> None:
-        runs["pair"] = run_on_terminal(
-            ["mesh", "pair"],
-            _env(laptop),
-            laptop.parent,
-            [Step("the code there.", take_code), Step("fingerprint", lambda _s: answer)],
-            timeout=120,
-        )
-
-    pairing = threading.Thread(target=pair)
-    pairing.start()
-    try:
-        runs["join"] = run_on_terminal(
-            ["mesh", "join", address],
-            _env(desk),
-            desk.parent,
-            [Step("Type the pairing code", type_code)],
-            timeout=120,
-        )
-    finally:
-        pairing.join(150)
-    return runs["pair"], runs["join"], shown[0] if shown else ""
 
 
 def test_pair_and_join_through_the_terminals_then_the_hosts_link(
