@@ -29,7 +29,7 @@ try:
     main(["--version"])
 except SystemExit:
     pass
-import robota.cli._print, robota.cli._engine_host, robota.runtimes
+import robota.cli._print, robota.host._engine_host, robota.runtimes
 changed = []
 for name, keys in before.items():
     now = vars(sys.modules[name]) if name in sys.modules else {}
