@@ -13,7 +13,7 @@ import trio
 from robota.transports.slack import Envelope
 
 from ...support.fake_slack import FakeSlack, dm, events_api, fake_slack
-from ._socket import Recorder, client
+from ._socket_client import Recorder, client
 
 
 @pytest.fixture

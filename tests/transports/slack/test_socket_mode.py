@@ -16,7 +16,7 @@ import trio
 from robota.transports.slack import ConnectionRefused
 
 from ...support.fake_slack import APP_TOKEN, BOT_TOKEN, WAIT, FakeSlack, dm, events_api, fake_slack
-from ._socket import Recorder, client
+from ._socket_client import Recorder, client
 
 
 @pytest.fixture
