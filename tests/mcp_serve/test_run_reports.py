@@ -16,7 +16,7 @@ import trio
 
 from robota.core.config import Profile
 
-from ..support.host import host_process, sandboxed
+from ..support.host import agent_name, host_process, sandboxed
 from ..support.model_server import FakeModel
 from ..support.processes import processes_with_home_under
 from ..support.robota import Robota
@@ -50,7 +50,7 @@ async def test_a_run_reports_its_progress_and_approvals(
             async def progress(_done: float, _total: float | None, message: str | None) -> None:
                 moves.append(message)
 
-            shell = {"prompt": "SHELL: touch made.txt && echo made"}
+            shell = {"prompt": "SHELL: touch made.txt && echo made", "agent": agent_name(agent)}
             ran = await session.call_tool("robota_run", shell, progress_callback=progress)
             assert not ran.is_error, ran.content
             run = ran.structured_content
@@ -65,6 +65,8 @@ async def test_a_run_reports_its_progress_and_approvals(
             assert moves[-1] == "turn completed", moves
             assert not any(m and m.startswith("running (") for m in moves), moves
             assert not (robota.root / "made.txt").exists()
+            status = await session.call_tool("robota_task_status", {"task": run["task"]})
+            assert status.structured_content["agent"] == agent_name(agent)  # the one asked for
 
             moves.clear()
             again = await session.call_tool(

@@ -152,7 +152,7 @@ class Tools:
         if isinstance(call, RunCall):
             if call.task is None:
                 made = await self.backend.new_task(self._placed(TaskNewCall(agent=call.agent)))
-                call = replace(call, task=made)
+                call = replace(call, task=made, agent=None)  # the new task has the agent
             elif call.agent is not None:
                 raise ToolRefused(
                     "robota_run: argument 'agent' is for a new task; the given task keeps its own"
