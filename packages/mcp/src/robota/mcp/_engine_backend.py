@@ -120,7 +120,7 @@ class EngineBackend:
                 raise ToolRefused(
                     "robota_run: 'agent' is for a new task; a given 'task' keeps its own"
                 )
-            task_id = await self._resolve(call.task)
+            task_id = await self._known(call.task)
         key = await self._route(task_id)
         link = self.port.subscribe(key, shared=True)
         self._inputs[key] += 1
@@ -160,6 +160,11 @@ class EngineBackend:
         return await self._resolve(name)
 
     # -- steps ------------------------------------------------------------------------------------
+
+    async def _known(self, name: str) -> str:
+        """``name``'s task: itself when it is the id of a task this engine drives already (a
+        run continuing its task reads no store), else as ``robota task`` resolves it."""
+        return name if name in self._routes else await self._resolve(name)
 
     async def _resolve(self, name: str) -> str:
         try:
