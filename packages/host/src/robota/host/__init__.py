@@ -80,6 +80,7 @@ if typing.TYPE_CHECKING:
         TaskNewGroup,
         TaskQueue,
         TaskRename,
+        TaskRun,
         TaskSend,
         TaskStop,
     )
@@ -280,6 +281,7 @@ __all__ = [
     "RestartHost",
     "StopHost",
     "TaskNew",
+    "TaskRun",
     "TaskSend",
     "TaskStop",
     "TaskFork",
@@ -371,6 +373,7 @@ _HOMES = {
     "TaskNewGroup": "._requests",
     "TaskQueue": "._requests",
     "TaskRename": "._requests",
+    "TaskRun": "._requests",
     "TaskSend": "._requests",
     "TaskStop": "._requests",
     "QUIET": "._restart",

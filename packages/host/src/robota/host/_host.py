@@ -72,6 +72,7 @@ from ._requests import (
     TaskNewGroup,
     TaskQueue,
     TaskRename,
+    TaskRun,
     TaskSend,
     TaskStop,
     TeamPause,
@@ -188,6 +189,7 @@ class Host:
             Endpoint(TeamResume, self.teams.resume),
             Endpoint(TurnsChanged, self.teams.turns_changed),
             StreamEndpoint(PrintTurns, self.prints.run),
+            StreamEndpoint(TaskRun, self._run_request),
         ]
         """The control endpoint's requests until it is built (``None`` after)."""
         self.transport_tree = Supervisor("transports", self.transports.specs)
@@ -291,6 +293,10 @@ class Host:
     async def _send_request(self, request: TaskSend) -> dict[str, object]:
         self.restarts.inbound()  # a prompt through the host is an inbound message
         return await self.desk.send(request)
+
+    async def _run_request(self, request: TaskRun, stream: trio.SocketStream) -> None:
+        self.restarts.inbound()
+        await self.desk.run(request, stream)
 
     async def _restart_request(self, request: RestartHost) -> dict[str, object]:
         if not self.accepting:
