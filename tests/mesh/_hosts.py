@@ -98,6 +98,17 @@ def hosts(*homes: Path) -> Iterator[None]:
             _robota(home, "server", "stop")
 
 
+def signing_device(tmp_path: Path, settings: str) -> Path:
+    """A first device (``mesh init`` on its terminal) whose ``mesh`` section also has
+    ``settings``; its profile's home."""
+    home = tmp_path / "home"
+    home.mkdir(mode=0o700)
+    (tmp_path / "user").mkdir()
+    (home / "config.yaml").write_text(CONFIG + settings)
+    assert _init(home)[0].code == 0
+    return home
+
+
 def signing_laptop_and_new_desk(tmp_path: Path, address: str) -> tuple[Path, Path]:
     """A signing laptop listening on ``address`` and a desk with no identity, both with the
     mesh on (their hosts not started)."""

@@ -6,11 +6,14 @@ its identity (``robota mesh init``); then it opens the credential store as recor
 (``open_secrets(first_use=False)``: the host never makes the first choice), accepts links on
 each ``mesh.listen`` address, dials every ``mesh.peers`` entry that has an address, and keeps
 the links (``robota.mesh.Links``). Lists a peer sends are adopted through ``adopt_list`` (the
-files and the store's high-water marks written); the link certificates learned are saved
-(``link-certs`` beside the identity) so the next start trusts them at once.
+files written) and the store's high-water marks raised through the host's one ``StoreWriter``
+(``ServiceHost.store``: never a second writer in the host); the link certificates learned are
+saved (``link-certs`` beside the identity) so the next start trusts them at once.
 
 On a signing device it reissues both lists before half their lifetime has passed
-(``reissue_due``, checked every ``TEND_EVERY`` seconds) and passes them on.
+(``reissue_due``, checked every ``TEND_EVERY`` seconds) and passes them on. A reissue that
+failed is one problem (the last failure's), tried again at the next look and cleared once a
+reissue succeeds.
 
 A failure to open (a recorded keychain that stopped working, a damaged key, an address that
 cannot be bound) is one of ``problems``, which ``mesh.status`` reports beside the links; the
@@ -27,13 +30,12 @@ import logging
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
 import trio
 
-from robota.core import ChildSpec
+from robota.core import ChildSpec, RequestTimeout, StoreError
 from robota.core.control import Endpoint, StreamEndpoint
 
 from ._mesh_files import LINK_CERTS, load_link_certs, save_link_certs, split_address
@@ -44,6 +46,7 @@ if TYPE_CHECKING:
     from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
     from robota.core.config import Config, Profile
+    from robota.core.store import StoreClient
     from robota.mesh import Identity, Links, LinkTrust, Lists, Marks, MeshFiles
 
     from ._services import ServiceHost
@@ -59,6 +62,8 @@ logger = logging.getLogger("robota.cli.host")
 
 TEND_EVERY = 5.0
 """Seconds between two looks at what to save and whether the lists are due for reissue."""
+MARKS_TIMEOUT = 30.0
+"""Seconds a raise of the marks may wait for the host's store writer."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -79,15 +84,25 @@ class HostMesh:
     """The ``mesh`` child of one host (see the module docstring)."""
 
     def __init__(
-        self, config: Config, profile: Profile, *, clock: Callable[[], float] = time.time
+        self,
+        config: Config,
+        profile: Profile,
+        store: StoreClient,
+        *,
+        clock: Callable[[], float] = time.time,
     ) -> None:
         from robota.mesh import MeshFiles  # noqa: PLC0415
 
         self.config = config
         self.profile = profile
+        self.store = store
+        """The host's one store writer: the lists' marks are raised through it."""
         self.clock = clock
         self.files: MeshFiles = MeshFiles(profile.data_dir / "mesh")
         self.problems: list[str] = []
+        """Why the mesh did not open, or opened without a listener or a peer."""
+        self.reissue_problem: str | None = None
+        """Why the last reissue failed; ``None`` once one succeeded."""
         self.links: Links | None = None
         self.identity: Identity | None = None
         self._saved: list[bytes] = []
@@ -186,7 +201,7 @@ class HostMesh:
         marks: Marks,
         known: list[bytes],
     ) -> LinkTrust:
-        from robota.mesh import KnownCertificates, LinkTrust, raise_marks  # noqa: PLC0415
+        from robota.mesh import KnownCertificates, LinkTrust  # noqa: PLC0415
 
         certs = KnownCertificates()
         for der in known:
@@ -204,8 +219,21 @@ class HostMesh:
             known=certs,
             marks=marks,
             files=self.files,
-            adopted=partial(raise_marks, self.store_path),
+            adopted=self._marks_raised,
         )
+
+    def _marks_raised(self, marks: Marks) -> None:
+        """A link adopted a list (on the trio thread, which must not wait for a write): the
+        marks go to the host's writer; the links hold them in memory meanwhile."""
+        from robota.mesh import marks_op  # noqa: PLC0415
+
+        self.store.submit(marks_op(marks), _logged_failure)
+
+    async def raise_marks(self, marks: Marks) -> None:
+        """Raise the store's marks to ``marks`` through the host's writer, once committed."""
+        from robota.mesh import marks_op  # noqa: PLC0415
+
+        await self.store.write(marks_op(marks), timeout=MARKS_TIMEOUT)
 
     async def _listen(self, nursery: trio.Nursery, links: Links, address: str) -> None:
         try:
@@ -251,7 +279,6 @@ class HostMesh:
             Marks,
             MeshError,
             open_secrets,
-            raise_marks,
             reissue,
             reissue_due,
             stored_marks,
@@ -269,16 +296,19 @@ class HostMesh:
         def reissued() -> Lists:
             secrets = open_secrets(self.files, first_use=False)
             marks = stored_marks(self.store_path)
-            lists = reissue(self.files, secrets.store, now=now, lifetime=lifetime, marks=marks)
-            raise_marks(self.store_path, Marks(lists.roster.seq, lists.revocations.seq))
-            return lists
+            return reissue(self.files, secrets.store, now=now, lifetime=lifetime, marks=marks)
 
         try:
             lists = await trio.to_thread.run_sync(reissued)
-        except MeshError as error:
-            self.problems.append(f"the lists were not reissued: {error}")
-            logger.warning("mesh: reissue failed: %s", error)
+            await self.raise_marks(Marks(lists.roster.seq, lists.revocations.seq))
+        except (MeshError, StoreError, RequestTimeout) as error:
+            if self.reissue_problem is None:
+                logger.warning("mesh: reissue failed: %s", error)
+            self.reissue_problem = f"the lists were not reissued: {error}"
             return
+        if self.reissue_problem is not None:
+            logger.info("mesh: the lists were reissued after a failure")
+        self.reissue_problem = None
         logger.info("mesh: reissued the lists (roster %d)", lists.roster.seq)
         await self._take(links, lists)
 
@@ -316,7 +346,8 @@ class HostMesh:
             for item in self.links.status():
                 seen = now if item["state"] == "connected" else item["since"]
                 links.append({**item, "lastSeen": seen})
-        return {"links": links, "problems": list(self.problems)}
+        reissue = [self.reissue_problem] if self.reissue_problem is not None else []
+        return {"links": links, "problems": [*self.problems, *reissue]}
 
     async def reload(self, _request: MeshLists) -> dict[str, object]:
         from robota.mesh import MeshError, current_lists, stored_marks  # noqa: PLC0415
@@ -337,8 +368,13 @@ class HostMesh:
         return {"reloaded": lists is not None}
 
 
+def _logged_failure(outcome: object) -> None:
+    if isinstance(outcome, BaseException):
+        logger.error("mesh: the lists' marks were not written: %s", outcome)
+
+
 def _mesh_child(host: ServiceHost) -> ChildSpec:
-    mesh = HostMesh(host.config, host.profile)
+    mesh = HostMesh(host.config, host.profile, host.store)
     host.add_endpoints(mesh.endpoints())
     return ChildSpec("mesh", lambda: mesh, shutdown=5.0)
 

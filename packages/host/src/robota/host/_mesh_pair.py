@@ -118,6 +118,10 @@ class PairingService(Protocol):
     @property
     def store_path(self) -> Path: ...
 
+    async def raise_marks(self, marks: Marks) -> None:
+        """Raise the store's marks through the host's writer."""
+        ...
+
     async def take(self, links: Links, lists: Lists) -> None:
         """Hold ``lists`` when newer and pass them on to every link."""
         ...
@@ -153,7 +157,6 @@ class MeshPairing:
             enrolment_bundle,
             new_code,
             open_secrets,
-            raise_marks,
             stored_marks,
         )
 
@@ -213,7 +216,7 @@ class MeshPairing:
         await mesh.save_known(links)
         if issued:
             _cert, lists = issued[-1]
-            await trio.to_thread.run_sync(raise_marks, mesh.store_path, _marks_of(lists))
+            await mesh.raise_marks(_marks_of(lists))
             await mesh.take(links, lists)
         await trio.to_thread.run_sync(record_peer, mesh.profile.config_file, device, name, None)
         logger.info("mesh: paired %s (%s)", device, name)
@@ -227,7 +230,6 @@ class MeshPairing:
             join_device,
             open_secrets,
             parse_code,
-            raise_marks,
             stored_marks,
         )
 
@@ -265,7 +267,7 @@ class MeshPairing:
             raise HandlerError("pairing_failed", f"pairing failed: {failed}") from None
         except (MeshError, OSError, trio.TooSlowError) as error:
             raise HandlerError("pairing_failed", f"pairing failed: {error}") from None
-        await trio.to_thread.run_sync(raise_marks, mesh.store_path, _marks_of(lists))
+        await mesh.raise_marks(_marks_of(lists))
         path = mesh.files.dir / LINK_CERTS
         known = list(dict.fromkeys([*load_link_certs(path), *certs]))
         await trio.to_thread.run_sync(save_link_certs, path, known)

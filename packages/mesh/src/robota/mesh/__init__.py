@@ -110,7 +110,7 @@ if typing.TYPE_CHECKING:
         verify_revocations,
         verify_roster,
     )
-    from ._marks import raise_marks, stored_marks
+    from ._marks import marks_op, raise_marks, stored_marks
     from ._pairing import (
         FAILURES,
         Answer,
@@ -203,6 +203,7 @@ __all__ = [
     "lapsed",
     "stored_marks",
     "raise_marks",
+    "marks_op",
     # pairing: the one-time code and the PAKE's two machines
     "CODE_BITS",
     "BadCode",
@@ -270,7 +271,7 @@ __all__ = [
 ]
 
 _HOMES = {
-    **dict.fromkeys(["stored_marks", "raise_marks"], "._marks"),
+    **dict.fromkeys(["stored_marks", "raise_marks", "marks_op"], "._marks"),
     **dict.fromkeys(
         [
             "Adopted",

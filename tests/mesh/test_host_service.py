@@ -1,0 +1,70 @@
+"""The host's mesh service in-process, with a store client that records what it is sent: the
+lists' marks go through the host's one writer (never a writer of the service's own), and a
+reissue that failed is one problem in ``mesh.status`` until a reissue succeeds."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from robota.core.config import load_config, resolve_profile
+from robota.core.store import RaiseMeshMark, Together
+from robota.host import HostMesh, MeshStatus
+from robota.mesh import Marks, stored_marks
+
+from ._hosts import signing_device
+from ._profiles import _env
+
+
+class RecordingStore:
+    """What ``HostMesh`` needs of a ``StoreClient``: the ops it was sent, each acked at once."""
+
+    def __init__(self) -> None:
+        self.ops: list[Any] = []
+
+    def submit(self, op: Any, ack: Any) -> None:
+        self.ops.append(op)
+        ack(None)
+
+    async def write(self, op: Any, *, timeout: float) -> None:
+        self.ops.append(op)
+
+    def marks(self) -> list[tuple[tuple[str, int], ...]]:
+        return [
+            tuple((o.list, o.seq) for o in op.ops if isinstance(o, RaiseMeshMark))
+            for op in self.ops
+            if isinstance(op, Together)
+        ]
+
+
+async def test_a_failed_reissue_is_one_problem_until_a_reissue_succeeds(tmp_path: Path) -> None:
+    home = signing_device(tmp_path, "  enabled: true\n  listLifetimeSeconds: 60\n")
+    environ = _env(home)
+    profile = resolve_profile(environ)
+    config = load_config(profile, environ=dict(environ))
+    store = RecordingStore()
+    now = [0.0]
+    mesh = HostMesh(config, profile, store, clock=lambda: now[0])  # type: ignore[arg-type]
+    links = await mesh._open()
+    assert links is not None, mesh.problems
+    now[0] = links.trust.roster.issued_at + 45.0  # past half the 60 s lifetime: due
+
+    credentials = home / "data" / "mesh" / "credentials"
+    kept = credentials.read_text()
+    credentials.write_text(kept.replace('"signing-key": "', '"signing-key": "!'))
+    for _ in range(3):
+        await mesh._reissue_if_due(links)
+    problems = (await mesh.status(MeshStatus()))["problems"]
+    assert isinstance(problems, list) and len(problems) == 1, problems
+    assert problems[0].startswith("the lists were not reissued: ")
+    assert "signing-key" in problems[0]
+    assert links.trust.roster.seq == 1 and store.marks() == []
+
+    credentials.write_text(kept)
+    await mesh._reissue_if_due(links)
+    assert (await mesh.status(MeshStatus()))["problems"] == []
+    assert (links.trust.roster.seq, links.trust.revocations.seq) == (2, 2)
+    # The marks went to the host's writer; the service wrote none to the store itself (what
+    # ``mesh init`` left there is unchanged).
+    assert store.marks() == [(("roster", 2), ("revocations", 2))]
+    assert stored_marks(config.storage.sqlite_path) == Marks(1, 1)
