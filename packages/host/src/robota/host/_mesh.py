@@ -111,6 +111,10 @@ class HostMesh:
         self.joined_peers: dict[str, str] = {}
         """Devices this host joined since it started (their address): dialled at once."""
         self._joined = trio.Event()
+        self._nursery: trio.Nursery | None = None
+        """Where the open mesh's dials run (``None`` while it is not open)."""
+        self._dials: dict[str, trio.CancelScope] = {}
+        """Each dialled device's redial loop, so a new address replaces the old one's."""
 
     @property
     def store_path(self) -> Path:
@@ -143,13 +147,17 @@ class HostMesh:
     async def _serve(self, links: Links) -> None:
         settings = self.config.mesh
         async with trio.open_nursery() as nursery:
-            for address in settings.listen:
-                await self._listen(nursery, links, address)
-            peers = {d: p.address for d, p in settings.peers.items() if p.address}
-            for device, address in {**peers, **self.joined_peers}.items():
-                self._dial(nursery, links, device, address)
-            nursery.start_soon(self._tend, links)
-            await trio.sleep_forever()
+            self._nursery = nursery  # from here a join dials at once (``joined``)
+            try:
+                for address in settings.listen:
+                    await self._listen(nursery, links, address)
+                peers = {d: p.address for d, p in settings.peers.items() if p.address}
+                for device, address in {**peers, **self.joined_peers}.items():
+                    self._dial(nursery, links, device, address)
+                nursery.start_soon(self._tend, links)
+                await trio.sleep_forever()
+            finally:
+                self._nursery = None
 
     async def _open(self) -> Links | None:
         """The links' trust from the files and the store; ``None`` (and a problem) when the
@@ -256,7 +264,16 @@ class HostMesh:
         if peer is None:
             self.problems.append(f"mesh.peers: {device!r} is not a device id")
             return
-        nursery.start_soon(links.keep_dialling, host, port, peer)
+        previous = self._dials.pop(peer, None)
+        if previous is not None:
+            previous.cancel()  # the device's new address replaces the old
+        scope = self._dials[peer] = trio.CancelScope()
+
+        async def dialling() -> None:
+            with scope:
+                await links.keep_dialling(host, port, peer)
+
+        nursery.start_soon(dialling)
 
     async def save_known(self, links: Links) -> None:
         """Save the link certificates the links know when they changed (a paired device's at
@@ -312,12 +329,19 @@ class HostMesh:
         logger.info("mesh: reissued the lists (roster %d)", lists.roster.seq)
         await self._take(links, lists)
 
-    def joined(self, device: str, address: str) -> None:
-        """This device joined ``device`` at ``address``: open the mesh now if it was waiting
-        for that, and dial it."""
+    async def joined(self, device: str, address: str, lists: Lists, certs: list[bytes]) -> None:
+        """This device joined ``device`` at ``address`` (handed ``lists`` and ``certs``): open
+        the mesh now if it was waiting for that; an open one takes the lists and certificates
+        and dials the device at once (a new address replaces the one it was dialled at)."""
         self.joined_peers[device] = address
-        if self.links is None:
+        links, nursery = self.links, self._nursery
+        if links is None or nursery is None:
             self._joined.set()
+            return
+        links.trust.learn(tuple(certs))
+        await self.save_known(links)
+        await self._take(links, lists)
+        self._dial(nursery, links, device, address)
 
     async def take(self, links: Links, lists: Lists) -> None:
         await self._take(links, lists)

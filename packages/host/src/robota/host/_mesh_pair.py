@@ -11,9 +11,10 @@ operator typed on the terminal; the host runs the joiner's side and answers the 
 device's name and id.
 
 Either way each side writes the other into ``mesh.peers`` of the profile's ``config.yaml``
-(``merge_config_text``: comments and layout kept; the joiner with the address it used, the
-pairing device with none, since the joiner dials it), and the mesh service takes the new
-lists and link certificates at once.
+(``_mesh_peers``: comments and layout kept; the joiner with the address it used, replacing the
+one a device paired again had, the pairing device with none, since the joiner dials it), and
+the mesh service takes the new lists and link certificates at once; the joiner's dials the
+device it joined at once, without a restart.
 """
 
 from __future__ import annotations
@@ -30,12 +31,13 @@ import trio
 from robota.core.control import HandlerError
 
 from ._mesh_files import LINK_CERTS, load_link_certs, save_link_certs, split_address
+from ._mesh_peers import record_peer
 
 if TYPE_CHECKING:
     from robota.core.config import Config, Profile
     from robota.mesh import DeviceId, Identity, Links, Lists, Marks, MeshFiles
 
-__all__ = ["MeshJoin", "MeshPair", "MeshPairing", "PairingService", "peer_entry", "record_peer"]
+__all__ = ["MeshJoin", "MeshPair", "MeshPairing", "PairingService"]
 
 logger = logging.getLogger("robota.cli.host")
 
@@ -56,29 +58,6 @@ class MeshJoin:
     TYPE: ClassVar[str] = "mesh.join"
     address: str
     code: str
-
-
-def peer_entry(device: str, name: str, address: str | None) -> str:
-    """The YAML a profile's config gains for a paired device (a template for the merge)."""
-    peer: dict[str, str] = {"name": name}
-    if address:
-        peer["address"] = address
-    # JSON is YAML: quoted scalars, so a name or address is never read as another type.
-    return f"mesh:\n  peers:\n    {device}: {json.dumps(peer)}\n"
-
-
-def record_peer(config_file: Path, device: str, name: str, address: str | None) -> None:
-    """``device`` added to ``mesh.peers`` of ``config_file`` (comments kept; an entry already
-    there is left as the operator wrote it)."""
-    from robota.core.config import merge_config_text  # noqa: PLC0415
-
-    existing = config_file.read_text(encoding="utf-8") if config_file.exists() else ""
-    merged = merge_config_text(existing, peer_entry(device, name, address), file=str(config_file))
-    if merged != existing:
-        fresh = config_file.with_name(f".{config_file.name}.pairing")
-        fresh.write_text(merged, encoding="utf-8")
-        fresh.chmod(config_file.stat().st_mode & 0o777 if config_file.exists() else 0o600)
-        fresh.replace(config_file)
 
 
 async def send_line(stream: trio.SocketStream, frame: dict[str, object]) -> None:
@@ -126,8 +105,8 @@ class PairingService(Protocol):
         """Hold ``lists`` when newer and pass them on to every link."""
         ...
 
-    def joined(self, device: str, address: str) -> None:
-        """This device joined ``device`` at ``address``."""
+    async def joined(self, device: str, address: str, lists: Lists, certs: list[bytes]) -> None:
+        """This device joined ``device`` at ``address``, handed ``lists`` and ``certs``."""
         ...
 
     async def save_known(self, links: Links) -> None:
@@ -278,7 +257,7 @@ class MeshPairing:
             await trio.to_thread.run_sync(
                 record_peer, mesh.profile.config_file, device, name, request.address
             )
-            mesh.joined(device, request.address)
+            await mesh.joined(device, request.address, lists, list(certs))
         logger.info("mesh: joined %s (%s) at %s", device, name, request.address)
         return {
             "device": identity.device,
