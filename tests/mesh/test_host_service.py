@@ -44,7 +44,9 @@ async def test_a_failed_reissue_is_one_problem_until_a_reissue_succeeds(tmp_path
     config = load_config(profile, environ=dict(environ))
     store = RecordingStore()
     now = [0.0]
-    mesh = HostMesh(config, profile, store, clock=lambda: now[0])  # type: ignore[arg-type]
+    # No keychain: an in-process test never asks the one of the person running it.
+    writer: Any = store  # what HostMesh calls of a StoreClient, recorded
+    mesh = HostMesh(config, profile, writer, clock=lambda: now[0], keychain=lambda: None)
     links = await mesh._open()
     assert links is not None, mesh.problems
     now[0] = links.trust.roster.issued_at + 45.0  # past half the 60 s lifetime: due

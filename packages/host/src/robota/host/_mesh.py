@@ -44,10 +44,11 @@ from ._services import ServiceSpec
 
 if TYPE_CHECKING:
     from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+    from keyring.backend import KeyringBackend
 
     from robota.core.config import Config, Profile
     from robota.core.store import StoreClient
-    from robota.mesh import Identity, Links, LinkTrust, Lists, Marks, MeshFiles
+    from robota.mesh import Identity, Links, LinkTrust, Lists, Marks, MeshFiles, OpenedStore
 
     from ._services import ServiceHost
 
@@ -90,7 +91,10 @@ class HostMesh:
         store: StoreClient,
         *,
         clock: Callable[[], float] = time.time,
+        keychain: Callable[[], KeyringBackend | None] | None = None,
     ) -> None:
+        """``keychain`` finds the OS keychain (``None``: ``robota.mesh``'s discovery); an
+        in-process test gives its own, so that it never asks the keychain of its runner."""
         from robota.mesh import MeshFiles  # noqa: PLC0415
 
         self.config = config
@@ -98,6 +102,7 @@ class HostMesh:
         self.store = store
         """The host's one store writer: the lists' marks are raised through it."""
         self.clock = clock
+        self.keychain = keychain
         self.files: MeshFiles = MeshFiles(profile.data_dir / "mesh")
         self.problems: list[str] = []
         """Why the mesh did not open, or opened without a listener or a peer."""
@@ -119,6 +124,14 @@ class HostMesh:
     @property
     def store_path(self) -> Path:
         return self.config.storage.sqlite_path
+
+    def open_secrets(self) -> OpenedStore:
+        """The secret store as recorded (never a first choice); blocking: a worker thread's."""
+        from robota.mesh import open_secrets  # noqa: PLC0415
+
+        if self.keychain is None:
+            return open_secrets(self.files, first_use=False)
+        return open_secrets(self.files, first_use=False, keychain=self.keychain)
 
     def endpoints(self) -> list[Endpoint[Any] | StreamEndpoint[Any]]:
         pairing = MeshPairing(self)
@@ -167,7 +180,6 @@ class HostMesh:
             MeshError,
             current_lists,
             device_key,
-            open_secrets,
             stored_marks,
         )
 
@@ -178,7 +190,7 @@ class HostMesh:
                     "the mesh is on but this device has no identity (robota mesh init)"
                 )
                 return None
-            secrets = open_secrets(self.files, first_use=False)
+            secrets = self.open_secrets()
             identity = self.files.identity() or identity
             key = device_key(secrets.store, identity)
             marks = stored_marks(self.store_path)
@@ -295,7 +307,6 @@ class HostMesh:
         from robota.mesh import (  # noqa: PLC0415
             Marks,
             MeshError,
-            open_secrets,
             reissue,
             reissue_due,
             stored_marks,
@@ -311,7 +322,7 @@ class HostMesh:
         lifetime = self.config.mesh.list_lifetime_seconds
 
         def reissued() -> Lists:
-            secrets = open_secrets(self.files, first_use=False)
+            secrets = self.open_secrets()
             marks = stored_marks(self.store_path)
             return reissue(self.files, secrets.store, now=now, lifetime=lifetime, marks=marks)
 

@@ -35,7 +35,7 @@ from ._mesh_peers import record_peer
 
 if TYPE_CHECKING:
     from robota.core.config import Config, Profile
-    from robota.mesh import DeviceId, Identity, Links, Lists, Marks, MeshFiles
+    from robota.mesh import DeviceId, Identity, Links, Lists, Marks, MeshFiles, OpenedStore
 
 __all__ = ["MeshJoin", "MeshPair", "MeshPairing", "PairingService"]
 
@@ -97,6 +97,10 @@ class PairingService(Protocol):
     @property
     def store_path(self) -> Path: ...
 
+    def open_secrets(self) -> OpenedStore:
+        """The secret store as recorded (blocking)."""
+        ...
+
     async def raise_marks(self, marks: Marks) -> None:
         """Raise the store's marks through the host's writer."""
         ...
@@ -135,7 +139,6 @@ class MeshPairing:
             certificate_device,
             enrolment_bundle,
             new_code,
-            open_secrets,
             stored_marks,
         )
 
@@ -153,7 +156,7 @@ class MeshPairing:
         settings = mesh.config.mesh
 
         def prepare() -> tuple[Callable[[str, bytes], bytes], list[Any]]:
-            secrets = open_secrets(mesh.files, first_use=False)
+            secrets = mesh.open_secrets()
             return enrolment_bundle(
                 mesh.files,
                 secrets.store,
@@ -207,7 +210,6 @@ class MeshPairing:
             MeshError,
             PairingFailed,
             join_device,
-            open_secrets,
             parse_code,
             stored_marks,
         )
@@ -229,9 +231,7 @@ class MeshPairing:
             pairer.append(device)
 
         try:
-            secrets = await trio.to_thread.run_sync(
-                lambda: open_secrets(mesh.files, first_use=False)
-            )
+            secrets = await trio.to_thread.run_sync(mesh.open_secrets)
             identity, lists, certs = await join_device(
                 host,
                 port,
