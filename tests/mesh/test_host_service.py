@@ -1,15 +1,18 @@
 """The host's mesh service in-process, with a store client that records what it is sent: the
 lists' marks go through the host's one writer (never a writer of the service's own), and a
-reissue that failed is one problem in ``mesh.status`` until a reissue succeeds."""
+reissue that failed is one problem in ``mesh.status`` until a reissue succeeds; the ping
+interval a test may shorten (never lengthen)."""
 
 from __future__ import annotations
 
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from robota.core.config import load_config, resolve_profile
 from robota.core.store import RaiseMeshMark, Together
-from robota.host import HostMesh, MeshStatus
+from robota.host import PING_ENV, HostMesh, MeshStatus, ping_interval
 from robota.mesh import Marks, stored_marks
 
 from ._hosts import signing_device
@@ -70,3 +73,21 @@ async def test_a_failed_reissue_is_one_problem_until_a_reissue_succeeds(tmp_path
     # ``mesh init`` left there is unchanged).
     assert store.marks() == [(("roster", 2), ("revocations", 2))]
     assert stored_marks(config.storage.sqlite_path) == Marks(1, 1)
+
+
+@pytest.mark.parametrize(
+    ("value", "interval"),
+    [
+        (None, 15.0),
+        ("2", 2.0),
+        ("0.5", 0.5),
+        ("15", 15.0),
+        ("0.1", 15.0),
+        ("60", 15.0),
+        ("-3", 15.0),
+        ("soon", 15.0),
+        ("", 15.0),
+    ],
+)
+def test_ping_interval(value: str | None, interval: float) -> None:
+    assert ping_interval({} if value is None else {PING_ENV: value}) == interval

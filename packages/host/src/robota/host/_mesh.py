@@ -27,8 +27,9 @@ every link, and a revoked device's link closed at once).
 from __future__ import annotations
 
 import logging
+import os
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
@@ -54,13 +55,18 @@ if TYPE_CHECKING:
 
 __all__ = [
     "MESH_SERVICE",
+    "PING_ENV",
     "HostMesh",
     "MeshLists",
     "MeshStatus",
+    "ping_interval",
 ]
 
 logger = logging.getLogger("robota.cli.host")
 
+PING_ENV = "ROBOTA_MESH_PING_SECONDS"
+"""For tests only: a shorter ping interval than the links' 15 s, so that a test finds a cut
+link silent within seconds (never a setting: ``ping_interval`` takes no more than 15 s)."""
 TEND_EVERY = 5.0
 """Seconds between two looks at what to save and whether the lists are due for reissue."""
 MARKS_TIMEOUT = 30.0
@@ -211,7 +217,7 @@ class HostMesh:
         if trust is None:
             return None
         self._saved = trust.known.all()
-        return Links(trust, clock=self.clock)
+        return Links(trust, clock=self.clock, ping_every=ping_interval(os.environ))
 
     def _trust(
         self,
@@ -401,6 +407,18 @@ class HostMesh:
         if lists is not None:
             await self._take(links, lists)
         return {"reloaded": lists is not None}
+
+
+def ping_interval(environ: Mapping[str, str]) -> float:
+    """The links' ping interval: ``PING_EVERY`` (15 s), or ``PING_ENV`` when a test gives a
+    number of seconds from 0.5 to 15 (anything else is ignored)."""
+    from robota.mesh import PING_EVERY  # noqa: PLC0415
+
+    try:
+        asked = float(environ.get(PING_ENV, ""))
+    except ValueError:
+        return PING_EVERY
+    return asked if 0.5 <= asked <= PING_EVERY else PING_EVERY
 
 
 def _logged_failure(outcome: object) -> None:

@@ -85,6 +85,7 @@ if typing.TYPE_CHECKING:
         public_bytes,
         public_from_bytes,
     )
+    from ._link import PING_EVERY
     from ._linkcert import (
         KnownCertificates,
         admit_peer,
@@ -232,6 +233,7 @@ __all__ = [
     # the links' trio shell and what they trust
     "LinkTrust",
     "Links",
+    "PING_EVERY",
     "LinkInfo",
     "join",
     "serve_pairing",
@@ -322,6 +324,7 @@ _HOMES = {
         "._linkcert",
     ),
     **dict.fromkeys(["LinkInfo", "Links", "join", "serve_pairing"], "._linkio"),
+    "PING_EVERY": "._link",
     **dict.fromkeys(["Enrolment", "enrolment_bundle", "join_device", "pair_device"], "._enrolment"),
     "LinkTrust": "._trust",
     **dict.fromkeys(
