@@ -127,9 +127,16 @@ def signing_laptop_and_new_desk(tmp_path: Path, address: str) -> tuple[Path, Pat
     return laptop, desk
 
 
-def pair_and_join(laptop: Path, desk: Path, address: str, answer: str) -> tuple[Run, Run, str]:
+def pair_and_join(
+    laptop: Path,
+    desk: Path,
+    address: str,
+    answer: str,
+    typed: Callable[[str], str] = lambda shown: shown,
+) -> tuple[Run, Run, str]:
     """``mesh pair`` on ``laptop``'s terminal and ``mesh join address`` on ``desk``'s, at once:
-    the code shown on one typed on the other; the pairing operator answers ``answer``."""
+    the code shown on one typed on the other (``typed`` of it); the pairing operator answers
+    ``answer``."""
     shown: list[str] = []
     ready = threading.Event()
 
@@ -140,7 +147,7 @@ def pair_and_join(laptop: Path, desk: Path, address: str, answer: str) -> tuple[
 
     def type_code(_screen: str) -> str:
         assert ready.wait(60), "the pairing device showed no code"
-        return shown[0] + "\n"
+        return typed(shown[0]) + "\n"
 
     runs: dict[str, Run] = {}
 

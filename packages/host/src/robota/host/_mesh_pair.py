@@ -244,6 +244,13 @@ class MeshPairing:
             )
         except PairingFailed as failed:
             raise HandlerError("pairing_failed", f"pairing failed: {failed}") from None
+        except trio.BrokenResourceError:
+            # The listener ended the connection in the handshake: it has no window open.
+            raise HandlerError(
+                "pairing_failed",
+                f"pairing failed: no pairing window answered at {request.address} (it expired or"
+                " was used, or robota mesh pair is not running there)",
+            ) from None
         except (MeshError, OSError, trio.TooSlowError) as error:
             raise HandlerError("pairing_failed", f"pairing failed: {error}") from None
         await mesh.raise_marks(_marks_of(lists))
