@@ -408,6 +408,53 @@ def _v9_chat_inbox(db: sqlite_utils.Database) -> None:
     inbox.create_index(["prompt_id"], index_name="chat_inbox_by_prompt")
 
 
+_V10_MESH_HANDOFFS = _statements(
+    # Session handoffs between devices, one row per handoff and side (``_handoffs``): its phase,
+    # manifest, the source's sealed payload until it is no longer needed, the grant and the
+    # destination's acknowledgement; the grants' nonces, so a replay is refused across
+    # restarts; and the transcript a task arrived with (its new agent session is primed with
+    # it).
+    """
+    CREATE TABLE mesh_handoffs (
+        id TEXT NOT NULL,
+        side TEXT NOT NULL CHECK (side IN ('source', 'destination')),
+        task_id TEXT NOT NULL,
+        peer TEXT NOT NULL,
+        phase TEXT NOT NULL
+            CHECK (phase IN ('offered', 'transferring', 'staged', 'committed', 'abandoned')),
+        released INTEGER NOT NULL DEFAULT 0,
+        payload BLOB,
+        manifest_length INTEGER NOT NULL,
+        manifest_sha256 BLOB NOT NULL,
+        manifest_json TEXT NOT NULL,
+        grant_blob BLOB,
+        ack_blob BLOB,
+        expires_at REAL,
+        created_at REAL NOT NULL,
+        updated_at REAL NOT NULL,
+        PRIMARY KEY (id, side)
+    )
+    """,
+    "CREATE INDEX mesh_handoffs_by_task ON mesh_handoffs (task_id, created_at)",
+    """
+    CREATE TABLE mesh_handoff_nonces (
+        nonce BLOB PRIMARY KEY,
+        handoff TEXT NOT NULL,
+        seen_at REAL NOT NULL
+    )
+    """,
+    """
+    CREATE TABLE task_transcripts (
+        task_id TEXT PRIMARY KEY,
+        handoff TEXT NOT NULL,
+        transcript_json TEXT NOT NULL,
+        primed_at REAL,
+        created_at REAL NOT NULL
+    )
+    """,
+)
+
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "conversation state", _V1_CONVERSATIONS),
     Migration(2, "presentation and audit", _V2_PRESENTATION_AND_AUDIT),
@@ -418,6 +465,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(7, "task owners", _V7_TASK_OWNERS),
     Migration(8, "mesh marks", _V8_MESH_MARKS),
     Migration(9, "chat inbox", schema_change(_v9_chat_inbox)),
+    Migration(10, "mesh handoffs", _V10_MESH_HANDOFFS),
 )
 """Every migration this code knows, oldest first; the last one's version is the schema's."""
 
