@@ -35,6 +35,7 @@ from ._hosts import (
     _until,
     hosts,
     restart_then_revoke,
+    signing_device,
 )
 from ._profiles import CONFIG, _init, _robota
 
@@ -120,17 +121,6 @@ def test_two_hosts_link_come_back_after_a_restart_and_a_revocation_closes_the_li
     assert {d["id"]: d["state"] for d in devices}[desk_id] == "revoked"
     # The learned link certificates were saved beside the identity.
     assert len(load_link_certs(laptop / "data" / "mesh" / "link-certs")) == 2
-
-
-def signing_device(tmp_path: Path, settings: str) -> Path:
-    """A first device (``mesh init`` on its terminal) whose ``mesh`` section also has
-    ``settings``; its profile's home."""
-    home = tmp_path / "home"
-    home.mkdir(mode=0o700)
-    (tmp_path / "user").mkdir()
-    (home / "config.yaml").write_text(CONFIG + settings)
-    assert _init(home)[0].code == 0
-    return home
 
 
 def test_a_mesh_that_cannot_open_is_a_problem_and_the_host_serves_on(tmp_path: Path) -> None:

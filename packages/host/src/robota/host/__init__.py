@@ -48,7 +48,7 @@ if typing.TYPE_CHECKING:
     from ._engine_host import load_profile, open_engine
     from ._host import Host, status_json
     from ._launch import agent_launch
-    from ._mesh import MESH_SERVICE, HostMesh, MeshLists, MeshStatus
+    from ._mesh import MESH_SERVICE, PING_ENV, HostMesh, MeshLists, MeshStatus, ping_interval
     from ._print_choice import (
         PRINT_KIND,
         PrintTask,
@@ -199,6 +199,8 @@ __all__ = [
     "CONTROL_SERVICE",
     "MESH_SERVICE",
     "HostMesh",
+    "PING_ENV",
+    "ping_interval",
     "MeshLists",
     "MeshStatus",
     "TEAMS_SERVICE",
@@ -330,6 +332,8 @@ _HOMES = {
     "CONTROL_SERVICE": "._services",
     "MESH_SERVICE": "._mesh",
     "HostMesh": "._mesh",
+    "PING_ENV": "._mesh",
+    "ping_interval": "._mesh",
     "MeshLists": "._mesh",
     "MeshStatus": "._mesh",
     "TEAMS_SERVICE": "._services",

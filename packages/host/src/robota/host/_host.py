@@ -130,6 +130,8 @@ class Host:
             restricted=restricted_hook(profile),
             quiet_after=QUIET_ROUTES,
         )
+        self.store = self.engine.store
+        """The one store writer's client, for the services (``ServiceHost.store``)."""
         self.taps = RouteTaps(FrontEndPort(self.engine))
         self.accepting = True
         self.serving = False

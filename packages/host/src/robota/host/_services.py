@@ -42,6 +42,7 @@ if TYPE_CHECKING:
     from robota.core import Actor, EntryPoint, Service
     from robota.core.config import Config, Profile
     from robota.core.control import Endpoint, StreamEndpoint
+    from robota.core.store import StoreClient
 
 __all__ = [
     "BUILTIN_SERVICES",
@@ -83,6 +84,12 @@ class ServiceHost(Protocol):
 
     @property
     def transport_tree(self) -> Actor | Service: ...
+
+    @property
+    def store(self) -> StoreClient:
+        """The client of the host's one store writer: a service writes to the profile's store
+        through it, never with a writer of its own (one writer per store in a host)."""
+        ...
 
     @property
     def config(self) -> Config:

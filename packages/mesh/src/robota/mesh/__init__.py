@@ -143,6 +143,7 @@ if typing.TYPE_CHECKING:
         public_bytes,
         public_from_bytes,
     )
+    from ._link import PING_EVERY
     from ._linkcert import (
         KnownCertificates,
         admit_peer,
@@ -184,7 +185,7 @@ if typing.TYPE_CHECKING:
         read_payload,
         seal,
     )
-    from ._marks import raise_marks, stored_marks
+    from ._marks import marks_op, raise_marks, stored_marks
     from ._pairing import (
         FAILURES,
         Answer,
@@ -277,6 +278,7 @@ __all__ = [
     "lapsed",
     "stored_marks",
     "raise_marks",
+    "marks_op",
     # pairing: the one-time code and the PAKE's two machines
     "CODE_BITS",
     "BadCode",
@@ -305,6 +307,7 @@ __all__ = [
     # the links' trio shell and what they trust
     "LinkTrust",
     "Links",
+    "PING_EVERY",
     "LinkInfo",
     "join",
     "serve_pairing",
@@ -413,7 +416,7 @@ __all__ = [
 ]
 
 _HOMES = {
-    **dict.fromkeys(["stored_marks", "raise_marks"], "._marks"),
+    **dict.fromkeys(["stored_marks", "raise_marks", "marks_op"], "._marks"),
     **dict.fromkeys(
         [
             "Adopted",
@@ -464,6 +467,7 @@ _HOMES = {
         "._linkcert",
     ),
     **dict.fromkeys(["LinkInfo", "Links", "join", "serve_pairing"], "._linkio"),
+    "PING_EVERY": "._link",
     **dict.fromkeys(["Enrolment", "enrolment_bundle", "join_device", "pair_device"], "._enrolment"),
     "LinkTrust": "._trust",
     **dict.fromkeys(

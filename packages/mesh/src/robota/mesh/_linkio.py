@@ -7,8 +7,10 @@ link certificates of devices the current lists admit (``_linkcert``); the peer i
 more (and, for a dial, that it is the device dialled) before the WebSocket opens, so a
 stranger, a revoked device or a relay never reaches a frame. Each link then runs its
 ``LinkGossip``: newer lists are verified by ``LinkTrust`` and passed on to the other links; a
-revocation closes the revoked device's link at once. A link silent for ``SILENT_AFTER``
-seconds (WebSocket pings every ``PING_EVERY``) is closed and redialled.
+revocation closes the revoked device's link at once. A link silent for three ping intervals
+(WebSocket pings every ``ping_every``, ``PING_EVERY`` unless a test asks for less) is closed and
+redialled. Every refused connection is logged with its reason from the closed set
+(``handshake_refusal``) and, when accepted, the address it came from.
 
 ``serve_pairing`` and ``join`` run one pairing (``_pairing``) over a WebSocket on a TLS channel
 neither side can check yet; the SPAKE2 arithmetic runs in a worker thread. A listener serves
@@ -59,6 +61,7 @@ from ._linkcert import (
     admit_peer,
     certificate_device,
     client_context,
+    handshake_refusal,
     link_certificate,
     pairing_context,
 )
@@ -105,10 +108,14 @@ class Links:
         *,
         clock: Callable[[], float] = time.time,
         handshake_timeout: float = HANDSHAKE_TIMEOUT,
+        ping_every: float = PING_EVERY,
     ) -> None:
         self.trust = trust
         self.clock = clock
         self.handshake_timeout = handshake_timeout
+        self.ping_every = ping_every
+        self.silent_after = ping_every * (SILENT_AFTER / PING_EVERY)
+        """A link that answered no ping for this long is dead (three ping intervals)."""
         self.links: dict[DeviceId, LinkInfo] = {}
         self._pending = trio.Semaphore(MAX_PENDING)
         self._pairing: tuple[PairingWindow, Decide, Bundle, ssl.SSLContext] | None = None
@@ -172,7 +179,9 @@ class Links:
             peer = await self._handshake(tls, expected=None)
             self._pending.release()
             released = True
-            if peer is not None:
+            if isinstance(peer, Refused):
+                logger.info("mesh: refused a connection from %s: %s", _source(stream), peer)
+            else:
                 async with trio.open_nursery() as nursery:
                     request = await wrap_server_stream(nursery, tls, max_message_size=MAX_FRAME)
                     if request.path != LINK_PATH:
@@ -194,8 +203,8 @@ class Links:
             await stream.send_all(LINK_PREAMBLE)
             tls = trio.SSLStream(stream, client_context(self.trust.key, self.trust.trusted()))
             peer = await self._handshake(tls, expected=device)
-            if peer is None:
-                raise Refused("not-in-roster", f"{host}:{port} is not device {device}")
+            if isinstance(peer, Refused):
+                raise peer
             opened = False
             async with trio.open_nursery() as nursery:
                 # TLS 1.3: the listener judges this side's certificate after this side's
@@ -218,20 +227,20 @@ class Links:
         attempt = 0
         while self.trust.admits(device):
             if device in self.links and self.links[device].state == "connected":
-                await trio.sleep(PING_EVERY)
+                await trio.sleep(self.ping_every)
                 continue
             started = self.clock()
             try:
                 await self.dial(host, port, device)
             except (OSError, Refused, trio.BrokenResourceError, ConnectionClosed) as error:
                 logger.info("mesh: dialling %s at %s:%d failed: %s", device, host, port, error)
-            attempt = 0 if self.clock() - started > SILENT_AFTER else attempt + 1
+            attempt = 0 if self.clock() - started > self.silent_after else attempt + 1
             await trio.sleep(redial_delay(attempt, random.random()))
 
     async def _handshake(
         self, tls: trio.SSLStream[trio.SocketStream], *, expected: DeviceId | None
-    ) -> DeviceId | None:
-        """TLS, then the peer checked against the lists; the proven device, or ``None``."""
+    ) -> DeviceId | Refused:
+        """TLS, then the peer checked against the lists; the proven device, or why not."""
         try:
             with trio.fail_after(self.handshake_timeout):
                 await tls.do_handshake()
@@ -241,9 +250,10 @@ class Links:
                 self.trust.revocations,
                 expected=expected,
             )
-        except (trio.TooSlowError, trio.BrokenResourceError, Refused) as refused:
-            logger.info("mesh: refused a connection: %s", refused)
-            return None
+        except trio.TooSlowError:
+            return Refused("malformed", f"no TLS handshake within {self.handshake_timeout:g} s")
+        except (trio.BrokenResourceError, Refused) as error:
+            return handshake_refusal(error)
         return cert.device
 
     # -- one link ----------------------------------------------------------------------------
@@ -367,8 +377,8 @@ class Links:
 
     async def _keepalive(self, ws: WebSocketConnection, scope: trio.CancelScope) -> None:
         while True:
-            await trio.sleep(PING_EVERY)
-            with trio.move_on_after(SILENT_AFTER - PING_EVERY) as silent:
+            await trio.sleep(self.ping_every)
+            with trio.move_on_after(self.silent_after - self.ping_every) as silent:
                 try:
                     await ws.ping()
                 except ConnectionClosed:
@@ -384,6 +394,15 @@ class Links:
             {"device": i.device, "name": i.name, "state": i.state, "since": i.since}
             for i in sorted(self.links.values(), key=lambda i: i.device)
         ]
+
+
+def _source(stream: trio.SocketStream) -> str:
+    """Where an accepted connection came from, for the log."""
+    try:
+        host, port, *_ = stream.socket.getpeername()
+    except (OSError, ValueError):
+        return "an unknown address"
+    return f"{host}:{port}"
 
 
 async def _read_exactly(stream: trio.SocketStream, size: int) -> bytes:
