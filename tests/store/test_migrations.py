@@ -300,6 +300,23 @@ SAMPLE_ROWS: dict[int, dict[str, list[dict[str, object]]]] = {
             }
         ],
     },
+    10: {
+        "mesh_conversations": [
+            {
+                "peer": "AAAA-BBBB-CCCC-DDDD-EEEE-FFFF-GGGG-HHHH-IIII-JJJJ-KKKK-LLLL-MMMM",
+                "id": "c1",
+                "began": "peer",
+                "task_id": "t3",
+                "peer_task": "t9",
+                "hops": 3,
+                "replies": 1,
+                "state": "open",
+                "reason": "",
+                "created_at": 15.0,
+                "updated_at": 15.5,
+            }
+        ],
+    },
 }
 
 

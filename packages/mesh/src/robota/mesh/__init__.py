@@ -11,7 +11,8 @@ commands do to it (``_actions``) and what status and the device listing show
 own: the one-time code (``_code``), the PAKE and its confirmation bound to the link's
 certificates (``_pairing``), the links' certificates (``_linkcert``), frames (``_frames``),
 sans-IO parts (``_link``), what they trust (``_trust``) and their trio shell (``_linkio``);
-the lists' high-water marks in the profile's store (``_marks``).
+the lists' high-water marks in the profile's store (``_marks``); peer conversations, their
+frames and the decisions that bound them (``_talk``, issue 30).
 
 It imports ``robota.core`` facades only; the host and the CLI compose it (core never imports
 it). The facade is lazy (PEP 562): ``robota --help`` loads none of it, and a command loads
@@ -139,9 +140,46 @@ if typing.TYPE_CHECKING:
         pick_device,
         status_view,
     )
+    from ._talk import (
+        END_REASONS,
+        MAX_TEXT,
+        PeerEnd,
+        PeerReply,
+        PeerSay,
+        RefuseMessage,
+        ReplyGoes,
+        ReplyHeld,
+        RunMessage,
+        TalkFrame,
+        TalkLimits,
+        began,
+        ended,
+        may_reply,
+        received,
+        replied,
+        take,
+    )
     from ._trust import LinkTrust
 
 __all__ = [
+    # peer conversations (issue 30 §1)
+    "END_REASONS",
+    "MAX_TEXT",
+    "PeerEnd",
+    "PeerReply",
+    "PeerSay",
+    "RefuseMessage",
+    "ReplyGoes",
+    "ReplyHeld",
+    "RunMessage",
+    "TalkFrame",
+    "TalkLimits",
+    "began",
+    "ended",
+    "may_reply",
+    "received",
+    "replied",
+    "take",
     # errors and the closed set of refusal reasons
     "MeshError",
     "Refused",
@@ -323,6 +361,28 @@ _HOMES = {
     **dict.fromkeys(["LinkInfo", "Links", "join", "serve_pairing"], "._linkio"),
     **dict.fromkeys(["Enrolment", "enrolment_bundle", "join_device", "pair_device"], "._enrolment"),
     "LinkTrust": "._trust",
+    **dict.fromkeys(
+        [
+            "END_REASONS",
+            "MAX_TEXT",
+            "PeerEnd",
+            "PeerReply",
+            "PeerSay",
+            "RefuseMessage",
+            "ReplyGoes",
+            "ReplyHeld",
+            "RunMessage",
+            "TalkFrame",
+            "TalkLimits",
+            "began",
+            "ended",
+            "may_reply",
+            "received",
+            "replied",
+            "take",
+        ],
+        "._talk",
+    ),
     **dict.fromkeys(
         [
             "FAILURES",

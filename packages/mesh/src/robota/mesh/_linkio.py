@@ -47,6 +47,7 @@ from ._link import (
     SILENT_AFTER,
     Adopt,
     Close,
+    Deliver,
     Effect,
     Learn,
     LinkGossip,
@@ -64,6 +65,7 @@ from ._linkcert import (
 )
 from ._linkcert import server_context as _server_context
 from ._pairing import Fail, Joiner, Pairer, PairingFailed, PairingWindow, PairMessage
+from ._talk import TalkFrame
 from ._trust import LinkTrust
 
 __all__ = ["HANDSHAKE_TIMEOUT", "MAX_PENDING", "LinkInfo", "Links", "join", "serve_pairing"]
@@ -114,6 +116,9 @@ class Links:
         self._pairing: tuple[PairingWindow, Decide, Bundle, ssl.SSLContext] | None = None
         self.paired: list[tuple[str, bytes]] = []
         """The devices paired through this listener: name and link certificate."""
+        self.on_talk: Callable[[str, TalkFrame], None] = lambda _device, _frame: None
+        """Given each conversation frame a link delivers, with the device its handshake
+        proved (the host's conversations; it must not block)."""
 
     def open_pairing(self, window: PairingWindow, decide: Decide, bundle: Bundle) -> None:
         """Serve one pairing window on this listener until ``close_pairing``."""
@@ -323,6 +328,19 @@ class Links:
                 await self._adopt(gossip, effect)
             elif isinstance(effect, Learn) and self.trust.learn(effect.certs):
                 await self._spread()
+            elif isinstance(effect, Deliver):
+                self.on_talk(gossip.peer, effect.frame)
+
+    async def send_talk(self, device: DeviceId, frame: TalkFrame) -> bool:
+        """Send a conversation's frame to ``device``; ``False`` when it has no open link."""
+        info = self.links.get(device)
+        if info is None or info.state != "connected" or info._ws is None:
+            return False
+        try:
+            await info._ws.send_message(encode(frame))
+        except ConnectionClosed:
+            return False
+        return True
 
     async def _adopt(self, gossip: LinkGossip, effect: Adopt) -> None:
         try:

@@ -98,6 +98,12 @@ if typing.TYPE_CHECKING:
     )
     from ._inspect import StoreReport, TableReport, inspect_store
     from ._mesh import MESH_LISTS, MeshList, RaiseMeshMark, mesh_marks
+    from ._mesh_talks import (
+        MeshConversation,
+        SaveMeshConversation,
+        mesh_conversation,
+        mesh_conversations,
+    )
     from ._messages import Ack, Failable, Write
     from ._migrations import MIGRATIONS, Migration, migrate, schema_version
     from ._once import write_once
@@ -287,6 +293,11 @@ __all__ = [
     "MeshList",
     "RaiseMeshMark",
     "mesh_marks",
+    # the device mesh's conversations
+    "MeshConversation",
+    "SaveMeshConversation",
+    "mesh_conversation",
+    "mesh_conversations",
     # one write from a process with no writer actor
     "write_once",
     # tasks and routes
@@ -456,6 +467,10 @@ _LAZY = {
     "MeshList": "._mesh",
     "RaiseMeshMark": "._mesh",
     "mesh_marks": "._mesh",
+    "MeshConversation": "._mesh_talks",
+    "SaveMeshConversation": "._mesh_talks",
+    "mesh_conversation": "._mesh_talks",
+    "mesh_conversations": "._mesh_talks",
     "write_once": "._once",
     "ClaimTask": "._owners",
     "TaskOwner": "._owners",

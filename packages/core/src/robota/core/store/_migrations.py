@@ -408,6 +408,34 @@ def _v9_chat_inbox(db: sqlite_utils.Database) -> None:
     inbox.create_index(["prompt_id"], index_name="chat_inbox_by_prompt")
 
 
+def _v10_mesh_conversations(db: sqlite_utils.Database) -> None:
+    # Each conversation with a peer device as this device counts it (``_mesh_talks``): the
+    # messages it sent and received and the replies it sent, so the limits hold through
+    # restarts; keyed by the peer the link proved and the id its beginner chose.
+    db.create_table(
+        "mesh_conversations",
+        {
+            "peer": str,
+            "id": str,
+            "began": str,
+            "task_id": str,
+            "peer_task": str,
+            "hops": int,
+            "replies": int,
+            "state": str,
+            "reason": str,
+            "created_at": float,
+            "updated_at": float,
+        },
+        pk=("peer", "id"),
+        not_null={"peer", "id", "began", "hops", "replies", "state", "created_at", "updated_at"},
+        defaults={"peer_task": "", "hops": 0, "replies": 0, "state": "open", "reason": ""},
+    )
+    db.table("mesh_conversations").create_index(
+        ["updated_at"], index_name="mesh_conversations_by_update"
+    )
+
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "conversation state", _V1_CONVERSATIONS),
     Migration(2, "presentation and audit", _V2_PRESENTATION_AND_AUDIT),
@@ -418,6 +446,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(7, "task owners", _V7_TASK_OWNERS),
     Migration(8, "mesh marks", _V8_MESH_MARKS),
     Migration(9, "chat inbox", schema_change(_v9_chat_inbox)),
+    Migration(10, "mesh conversations", schema_change(_v10_mesh_conversations)),
 )
 """Every migration this code knows, oldest first; the last one's version is the schema's."""
 
