@@ -331,9 +331,9 @@ class Links:
             elif isinstance(effect, Deliver):
                 self.on_talk(gossip.peer, effect.frame)
 
-    async def send_talk(self, device: DeviceId, frame: TalkFrame) -> bool:
+    async def send_talk(self, device: str, frame: TalkFrame) -> bool:
         """Send a conversation's frame to ``device``; ``False`` when it has no open link."""
-        info = self.links.get(device)
+        info = self.links.get(DeviceId(device))
         if info is None or info.state != "connected" or info._ws is None:
             return False
         try:
