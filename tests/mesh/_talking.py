@@ -5,19 +5,37 @@ conversations, and a task made on a host."""
 from __future__ import annotations
 
 import json
+import os
+import signal
 import sqlite3
-from contextlib import closing
+import subprocess
+import sys
+from collections.abc import Iterator
+from contextlib import closing, contextmanager
 from pathlib import Path
 from typing import Any
 
 from ..support.real_agents import write_real_agents_config
 from ..support.robota import Robota
+from ._hosts import _status, _until
 from ._paired import _paired
 from ._profiles import _init, _robota
 
-__all__ = ["AGENT", "conversations", "linked_agents", "new_task", "write_mesh"]
+__all__ = [
+    "AGENT",
+    "TALK",
+    "conversations",
+    "converse_to_the_limit",
+    "fake_model_in",
+    "linked_agents",
+    "new_task",
+    "write_mesh",
+]
 
 AGENT = "codex-acp"
+TALK = 300.0
+"""Seconds eight turns on two real agents may take under load."""
+FAKE_MODEL = Path(__file__).parents[2] / "tools" / "fake_model.py"
 
 
 def write_mesh(home: Path, mesh: dict[str, Any]) -> None:
@@ -74,3 +92,66 @@ def conversations(home: Path) -> list[dict[str, Any]]:
         db.row_factory = sqlite3.Row
         rows = db.execute("SELECT * FROM mesh_conversations ORDER BY created_at").fetchall()
         return [dict(row) for row in rows]
+
+
+@contextmanager
+def fake_model_in(namespace: str) -> Iterator[str]:
+    """``tools/fake_model.py`` run inside ``namespace`` (its own loopback): its URL. Ended
+    (its process group) afterwards."""
+    ip = "/usr/sbin/ip" if Path("/usr/sbin/ip").exists() else "ip"
+    model = subprocess.Popen(
+        [ip, "netns", "exec", namespace, sys.executable, str(FAKE_MODEL)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+        start_new_session=True,
+    )
+    try:
+        assert model.stdout is not None
+        url = model.stdout.readline().strip()
+        assert url.startswith("http://127.0.0.1:"), url
+        yield url
+    finally:
+        os.killpg(model.pid, signal.SIGTERM)
+        try:
+            model.wait(30)
+        except subprocess.TimeoutExpired:
+            os.killpg(model.pid, signal.SIGKILL)
+            model.wait(30)
+        if model.stdout is not None:
+            model.stdout.close()
+
+
+def converse_to_the_limit(
+    laptop: Path, desk: Path, laptop_id: str, desk_id: str
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """``mesh send desk ... --from TASK --wait`` on the laptop, whose agent and the desk's
+    answer every message (the fake model's ``ECHO``): the reply printed, then the conversation
+    stopped by the laptop at ``maxHops`` (8) as both sides counted it, told in ``mesh status``
+    and the host's log; both sides' rows."""
+    asker = new_task(laptop)
+    sent = _robota(laptop, "mesh", "send", "desk", "hello there", "--from", asker, "--wait")
+    assert sent.returncode == 0, sent.stderr
+    assert sent.stdout.startswith("ECHO: hello there"), sent.stdout
+    assert f"[robota mesh: from device laptop ({laptop_id}), task {asker}]" in sent.stdout
+
+    def stopped() -> bool:
+        rows = conversations(laptop)
+        return bool(rows) and rows[0]["state"] == "stopped"
+
+    _until(stopped, "the laptop's fourth reply is held back", TALK)
+    [mine] = conversations(laptop)
+    [theirs] = conversations(desk)
+    assert mine["id"] == theirs["id"]
+    assert (mine["peer"], mine["began"], mine["task_id"]) == (desk_id, "me", asker)
+    assert (mine["hops"], mine["replies"], mine["reason"]) == (8, 3, "max-hops")
+    assert (theirs["peer"], theirs["began"], theirs["peer_task"]) == (laptop_id, "peer", asker)
+    assert (theirs["hops"], theirs["replies"]) == (8, 4)
+    assert theirs["state"] == "ended" and theirs["reason"] == "peer: max-hops"
+    problems = _status(laptop)["problems"]
+    assert any(f"conversation {mine['id']} with desk stopped (max-hops)" in p for p in problems), (
+        problems
+    )
+    log = (laptop / "logs" / "robota.log").read_text()
+    assert f"the conversation {mine['id']} with desk stopped" in log
+    return mine, theirs

@@ -11,6 +11,7 @@ through a restart.
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -18,11 +19,9 @@ import pytest
 
 from ..support.model_server import FakeModel
 from ._hosts import _free_port, _link_state, _status, _until, hosts
+from ._netns import PORT, SUBNET, _start_in, namespaces_and_veth
 from ._profiles import _robota
-from ._talking import conversations, linked_agents, new_task
-
-TALK = 300.0
-"""Seconds eight turns on two real agents may take under load."""
+from ._talking import conversations, converse_to_the_limit, fake_model_in, linked_agents
 
 
 @pytest.fixture
@@ -42,31 +41,7 @@ def test_a_conversation_between_two_agents_stops_at_the_limits(
     linked: tuple[Path, Path, str, str],
 ) -> None:
     laptop, desk, laptop_id, desk_id = linked
-    asker = new_task(laptop)
-    sent = _robota(laptop, "mesh", "send", "desk", "hello there", "--from", asker, "--wait")
-    assert sent.returncode == 0, sent.stderr
-    assert sent.stdout.startswith("ECHO: hello there"), sent.stdout
-    assert f"[robota mesh: from device laptop ({laptop_id}), task {asker}]" in sent.stdout
-
-    def stopped() -> bool:
-        rows = conversations(laptop)
-        return bool(rows) and rows[0]["state"] == "stopped"
-
-    _until(stopped, "the laptop's fourth reply is held back", TALK)
-    [mine] = conversations(laptop)
-    [theirs] = conversations(desk)
-    assert mine["id"] == theirs["id"]
-    assert (mine["peer"], mine["began"], mine["task_id"]) == (desk_id, "me", asker)
-    assert (mine["hops"], mine["replies"], mine["reason"]) == (8, 3, "max-hops")
-    assert (theirs["peer"], theirs["began"], theirs["peer_task"]) == (laptop_id, "peer", asker)
-    assert (theirs["hops"], theirs["replies"]) == (8, 4)
-    assert theirs["state"] == "ended" and theirs["reason"] == "peer: max-hops"
-    problems = _status(laptop)["problems"]
-    assert any(f"conversation {mine['id']} with desk stopped (max-hops)" in p for p in problems), (
-        problems
-    )
-    log = (laptop / "logs" / "robota.log").read_text()
-    assert f"the conversation {mine['id']} with desk stopped" in log
+    mine, theirs = converse_to_the_limit(laptop, desk, laptop_id, desk_id)
 
     # The desk's task was its own, on a route named for the laptop.
     tasks = json.loads(_robota(desk, "task", "list", "--json").stdout)
@@ -92,3 +67,29 @@ def test_a_message_to_a_task_that_is_not_there_ends_the_conversation(
     unknown = _robota(laptop, "mesh", "send", "nobody", "hi")
     assert unknown.returncode == 2
     assert "no device of the roster is 'nobody'" in unknown.stderr
+
+
+def test_agents_in_two_network_namespaces_converse_to_the_limit(tmp_path: Path) -> None:
+    """The same conversation between hosts in two namespaces the test creates, each with its
+    own fake model on its own loopback, linked across a veth pair."""
+    address = f"{SUBNET}.1:{PORT}"
+    tag = f"rt{os.getpid() % 100000}"
+    with (
+        namespaces_and_veth(tag) as (laptop_ns, desk_ns),
+        fake_model_in(laptop_ns) as laptop_model,
+        fake_model_in(desk_ns) as desk_model,
+    ):
+        laptop, desk, laptop_id, desk_id = linked_agents(
+            tmp_path, (laptop_model, desk_model), address, address
+        )
+        started: list[Path] = []
+        try:
+            for home, namespace in ((laptop, laptop_ns), (desk, desk_ns)):
+                _start_in(namespace, home)
+                started.append(home)
+            _until(lambda: _link_state(desk, laptop_id) == "connected", "the desk links across")
+            _until(lambda: _link_state(laptop, desk_id) == "connected", "the laptop sees it")
+            converse_to_the_limit(laptop, desk, laptop_id, desk_id)
+        finally:
+            for home in started:
+                _robota(home, "server", "stop")
