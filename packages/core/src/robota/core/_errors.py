@@ -93,7 +93,8 @@ brackets::
     │   ├── PairingFailed              a pairing refused or ended (its closed reason)
     │   ├── BadFrame                   [ValueError] a link frame outside the vocabulary (closes it)
     │   ├── AlreadyInitialized         ``robota mesh init`` on a device that has its identity
-    │   └── DeviceNotFound             DEVICE names no device of the roster, or several
+    │   ├── DeviceNotFound             DEVICE names no device of the roster, or several
+    │   └── ReceiveFailed              an accepted file's copy did not match its offer (removed)
     └── EngineStopped                  [RuntimeError] the TUI's engine is not running
 
 ``Terminated`` (robota.core, a ``SystemExit``) stands outside the tree on purpose: it is the

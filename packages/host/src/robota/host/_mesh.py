@@ -200,9 +200,15 @@ class HostMesh:
             return None
         self._saved = trust.known.all()
         links = Links(trust, clock=self.clock)
-        if self.talk is not None:
-            links.on_talk = self.talk.on_talk
+        links.on_talk = self._deliver
         return links
+
+    async def _deliver(self, peer: str, frame: object) -> None:
+        """A conversation's frame to the conversations (an offer's is not taken yet)."""
+        from robota.mesh import PeerEnd, PeerReply, PeerSay  # noqa: PLC0415
+
+        if isinstance(frame, PeerSay | PeerReply | PeerEnd) and self.talk is not None:
+            self.talk.on_talk(peer, frame)
 
     def _trust(
         self,

@@ -17,6 +17,7 @@ from dataclasses import dataclass, fields
 from typing import Any, ClassVar, get_type_hints
 
 from ._errors import MeshError
+from ._offers import CHUNK, OUTCOMES, FileChunk, OfferOutcome, PeerOffer
 from ._pairing import FAILURES, Answer, Confirm, Enrol, Fail, Start
 from ._talk import END_REASONS, MAX_TEXT, PeerEnd, PeerReply, PeerSay
 
@@ -72,12 +73,36 @@ class Certs:
 _PAIRING = {Start: "pair.start", Answer: "pair.answer", Confirm: "pair.confirm"}
 _PAIRING.update({Enrol: "pair.enrol", Fail: "pair.fail"})
 _TYPES: dict[str, type[Any]] = {
-    cls.TYPE: cls for cls in (Hello, Lists, Certs, PeerSay, PeerReply, PeerEnd)
+    cls.TYPE: cls
+    for cls in (
+        Hello,
+        Lists,
+        Certs,
+        PeerSay,
+        PeerReply,
+        PeerEnd,
+        PeerOffer,
+        OfferOutcome,
+        FileChunk,
+    )
 }
 _TYPES.update({name: cls for cls, name in _PAIRING.items()})
 
 Frame = (
-    Hello | Lists | Certs | Start | Answer | Confirm | Enrol | Fail | PeerSay | PeerReply | PeerEnd
+    Hello
+    | Lists
+    | Certs
+    | Start
+    | Answer
+    | Confirm
+    | Enrol
+    | Fail
+    | PeerSay
+    | PeerReply
+    | PeerEnd
+    | PeerOffer
+    | OfferOutcome
+    | FileChunk
 )
 
 
@@ -163,4 +188,23 @@ def _talk_checked(frame: Frame) -> Frame:
         raise BadFrame(f"{frame.TYPE}: a text of {len(frame.text)} characters is over the bound")
     if isinstance(frame, PeerSay | PeerReply | PeerEnd) and not 0 < len(frame.conversation) <= 64:
         raise BadFrame(f"{frame.TYPE}: a conversation id of 1 to 64 characters")
+    return _offer_checked(frame)
+
+
+def _offer_checked(frame: Frame) -> Frame:
+    """An offer's frame within its bounds (``_offers``)."""
+    if isinstance(frame, PeerOffer | OfferOutcome | FileChunk) and not (
+        8 <= len(frame.offer) <= 64 and all(c in "0123456789abcdef" for c in frame.offer)
+    ):
+        raise BadFrame(f"{frame.TYPE}: an offer id of 8 to 64 lowercase hex digits")
+    if isinstance(frame, PeerOffer) and (
+        len(frame.sha256) != 64 or any(c not in "0123456789abcdef" for c in frame.sha256)
+    ):
+        raise BadFrame("peer.offer: sha256 must be 64 lowercase hex digits")
+    if isinstance(frame, PeerOffer) and len(frame.name.encode("utf-8")) > 1024:
+        raise BadFrame("peer.offer: a name over 1024 bytes")
+    if isinstance(frame, OfferOutcome) and frame.outcome not in OUTCOMES:
+        raise BadFrame(f"peer.offer.outcome: no outcome {frame.outcome!r}")
+    if isinstance(frame, FileChunk) and len(frame.data) > CHUNK:
+        raise BadFrame(f"peer.chunk: {len(frame.data)} bytes, over {CHUNK}")
     return frame

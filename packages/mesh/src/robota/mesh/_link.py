@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from ._frames import BadFrame, Certs, Frame, Hello, Lists
+from ._offers import FileChunk, OfferOutcome, PeerOffer
 from ._talk import PeerEnd, PeerReply, PeerSay
 
 __all__ = [
@@ -89,9 +90,10 @@ class Close:
 
 @dataclass(frozen=True, slots=True)
 class Deliver:
-    """A conversation's frame (``_talk``) for the shell's conversations, from the proven peer."""
+    """A conversation's or an offer's frame (``_talk``, ``_offers``) for the shell, from the
+    proven peer."""
 
-    frame: PeerSay | PeerReply | PeerEnd
+    frame: PeerSay | PeerReply | PeerEnd | PeerOffer | OfferOutcome | FileChunk
 
 
 Effect = Send | Adopt | Learn | Close | Deliver
@@ -141,7 +143,7 @@ class LinkGossip:
             return [Adopt(kind, frame.blob)]
         if isinstance(frame, Certs):
             return [Learn(frame.certs)]
-        if isinstance(frame, PeerSay | PeerReply | PeerEnd):
+        if isinstance(frame, PeerSay | PeerReply | PeerEnd | PeerOffer | OfferOutcome | FileChunk):
             return [Deliver(frame)]
         return self._close(f"unexpected {type(frame).__name__} on an open link")
 

@@ -64,6 +64,7 @@ from ._linkcert import (
     pairing_context,
 )
 from ._linkcert import server_context as _server_context
+from ._offers import OfferFrame
 from ._pairing import Fail, Joiner, Pairer, PairingFailed, PairingWindow, PairMessage
 from ._talk import TalkFrame
 from ._trust import LinkTrust
@@ -116,9 +117,10 @@ class Links:
         self._pairing: tuple[PairingWindow, Decide, Bundle, ssl.SSLContext] | None = None
         self.paired: list[tuple[str, bytes]] = []
         """The devices paired through this listener: name and link certificate."""
-        self.on_talk: Callable[[str, TalkFrame], None] = lambda _device, _frame: None
-        """Given each conversation frame a link delivers, with the device its handshake
-        proved (the host's conversations; it must not block)."""
+        self.on_talk: Callable[[str, TalkFrame | OfferFrame], Awaitable[None]] = _ignore
+        """Given each conversation's or offer's frame a link delivers, with the device its
+        handshake proved (the host's conversations and offers); the link reads its next frame
+        once it returned, so a file's chunks come no faster than they are written."""
 
     def open_pairing(self, window: PairingWindow, decide: Decide, bundle: Bundle) -> None:
         """Serve one pairing window on this listener until ``close_pairing``."""
@@ -329,10 +331,11 @@ class Links:
             elif isinstance(effect, Learn) and self.trust.learn(effect.certs):
                 await self._spread()
             elif isinstance(effect, Deliver):
-                self.on_talk(gossip.peer, effect.frame)
+                await self.on_talk(gossip.peer, effect.frame)
 
-    async def send_talk(self, device: str, frame: TalkFrame) -> bool:
-        """Send a conversation's frame to ``device``; ``False`` when it has no open link."""
+    async def send_talk(self, device: str, frame: TalkFrame | OfferFrame) -> bool:
+        """Send a conversation's or an offer's frame to ``device``; ``False`` when it has no
+        open link."""
         info = self.links.get(DeviceId(device))
         if info is None or info.state != "connected" or info._ws is None:
             return False
@@ -402,6 +405,10 @@ class Links:
             {"device": i.device, "name": i.name, "state": i.state, "since": i.since}
             for i in sorted(self.links.values(), key=lambda i: i.device)
         ]
+
+
+async def _ignore(_device: str, _frame: TalkFrame | OfferFrame) -> None:
+    """What a link does with a peer's frame when nobody takes them."""
 
 
 async def _read_exactly(stream: trio.SocketStream, size: int) -> bytes:

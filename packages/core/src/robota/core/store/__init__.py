@@ -98,6 +98,7 @@ if typing.TYPE_CHECKING:
     )
     from ._inspect import StoreReport, TableReport, inspect_store
     from ._mesh import MESH_LISTS, MeshList, RaiseMeshMark, mesh_marks
+    from ._mesh_offers import MeshOffer, SaveMeshOffer, mesh_offer, mesh_offers
     from ._mesh_talks import (
         MeshConversation,
         SaveMeshConversation,
@@ -298,6 +299,11 @@ __all__ = [
     "SaveMeshConversation",
     "mesh_conversation",
     "mesh_conversations",
+    # the device mesh's file offers
+    "MeshOffer",
+    "SaveMeshOffer",
+    "mesh_offer",
+    "mesh_offers",
     # one write from a process with no writer actor
     "write_once",
     # tasks and routes
@@ -471,6 +477,10 @@ _LAZY = {
     "SaveMeshConversation": "._mesh_talks",
     "mesh_conversation": "._mesh_talks",
     "mesh_conversations": "._mesh_talks",
+    "MeshOffer": "._mesh_offers",
+    "SaveMeshOffer": "._mesh_offers",
+    "mesh_offer": "._mesh_offers",
+    "mesh_offers": "._mesh_offers",
     "write_once": "._once",
     "ClaimTask": "._owners",
     "TaskOwner": "._owners",
