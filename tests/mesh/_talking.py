@@ -15,14 +15,19 @@ from contextlib import closing, contextmanager
 from pathlib import Path
 from typing import Any
 
+import pytest
+
+from ..support.model_server import FakeModel
 from ..support.real_agents import write_real_agents_config
 from ..support.robota import Robota
-from ._hosts import _status, _until
+from ._hosts import _free_port, _link_state, _status, _until, hosts
 from ._paired import _paired
 from ._profiles import _init, _robota
 
 __all__ = [
     "AGENT",
+    "linked",
+    "model",
     "TALK",
     "conversations",
     "converse_to_the_limit",
@@ -155,3 +160,23 @@ def converse_to_the_limit(
     log = (laptop / "logs" / "robota.log").read_text()
     assert f"the conversation {mine['id']} with desk stopped" in log
     return mine, theirs
+
+
+@pytest.fixture
+def model() -> Iterator[FakeModel]:
+    with FakeModel() as fake:
+        yield fake
+
+
+@pytest.fixture
+def linked(tmp_path: Path, model: FakeModel) -> Iterator[tuple[Path, Path, str, str]]:
+    """Two linked profiles on loopback, their hosts running, sharing ``model``: their homes
+    and device ids."""
+    address = f"127.0.0.1:{_free_port()}"
+    laptop, desk, laptop_id, desk_id = linked_agents(
+        tmp_path, (model.url, model.url), address, address
+    )
+    with hosts(laptop, desk):
+        _until(lambda: _link_state(desk, laptop_id) == "connected", "the desk links")
+        _until(lambda: _link_state(laptop, desk_id) == "connected", "the laptop sees it")
+        yield laptop, desk, laptop_id, desk_id

@@ -12,29 +12,21 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Iterator
 from pathlib import Path
 
-import pytest
-
-from ..support.model_server import FakeModel
-from ._hosts import _free_port, _link_state, _status, _until, hosts
+from ._hosts import _link_state, _status, _until
 from ._netns import PORT, SUBNET, _start_in, namespaces_and_veth
 from ._profiles import _robota
-from ._talking import conversations, converse_to_the_limit, fake_model_in, linked_agents
+from ._talking import (
+    conversations,
+    converse_to_the_limit,
+    fake_model_in,
+    linked,
+    linked_agents,
+    model,
+)
 
-
-@pytest.fixture
-def linked(tmp_path: Path) -> Iterator[tuple[Path, Path, str, str]]:
-    address = f"127.0.0.1:{_free_port()}"
-    with FakeModel() as model:
-        laptop, desk, laptop_id, desk_id = linked_agents(
-            tmp_path, (model.url, model.url), address, address
-        )
-        with hosts(laptop, desk):
-            _until(lambda: _link_state(desk, laptop_id) == "connected", "the desk links")
-            _until(lambda: _link_state(laptop, desk_id) == "connected", "the laptop sees it")
-            yield laptop, desk, laptop_id, desk_id
+__all__ = ["linked", "model"]  # the fixtures, from _talking.py
 
 
 def test_a_conversation_between_two_agents_stops_at_the_limits(

@@ -579,9 +579,16 @@ def join_command(address: str, code: str | None, option_code: str | None) -> Non
 
 def _add_commands() -> None:
     """The commands of issue 30 live in modules of their own."""
+    from ._mesh_offer_cmd import (  # noqa: PLC0415
+        accept_command,
+        decline_command,
+        offer_command,
+        offers_command,
+    )
     from ._mesh_send import send_command  # noqa: PLC0415
 
-    mesh_group.add_command(send_command)
+    for command in (send_command, offer_command, offers_command, accept_command, decline_command):
+        mesh_group.add_command(command)
 
 
 _add_commands()

@@ -41,6 +41,14 @@ from robota.core import ChildSpec
 from robota.core.control import Endpoint, StreamEndpoint
 
 from ._mesh_files import LINK_CERTS, load_link_certs, save_link_certs, split_address
+from ._mesh_offers import (
+    MeshAccept,
+    MeshDecline,
+    MeshOfferAny,
+    MeshOfferFile,
+    MeshOffers,
+    MeshOffersList,
+)
 from ._mesh_pair import MeshJoin, MeshPair, MeshPairing
 from ._mesh_talk import MeshSend, MeshTalk
 from ._services import ServiceSpec
@@ -109,11 +117,16 @@ class HostMesh:
         self._joined = trio.Event()
         self.talk: MeshTalk | None = None
         """The peer conversations (``_mesh_talk``), when the host has a task desk."""
+        self.offers: MeshOffers | None = None
+        """The file offers (``_mesh_offers``), when the host has a task desk."""
         if desk is not None:
             from robota.mesh import TalkLimits  # noqa: PLC0415
 
             limits = TalkLimits(config.mesh.max_hops, config.mesh.max_replies)
             self.talk = MeshTalk(desk, limits, lambda: self.links, clock=clock)
+            self.offers = MeshOffers(
+                desk, profile.data_dir, profile.home, lambda: self.links, clock=clock
+            )
 
     @property
     def store_path(self) -> Path:
@@ -129,6 +142,15 @@ class HostMesh:
         ]
         if self.talk is not None:
             endpoints.append(Endpoint(MeshSend, self.talk.send))
+        if self.offers is not None:
+            offers = self.offers
+            endpoints += [
+                Endpoint(MeshOfferFile, offers.offer),
+                Endpoint(MeshOfferAny, offers.offer_any, operator=True),
+                Endpoint(MeshOffersList, offers.offers),
+                Endpoint(MeshAccept, offers.accept, operator=True),
+                Endpoint(MeshDecline, offers.decline),
+            ]
         return endpoints
 
     # -- running -------------------------------------------------------------------------------
@@ -157,6 +179,8 @@ class HostMesh:
             nursery.start_soon(self._tend, links)
             if self.talk is not None:
                 nursery.start_soon(self.talk.run)
+            if self.offers is not None:
+                nursery.start_soon(self.offers.run)
             await trio.sleep_forever()
 
     async def _open(self) -> Links | None:
@@ -204,11 +228,14 @@ class HostMesh:
         return links
 
     async def _deliver(self, peer: str, frame: object) -> None:
-        """A conversation's frame to the conversations (an offer's is not taken yet)."""
-        from robota.mesh import PeerEnd, PeerReply, PeerSay  # noqa: PLC0415
+        """A conversation's frame to the conversations, an offer's to the offers."""
+        from robota.mesh import FileChunk, OfferOutcome, PeerOffer  # noqa: PLC0415
 
-        if isinstance(frame, PeerSay | PeerReply | PeerEnd) and self.talk is not None:
-            self.talk.on_talk(peer, frame)
+        if isinstance(frame, PeerOffer | OfferOutcome | FileChunk):
+            if self.offers is not None:
+                await self.offers.on_frame(peer, frame)
+        elif self.talk is not None:
+            self.talk.on_talk(peer, frame)  # type: ignore[arg-type]
 
     def _trust(
         self,

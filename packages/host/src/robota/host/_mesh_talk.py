@@ -38,6 +38,7 @@ import trio
 from robota.core.control import HandlerError
 from robota.core.engine import RouteNote
 
+from ._mesh_peers import open_links, peer_name, pick_peer
 from ._requests import SEND_WAIT, SEND_WAIT_MAX, TaskNew
 from ._routing import cli_route
 
@@ -248,8 +249,8 @@ class MeshTalk:
             raise HandlerError(
                 "bad_request", f"mesh.send: 'timeout' must be in (0, {SEND_WAIT_MAX:g}]", "timeout"
             )
-        links = self._open_links()
-        device = self._device(links, request.device)
+        links = open_links(self._links())
+        device = pick_peer(links, request.device)
         from_task = await self._from_task(request)
         conversation = secrets.token_hex(8)
         row = began(device, conversation, task_id=from_task, me=True)
@@ -289,22 +290,6 @@ class MeshTalk:
             return None
         return (await self.desk.resolve(request.from_task, caller)).id
 
-    def _open_links(self) -> Links:
-        links = self._links()
-        if links is None:
-            raise HandlerError("unavailable", "the host's mesh is not open (robota mesh status)")
-        return links
-
-    def _device(self, links: Links, text: str) -> str:
-        from robota.mesh import DeviceNotFound, pick_device  # noqa: PLC0415
-
-        trust = links.trust
-        devices = {c.device: c.name for c in trust.roster.devices if c.device != trust.device}
-        try:
-            return pick_device(devices, text)
-        except DeviceNotFound as error:
-            raise HandlerError("not_found", str(error), "device") from None
-
     # -- what mesh status shows --------------------------------------------------------------
 
     async def problems(self) -> list[str]:
@@ -325,12 +310,7 @@ class MeshTalk:
     # -- steps -------------------------------------------------------------------------------
 
     def _name(self, device: str) -> str:
-        links = self._links()
-        if links is not None:
-            for cert in links.trust.roster.devices:
-                if cert.device == device:
-                    return cert.name
-        return device
+        return peer_name(self._links(), device)
 
     def _lock(self, peer: str, conversation: str) -> trio.Lock:
         return self._locks.setdefault((peer, conversation), trio.Lock())
