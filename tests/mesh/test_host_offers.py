@@ -10,6 +10,7 @@ reaches the sender.
 from __future__ import annotations
 
 import json
+import os
 import sqlite3
 import stat
 import subprocess
@@ -18,9 +19,10 @@ from pathlib import Path
 from typing import Any
 
 from ..support.model_server import FakeModel
-from ._hosts import _until
+from ._hosts import _link_state, _until
+from ._netns import PORT, SUBNET, _start_in, namespaces_and_veth
 from ._profiles import _env, _robota
-from ._talking import linked, model, new_task
+from ._talking import linked, linked_agents, model, new_task
 from ._terminal import ROBOTA, Run, Step, run_on_terminal
 
 __all__ = ["linked", "model"]  # the fixtures, from _talking.py
@@ -153,3 +155,60 @@ def test_a_planted_link_and_a_clash_replace_nothing_and_a_decline_reaches_the_se
     _until(lambda: _sent_phase(laptop, offer) == "declined", "the sender hears of it", 30)
     assert _offers(desk) == []
     assert _robota(desk, "mesh", "accept", offer).returncode == 2  # no terminal, nothing waits
+
+
+def test_across_two_namespaces_odd_names_stay_plain_and_a_secret_stays_home(
+    tmp_path: Path,
+) -> None:
+    """Hosts in two network namespaces the test creates, linked across a veth pair: an agent's
+    secret is refused; the operator's files with odd names (a line break, a partial copy's
+    prefix) and a clash with a planted link are kept under plain names, replacing nothing."""
+    address = f"{SUBNET}.1:{PORT}"
+    with namespaces_and_veth(f"ro{os.getpid() % 100000}") as (laptop_ns, desk_ns):
+        nowhere = "http://127.0.0.1:9"  # no turn runs: the agents never start
+        laptop, desk, laptop_id, desk_id = linked_agents(
+            tmp_path, (nowhere, nowhere), address, address
+        )
+        started: list[Path] = []
+        try:
+            for home, namespace in ((laptop, laptop_ns), (desk, desk_ns)):
+                _start_in(namespace, home)
+                started.append(home)
+            _until(lambda: _link_state(desk, laptop_id) == "connected", "the desk links across")
+            _until(lambda: _link_state(laptop, desk_id) == "connected", "the laptop sees it")
+
+            (laptop.parent / ".env").write_text("TOKEN=1\n")
+            secret = _as_agent(
+                laptop, new_task(laptop), "mesh", "offer", "desk", str(laptop.parent / ".env")
+            )
+            assert secret.returncode == 1 and ".env*" in secret.stderr, secret.stderr
+
+            folder = desk / "data" / "peers" / laptop_id
+            folder.mkdir(parents=True, mode=0o700)
+            (folder / "same.txt").symlink_to(desk.parent / "never.txt")
+            names = ["two\nlines.txt", ".partial-0123456789abcdef", "same.txt", "same.txt"]
+            for index, name in enumerate(names):
+                source = laptop.parent / f"out{index}" / name
+                source.parent.mkdir()
+                source.write_text(f"file {index}\n")
+                offered = run_on_terminal(
+                    ["mesh", "offer", "desk", str(source)], _env(laptop), laptop.parent
+                )
+                assert offered.code == 0, offered.stderr
+                [item] = _offers(desk)
+                accepted = _accept(desk, item["id"])
+                assert accepted.code == 0, (accepted.stderr, accepted.screen)
+            kept = {p.name: p for p in folder.iterdir()}
+            assert sorted(kept) == [
+                "_.partial-0123456789abcdef",
+                "same (2).txt",
+                "same (3).txt",
+                "same.txt",
+                "twolines.txt",
+            ]
+            assert kept["twolines.txt"].read_text() == "file 0\n"
+            assert kept["same (3).txt"].read_text() == "file 3\n"
+            assert kept["same.txt"].is_symlink() and not (desk.parent / "never.txt").exists()
+        finally:
+            for home in started:
+                _robota(home, "server", "stop")
