@@ -21,6 +21,7 @@ from ..support.model_server import FakeModel
 from ..support.real_agents import write_real_agents_config
 from ..support.robota import Robota
 from ._hosts import _free_port, _link_state, _status, _until, hosts
+from ._netns import _start_in
 from ._paired import _paired
 from ._profiles import _init, _robota
 
@@ -33,6 +34,7 @@ __all__ = [
     "converse_to_the_limit",
     "fake_model_in",
     "linked_agents",
+    "linked_in_namespaces",
     "new_task",
     "write_mesh",
 ]
@@ -180,3 +182,22 @@ def linked(tmp_path: Path, model: FakeModel) -> Iterator[tuple[Path, Path, str, 
         _until(lambda: _link_state(desk, laptop_id) == "connected", "the desk links")
         _until(lambda: _link_state(laptop, desk_id) == "connected", "the laptop sees it")
         yield laptop, desk, laptop_id, desk_id
+
+
+@contextmanager
+def linked_in_namespaces(
+    laptop: tuple[Path, str, str], desk: tuple[Path, str, str]
+) -> Iterator[None]:
+    """Each profile's host (home, namespace, device id) started in its namespace, the two
+    linked, for the block; both stopped after it."""
+    started: list[Path] = []
+    try:
+        for home, namespace, _device in (laptop, desk):
+            _start_in(namespace, home)
+            started.append(home)
+        _until(lambda: _link_state(desk[0], laptop[2]) == "connected", "the desk links across")
+        _until(lambda: _link_state(laptop[0], desk[2]) == "connected", "the laptop sees it")
+        yield
+    finally:
+        for home in started:
+            _robota(home, "server", "stop")

@@ -19,10 +19,10 @@ from pathlib import Path
 from typing import Any
 
 from ..support.model_server import FakeModel
-from ._hosts import _link_state, _until
-from ._netns import PORT, SUBNET, _start_in, namespaces_and_veth
+from ._hosts import _until
+from ._netns import PORT, SUBNET, namespaces_and_veth
 from ._profiles import _env, _robota
-from ._talking import linked, linked_agents, model, new_task
+from ._talking import linked, linked_agents, linked_in_namespaces, model, new_task
 from ._terminal import ROBOTA, Run, Step, run_on_terminal
 
 __all__ = ["linked", "model"]  # the fixtures, from _talking.py
@@ -169,14 +169,7 @@ def test_across_two_namespaces_odd_names_stay_plain_and_a_secret_stays_home(
         laptop, desk, laptop_id, desk_id = linked_agents(
             tmp_path, (nowhere, nowhere), address, address
         )
-        started: list[Path] = []
-        try:
-            for home, namespace in ((laptop, laptop_ns), (desk, desk_ns)):
-                _start_in(namespace, home)
-                started.append(home)
-            _until(lambda: _link_state(desk, laptop_id) == "connected", "the desk links across")
-            _until(lambda: _link_state(laptop, desk_id) == "connected", "the laptop sees it")
-
+        with linked_in_namespaces((laptop, laptop_ns, laptop_id), (desk, desk_ns, desk_id)):
             (laptop.parent / ".env").write_text("TOKEN=1\n")
             secret = _as_agent(
                 laptop, new_task(laptop), "mesh", "offer", "desk", str(laptop.parent / ".env")
@@ -209,6 +202,3 @@ def test_across_two_namespaces_odd_names_stay_plain_and_a_secret_stays_home(
             assert kept["twolines.txt"].read_text() == "file 0\n"
             assert kept["same (3).txt"].read_text() == "file 3\n"
             assert kept["same.txt"].is_symlink() and not (desk.parent / "never.txt").exists()
-        finally:
-            for home in started:
-                _robota(home, "server", "stop")

@@ -14,8 +14,8 @@ import json
 import os
 from pathlib import Path
 
-from ._hosts import _link_state, _status, _until
-from ._netns import PORT, SUBNET, _start_in, namespaces_and_veth
+from ._hosts import _status
+from ._netns import PORT, SUBNET, namespaces_and_veth
 from ._profiles import _robota
 from ._talking import (
     conversations,
@@ -23,6 +23,7 @@ from ._talking import (
     fake_model_in,
     linked,
     linked_agents,
+    linked_in_namespaces,
     model,
 )
 
@@ -74,14 +75,5 @@ def test_agents_in_two_network_namespaces_converse_to_the_limit(tmp_path: Path) 
         laptop, desk, laptop_id, desk_id = linked_agents(
             tmp_path, (laptop_model, desk_model), address, address
         )
-        started: list[Path] = []
-        try:
-            for home, namespace in ((laptop, laptop_ns), (desk, desk_ns)):
-                _start_in(namespace, home)
-                started.append(home)
-            _until(lambda: _link_state(desk, laptop_id) == "connected", "the desk links across")
-            _until(lambda: _link_state(laptop, desk_id) == "connected", "the laptop sees it")
+        with linked_in_namespaces((laptop, laptop_ns, laptop_id), (desk, desk_ns, desk_id)):
             converse_to_the_limit(laptop, desk, laptop_id, desk_id)
-        finally:
-            for home in started:
-                _robota(home, "server", "stop")
