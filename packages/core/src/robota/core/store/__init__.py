@@ -30,7 +30,8 @@ cover inbound-event dedupe, route states, the final-delivery ledger, turn attemp
 queue, the audit trail, what chat transports keep of their chats (``_chats``) and the messages
 they accepted until their routes took them in (``_inbox``), and team groups' registry, decision
 audit and stored requests (``_teams``), and which process owns a task (``_owners``), and the
-device mesh's high-water marks (``_mesh``). The schema
+device mesh's high-water marks (``_mesh``) and session handoffs between devices
+(``_handoffs``). The schema
 grows through ``MIGRATIONS``, applied by the writer when it starts; a database from a newer
 robota is refused with ``StoreError``. Migrations that change tables are written with
 sqlite-utils (``schema_change``), which is also what ``inspect_store`` (``robota store``) reads
@@ -84,6 +85,24 @@ if typing.TYPE_CHECKING:
     from ._client import StoreClient
     from ._connection import open_reader
     from ._database import Database, Parameters
+    from ._handoffs import (
+        HANDOFF_SIDES,
+        CommitHeldTask,
+        HandoffRow,
+        HandoffSide,
+        HeldTask,
+        LetGoTask,
+        MarkReleased,
+        MoveHandoff,
+        OfferHandoff,
+        ReceiveHandoff,
+        TaskMobility,
+        handoff_payload,
+        handoff_row,
+        handoff_rows,
+        imported_transcript,
+        task_mobility,
+    )
     from ._inbox import (
         AcceptInbound,
         ConsumeInbox,
@@ -294,6 +313,22 @@ __all__ = [
     "MeshList",
     "RaiseMeshMark",
     "mesh_marks",
+    "HANDOFF_SIDES",
+    "CommitHeldTask",
+    "HandoffRow",
+    "HandoffSide",
+    "HeldTask",
+    "LetGoTask",
+    "MarkReleased",
+    "MoveHandoff",
+    "OfferHandoff",
+    "ReceiveHandoff",
+    "TaskMobility",
+    "handoff_payload",
+    "handoff_row",
+    "handoff_rows",
+    "imported_transcript",
+    "task_mobility",
     # the device mesh's conversations
     "MeshConversation",
     "SaveMeshConversation",
@@ -473,6 +508,22 @@ _LAZY = {
     "MeshList": "._mesh",
     "RaiseMeshMark": "._mesh",
     "mesh_marks": "._mesh",
+    "HANDOFF_SIDES": "._handoffs",
+    "CommitHeldTask": "._handoffs",
+    "HandoffRow": "._handoffs",
+    "HandoffSide": "._handoffs",
+    "HeldTask": "._handoffs",
+    "LetGoTask": "._handoffs",
+    "MarkReleased": "._handoffs",
+    "MoveHandoff": "._handoffs",
+    "OfferHandoff": "._handoffs",
+    "ReceiveHandoff": "._handoffs",
+    "TaskMobility": "._handoffs",
+    "handoff_payload": "._handoffs",
+    "handoff_row": "._handoffs",
+    "handoff_rows": "._handoffs",
+    "imported_transcript": "._handoffs",
+    "task_mobility": "._handoffs",
     "MeshConversation": "._mesh_talks",
     "SaveMeshConversation": "._mesh_talks",
     "mesh_conversation": "._mesh_talks",

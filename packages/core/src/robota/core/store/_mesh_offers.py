@@ -1,4 +1,4 @@
-"""The device mesh's file offers: ``mesh_offers`` (migration 11), one row per offer this device
+"""The device mesh's file offers: ``mesh_offers`` (migration 12), one row per offer this device
 made (``direction`` ``out``) or received (``in``), issue 30 §2.
 
 An offer is named by the device that made it (``id``) and keyed here by the peer the link

@@ -1,4 +1,4 @@
-"""The device mesh's conversations: ``mesh_conversations`` (migration 10), one row per
+"""The device mesh's conversations: ``mesh_conversations`` (migration 11), one row per
 conversation with a peer device (issue 30 §1).
 
 A conversation is named by the device that began it (``id``) and keyed here by the peer the

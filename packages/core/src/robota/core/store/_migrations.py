@@ -408,7 +408,54 @@ def _v9_chat_inbox(db: sqlite_utils.Database) -> None:
     inbox.create_index(["prompt_id"], index_name="chat_inbox_by_prompt")
 
 
-def _v10_mesh_conversations(db: sqlite_utils.Database) -> None:
+_V10_MESH_HANDOFFS = _statements(
+    # Session handoffs between devices, one row per handoff and side (``_handoffs``): its phase,
+    # manifest, the source's sealed payload until it is no longer needed, the grant and the
+    # destination's acknowledgement; the grants' nonces, so a replay is refused across
+    # restarts; and the transcript a task arrived with (its new agent session is primed with
+    # it).
+    """
+    CREATE TABLE mesh_handoffs (
+        id TEXT NOT NULL,
+        side TEXT NOT NULL CHECK (side IN ('source', 'destination')),
+        task_id TEXT NOT NULL,
+        peer TEXT NOT NULL,
+        phase TEXT NOT NULL
+            CHECK (phase IN ('offered', 'transferring', 'staged', 'committed', 'abandoned')),
+        released INTEGER NOT NULL DEFAULT 0,
+        payload BLOB,
+        manifest_length INTEGER NOT NULL,
+        manifest_sha256 BLOB NOT NULL,
+        manifest_json TEXT NOT NULL,
+        grant_blob BLOB,
+        ack_blob BLOB,
+        expires_at REAL,
+        created_at REAL NOT NULL,
+        updated_at REAL NOT NULL,
+        PRIMARY KEY (id, side)
+    )
+    """,
+    "CREATE INDEX mesh_handoffs_by_task ON mesh_handoffs (task_id, created_at)",
+    """
+    CREATE TABLE mesh_handoff_nonces (
+        nonce BLOB PRIMARY KEY,
+        handoff TEXT NOT NULL,
+        seen_at REAL NOT NULL
+    )
+    """,
+    """
+    CREATE TABLE task_transcripts (
+        task_id TEXT PRIMARY KEY,
+        handoff TEXT NOT NULL,
+        transcript_json TEXT NOT NULL,
+        primed_at REAL,
+        created_at REAL NOT NULL
+    )
+    """,
+)
+
+
+def _v11_mesh_conversations(db: sqlite_utils.Database) -> None:
     # Each conversation with a peer device as this device counts it (``_mesh_talks``): the
     # messages it sent and received and the replies it sent, so the limits hold through
     # restarts; keyed by the peer the link proved and the id its beginner chose.
@@ -436,7 +483,7 @@ def _v10_mesh_conversations(db: sqlite_utils.Database) -> None:
     )
 
 
-def _v11_mesh_offers(db: sqlite_utils.Database) -> None:
+def _v12_mesh_offers(db: sqlite_utils.Database) -> None:
     # Each file offer this device made (``out``) or received (``in``) and its phase
     # (``_mesh_offers``), keyed by the peer the link proved, the direction and the id its maker
     # chose; ``path``: the file offered, or where an accepted one was kept.
@@ -485,8 +532,9 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(7, "task owners", _V7_TASK_OWNERS),
     Migration(8, "mesh marks", _V8_MESH_MARKS),
     Migration(9, "chat inbox", schema_change(_v9_chat_inbox)),
-    Migration(10, "mesh conversations", schema_change(_v10_mesh_conversations)),
-    Migration(11, "mesh offers", schema_change(_v11_mesh_offers)),
+    Migration(10, "mesh handoffs", _V10_MESH_HANDOFFS),
+    Migration(11, "mesh conversations", schema_change(_v11_mesh_conversations)),
+    Migration(12, "mesh offers", schema_change(_v12_mesh_offers)),
 )
 """Every migration this code knows, oldest first; the last one's version is the schema's."""
 
