@@ -278,3 +278,41 @@ def test_ctrl_c_or_sigterm_interrupts_the_hosts_turn_and_the_host_goes_on(
         time.sleep(0.2)
     after = run(robota, "-p", "still there")
     assert (after.returncode, after.stdout) == (0, "ECHO: still there\n"), after.stderr
+
+
+def host_log(robota: Robota) -> str:
+    return "".join(p.read_text(errors="replace") for p in (robota.home / "logs").glob("*.log*"))
+
+
+def test_a_run_takes_the_session_opened_ahead_with_nothing_of_the_run_before(
+    hosted: tuple[Robota, Profile], model: FakeModel
+) -> None:
+    """The host keeps a session opened ahead for print mode's next run in the same folder with
+    the same settings (``robota.runtimes``' ``_spare_sessions``): the second run takes it, its
+    own conversation (the model hears nothing of the first), and its output is as ever."""
+    robota, _ = hosted
+    stream = ("--output-format", "stream-json")
+    first = run(robota, "-p", "the first secret", *stream)
+    assert first.returncode == 0, first.stderr
+    deadline = time.monotonic() + BOUND
+    while host_log(robota).count("a session opened ahead in") < 1:
+        assert time.monotonic() < deadline, "no session was opened ahead"
+        time.sleep(0.1)
+    model.clear()
+    second = run(robota, "-p", "the second", *stream)
+    assert second.returncode == 0, second.stderr
+    assert host_log(robota).count("takes a session opened ahead") == 1
+    started = [
+        next(o for o in map(json.loads, out.stdout.splitlines()) if o["type"] == "session_started")
+        for out in (first, second)
+    ]
+    assert started[0]["session_id"] != started[1]["session_id"]
+    assert started[0]["agent_session_id"] != started[1]["agent_session_id"]
+    assert json.loads(second.stdout.splitlines()[-1])["result"] == "ECHO: the second"
+    bodies = [json.dumps(r.body) for r in model.model_requests()]
+    assert bodies and all("the first secret" not in body for body in bodies)
+
+    # Other settings (here another permission mode) never get it: a session of their own.
+    other = run(robota, "-p", "third", "--permission-mode", "acceptEdits")
+    assert (other.returncode, other.stdout) == (0, "ECHO: third\n"), other.stderr
+    assert host_log(robota).count("takes a session opened ahead") == 1

@@ -101,6 +101,8 @@ hundreds of chats keeps only the busy ones alive."""
 
 UNATTENDED = frozenset({CLI_KIND, PRINT_KIND})
 """The route kinds nobody answers approvals on."""
+PRINT_ROUTES = frozenset({PRINT_KIND})
+"""The route kinds whose agents keep a session opened ahead for them (one-shot runs)."""
 
 STOP_REPLY_GRACE = 1.0
 """Seconds a stop waits for control connections to finish (the stop request's own reply among
@@ -128,6 +130,9 @@ class Host:
             # Each task's directory by its workspace's trust: an untrusted one runs Restricted.
             restricted=restricted_hook(profile),
             quiet_after=QUIET_ROUTES,
+            # Print mode's runs (``print.run``) take a session their agent opened ahead, and
+            # leave the next one opening: a one-shot turn waits for no session/new.
+            open_ahead=lambda key: serves(PRINT_ROUTES, key),
         )
         self.taps = RouteTaps(FrontEndPort(self.engine))
         self.accepting = True
