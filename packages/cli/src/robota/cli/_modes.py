@@ -201,17 +201,19 @@ def _print_on_host(options: dict[str, Any], prompt: str) -> tuple[int | None, st
     sock = connect_host(socket_path)
     if sock is None:
         return None, prompt
-    from ._print import UsageError, read_prompt  # noqa: PLC0415
+    # Only the protocol and the output from here: no engine (``_print_relay``).
     from ._print_host import print_on_host  # noqa: PLC0415
+    from ._print_input import prompt_text  # noqa: PLC0415
 
     try:
         if options["input_format"] == "text":
             try:
-                prompt = read_prompt(prompt or None, sys.stdin)
-            except UsageError as error:
+                prompt = prompt_text(prompt or None, sys.stdin)
+            except ValueError as error:
                 sys.stderr.write(f"robota: {error}\n")
                 return 2, prompt
-        return print_on_host(_print_options(options, prompt), sock), prompt
+        code = print_on_host(options, prompt, sock, lambda: _print_options(options, prompt))
+        return code, prompt
     finally:
         sock.close()
 
