@@ -22,6 +22,7 @@ from ..support.host import BOUND, sandboxed
 from ..support.model_server import FakeModel
 from ..support.processes import kill_processes_with_home_under
 from ..support.robota import ROBOTA, Robota
+from ..support.sessions import ok_json, robota_cmd, workspace
 from ._server import server_json
 
 
@@ -49,6 +50,30 @@ def test_where_print_modes_turns_run(
         restricted=restricted,
         project_applies=project_applies,
         uses_task=uses_task,
+    )
+    assert where == placement
+
+
+@pytest.mark.parametrize(
+    ("untrusted", "restricted", "project_applies", "placement"),
+    [
+        # A daemon started --restricted runs every directory Restricted, with no project's
+        # settings: it runs a --restricted print as print mode's own process would, only that.
+        (False, False, False, "local"),
+        (False, True, False, "host"),
+        (True, True, False, "host"),
+        (True, False, False, "refused"),
+        (False, True, True, "local"),
+    ],
+)
+def test_where_print_modes_turns_run_on_a_restricted_daemon(
+    untrusted: bool, restricted: bool, project_applies: bool, placement: str
+) -> None:
+    where = print_placement(
+        untrusted=untrusted,
+        restricted=restricted,
+        project_applies=project_applies,
+        forced=True,
     )
     assert where == placement
 
@@ -316,3 +341,35 @@ def test_a_run_takes_the_session_opened_ahead_with_nothing_of_the_run_before(
     other = run(robota, "-p", "third", "--permission-mode", "acceptEdits")
     assert (other.returncode, other.stdout) == (0, "ECHO: third\n"), other.stderr
     assert host_log(robota).count("takes a session opened ahead") == 1
+
+
+def test_print_mode_hands_its_turn_to_the_workspaces_daemon(
+    short_root: Path, model: FakeModel
+) -> None:
+    """With no host but this workspace's daemon (``robota daemon start``), print mode runs its
+    turn there, as it would through a host: the same output as in its own process."""
+    robota, _ = sandboxed(short_root, model, "codex")
+    project = workspace(robota)
+    try:
+        assert ok_json(robota, "daemon", "start", cwd=project)["started"] is True
+        here = ("--cwd", str(project))
+        on_daemon, local = both(robota, "-p", "hello daemon", *here, cwd=project)
+        assert (on_daemon.returncode, on_daemon.stdout, on_daemon.stderr) == (
+            0,
+            "ECHO: hello daemon\n",
+            "",
+        )
+        assert (local.returncode, local.stdout) == (0, "ECHO: hello daemon\n"), local.stderr
+        as_json = ("--output-format", "stream-json")
+        on_daemon, local = both(robota, "-p", "again", *here, *as_json, cwd=project)
+        assert on_daemon.returncode == local.returncode == 0, on_daemon.stderr
+        assert json_lines(on_daemon.stdout) == json_lines(local.stdout)
+        # Another workspace's daemon is not this one's: print mode runs in its own process.
+        elsewhere = workspace(robota, "elsewhere")
+        before = known_routes(robota)
+        alone = run(robota, "-p", "alone", "--cwd", str(elsewhere), cwd=elsewhere)
+        assert (alone.returncode, alone.stdout) == (0, "ECHO: alone\n"), alone.stderr
+        assert known_routes(robota) == before
+    finally:
+        robota_cmd(robota, "daemon", "stop", cwd=project)
+        kill_processes_with_home_under(short_root)

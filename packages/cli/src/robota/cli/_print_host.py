@@ -37,12 +37,20 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from robota.core.config import Profile
     from robota.core.engine import FrontEndRequest
     from robota.core.frontend import RouteLink
 
     from ._print import PrintOptions
 
-__all__ = ["HostRoute", "connect_host", "print_on_host", "print_request", "wants_host"]
+__all__ = [
+    "HostRoute",
+    "connect_host",
+    "daemon_socket",
+    "print_on_host",
+    "print_request",
+    "wants_host",
+]
 
 HANDSHAKE_TIMEOUT = 30.0
 """Seconds the host may take to answer ``print.run`` (a trust check and a store read)."""
@@ -51,6 +59,21 @@ HANDSHAKE_TIMEOUT = 30.0
 def wants_host(*, no_host: bool, environ: dict[str, str] | os._Environ[str]) -> bool:
     """Whether print mode looks for a warm host at all (module docstring)."""
     return not no_host and not environ.get("ROBOTA_TASK_ID")
+
+
+def daemon_socket(profile: Profile, cwd: Path | None) -> Path | None:
+    """The control socket of the daemon of ``cwd``'s workspace (``robota daemon``), if one
+    runs. A profile that never ran a daemon has no daemon lock: one ``glob``, nothing
+    imported."""
+    try:
+        if not any(profile.sessions_dir.glob("daemon-*.lock")):
+            return None
+    except OSError:
+        return None
+    from robota.host import find_daemon, workspace_of  # noqa: PLC0415
+
+    found = find_daemon(profile, workspace_of((cwd or Path.cwd()).resolve()))
+    return Path(found.socket) if found is not None else None
 
 
 def connect_host(socket_path: Path) -> socket.socket | None:

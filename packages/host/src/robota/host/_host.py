@@ -58,7 +58,7 @@ from ._desk import TaskDesk
 from ._engine_host import open_engine
 from ._groups import GroupDesk
 from ._owners import HOST_OWNER, Owner
-from ._print_choice import PRINT_KIND
+from ._print_choice import PRINT_KIND, PRINT_ROUTES
 from ._print_turns import PrintDesk, PrintTurns
 from ._reads import count_routes
 from ._requests import (
@@ -101,8 +101,6 @@ hundreds of chats keeps only the busy ones alive."""
 
 UNATTENDED = frozenset({CLI_KIND, PRINT_KIND})
 """The route kinds nobody answers approvals on."""
-PRINT_ROUTES = frozenset({PRINT_KIND})
-"""The route kinds whose agents keep a session opened ahead for them (one-shot runs)."""
 
 STOP_REPLY_GRACE = 1.0
 """Seconds a stop waits for control connections to finish (the stop request's own reply among
