@@ -51,6 +51,7 @@ from robota.core.frontend import FrontEndPort, RouteLink
 from robota.host import PrintTask, choose_print_task
 
 from ._beacon import HostBeacon
+from ._print_input import INTERRUPT_GRACE, input_text, parse_input_line, prompt_text
 
 if TYPE_CHECKING:
     from robota.core.engine import Engine
@@ -63,9 +64,6 @@ __all__ = ["OutputFormat", "PrintOptions", "PrintRun", "parse_input_line"]
 logger = logging.getLogger("robota.cli.print")
 
 OutputFormat = Literal["text", "json", "stream-json"]
-
-INTERRUPT_GRACE = 10.0
-"""Seconds Ctrl-C waits for the interrupted turn to end before robota exits anyway."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -82,32 +80,6 @@ class PrintOptions:
 
 class UsageError(RobotaError):
     """Exit 2: the command line or the session it names is wrong."""
-
-
-def parse_input_line(line: str, number: int) -> str:
-    """The text of one ``--input-format stream-json`` line; ``ValueError`` says what is wrong.
-
-    Accepted: ``{"type": "user", "text": "..."}`` and the common envelope
-    ``{"type": "user", "message": {"role": "user", "content": "..." | [{"type": "text",
-    "text": "..."}]}}``.
-    """
-    try:
-        obj = json.loads(line)
-    except json.JSONDecodeError as error:
-        raise ValueError(f"input line {number}: not JSON ({error.msg})") from None
-    if not isinstance(obj, dict) or obj.get("type") != "user":
-        raise ValueError(f'input line {number}: expected an object with "type": "user"')
-    text = obj.get("text")
-    if text is None and isinstance(obj.get("message"), dict):
-        content = obj["message"].get("content")
-        if isinstance(content, list):
-            parts = [p.get("text") for p in content if isinstance(p, dict)]
-            text = "".join(p for p in parts if isinstance(p, str)) or None
-        else:
-            text = content
-    if not isinstance(text, str) or not text.strip():
-        raise ValueError(f'input line {number}: "text" must be a non-empty string')
-    return text
 
 
 class PrintRun:
@@ -253,14 +225,8 @@ class PrintRun:
         try:
             while line := await lines.readline():
                 number += 1
-                if not line.strip():
-                    continue
-                try:
-                    text = parse_input_line(line, number)
-                except ValueError as error:
-                    self._emit({"type": "error", "error": str(error)})
-                    self.stdout.flush()
-                    self.stderr.write(f"robota: {error}\n")
+                text = input_text(line, number, self._refuse_line)
+                if text is None:
                     continue
                 sent += 1
                 self._sent = sent
@@ -275,6 +241,11 @@ class PrintRun:
             # The last answer and its idle notice were read before stdin ended: the reader
             # waits for a notice that will not come.
             self.link.end()
+
+    def _refuse_line(self, error: str) -> None:
+        self._emit({"type": "error", "error": error})
+        self.stdout.flush()
+        self.stderr.write(f"robota: {error}\n")
 
     # -- notices -------------------------------------------------------------------------------
 
@@ -495,15 +466,11 @@ async def _cancel_after(nursery: trio.Nursery, seconds: float) -> None:
 
 
 def read_prompt(prompt: str | None, stdin: TextIO) -> str:
-    """The prompt of ``-p``: its text, else all of stdin when stdin is not a terminal."""
-    if prompt:
-        return prompt
-    if stdin.isatty():
-        raise UsageError("-p needs a prompt: robota -p 'TEXT', or pipe one into stdin")
-    text = stdin.read()
-    if not text.strip():
-        raise UsageError("-p: stdin was empty; nothing to send")
-    return text
+    """The prompt of ``-p`` (``prompt_text``); ``UsageError`` when there is none."""
+    try:
+        return prompt_text(prompt, stdin)
+    except ValueError as error:
+        raise UsageError(str(error)) from None
 
 
 def run_print(options: PrintOptions, prestart: Prestart | None = None) -> int:

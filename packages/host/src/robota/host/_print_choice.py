@@ -24,6 +24,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "PRINT_KIND",
+    "PRINT_ROUTES",
     "Placement",
     "PrintTask",
     "TaskChoice",
@@ -34,6 +35,8 @@ __all__ = [
 PRINT_KIND = "print"
 """Print mode's routes (``print:<hex>``): a terminal's or a ``print.run``'s, never adopted nor
 recovered by a host (``_routing``)."""
+PRINT_ROUTES = frozenset({PRINT_KIND})
+"""The route kinds whose agents keep a session opened ahead for them (one-shot runs)."""
 Placement = Literal["host", "local", "refused"]
 
 
@@ -65,17 +68,30 @@ class TaskChoice:
 
 
 def print_placement(
-    *, untrusted: bool, restricted: bool, project_applies: bool, uses_task: bool = False
+    *,
+    untrusted: bool,
+    restricted: bool,
+    project_applies: bool,
+    uses_task: bool = False,
+    forced: bool = False,
 ) -> Placement:
-    """Where print mode's turns run when a host is up. The host's engine runs a directory
-    Restricted exactly when its workspace is untrusted and applies no project settings, so it
-    runs the turn as print mode would only when the two agree. A task taken up again as it is
-    (``-c``, ``-r`` without ``--fork-session``: ``uses_task``) runs in print mode's own
-    process: in the host, the task's agent session may still be open on the route that ran it
-    last, and a second route opening it is only rebound to it, never told it opened."""
+    """Where print mode's turns run when a host (or the workspace's daemon) is up.
+
+    The host's engine runs a directory Restricted exactly when its workspace is untrusted
+    (a daemon started ``--restricted``, ``forced``: every directory), and with the settings it
+    was built from (``project_applies``: print mode's own would differ), so it runs the turn
+    as print mode would only when the two agree. An untrusted directory runs Restricted either
+    way. A task taken up again as it is (``-c``, ``-r`` without ``--fork-session``:
+    ``uses_task``) runs in print mode's own process: in the host, the task's agent session may
+    still be open on the route that ran it last, and a second route opening it is only rebound
+    to it, never told it opened."""
     if untrusted and not restricted:
         return "refused"
-    if uses_task or (not untrusted and (restricted or project_applies)):
+    if uses_task:
+        return "local"
+    if untrusted:
+        return "host"
+    if project_applies or restricted != forced:
         return "local"
     return "host"
 
