@@ -23,10 +23,12 @@ nothing else of the engine's wiring, and the engine's internals change without f
 noticing.
 
 Layering, bottom up: ``_backpressure`` (pure), ``_resolve`` (pure), ``_inbound`` (pure: the
-chat transports' owner filter, stale guard and durable claim), ``_port`` (an attached
+chat transports' owner filter, stale guard and durable claim), ``_admission`` (pure: a chat
+message's way in as effects, the screen, the accept, the lane), ``_port`` (an attached
 surface's frames are the protocol's: ``robota.core.protocol``), ``_transport``
 (what the host hands a chat transport it starts: the port, the store, a status callback;
-what a transport offers back: group creation), ``_chat`` (``ChatTurns``: the shell every chat
+what a transport offers back: group creation), ``_link`` (pure: a chat transport's connection
+machine and the status it reports), ``_chat`` (``ChatTurns``: the shell every chat
 transport's service extends, its routes read and its cards opened, and ``recovery_plan``, the
 restart's decision, pure; above ``robota.core.cards``; its inbox, ``_chat_inbox``: a message
 accepted before the platform is acknowledged, fed again or settled after a crash),
@@ -42,6 +44,7 @@ import typing
 from ..kernel import lazy_attributes as _lazy_attributes
 
 if typing.TYPE_CHECKING:
+    from ._admission import Arrived, Heard, ScreenRules, accepted, admission, fetched, screen
     from ._backpressure import CAPACITY, COALESCE_AFTER, merge_notices
     from ._chat import (
         RECOVER_SINCE,
@@ -149,6 +152,14 @@ __all__ = [
     "freshness",
     "inbound_claims",
     "owner_filter",
+    # the admission core (pure): a message's way in as effects
+    "Heard",
+    "ScreenRules",
+    "Arrived",
+    "screen",
+    "accepted",
+    "admission",
+    "fetched",
     "RestartDesk",
     "RestartSend",
     "RESTART_CANCEL",
@@ -191,6 +202,13 @@ __all__ = [
 ]
 
 _HOMES = {
+    "Heard": "._admission",
+    "ScreenRules": "._admission",
+    "Arrived": "._admission",
+    "screen": "._admission",
+    "accepted": "._admission",
+    "admission": "._admission",
+    "fetched": "._admission",
     "QUEUE_CANCEL": "._queue",
     "QueueClick": "._queue",
     "QueueNote": "._queue",
