@@ -13,7 +13,7 @@ from robota.core.frontend._link import (
     LinkConnecting,
     LinkUp,
     LinkView,
-    Refused,
+    PlatformRefused,
     step,
 )
 
@@ -54,12 +54,12 @@ def run(events: list[Event]) -> list[TransportStatus | None]:
         ),
         (
             "a refused token is final",
-            [Refused("invalid_auth"), Identified(), LinkUp(), LinkConnecting("x")],
+            [PlatformRefused("invalid_auth"), Identified(), LinkUp(), LinkConnecting("x")],
             [TransportStatus("failed", "invalid_auth"), None, None, None],
         ),
         (
             "refused after serving",
-            [Identified(), LinkUp(), Refused("revoked")],
+            [Identified(), LinkUp(), PlatformRefused("revoked")],
             [None, CONNECTED, TransportStatus("failed", "revoked")],
         ),
         (

@@ -36,7 +36,10 @@ accepted before the platform is acknowledged, fed again or settled after a crash
 through the platform's ``send``),
 ``_queue`` (``QueueNotes``: a queued prompt's note and its Cancel action, pure),
 ``_recovery_notes`` (pure: what a restarted host tells a chat of a turn it left unsettled),
-``_media`` (a chat's images and files once downloaded: limits, folder, what the agent gets).
+``_media`` (a chat's images and files once downloaded: limits, folder, what the agent gets),
+``_service`` (``ChatService``: one chat service, composed: the shell that runs
+``_admission``'s effects and ``_link``'s machine for any ``Platform``, the protocol a chat
+transport's adapter implements; above all the others).
 """
 
 import typing
@@ -60,6 +63,7 @@ if typing.TYPE_CHECKING:
     )
     from ._chat_inbox import Accepted, ChatInbox, InboxLeft
     from ._inbound import STALE_AFTER, Dated, Ignore, freshness, inbound_claims, owner_filter
+    from ._link import Identified, IdentifyFailed, LinkConnecting, LinkUp, PlatformRefused
     from ._media import (
         FILE_BYTES,
         IMAGE_BYTES,
@@ -91,6 +95,15 @@ if typing.TYPE_CHECKING:
     from ._recovery_notes import RecoveryNote, recovery_note, recovery_notes, recovery_texts
     from ._resolve import AmbiguousTask, TaskNotFound, TaskNotResolved, resolve_task
     from ._restarts import NOTE_TIMEOUT, RESTART_CANCEL, RestartDesk, RestartSend, restart_text
+    from ._service import (
+        Card,
+        ChatService,
+        Hearing,
+        LinkStatus,
+        Platform,
+        PlatformTurn,
+        Reaction,
+    )
     from ._transport import (
         GroupChat,
         GroupMaker,
@@ -160,6 +173,19 @@ __all__ = [
     "accepted",
     "admission",
     "fetched",
+    # one chat service, composed: the shell and the platform adapter's protocol
+    "ChatService",
+    "Platform",
+    "Hearing",
+    "Card",
+    "PlatformTurn",
+    "Reaction",
+    "LinkStatus",
+    "Identified",
+    "IdentifyFailed",
+    "LinkConnecting",
+    "LinkUp",
+    "PlatformRefused",
     "RestartDesk",
     "RestartSend",
     "RESTART_CANCEL",
@@ -202,6 +228,18 @@ __all__ = [
 ]
 
 _HOMES = {
+    "ChatService": "._service",
+    "Platform": "._service",
+    "Hearing": "._service",
+    "Card": "._service",
+    "PlatformTurn": "._service",
+    "Reaction": "._service",
+    "LinkStatus": "._service",
+    "Identified": "._link",
+    "IdentifyFailed": "._link",
+    "LinkConnecting": "._link",
+    "LinkUp": "._link",
+    "PlatformRefused": "._link",
     "Heard": "._admission",
     "ScreenRules": "._admission",
     "Arrived": "._admission",

@@ -27,7 +27,7 @@ __all__ = [
     "LinkConnecting",
     "LinkUp",
     "LinkView",
-    "Refused",
+    "PlatformRefused",
     "step",
 ]
 
@@ -57,13 +57,13 @@ class LinkUp:
 
 
 @dataclass(frozen=True, slots=True)
-class Refused:
+class PlatformRefused:
     """The platform refused a credential: final for this run."""
 
     reason: str
 
 
-Event = Identified | IdentifyFailed | LinkConnecting | LinkUp | Refused
+Event = Identified | IdentifyFailed | LinkConnecting | LinkUp | PlatformRefused
 
 
 @dataclass(frozen=True, slots=True)
@@ -83,7 +83,7 @@ def step(view: LinkView, event: Event) -> tuple[LinkView, TransportStatus | None
     """The view after ``event``, and the status to report (``None``: unchanged)."""
     if view.refused is not None:
         return view, None
-    if isinstance(event, Refused):
+    if isinstance(event, PlatformRefused):
         return _say(LinkView(view.identified, view.up, event.reason), "failed", event.reason)
     if isinstance(event, Identified):
         view = LinkView(True, view.up, None, view.said)
