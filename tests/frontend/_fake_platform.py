@@ -13,6 +13,7 @@ from typing import Any
 
 import trio
 
+from robota.core.engine import ForkTask, RouteReply, UserInput
 from robota.core.frontend import (
     Card,
     ChatRoute,
@@ -21,15 +22,17 @@ from robota.core.frontend import (
     Identified,
     IdentifyFailed,
     Ignore,
+    InboxLeft,
     LinkStatus,
     Opening,
+    Pending,
     PlatformRefused,
     PlatformTurn,
     Prepared,
     Reaction,
     Refused,
 )
-from robota.core.store import ActionBinding
+from robota.core.store import ActionBinding, TurnAttempt
 
 
 class LinkRefused(Exception):
@@ -68,6 +71,7 @@ class FakePlatform:
     restart_texts: Mapping[str, str] = field(default_factory=dict)
     team_owner: str | None = "owner"
     team_prefix: str = "/"
+    identify_first: bool = True
     said: list[tuple[object, ...]] = field(default_factory=list)
     service: ChatService | None = None
     linked: trio.Event = field(default_factory=trio.Event)
@@ -98,6 +102,23 @@ class FakePlatform:
 
     def refusal(self, error: BaseException) -> str | None:
         return str(error) if isinstance(error, LinkRefused) else None
+
+    def serving(self) -> None:
+        self.said.append(("serving",))
+
+    def recovering(self, unsettled: Sequence[tuple[TurnAttempt, str | None]]) -> None:
+        pass
+
+    async def resuming(self, left: InboxLeft) -> None:
+        pass
+
+    async def divert(self, hearing: Hearing, request: UserInput) -> ForkTask | None:
+        del hearing, request  # no message of Slack's is told anything else
+        return None
+
+    async def reply(self, route: ChatRoute, anchor: Pending | None, reply: RouteReply) -> bool:
+        del route, anchor, reply
+        return False
 
     # -- the events: ``{"id", "chat", "text", "from", "at", "files", "command"}`` as JSON ------
 

@@ -235,7 +235,7 @@ async def test_an_ignored_message_writes_nothing(store: tuple[Path, StoreClient]
         await trio.sleep(0.2)
         assert s.told() == []
         assert inbox_left(store[0]) == []
-        assert platform.said == [("online",)]
+        assert platform.said == [("serving",), ("online",)]
 
 
 async def test_a_stale_message_is_recorded_not_run(store: tuple[Path, StoreClient]) -> None:

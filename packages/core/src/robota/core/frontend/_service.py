@@ -40,7 +40,7 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol
 import trio
 
 from ..cards import CardDelivery, CardHost, CardPlatform, CardSink
-from ..engine import AnswerApproval, Interrupt, RouteReply, UserInput
+from ..engine import AnswerApproval, ForkTask, Interrupt, RouteReply, UserInput
 from ..kernel import LoopPort, Timers
 from ..store import (
     ActionBinding,
@@ -53,6 +53,7 @@ from ..store import (
     JSONValue,
     NoteChat,
     Together,
+    TurnAttempt,
 )
 from ..teams import FollowUpInput, LoopReplies, StartRequest, TeamDoor, say_offline
 from ._admission import (
@@ -75,7 +76,7 @@ from ._admission import (
 )
 from ._admission import NoteChat as NoteChatEffect
 from ._chat import ChatRoute, ChatTurn, ChatTurns, Opening, Outcome, Pending, RecoveredTurn
-from ._chat_inbox import Accepted
+from ._chat_inbox import Accepted, InboxLeft
 from ._inbound import Ignore
 from ._link import (
     Event,
@@ -112,6 +113,8 @@ STOP = "stop"
 """The ``approval_id`` of a turn card's Stop button."""
 IDENTIFY_CAP = 30.0
 """Seconds between two tries to identify the bot, at the most (doubling from 1)."""
+IDENTIFY_AGAIN = 5.0
+"""Seconds between two tries beside the running link (``Platform.identify_first`` unset)."""
 
 Reaction = Literal["working", "completed", "failed", "interrupted"]
 LinkStatus = Callable[[str, "str | None"], None]
@@ -146,6 +149,8 @@ class Hearing:
     team: bool = False
     attachments: bool = False
     message_kind: str = "message"
+    chat_key: str | None = None
+    """The chat's key as ``NoteChat`` keeps it (``None``: the route prefix and ``chat``)."""
 
 
 @dataclass(slots=True)
@@ -179,6 +184,9 @@ class Platform(Protocol):
     restart_texts: Mapping[str, str]
     team_owner: str | None
     team_prefix: str
+    identify_first: bool
+    """The link waits until the bot is identified (else one try first, then retried beside
+    the running link: the platform counts any outbound call that worked)."""
 
     def bind(self, service: ChatService) -> None:
         """The service it serves (its handler's calls go there)."""
@@ -281,6 +289,24 @@ class Platform(Protocol):
 
     async def startup_notes(self) -> None: ...
 
+    def serving(self) -> None:
+        """The transport said ``connected`` the first time."""
+
+    def recovering(self, unsettled: Sequence[tuple[TurnAttempt, str | None]]) -> None:
+        """What the last run left unsettled, before its cards open again (``ChatTurns``)."""
+
+    async def resuming(self, left: InboxLeft) -> None:
+        """What the last run left in the inbox, before it is fed again or settled."""
+
+    async def divert(self, hearing: Hearing, request: UserInput) -> ForkTask | None:
+        """What to tell the route instead of ``request`` (a reply comes first), or ``None``."""
+        ...
+
+    async def reply(self, route: ChatRoute, anchor: Pending | None, reply: RouteReply) -> bool:
+        """A command's reply, answered by the adapter itself (``True``) or left to the
+        service (a text reply, the message settled)."""
+        ...
+
 
 class ChatService(ChatTurns[PlatformTurn]):
     """See the module docstring."""
@@ -305,6 +331,7 @@ class ChatService(ChatTurns[PlatformTurn]):
             log=log,
         )
         self._link = LinkView()
+        self._served = False
         self._refused = trio.Event()
         self._teams: list[LoopReplies] = []
         platform.bind(self)
@@ -333,6 +360,7 @@ class ChatService(ChatTurns[PlatformTurn]):
             task_status.started()
             if not await self._identify():
                 await trio.sleep_forever()  # refused, and reported failed
+            await self.platform.resuming(left)
             self.resume_inbox(left)  # before the platform's events: what was left comes first
             up = trio.Event()
             nursery.start_soon(self._connect, up)
@@ -358,8 +386,12 @@ class ChatService(ChatTurns[PlatformTurn]):
     def status(self, event: Event) -> None:
         """Feed the connection machine; report what it says."""
         self._link, said = step(self._link, event)
-        if said is not None:
-            self.context.report(said)
+        if said is None:
+            return
+        self.context.report(said)
+        if said.state == "connected" and not self._served:
+            self._served = True
+            self.platform.serving()
 
     def _link_status(self, state: str, detail: str | None) -> None:
         if state == "connecting":
@@ -368,10 +400,14 @@ class ChatService(ChatTurns[PlatformTurn]):
             self.status(LinkUp())
 
     async def _identify(self) -> bool:
-        """Until the bot is identified (``True``) or refused (``False``, reported failed)."""
+        """Until the bot is identified (``True``) or refused (``False``, reported failed);
+        a platform that does not identify first: one try, then on beside the link."""
         delay = 1.0
         while True:
             found = await self.platform.identify()
+            if isinstance(found, IdentifyFailed) and not self.platform.identify_first:
+                self.nursery.start_soon(self._identify_beside)
+                return True
             if isinstance(found, IdentifyFailed):
                 after = f"within {delay:g} s" if delay <= 1.0 else f"in {delay:g} s"
                 self.status(IdentifyFailed(f"{found.detail}; next attempt {after}"))
@@ -382,6 +418,15 @@ class ChatService(ChatTurns[PlatformTurn]):
                 self._log.error("%s transport stopped: %s", self._chat_name, found.reason)
             self.status(found)
             return isinstance(found, Identified)
+
+    async def _identify_beside(self) -> None:
+        """Tried again quietly while the link runs (its status says how the transport goes),
+        until it, or any other outbound call (``status(Identified())``), worked."""
+        while not self._link.identified and self._link.refused is None:
+            await trio.sleep(IDENTIFY_AGAIN)
+            found = await self.platform.identify()
+            if not isinstance(found, IdentifyFailed):
+                self.status(found)
 
     async def _connect(self, up: trio.Event) -> None:
         try:
@@ -492,7 +537,7 @@ class ChatService(ChatTurns[PlatformTurn]):
             elif isinstance(effect, React):
                 await self.platform.react(hearing.chat, hearing.message_id, "working")
             elif isinstance(effect, NoteChatEffect):
-                chat_key = f"{self._route_prefix}{hearing.chat}"
+                chat_key = hearing.chat_key or f"{self._route_prefix}{hearing.chat}"
                 self._store.submit(NoteChat(chat_key, hearing.chat_kind), self.logged)
             elif isinstance(effect, RunCommand):
                 await self.platform.run_command(route, hearing, effect.command)
@@ -513,17 +558,19 @@ class ChatService(ChatTurns[PlatformTurn]):
             elif isinstance(effect, Settle):
                 await self.settle(hearing.chat, hearing.message_id, effect.outcome)
             elif isinstance(effect, Tell):
-                self._tell(route, hearing, inbox, effect, images)
+                await self._tell(route, hearing, inbox, effect, images)
 
-    def _tell(
+    async def _tell(
         self, route: ChatRoute, hearing: Hearing, inbox: int, tell: Tell, images: tuple[Path, ...]
     ) -> None:
+        request = UserInput(tell.text, images=images, message_id=hearing.message_id, inbox=inbox)
+        diverted = None if tell.command else await self.platform.divert(hearing, request)
         pending = Pending(hearing.message_id, tell.text, hearing.thread)
-        (route.commands if tell.command else route.pending).append(pending)
-        self.context.port.tell(
-            route.key,
-            UserInput(tell.text, images=images, message_id=hearing.message_id, inbox=inbox),
-        )
+        if tell.command or diverted is not None:  # the diverted request's reply comes first
+            route.commands.append(pending)
+        if not tell.command:
+            route.pending.append(pending)
+        self.context.port.tell(route.key, request if diverted is None else diverted)
 
     # -- replies and reactions ------------------------------------------------------------
 
@@ -547,6 +594,8 @@ class ChatService(ChatTurns[PlatformTurn]):
     async def route_reply(
         self, route: ChatRoute, anchor: Pending | None, reply: RouteReply
     ) -> None:
+        if await self.platform.reply(route, anchor, reply):
+            return
         thread = anchor.thread if anchor is not None else None
         await self.say(route, anchor.message_id if anchor else None, thread, reply.text)
         if anchor is not None:
@@ -591,6 +640,9 @@ class ChatService(ChatTurns[PlatformTurn]):
         self.platform.card_done(turn)
         for message_id in turn.messages:
             self.nursery.start_soon(self.settle, turn.chat, message_id, outcome)
+
+    def recovering(self, unsettled: Sequence[tuple[TurnAttempt, str | None]]) -> None:
+        self.platform.recovering(unsettled)
 
     def route_of(self, route_key: str) -> ChatRoute | None:
         chat = self.platform.chat_of(route_key)

@@ -29,13 +29,13 @@ from __future__ import annotations
 import json
 import logging
 import secrets
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING
 
 import trio
 
-from robota.core.engine import COMMANDS
+from robota.core.engine import COMMANDS, ForkTask, RouteReply, UserInput
 from robota.core.frontend import (
     QUEUE_CANCEL,
     Card,
@@ -45,9 +45,11 @@ from robota.core.frontend import (
     Identified,
     IdentifyFailed,
     Ignore,
+    InboxLeft,
     LinkStatus,
     Opening,
     Outcome,
+    Pending,
     PlatformRefused,
     PlatformTurn,
     Prepared,
@@ -59,7 +61,14 @@ from robota.core.frontend import (
     prompt_with,
 )
 from robota.core.frontend import Refused as FileRefused
-from robota.core.store import ActionBinding, CardAction, ChatContext, chat_contexts, open_reader
+from robota.core.store import (
+    ActionBinding,
+    CardAction,
+    ChatContext,
+    TurnAttempt,
+    chat_contexts,
+    open_reader,
+)
 
 from ._client import SocketModeClient
 from ._errors import ApiError, ConnectionRefused
@@ -141,6 +150,8 @@ class SlackAdapter:
     card_suffix = CARD_SUFFIX
     restart_texts: Mapping[str, str] = _RESTART
     team_prefix = PREFIX
+    identify_first = True
+    """Socket Mode waits for ``auth.test``: the screen needs the bot's user id."""
 
     def __init__(self, context: TransportContext) -> None:
         settings = context.settings
@@ -210,6 +221,15 @@ class SlackAdapter:
 
     def refusal(self, error: BaseException) -> str | None:
         return str(error) if isinstance(error, ConnectionRefused) else None
+
+    def serving(self) -> None:
+        pass
+
+    def recovering(self, unsettled: Sequence[tuple[TurnAttempt, str | None]]) -> None:
+        pass
+
+    async def resuming(self, left: InboxLeft) -> None:
+        pass
 
     async def startup_notes(self) -> None:
         """One note to the owner's DM (``conversations.open``) and to each channel active in
@@ -335,6 +355,14 @@ class SlackAdapter:
             await self.service.say(route, hearing.message_id, hearing.thread, reply)
         outcome: Outcome = "failed" if refusal is not None else "completed"
         await self.service.settle(route.channel, hearing.message_id, outcome)
+
+    async def divert(self, hearing: Hearing, request: UserInput) -> ForkTask | None:
+        del hearing, request  # no message of Slack's is told anything else
+        return None
+
+    async def reply(self, route: ChatRoute, anchor: Pending | None, reply: RouteReply) -> bool:
+        del route, anchor, reply
+        return False  # a text reply in the thread, the message settled (the service's)
 
     async def fetch(self, route: ChatRoute, hearing: Hearing) -> Prepared | FileRefused:
         """The message's files downloaded (``_files``)."""
