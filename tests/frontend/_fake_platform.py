@@ -72,6 +72,8 @@ class FakePlatform:
     team_owner: str | None = "owner"
     team_prefix: str = "/"
     identify_first: bool = True
+    own_actions: frozenset[str] = frozenset()
+    cards_outlive_turns: bool = False
     said: list[tuple[object, ...]] = field(default_factory=list)
     service: ChatService | None = None
     linked: trio.Event = field(default_factory=trio.Event)
@@ -150,6 +152,9 @@ class FakePlatform:
 
     def chat_of(self, route_key: str) -> str | None:
         return route_key.removeprefix("fake:") if route_key.startswith("fake:") else None
+
+    def chat_route(self, chat: str) -> str:
+        return f"fake:{chat}"
 
     def allowed(self, user: str) -> Ignore | None:
         return None if user == "owner" else Ignore("not the owner")

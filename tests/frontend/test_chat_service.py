@@ -18,7 +18,7 @@ import pytest
 import trio
 import trio.testing
 
-from robota.core.engine import RouteReply, UserInput
+from robota.core.engine import AnswerApproval, Interrupt, RouteReply, UserInput
 from robota.core.frontend import (
     ChatService,
     FrontEndPort,
@@ -30,7 +30,17 @@ from robota.core.frontend import (
     TransportContext,
     TransportStatus,
 )
-from robota.core.store import StoreClient, StoreWriter, audit_events, open_reader, unconsumed_inbox
+from robota.core.frontend._service import STOP
+from robota.core.store import (
+    ActionBinding,
+    BindCardActions,
+    CardAction,
+    StoreClient,
+    StoreWriter,
+    audit_events,
+    open_reader,
+    unconsumed_inbox,
+)
 
 from ._fake_platform import FakePlatform, event, image
 
@@ -333,3 +343,52 @@ async def test_what_no_route_took_in_is_fed_again_in_order_on_the_next_start(
     async with served(store, again) as s:
         await settle(s, lambda: len(s.told()) == 3)
         assert [text for _, text, _, _ in s.told()] == ["text 0", "text 1", "text 2"]
+
+
+# -- clicks -------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("case", "user", "token", "action", "expected", "told"),
+    [
+        ("Stop", "owner", "t1", ("card-1", STOP, "cancel"), "stopping", Interrupt),
+        ("an approval", "owner", "t1", ("card-1", "ap-1", "accept"), "answered", AnswerApproval),
+        ("a stranger", "stranger", "t1", ("card-1", STOP, "cancel"), "not_owner", None),
+        ("no token", "owner", None, ("card-1", STOP, "cancel"), "not_ours", None),
+        ("an unknown token", "owner", "t-other", ("card-1", STOP, "cancel"), "refused", None),
+        ("the platform's own", "owner", "t1", ("card-1", "reset", "a1"), "claimed", None),
+    ],
+)
+async def test_a_click_is_checked_claimed_once_and_acted_on(
+    store: tuple[Path, StoreClient],
+    *,
+    case: str,
+    user: str,
+    token: str | None,
+    action: tuple[str, str, str],
+    expected: str,
+    told: type | None,
+) -> None:
+    platform = FakePlatform(own_actions=frozenset({"reset"}))
+    async with served(store, platform) as s:
+        binding = ActionBinding("t1", CardAction(*action))
+        await store[1].write(BindCardActions("msg-card", "fake:c1", (binding,)), timeout=10)
+        clicked = await s.service.clicked("msg-card", user, token, "c1")
+        assert clicked.verdict == expected, case
+        assert [type(r) for _, r in s.hub.told] == ([told] if told else []), case
+        if expected == "claimed":
+            assert clicked.action == CardAction(*action)
+            assert clicked.route_key == "fake:c1"
+        again = await s.service.clicked("msg-card", user, token, "c1")
+        if expected in ("stopping", "answered", "claimed"):
+            assert again.verdict == "refused", "a token is spent by its first click"
+
+
+async def test_a_clicks_event_is_claimed_once(store: tuple[Path, StoreClient]) -> None:
+    platform = FakePlatform()
+    async with served(store, platform) as s:
+        binding = ActionBinding("t1", CardAction("card-1", STOP, "cancel"))
+        await store[1].write(BindCardActions("msg-card", "fake:c1", (binding,)), timeout=10)
+        first = await s.service.clicked("msg-card", "owner", "t1", "c1", event_key="ev-1")
+        again = await s.service.clicked("msg-card", "owner", "t1", "c1", event_key="ev-1")
+        assert (first.verdict, again.verdict) == ("stopping", "duplicate")

@@ -98,6 +98,8 @@ if typing.TYPE_CHECKING:
     from ._service import (
         Card,
         ChatService,
+        Clicked,
+        ClickVerdict,
         Hearing,
         LinkStatus,
         Platform,
@@ -175,6 +177,8 @@ __all__ = [
     "fetched",
     # one chat service, composed: the shell and the platform adapter's protocol
     "ChatService",
+    "Clicked",
+    "ClickVerdict",
     "Platform",
     "Hearing",
     "Card",
@@ -229,6 +233,8 @@ __all__ = [
 
 _HOMES = {
     "ChatService": "._service",
+    "Clicked": "._service",
+    "ClickVerdict": "._service",
     "Platform": "._service",
     "Hearing": "._service",
     "Card": "._service",

@@ -46,8 +46,10 @@ from ..store import (
     ActionBinding,
     AppendAuditEvent,
     BindCardActions,
+    CardAction,
     ClaimCardAction,
     Claimed,
+    ClaimInboundEvent,
     ConsumeInbox,
     InboxRow,
     JSONValue,
@@ -101,6 +103,8 @@ if TYPE_CHECKING:
 __all__ = [
     "STOP",
     "ChatService",
+    "ClickVerdict",
+    "Clicked",
     "Hearing",
     "LinkStatus",
     "Platform",
@@ -164,6 +168,34 @@ class PlatformTurn(ChatTurn):
     """The adapter's own of the turn (its card's other buttons)."""
 
 
+ClickVerdict = Literal[
+    "not_admin",
+    "not_owner",
+    "not_ours",
+    "duplicate",
+    "refused",
+    "restart_cancelled",
+    "not_cancelled",
+    "stopping",
+    "queue_cancelled",
+    "too_late",
+    "answered",
+    "claimed",
+]
+
+
+@dataclass(frozen=True, slots=True)
+class Clicked:
+    """What became of a click (``ChatService.clicked``): ``detail`` says why a refused one
+    was; ``claimed``: an action of the platform's own, for it to act on (``action``, on
+    ``route_key``)."""
+
+    verdict: ClickVerdict
+    detail: str | None = None
+    route_key: str = ""
+    action: CardAction | None = None
+
+
 @dataclass(frozen=True, slots=True)
 class Card:
     """A turn's card as the adapter opens it: its renderer, its Stop token, what it keeps."""
@@ -185,6 +217,11 @@ class Platform(Protocol):
     team_owner: str | None
     team_prefix: str
     identify_first: bool
+    own_actions: frozenset[str]
+    """The card actions it acts on itself once claimed (``Clicked.action``)."""
+    cards_outlive_turns: bool
+    """A card keeps a button once its turn ended (Feishu's Reset): its route is kept for its
+    clicks (a topic's card is not its chat's)."""
     """The link waits until the bot is identified (else one try first, then retried beside
     the running link: the platform counts any outbound call that worked)."""
 
@@ -220,6 +257,10 @@ class Platform(Protocol):
 
     def chat_of(self, route_key: str) -> str | None:
         """The conversation of one of its route keys (``None``: not one of its)."""
+        ...
+
+    def chat_route(self, chat: str) -> str:
+        """The route key of a conversation itself (a click on a card no route holds)."""
         ...
 
     def allowed(self, user: str) -> Ignore | None:
@@ -635,7 +676,7 @@ class ChatService(ChatTurns[PlatformTurn]):
         self._store.submit(BindCardActions(message_id, turn.route_key, bindings), self.logged)
 
     def answer_done(self, turn: PlatformTurn, outcome: Outcome) -> None:
-        if turn.posted is not None:
+        if turn.posted is not None and not self.platform.cards_outlive_turns:
             self.card_routes.pop(turn.posted, None)
         self.platform.card_done(turn)
         for message_id in turn.messages:
@@ -713,63 +754,67 @@ class ChatService(ChatTurns[PlatformTurn]):
 
     # -- clicks -----------------------------------------------------------------------------
 
-    async def clicked(self, card: str, user: str, token: str | None, chat: str) -> None:
+    async def clicked(
+        self, card: str, user: str, token: str | None, chat: str, *, event_key: str | None = None
+    ) -> Clicked:
         """A button on ``card`` (a message id): the clicker checked like a sender (in a
-        team's thread: an admin of the team), the token claimed once, then acted on."""
+        team's thread: an admin of the team), the click's event (``event_key``, when the
+        platform names one) and its token claimed once, then acted on; what became of it (an
+        action of the platform's own, ``Platform.own_actions``, is left to it, claimed)."""
         route_key = self.card_routes.get(card)
         door = self.platform.team_of(route_key or "")
         if door is not None:
             if not door.may_approve(user):
-                self._log.info(
-                    "%s button refused: not an admin of team %s", self._chat_name, door.team.name
-                )
-                return
+                return self._click("not_admin", door.refusal("approval_admins_only"))
         else:
             refused = self.platform.allowed(user)
             if refused is not None:
-                self._log.info("%s button refused: %s", self._chat_name, refused.reason)
-                return
+                return self._click("not_owner", refused.reason)
         if token is None:
-            self._log.info("%s button dropped: not one of robota's buttons", self._chat_name)
-            return
-        route_key = route_key or f"{self._route_prefix}{chat}"
+            return self._click("not_ours", "not one of robota's buttons")
+        if event_key is not None:
+            first = await self._store.write(
+                ClaimInboundEvent(event_key, "card_action"), timeout=STORE_TIMEOUT
+            )
+            if not first:
+                return self._click("duplicate", "its event was handled")
+        route_key = route_key or self.platform.chat_route(chat)
         outcome = await self._store.write(
             ClaimCardAction(token, card, route_key), timeout=STORE_TIMEOUT
         )
         if not isinstance(outcome, Claimed):
-            self._log.info("%s button refused: %s", self._chat_name, outcome.reason)
-            return
+            return self._click("refused", outcome.message, log=outcome.reason)
         action = outcome.action
+        port = self.context.port
+        if action.approval_id in self.platform.own_actions:
+            return Clicked("claimed", route_key=route_key, action=action)
         if action.approval_id == RESTART_CANCEL:
             host = self.context.host
             if host is None or not host.cancel_restart(action.decision):
-                self._log.info(
-                    "%s: the restart %s can no longer be cancelled",
-                    self._chat_name,
-                    action.decision,
-                )
-        elif action.approval_id == STOP:
-            self.context.port.tell(route_key, Interrupt())
-        elif action.approval_id == QUEUE_CANCEL:
-            self._queue_click(route_key, card, action.decision)
-        else:
-            self.context.port.tell(
-                route_key,
-                AnswerApproval(action.approval_id, action.decision),  # type: ignore[arg-type]
-            )
+                return self._click("not_cancelled", f"the restart {action.decision}")
+            return Clicked("restart_cancelled")
+        if action.approval_id == STOP:
+            port.tell(route_key, Interrupt())
+            return Clicked("stopping")
+        if action.approval_id == QUEUE_CANCEL:
+            return self._queue_click(route_key, card, action.decision)
+        port.tell(route_key, AnswerApproval(action.approval_id, action.decision))  # type: ignore[arg-type]
+        return Clicked("answered")
 
-    def _queue_click(self, route_key: str, card: str, decision: str) -> None:
+    def _click(self, verdict: ClickVerdict, detail: str, *, log: str | None = None) -> Clicked:
+        self._log.info("%s click %s: %s", self._chat_name, verdict, log or detail)
+        return Clicked(verdict, detail)
+
+    def _queue_click(self, route_key: str, card: str, decision: str) -> Clicked:
         """A claimed Cancel (``ChatTurns.cancel_queued``): the note says cancelled and the
         message's reaction settles; nothing once the prompt's turn began (the note says so)."""
         route = self.route_of(route_key)
         if not decision.isdigit() or route is None:
-            self._log.warning(
-                "%s: a queue action names no prompt of a route: %r", self._chat_name, decision
-            )
-            return
+            return self._click("not_ours", f"a queue action names no prompt: {decision!r}")
         cancelled = self.cancel_queued(route, int(decision), card)
         if cancelled is None:
-            return
+            return Clicked("too_late")
         if cancelled.anchor is not None:
             self.nursery.start_soon(self.settle, route.channel, cancelled.anchor, "interrupted")
         self.nursery.start_soon(self.settle_note, cancelled)
+        return Clicked("queue_cancelled")

@@ -39,19 +39,16 @@ from typing import TYPE_CHECKING, Any
 import trio
 
 from robota.core.engine import (
-    AnswerApproval,
     ForkTask,
-    Interrupt,
     RouteReply,
     SessionsListing,
     UserInput,
 )
 from robota.core.frontend import (
-    QUEUE_CANCEL,
-    RESTART_CANCEL,
     Card,
     ChatRoute,
     ChatService,
+    ClickVerdict,
     Hearing,
     Identified,
     IdentifyFailed,
@@ -77,9 +74,6 @@ from robota.core.store import (
     BindCardActions,
     CardAction,
     ChatContext,
-    ClaimCardAction,
-    Claimed,
-    ClaimInboundEvent,
     ForgetReaction,
     NoteChat,
     RecordReaction,
@@ -166,6 +160,9 @@ class FeishuAdapter:
     card_suffix = CARD_SUFFIX
     team_prefix = "/"
     identify_first = False
+    own_actions = frozenset({SESSIONS, RESET})
+    cards_outlive_turns = True
+    """A completed card's Reset is clicked after its turn."""
 
     def __init__(self, context: TransportContext, *, bot_read: Callable[[str, str], None]) -> None:
         settings = context.settings
@@ -199,6 +196,23 @@ class FeishuAdapter:
         """``/sessions`` cards whose Previous / Next was clicked: the reply redraws them."""
         self._threads = ThreadForks(context.db_path, CARD_SUFFIX)
         self._capabilities: dict[str | None, AgentCapabilities] = {}
+        queue = queue_texts(context.locale)
+        notes = self.notes
+        self._toasts: Mapping[ClickVerdict, tuple[str, str | None]] = {
+            "not_admin": ("error", None),  # the door's refusal
+            "not_owner": ("error", notes["owner_only"]),
+            "not_ours": ("warning", notes["not_ours"]),
+            "duplicate": ("info", notes["duplicate"]),
+            "refused": ("warning", None),  # the claim's refusal
+            "restart_cancelled": ("success", notes["restart_cancelled"]),
+            "not_cancelled": ("warning", notes["not_cancelled"]),
+            "stopping": ("info", notes["stopping"]),
+            "queue_cancelled": ("success", queue["cancelling"]),
+            "too_late": ("warning", queue["too_late"]),
+            "answered": ("success", notes["answered"]),
+            "claimed": ("warning", notes["not_ours"]),
+        }
+        """A click's verdict as its toast (``None``: the verdict's own detail)."""
 
     def bind(self, service: ChatService) -> None:
         self._service = service
@@ -409,6 +423,9 @@ class FeishuAdapter:
     def chat_of(self, route_key: str) -> str | None:
         chat = route_chat(route_key)
         return None if chat is None else chat[0]
+
+    def chat_route(self, chat: str) -> str:
+        return chat_route(chat)
 
     def allowed(self, user: str) -> Ignore | None:
         return allowed(user, self.screen)
@@ -699,72 +716,24 @@ class FeishuAdapter:
     # -- a card's buttons, answered in the ACK (a toast) ------------------------------------
 
     async def _on_click(self, click: CardClick) -> Mapping[str, Any]:
-        notes = self.notes
-        service = self.service
-        door = self.team_of(service.card_routes.get(click.message_id, ""))
-        if door is not None:  # a team thread's card: admins answer its approvals
-            if not door.may_approve(click.operator_open_id):
-                log.info("feishu card action refused: not an admin of team %s", door.team.name)
-                return _toast("error", door.refusal("approval_admins_only"))
-        else:
-            refused = allowed(click.operator_open_id, self.screen)
-            if refused is not None:
-                log.info("feishu card action refused: %s", refused.reason)
-                return _toast("error", notes["owner_only"])
-        if click.token is None:
-            return _toast("warning", notes["not_ours"])
-        store = self.context.store
-        first = await store.write(
-            ClaimInboundEvent(click.event_id, "card_action"), timeout=STORE_TIMEOUT
+        """The service's verdict as a toast; Reset and ``/sessions`` are this adapter's."""
+        clicked = await self.service.clicked(
+            click.message_id,
+            click.operator_open_id,
+            click.token,
+            click.chat_id,
+            event_key=click.event_id,
         )
-        if not first:
-            return _toast("info", notes["duplicate"])
-        route_key = service.card_routes.get(click.message_id, chat_route(click.chat_id))
-        outcome = await store.write(
-            ClaimCardAction(click.token, click.message_id, route_key), timeout=STORE_TIMEOUT
-        )
-        if not isinstance(outcome, Claimed):
-            log.info("feishu card action refused: %s", outcome.reason)
-            return _toast("warning", outcome.message)
-        action = outcome.action
-        port = self.context.port
-        if action.approval_id == RESTART_CANCEL:
-            host = self.context.host
-            if host is None or not host.cancel_restart(action.decision):
-                return _toast("warning", notes["not_cancelled"])
-            return _toast("success", notes["restart_cancelled"])
-        if action.approval_id == STOP:
-            port.tell(route_key, Interrupt())
-            return _toast("info", notes["stopping"])
-        if action.approval_id == QUEUE_CANCEL:
-            return self._queue_click(route_key, click, action.decision)
-        if action.approval_id == SESSIONS:
-            return self._sessions_click(route_key, click, action.decision)
-        if action.approval_id == RESET:  # the engine's /turns reset; its reply to the card
-            service.route(route_key).commands.append(Pending(click.message_id, ""))
-            port.tell(route_key, UserInput(f"/turns reset {action.decision}"))
-            return _toast("info", notes["resetting"])
-        port.tell(route_key, AnswerApproval(action.approval_id, action.decision))  # type: ignore[arg-type]
-        return _toast("success", notes["answered"])
-
-    def _queue_click(self, route_key: str, click: CardClick, decision: str) -> Mapping[str, Any]:
-        """A claimed Cancel (``ChatTurns.cancel_queued``): the note says cancelled and the
-        message gets CrossMark; too late once the prompt's turn began."""
-        service = self.service
-        texts = queue_texts(self.context.locale)
-        if not decision.isdigit():
-            log.warning("feishu: a queue action names no prompt: %r", decision)
-            return _toast("warning", self.notes["not_ours"])
-        route = service.route(route_key)
-        cancelled = service.cancel_queued(route, int(decision), click.message_id)
-        if cancelled is None:
-            return _toast("warning", texts["too_late"])
-        if cancelled.anchor is not None:
-            service.nursery.start_soon(
-                service.settle, route.channel, cancelled.anchor, "interrupted"
-            )
-        service.nursery.start_soon(service.settle_note, cancelled)
-        return _toast("success", texts["cancelling"])
+        action = clicked.action
+        if clicked.verdict == "claimed" and action is not None:
+            if action.approval_id == SESSIONS:
+                return self._sessions_click(clicked.route_key, click, action.decision)
+            # RESET: the engine's /turns reset; its reply to the card
+            self.service.route(clicked.route_key).commands.append(Pending(click.message_id, ""))
+            self.context.port.tell(clicked.route_key, UserInput(f"/turns reset {action.decision}"))
+            return _toast("info", self.notes["resetting"])
+        kind, text = self._toasts[clicked.verdict]
+        return _toast(kind, text if text is not None else clicked.detail or "")
 
     def _sessions_click(self, route_key: str, click: CardClick, decision: str) -> Mapping[str, Any]:
         """A ``/sessions`` card's button (claimed): the engine's command on the route, its

@@ -83,6 +83,7 @@ from ._inbound import (
     Unsupported,
     allowed,
     bang,
+    chat_route,
     parse_envelope,
     restart_command,
     route_chat,
@@ -152,6 +153,8 @@ class SlackAdapter:
     team_prefix = PREFIX
     identify_first = True
     """Socket Mode waits for ``auth.test``: the screen needs the bot's user id."""
+    own_actions: frozenset[str] = frozenset()
+    cards_outlive_turns = False
 
     def __init__(self, context: TransportContext) -> None:
         settings = context.settings
@@ -329,6 +332,9 @@ class SlackAdapter:
     def chat_of(self, route_key: str) -> str | None:
         chat = route_chat(route_key)
         return None if chat is None else chat[0]
+
+    def chat_route(self, chat: str) -> str:
+        return chat_route(chat)
 
     def allowed(self, user: str) -> Ignore | None:
         return allowed(user, self.screen)
