@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import threading
 from dataclasses import replace
 from pathlib import Path
 
@@ -230,3 +231,34 @@ async def test_a_card_opened_on_the_hosts_loop_starts_before_the_loop_turns_once
             lambda: sum(isinstance(n, FinalAnswerDelivered) for n in world.notices.messages) == 2
         )
         assert started == ["t1", "t2"]  # from another thread: posted, then started the same
+
+
+def card_threads() -> int:
+    return sum(1 for t in threading.enumerate() if t.name.startswith("CardActor"))
+
+
+async def test_after_a_burst_of_turns_no_card_actor_or_entry_is_left(tmp_path: Path) -> None:
+    """Issue 28 s.3: the cards of many turns at once, each settled, leave nothing running:
+    the host's turns and the card actors' threads return to what they were before."""
+    async with host_world(tmp_path / "s.db") as world:
+        baseline = card_threads()
+        cards = [
+            world.host.open(
+                CardTurn(f"t{i}", "task", f"chat-{i}"),
+                feishu,
+                world.delivery,
+                notify=world.notices.add,
+            )
+            for i in range(20)
+        ]
+        await wait_until(lambda: len(world.host.open_turns) == 20)
+        for i, card in enumerate(cards):
+            for event in turn_events(f"t{i}", f"Answer {i}."):
+                card.tell(event)
+        await wait_until(
+            lambda: sum(isinstance(n, FinalAnswerDelivered) for n in world.notices.messages) == 20,
+            timeout=30.0,
+        )
+        await wait_until(lambda: world.host.open_turns == [])
+        await wait_until(lambda: card_threads() == baseline)
+        assert all(card.is_closed for card in cards)
