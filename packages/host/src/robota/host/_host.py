@@ -93,7 +93,7 @@ if TYPE_CHECKING:
 
 __all__ = ["Host", "status_json"]
 
-logger = logging.getLogger("robota.cli.host")
+logger = logging.getLogger("robota.host")
 
 QUIET_ROUTES = 5.0
 """Seconds after which a route with nothing in flight passivates (its thread, its heap and its

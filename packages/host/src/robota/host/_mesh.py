@@ -76,7 +76,7 @@ __all__ = [
     "ping_interval",
 ]
 
-logger = logging.getLogger("robota.cli.host")
+logger = logging.getLogger("robota.host")
 
 PING_ENV = "ROBOTA_MESH_PING_SECONDS"
 """For tests only: a shorter ping interval than the links' 15 s, so that a test finds a cut

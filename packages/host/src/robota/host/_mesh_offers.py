@@ -59,7 +59,7 @@ __all__ = [
     "MeshOffersList",
 ]
 
-logger = logging.getLogger("robota.cli.host")
+logger = logging.getLogger("robota.host")
 
 WRITE_TIMEOUT = 30.0
 TRANSFER_TIMEOUT = 600.0

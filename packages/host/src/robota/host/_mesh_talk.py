@@ -50,7 +50,7 @@ if TYPE_CHECKING:
 
 __all__ = ["MeshSend", "MeshTalk", "attributed", "peer_route_name"]
 
-logger = logging.getLogger("robota.cli.host")
+logger = logging.getLogger("robota.host")
 
 INBOX = 64
 """Conversation frames waiting to be taken; more from a flooding peer are dropped (logged)."""

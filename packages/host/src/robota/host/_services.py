@@ -62,7 +62,7 @@ __all__ = [
     "service_order",
 ]
 
-logger = logging.getLogger("robota.cli.host")
+logger = logging.getLogger("robota.host")
 
 HOST_SERVICES_GROUP = "robota.host_services"
 

@@ -86,7 +86,7 @@ if TYPE_CHECKING:
 
 __all__ = ["SessionHost"]
 
-logger = logging.getLogger("robota.cli.session")
+logger = logging.getLogger("robota.host.session")
 
 STOP_REPLY_GRACE = 1.0
 SURFACE = "websocket"

@@ -25,7 +25,7 @@ from ._trust import WorkspaceRefused, headless_workspace
 
 __all__ = ["run_session"]
 
-logger = logging.getLogger("robota.cli.session")
+logger = logging.getLogger("robota.host.session")
 
 
 def run_session(spec: SessionSpec) -> int:
