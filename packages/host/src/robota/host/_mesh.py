@@ -16,9 +16,13 @@ A failure to open (a recorded keychain that stopped working, a damaged key, an a
 cannot be bound) is one of ``problems``, which ``mesh.status`` reports beside the links; the
 host keeps serving everything else and this child keeps running, idle.
 
-Control requests: ``mesh.status`` (the links, ``lastSeen`` in epoch seconds, and the problems)
-and ``mesh.lists`` (the lists on disk read again, after ``robota mesh revoke``: passed on to
-every link, and a revoked device's link closed at once).
+Peer conversations (``_mesh_talk``): the links hand this service's ``MeshTalk`` every
+conversation frame, and it serves ``mesh.send``.
+
+Control requests: ``mesh.status`` (the links, ``lastSeen`` in epoch seconds, and the problems,
+conversations a limit stopped lately among them), ``mesh.send`` and ``mesh.lists`` (the lists
+on disk read again, after ``robota mesh revoke``: passed on to every link, and a revoked
+device's link closed at once).
 """
 
 from __future__ import annotations
@@ -37,7 +41,16 @@ from robota.core import ChildSpec
 from robota.core.control import Endpoint, StreamEndpoint
 
 from ._mesh_files import LINK_CERTS, load_link_certs, save_link_certs, split_address
+from ._mesh_offers import (
+    MeshAccept,
+    MeshDecline,
+    MeshOfferAny,
+    MeshOfferFile,
+    MeshOffers,
+    MeshOffersList,
+)
 from ._mesh_pair import MeshJoin, MeshPair, MeshPairing
+from ._mesh_talk import MeshSend, MeshTalk
 from ._services import ServiceSpec
 
 if TYPE_CHECKING:
@@ -46,6 +59,7 @@ if TYPE_CHECKING:
     from robota.core.config import Config, Profile
     from robota.mesh import Identity, Links, LinkTrust, Lists, Marks, MeshFiles
 
+    from ._desk import TaskDesk
     from ._services import ServiceHost
 
 __all__ = [
@@ -79,7 +93,12 @@ class HostMesh:
     """The ``mesh`` child of one host (see the module docstring)."""
 
     def __init__(
-        self, config: Config, profile: Profile, *, clock: Callable[[], float] = time.time
+        self,
+        config: Config,
+        profile: Profile,
+        *,
+        clock: Callable[[], float] = time.time,
+        desk: TaskDesk | None = None,
     ) -> None:
         from robota.mesh import MeshFiles  # noqa: PLC0415
 
@@ -96,6 +115,18 @@ class HostMesh:
         self.joined_peers: dict[str, str] = {}
         """Devices this host joined since it started (their address): dialled at once."""
         self._joined = trio.Event()
+        self.talk: MeshTalk | None = None
+        """The peer conversations (``_mesh_talk``), when the host has a task desk."""
+        self.offers: MeshOffers | None = None
+        """The file offers (``_mesh_offers``), when the host has a task desk."""
+        if desk is not None:
+            from robota.mesh import TalkLimits  # noqa: PLC0415
+
+            limits = TalkLimits(config.mesh.max_hops, config.mesh.max_replies)
+            self.talk = MeshTalk(desk, limits, lambda: self.links, clock=clock)
+            self.offers = MeshOffers(
+                desk, profile.data_dir, profile.home, lambda: self.links, clock=clock
+            )
 
     @property
     def store_path(self) -> Path:
@@ -103,12 +134,24 @@ class HostMesh:
 
     def endpoints(self) -> list[Endpoint[Any] | StreamEndpoint[Any]]:
         pairing = MeshPairing(self)
-        return [
+        endpoints: list[Endpoint[Any] | StreamEndpoint[Any]] = [
             Endpoint(MeshStatus, self.status),
             Endpoint(MeshLists, self.reload),
             StreamEndpoint(MeshPair, pairing.pair, operator=True),
             Endpoint(MeshJoin, pairing.join, operator=True),
         ]
+        if self.talk is not None:
+            endpoints.append(Endpoint(MeshSend, self.talk.send))
+        if self.offers is not None:
+            offers = self.offers
+            endpoints += [
+                Endpoint(MeshOfferFile, offers.offer),
+                Endpoint(MeshOfferAny, offers.offer_any, operator=True),
+                Endpoint(MeshOffersList, offers.offers),
+                Endpoint(MeshAccept, offers.accept, operator=True),
+                Endpoint(MeshDecline, offers.decline),
+            ]
+        return endpoints
 
     # -- running -------------------------------------------------------------------------------
 
@@ -134,6 +177,10 @@ class HostMesh:
             for device, address in {**peers, **self.joined_peers}.items():
                 self._dial(nursery, links, device, address)
             nursery.start_soon(self._tend, links)
+            if self.talk is not None:
+                nursery.start_soon(self.talk.run)
+            if self.offers is not None:
+                nursery.start_soon(self.offers.run)
             await trio.sleep_forever()
 
     async def _open(self) -> Links | None:
@@ -176,7 +223,19 @@ class HostMesh:
         if trust is None:
             return None
         self._saved = trust.known.all()
-        return Links(trust, clock=self.clock)
+        links = Links(trust, clock=self.clock)
+        links.on_talk = self._deliver
+        return links
+
+    async def _deliver(self, peer: str, frame: object) -> None:
+        """A conversation's frame to the conversations, an offer's to the offers."""
+        from robota.mesh import FileChunk, OfferOutcome, PeerOffer  # noqa: PLC0415
+
+        if isinstance(frame, PeerOffer | OfferOutcome | FileChunk):
+            if self.offers is not None:
+                await self.offers.on_frame(peer, frame)
+        elif self.talk is not None:
+            self.talk.on_talk(peer, frame)  # type: ignore[arg-type]
 
     def _trust(
         self,
@@ -316,7 +375,10 @@ class HostMesh:
             for item in self.links.status():
                 seen = now if item["state"] == "connected" else item["since"]
                 links.append({**item, "lastSeen": seen})
-        return {"links": links, "problems": list(self.problems)}
+        problems = list(self.problems)
+        if self.talk is not None:
+            problems.extend(await self.talk.problems())
+        return {"links": links, "problems": problems}
 
     async def reload(self, _request: MeshLists) -> dict[str, object]:
         from robota.mesh import MeshError, current_lists, stored_marks  # noqa: PLC0415
@@ -338,7 +400,7 @@ class HostMesh:
 
 
 def _mesh_child(host: ServiceHost) -> ChildSpec:
-    mesh = HostMesh(host.config, host.profile)
+    mesh = HostMesh(host.config, host.profile, desk=host.desk)
     host.add_endpoints(mesh.endpoints())
     return ChildSpec("mesh", lambda: mesh, shutdown=5.0)
 

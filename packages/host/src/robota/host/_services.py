@@ -43,6 +43,8 @@ if TYPE_CHECKING:
     from robota.core.config import Config, Profile
     from robota.core.control import Endpoint, StreamEndpoint
 
+    from ._desk import TaskDesk
+
 __all__ = [
     "BUILTIN_SERVICES",
     "CONTROL_SERVICE",
@@ -83,6 +85,11 @@ class ServiceHost(Protocol):
 
     @property
     def transport_tree(self) -> Actor | Service: ...
+
+    @property
+    def desk(self) -> TaskDesk:
+        """The host's ``task.*`` requests: what a service runs a turn through."""
+        ...
 
     @property
     def config(self) -> Config:

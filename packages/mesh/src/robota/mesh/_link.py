@@ -9,7 +9,8 @@ sends the link certificates the other did not list (``Certs``), so two devices t
 with the same third one can link to each other. What arrives is handed to the shell to verify
 and adopt (``Adopt``, ``Learn``); a list the shell adopted later (from another link) goes out
 with ``LinkGossip.changed``. A revocation that names the peer closes the link (the shell says
-so with ``revoked``).
+so with ``revoked``). A conversation's frames (``_talk``) on an open link are handed to the
+shell as they are (``Deliver``), attributed to the peer the handshake proved.
 
 One link per pair of devices (``settle``): of two connections in opposite directions (both
 dialled at once) the one dialled by the lower device id stays, which both sides compute alike
@@ -26,6 +27,8 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from ._frames import BadFrame, Certs, Frame, Hello, Lists
+from ._offers import FileChunk, OfferOutcome, PeerOffer
+from ._talk import PeerEnd, PeerReply, PeerSay
 
 __all__ = [
     "PING_EVERY",
@@ -34,6 +37,7 @@ __all__ = [
     "SILENT_AFTER",
     "Adopt",
     "Close",
+    "Deliver",
     "Effect",
     "Keepalive",
     "Learn",
@@ -84,7 +88,15 @@ class Close:
     reason: str
 
 
-Effect = Send | Adopt | Learn | Close
+@dataclass(frozen=True, slots=True)
+class Deliver:
+    """A conversation's or an offer's frame (``_talk``, ``_offers``) for the shell, from the
+    proven peer."""
+
+    frame: PeerSay | PeerReply | PeerEnd | PeerOffer | OfferOutcome | FileChunk
+
+
+Effect = Send | Adopt | Learn | Close | Deliver
 
 
 @dataclass
@@ -131,6 +143,8 @@ class LinkGossip:
             return [Adopt(kind, frame.blob)]
         if isinstance(frame, Certs):
             return [Learn(frame.certs)]
+        if isinstance(frame, PeerSay | PeerReply | PeerEnd | PeerOffer | OfferOutcome | FileChunk):
+            return [Deliver(frame)]
         return self._close(f"unexpected {type(frame).__name__} on an open link")
 
     def changed(self, seqs: Seqs, blobs: dict[str, bytes], certs: dict[str, bytes]) -> list[Effect]:

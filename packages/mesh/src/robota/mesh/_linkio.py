@@ -47,6 +47,7 @@ from ._link import (
     SILENT_AFTER,
     Adopt,
     Close,
+    Deliver,
     Effect,
     Learn,
     LinkGossip,
@@ -63,7 +64,9 @@ from ._linkcert import (
     pairing_context,
 )
 from ._linkcert import server_context as _server_context
+from ._offers import OfferFrame
 from ._pairing import Fail, Joiner, Pairer, PairingFailed, PairingWindow, PairMessage
+from ._talk import TalkFrame
 from ._trust import LinkTrust
 
 __all__ = ["HANDSHAKE_TIMEOUT", "MAX_PENDING", "LinkInfo", "Links", "join", "serve_pairing"]
@@ -114,6 +117,10 @@ class Links:
         self._pairing: tuple[PairingWindow, Decide, Bundle, ssl.SSLContext] | None = None
         self.paired: list[tuple[str, bytes]] = []
         """The devices paired through this listener: name and link certificate."""
+        self.on_talk: Callable[[str, TalkFrame | OfferFrame], Awaitable[None]] = _ignore
+        """Given each conversation's or offer's frame a link delivers, with the device its
+        handshake proved (the host's conversations and offers); the link reads its next frame
+        once it returned, so a file's chunks come no faster than they are written."""
 
     def open_pairing(self, window: PairingWindow, decide: Decide, bundle: Bundle) -> None:
         """Serve one pairing window on this listener until ``close_pairing``."""
@@ -323,6 +330,20 @@ class Links:
                 await self._adopt(gossip, effect)
             elif isinstance(effect, Learn) and self.trust.learn(effect.certs):
                 await self._spread()
+            elif isinstance(effect, Deliver):
+                await self.on_talk(gossip.peer, effect.frame)
+
+    async def send_talk(self, device: str, frame: TalkFrame | OfferFrame) -> bool:
+        """Send a conversation's or an offer's frame to ``device``; ``False`` when it has no
+        open link."""
+        info = self.links.get(DeviceId(device))
+        if info is None or info.state != "connected" or info._ws is None:
+            return False
+        try:
+            await info._ws.send_message(encode(frame))
+        except ConnectionClosed:
+            return False
+        return True
 
     async def _adopt(self, gossip: LinkGossip, effect: Adopt) -> None:
         try:
@@ -384,6 +405,10 @@ class Links:
             {"device": i.device, "name": i.name, "state": i.state, "since": i.since}
             for i in sorted(self.links.values(), key=lambda i: i.device)
         ]
+
+
+async def _ignore(_device: str, _frame: TalkFrame | OfferFrame) -> None:
+    """What a link does with a peer's frame when nobody takes them."""
 
 
 async def _read_exactly(stream: trio.SocketStream, size: int) -> bytes:
