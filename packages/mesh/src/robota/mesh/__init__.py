@@ -13,7 +13,9 @@ certificates (``_pairing``), the links' certificates (``_linkcert``), frames (``
 sans-IO parts (``_link``), what they trust (``_trust``) and their trio shell (``_linkio``);
 the lists' high-water marks in the profile's store (``_marks``); peer conversations, their
 frames and the decisions that bound them (``_talk``, issue 30); file offers' decisions
-(``_offers``) and where an accepted file lands (``_received``).
+(``_offers``) and where an accepted file lands (``_received``); a session handoff's grants
+(``_grant``), payload (``_manifest``), phase machines (``_handoff``) and frames
+(``_handoff_frames``).
 
 It imports ``robota.core`` facades only; the host and the CLI compose it (core never imports
 it). The facade is lazy (PEP 562): ``robota --help`` loads none of it, and a command loads
