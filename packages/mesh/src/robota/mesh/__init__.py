@@ -135,6 +135,25 @@ if typing.TYPE_CHECKING:
         handoff_move,
         source_step,
     )
+    from ._handoff_frames import (
+        HANDOFF_CHUNK,
+        HandoffChunk,
+        HandoffFrame,
+        HandoffOffer,
+        is_handoff_id,
+    )
+    from ._handoff_wire import (
+        OFFER_SECONDS,
+        Unwired,
+        chunk_event,
+        destination_event,
+        manifest_document,
+        manifest_of,
+        offer_event,
+        offer_frame,
+        payload_chunks,
+        source_event,
+    )
     from ._identity import (
         DEVICE_ID_LENGTH,
         DeviceId,
@@ -425,6 +444,22 @@ __all__ = [
     "iso_time",
     "pick_device",
     "DeviceNotFound",
+    # a handoff's frames and their wiring to the machines
+    "HANDOFF_CHUNK",
+    "HandoffChunk",
+    "HandoffFrame",
+    "HandoffOffer",
+    "is_handoff_id",
+    "OFFER_SECONDS",
+    "Unwired",
+    "chunk_event",
+    "destination_event",
+    "manifest_document",
+    "manifest_of",
+    "offer_event",
+    "offer_frame",
+    "payload_chunks",
+    "source_event",
     # session handoff: grants, the sealed payload, both sides' state machines
     "CLOCK_SKEW",
     "GRANT_REASONS",
@@ -548,6 +583,31 @@ _HOMES = {
         "._linkcert",
     ),
     **dict.fromkeys(["LinkInfo", "Links", "join", "serve_pairing"], "._linkio"),
+    **dict.fromkeys(
+        [
+            "HANDOFF_CHUNK",
+            "HandoffChunk",
+            "HandoffFrame",
+            "HandoffOffer",
+            "is_handoff_id",
+        ],
+        "._handoff_frames",
+    ),
+    **dict.fromkeys(
+        [
+            "OFFER_SECONDS",
+            "Unwired",
+            "chunk_event",
+            "destination_event",
+            "manifest_document",
+            "manifest_of",
+            "offer_event",
+            "offer_frame",
+            "payload_chunks",
+            "source_event",
+        ],
+        "._handoff_wire",
+    ),
     **dict.fromkeys(["Enrolment", "enrolment_bundle", "join_device", "pair_device"], "._enrolment"),
     "LinkTrust": "._trust",
     **dict.fromkeys(
