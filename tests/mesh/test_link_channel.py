@@ -76,6 +76,12 @@ async def test_both_ends_of_a_link_share_its_channel_and_handoff_frames_travel_o
         arrived.append((device, channel, frame))
 
     a.on_handoff = took
+    bound: list[str] = []
+
+    async def on_bound(device: str) -> None:
+        bound.append(device)
+
+    b.on_bound = on_bound
     async with trio.open_nursery() as nursery:
         a_port = await nursery.start(a.serve, "127.0.0.1", 0)
         nursery.start_soon(b.dial, "127.0.0.1", a_port, a_id)
@@ -105,4 +111,5 @@ async def test_both_ends_of_a_link_share_its_channel_and_handoff_frames_travel_o
             lambda: b.channel(a_id) is not None and a.channel(b_id) == b.channel(a_id), "rebound"
         )
         assert b.channel(a_id) != channel
+        assert bound == [a_id, a_id]  # told at each new connection's binding
         nursery.cancel_scope.cancel()

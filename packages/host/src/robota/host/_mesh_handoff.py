@@ -411,10 +411,6 @@ class MeshHandoffs:
 
         return await self.book.read(handoff_rows)
 
-    async def listed(self, _request: MeshHandoffsList) -> dict[str, object]:
-        """``mesh.handoffs``: each as ``mesh handoffs --json`` names it."""
-        return {"handoffs": [row.to_json(self.keys.me) for row in await self.rows()]}
-
     # -- effects -------------------------------------------------------------------------------
 
     async def _do(

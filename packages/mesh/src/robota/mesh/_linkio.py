@@ -136,6 +136,9 @@ class Links:
         """Given each session handoff's frame a link delivers, with the device its handshake
         proved and the channel fingerprint of the connection it came on (a grant must be
         bound to it); awaited like ``on_talk``."""
+        self.on_bound: Callable[[str], Awaitable[None]] = _ignore_bound
+        """Told each time a link to a device has its channel (a new connection, so the host's
+        handoffs send again what that device may have missed)."""
 
     def open_pairing(self, window: PairingWindow, decide: Decide, bundle: Bundle) -> None:
         """Serve one pairing window on this listener until ``close_pairing``."""
@@ -365,6 +368,7 @@ class Links:
                 await self._spread()
             elif isinstance(effect, Bind) and info is not None:
                 info.channel = _channel(info, effect.peer_nonce)
+                await self.on_bound(gossip.peer)
             elif isinstance(effect, DeliverHandoff):
                 # The sans-IO link delivers a handoff's frame only once the channel is bound.
                 if info is not None and info.channel is not None:
@@ -461,6 +465,10 @@ class Links:
 
 async def _ignore(_device: str, _frame: TalkFrame | OfferFrame) -> None:
     """What a link does with a peer's frame when nobody takes them."""
+
+
+async def _ignore_bound(_device: str) -> None:
+    """What a link does when its channel is bound and nobody asks."""
 
 
 async def _ignore_handoff(_device: str, _channel: bytes, _frame: HandoffFrame) -> None:
