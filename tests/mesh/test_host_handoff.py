@@ -274,3 +274,20 @@ async def test_a_repeated_offer_is_recorded_once(pair: Pair) -> None:
     await pair.wire.pump()
     rows = await pair.dst_book.read(handoff_rows)
     assert [(row.id, row.phase) for row in rows] == [(handoff, "offered")]
+
+
+async def test_an_offer_left_unanswered_expires_on_both_sides_and_unfreezes(pair: Pair) -> None:
+    handoff = await pair.source.push("t-build", pair.dst, sealed_task())
+    await pair.wire.pump()
+    await pair.source.expire()
+    await pair.destination.expire()
+    assert await phases(pair, handoff) == ("offered", "offered")  # not yet: ten minutes
+
+    later = pair.source.clock() + 601
+    pair.source.clock = pair.destination.clock = lambda: later
+    await pair.destination.expire()
+    assert await pair.wire.pump() == ["HandoffAbandoned"]
+    assert await phases(pair, handoff) == ("abandoned", "abandoned")
+    assert "source unfroze t-build" in pair.happened
+    with pytest.raises(ValueError, match="is abandoned, not waiting for an answer"):
+        await pair.destination.answer(handoff, yes=True)

@@ -330,9 +330,12 @@ class HostMesh:
             self._saved = known
 
     async def _tend(self, links: Links) -> None:
-        """Save what the links learned; reissue the lists when due (a signing device)."""
+        """Save what the links learned; end the handoff offers that expired; reissue the lists
+        when due (a signing device)."""
         while True:
             await self.save_known(links)
+            if self.handoffs is not None:
+                await self.handoffs.expire()
             if self.identity is not None and self.identity.signing:
                 await self._reissue_if_due(links)
             await trio.sleep(TEND_EVERY)

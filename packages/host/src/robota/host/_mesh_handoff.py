@@ -13,7 +13,7 @@ nonce (``ReceiveHandoff``: a replayed grant is refused across restarts), ``Commi
 source's hearing of the close as ``MarkReleased``; messages go out only on the link whose
 channel the grant names (``Links.send_handoff``), and an offer is granted afresh for each link
 it goes on. ``reconnected`` sends again whatever each live handoff with that peer may have
-missed.
+missed; ``expire`` ends the offers whose ten minutes passed unanswered.
 
 What a handoff does to the task on the desk (frozen from the push, let go on the
 acknowledgement, started on the destination after the release) is the host's, through
@@ -370,6 +370,8 @@ class MeshHandoffs:
         row = await self._row(handoff, "destination")
         if row is None:
             raise ValueError(f"no handoff {handoff} offered to this device")
+        if row.phase != "offered":
+            raise ValueError(f"handoff {handoff} is {row.phase}, not waiting for an answer")
         if cwd is not None:
             self._dirs[handoff] = cwd
         links = self._links()
@@ -404,6 +406,27 @@ class MeshHandoffs:
                 step = source_step(handoff, LinkReconnected())
             else:
                 step = destination_step(handoff, LinkReconnected(), new=handoff)
+            await self._do(row, step.effects, channel)
+
+    async def expire(self) -> None:
+        """Each side's offers whose window passed unanswered end (``OfferExpired``): the
+        source unfreezes its task and tells the destination, which stays unaware only while
+        the link is down (its own window ends it too)."""
+        from robota.core.store import handoff_rows  # noqa: PLC0415
+        from robota.mesh import OfferExpired, destination_step, source_step  # noqa: PLC0415
+
+        now = self.clock()
+        rows = await self.book.read(lambda db: handoff_rows(db, live_only=True))
+        links = self._links()
+        for row in rows:
+            if row.phase != "offered" or row.expires_at is None or row.expires_at > now:
+                continue
+            channel = links.channel(row.peer) if links is not None else None
+            handoff = _handoff(row)
+            if row.side == "source":
+                step = source_step(handoff, OfferExpired())
+            else:
+                step = destination_step(handoff, OfferExpired(), new=handoff)
             await self._do(row, step.effects, channel)
 
     async def rows(self) -> list[HandoffRow]:
