@@ -43,8 +43,10 @@ if TYPE_CHECKING:
         HandoffEffect,
         HandoffFrame,
         HandoffOffer,
+        LinkReconnected,
         Links,
         OfferArrived,
+        OfferExpired,
         Payload,
         PayloadChecked,
         Sealed,
@@ -387,11 +389,7 @@ class MeshHandoffs:
         """The link to ``peer`` is up again: each live handoff with it sends what the other
         side may have missed."""
         from robota.core.store import handoff_rows  # noqa: PLC0415
-        from robota.mesh import (  # noqa: PLC0415
-            LinkReconnected,
-            destination_step,
-            source_step,
-        )
+        from robota.mesh import LinkReconnected  # noqa: PLC0415
 
         links = self._links()
         channel = links.channel(peer) if links is not None else None
@@ -399,21 +397,15 @@ class MeshHandoffs:
             return
         rows = await self.book.read(lambda db: handoff_rows(db, live_only=True))
         for row in rows:
-            if row.peer != peer:
-                continue
-            handoff = _handoff(row)
-            if row.side == "source":
-                step = source_step(handoff, LinkReconnected())
-            else:
-                step = destination_step(handoff, LinkReconnected(), new=handoff)
-            await self._do(row, step.effects, channel)
+            if row.peer == peer:
+                await self._either(row, LinkReconnected(), channel)
 
     async def expire(self) -> None:
         """Each side's offers whose window passed unanswered end (``OfferExpired``): the
         source unfreezes its task and tells the destination, which stays unaware only while
         the link is down (its own window ends it too)."""
         from robota.core.store import handoff_rows  # noqa: PLC0415
-        from robota.mesh import OfferExpired, destination_step, source_step  # noqa: PLC0415
+        from robota.mesh import OfferExpired  # noqa: PLC0415
 
         now = self.clock()
         rows = await self.book.read(lambda db: handoff_rows(db, live_only=True))
@@ -422,12 +414,20 @@ class MeshHandoffs:
             if row.phase != "offered" or row.expires_at is None or row.expires_at > now:
                 continue
             channel = links.channel(row.peer) if links is not None else None
-            handoff = _handoff(row)
-            if row.side == "source":
-                step = source_step(handoff, OfferExpired())
-            else:
-                step = destination_step(handoff, OfferExpired(), new=handoff)
-            await self._do(row, step.effects, channel)
+            await self._either(row, OfferExpired(), channel)
+
+    async def _either(
+        self, row: HandoffRow, event: LinkReconnected | OfferExpired, channel: bytes | None
+    ) -> None:
+        """An event either side's machine takes, given to this row's side's."""
+        from robota.mesh import destination_step, source_step  # noqa: PLC0415
+
+        handoff = _handoff(row)
+        if row.side == "source":
+            step = source_step(handoff, event)
+        else:
+            step = destination_step(handoff, event, new=handoff)
+        await self._do(row, step.effects, channel)
 
     async def rows(self) -> list[HandoffRow]:
         from robota.core.store import handoff_rows  # noqa: PLC0415
