@@ -579,6 +579,7 @@ def join_command(address: str, code: str | None, option_code: str | None) -> Non
 
 def _add_commands() -> None:
     """The commands of issue 30 live in modules of their own."""
+    from ._mesh_handoff_cmd import handoffs_command  # noqa: PLC0415
     from ._mesh_offer_cmd import (  # noqa: PLC0415
         accept_command,
         decline_command,
@@ -589,6 +590,7 @@ def _add_commands() -> None:
 
     for command in (send_command, offer_command, offers_command, accept_command, decline_command):
         mesh_group.add_command(command)
+    mesh_group.add_command(handoffs_command)
 
 
 _add_commands()

@@ -20,7 +20,10 @@ cannot be bound) is one of ``problems``, which ``mesh.status`` reports beside th
 host keeps serving everything else and this child keeps running, idle.
 
 Peer conversations (``_mesh_talk``): the links hand this service's ``MeshTalk`` every
-conversation frame, and it serves ``mesh.send``.
+conversation frame, and it serves ``mesh.send``. Session handoffs (``_mesh_handoff``): the links
+hand its ``MeshHandoffs`` every handoff frame with the channel it came on, and tell it each
+new binding (a reconnect: what the peer may have missed is sent again); ``mesh.handoffs``
+lists them.
 
 Control requests: ``mesh.status`` (the links, ``lastSeen`` in epoch seconds, and the problems,
 conversations a limit stopped lately among them), ``mesh.send`` and ``mesh.lists`` (the lists
@@ -44,6 +47,7 @@ from robota.core import ChildSpec, RequestTimeout, StoreError
 from robota.core.control import Endpoint, StreamEndpoint
 
 from ._mesh_files import LINK_CERTS, load_link_certs, save_link_certs, split_address
+from ._mesh_handoff import MeshHandoffs, MeshHandoffsList
 from ._mesh_offers import (
     MeshAccept,
     MeshDecline,
@@ -145,6 +149,10 @@ class HostMesh:
         """The peer conversations (``_mesh_talk``), when the host has a task desk."""
         self.offers: MeshOffers | None = None
         """The file offers (``_mesh_offers``), when the host has a task desk."""
+        self.desk = desk
+        self.handoffs: MeshHandoffs | None = None
+        """The session handoffs (``_mesh_handoff``), once the links opened on a host with a
+        task desk."""
         if desk is not None:
             from robota.mesh import TalkLimits  # noqa: PLC0415
 
@@ -176,6 +184,7 @@ class HostMesh:
         ]
         if self.talk is not None:
             endpoints.append(Endpoint(MeshSend, self.talk.send))
+        endpoints.append(Endpoint(MeshHandoffsList, self.handoffs_list))
         if self.offers is not None:
             offers = self.offers
             endpoints += [
@@ -232,6 +241,8 @@ class HostMesh:
             stored_marks,
         )
 
+        key_of: list[Ed25519PrivateKey] = []
+
         def opened() -> LinkTrust | None:
             identity = self.files.identity()
             if identity is None:
@@ -242,6 +253,7 @@ class HostMesh:
             secrets = self.open_secrets()
             identity = self.files.identity() or identity
             key = device_key(secrets.store, identity)
+            key_of.append(key)
             marks = stored_marks(self.store_path)
             lists = current_lists(self.files, identity, marks)
             self.identity = identity
@@ -262,7 +274,27 @@ class HostMesh:
         self._saved = trust.known.all()
         links = Links(trust, clock=self.clock, ping_every=ping_interval(os.environ))
         links.on_talk = self._deliver
+        if self.desk is not None and self.identity is not None and self.identity.root:
+            self.handoffs = self._handoffs(links, key_of[0], self.identity.root)
+            links.on_handoff = self.handoffs.on_handoff
+            links.on_bound = self.handoffs.reconnected
         return links
+
+    def _handoffs(self, links: Links, key: Ed25519PrivateKey, root: bytes) -> MeshHandoffs:
+        """The handoffs of this device (its id, its user's: the root key's id, its key) whose
+        peers' keys are the ones the roster the links hold certifies now."""
+        from robota.mesh import device_id, parse_device_id  # noqa: PLC0415
+
+        from ._mesh_handoff import DeskBook, HandoffKeys  # noqa: PLC0415
+
+        def public_key(device: str) -> bytes | None:
+            peer = parse_device_id(device)
+            cert = links.trust.roster.find(peer) if peer is not None else None
+            return cert.subject if cert is not None else None
+
+        assert self.desk is not None
+        keys = HandoffKeys(links.trust.device, device_id(root), key, public_key)
+        return MeshHandoffs(DeskBook(self.desk), keys, lambda: self.links, clock=self.clock)
 
     async def _deliver(self, peer: str, frame: object) -> None:
         """A conversation's frame to the conversations, an offer's to the offers."""
@@ -357,9 +389,12 @@ class HostMesh:
             self._saved = known
 
     async def _tend(self, links: Links) -> None:
-        """Save what the links learned; reissue the lists when due (a signing device)."""
+        """Save what the links learned; end the handoff offers that expired; reissue the lists
+        when due (a signing device)."""
         while True:
             await self.save_known(links)
+            if self.handoffs is not None:
+                await self.handoffs.expire()
             if self.identity is not None and self.identity.signing:
                 await self._reissue_if_due(links)
             await trio.sleep(TEND_EVERY)
@@ -448,6 +483,23 @@ class HostMesh:
         if self.talk is not None:
             problems.extend(await self.talk.problems())
         return {"links": links, "problems": problems}
+
+    async def handoffs_list(self, _request: MeshHandoffsList) -> dict[str, object]:
+        """``mesh.handoffs``: read from the store, open links or not."""
+        from robota.core.store import handoff_rows  # noqa: PLC0415
+
+        from ._mesh_handoff import DeskBook  # noqa: PLC0415
+
+        if self.desk is None:
+            return {"handoffs": []}
+        me = self.identity.device if self.identity is not None else self.files_device()
+        rows = await DeskBook(self.desk).read(handoff_rows)
+        return {"handoffs": [row.to_json(me) for row in rows]}
+
+    def files_device(self) -> str:
+        """This device's id as its identity file says (``""`` before ``mesh init``)."""
+        identity = self.files.identity()
+        return identity.device if identity is not None else ""
 
     async def reload(self, _request: MeshLists) -> dict[str, object]:
         from robota.mesh import MeshError, current_lists, stored_marks  # noqa: PLC0415

@@ -13,7 +13,9 @@ certificates (``_pairing``), the links' certificates (``_linkcert``), frames (``
 sans-IO parts (``_link``), what they trust (``_trust``) and their trio shell (``_linkio``);
 the lists' high-water marks in the profile's store (``_marks``); peer conversations, their
 frames and the decisions that bound them (``_talk``, issue 30); file offers' decisions
-(``_offers``) and where an accepted file lands (``_received``).
+(``_offers``) and where an accepted file lands (``_received``); a session handoff's grants
+(``_grant``), payload (``_manifest``), phase machines (``_handoff``) and frames
+(``_handoff_frames``).
 
 It imports ``robota.core`` facades only; the host and the CLI compose it (core never imports
 it). The facade is lazy (PEP 562): ``robota --help`` loads none of it, and a command loads
@@ -132,6 +134,25 @@ if typing.TYPE_CHECKING:
         destination_step,
         handoff_move,
         source_step,
+    )
+    from ._handoff_frames import (
+        HANDOFF_CHUNK,
+        HandoffChunk,
+        HandoffFrame,
+        HandoffOffer,
+        is_handoff_id,
+    )
+    from ._handoff_wire import (
+        OFFER_SECONDS,
+        Unwired,
+        chunk_event,
+        destination_event,
+        manifest_document,
+        manifest_of,
+        offer_event,
+        offer_frame,
+        payload_chunks,
+        source_event,
     )
     from ._identity import (
         DEVICE_ID_LENGTH,
@@ -426,6 +447,22 @@ __all__ = [
     "iso_time",
     "pick_device",
     "DeviceNotFound",
+    # a handoff's frames and their wiring to the machines
+    "HANDOFF_CHUNK",
+    "HandoffChunk",
+    "HandoffFrame",
+    "HandoffOffer",
+    "is_handoff_id",
+    "OFFER_SECONDS",
+    "Unwired",
+    "chunk_event",
+    "destination_event",
+    "manifest_document",
+    "manifest_of",
+    "offer_event",
+    "offer_frame",
+    "payload_chunks",
+    "source_event",
     # session handoff: grants, the sealed payload, both sides' state machines
     "CLOCK_SKEW",
     "GRANT_REASONS",
@@ -550,6 +587,31 @@ _HOMES = {
     ),
     **dict.fromkeys(["LinkInfo", "Links", "join", "serve_pairing"], "._linkio"),
     "PING_EVERY": "._link",
+    **dict.fromkeys(
+        [
+            "HANDOFF_CHUNK",
+            "HandoffChunk",
+            "HandoffFrame",
+            "HandoffOffer",
+            "is_handoff_id",
+        ],
+        "._handoff_frames",
+    ),
+    **dict.fromkeys(
+        [
+            "OFFER_SECONDS",
+            "Unwired",
+            "chunk_event",
+            "destination_event",
+            "manifest_document",
+            "manifest_of",
+            "offer_event",
+            "offer_frame",
+            "payload_chunks",
+            "source_event",
+        ],
+        "._handoff_wire",
+    ),
     **dict.fromkeys(["Enrolment", "enrolment_bundle", "join_device", "pair_device"], "._enrolment"),
     "LinkTrust": "._trust",
     **dict.fromkeys(
