@@ -30,6 +30,8 @@ from ._terminal import ROBOTA, Run
 
 SUBNET = "10.231.77"
 """Private addresses that live only inside the test's namespaces."""
+PORT = 47390
+"""The port a listening host of these tests takes on its namespace's address."""
 
 
 def _ip_path() -> str:

@@ -20,11 +20,9 @@ from ._hosts import (
     restart_then_revoke,
     signing_laptop_and_new_desk,
 )
-from ._netns import SUBNET, namespaces_and_veth
+from ._netns import PORT, SUBNET, namespaces_and_veth
 from ._netns import start_in as _start_in
 from ._profiles import _robota
-
-PORT = 47390
 
 
 def test_two_devices_in_two_namespaces_pair_link_and_a_revocation_closes_the_link(

@@ -331,6 +331,42 @@ SAMPLE_ROWS: dict[int, dict[str, list[dict[str, object]]]] = {
             }
         ],
     },
+    11: {
+        "mesh_conversations": [
+            {
+                "peer": "AAAA-BBBB-CCCC-DDDD-EEEE-FFFF-GGGG-HHHH-IIII-JJJJ-KKKK-LLLL-MMMM",
+                "id": "c1",
+                "began": "peer",
+                "task_id": "t3",
+                "peer_task": "t9",
+                "hops": 3,
+                "replies": 1,
+                "state": "open",
+                "reason": "",
+                "created_at": 15.0,
+                "updated_at": 15.5,
+            }
+        ],
+    },
+    12: {
+        "mesh_offers": [
+            {
+                "peer": "AAAA-BBBB-CCCC-DDDD-EEEE-FFFF-GGGG-HHHH-IIII-JJJJ-KKKK-LLLL-MMMM",
+                "direction": "in",
+                "id": "0123abcd",
+                "name": "report.pdf",
+                "size": 12,
+                "sha256": "ab" * 32,
+                "path": "",
+                "task_id": None,
+                "phase": "offered",
+                "detail": "",
+                "created_at": 16.0,
+                "expires_at": 616.0,
+                "updated_at": 16.0,
+            }
+        ],
+    },
 }
 
 

@@ -97,7 +97,8 @@ brackets::
     │   ├── GrantRefused               a handoff grant or acknowledgement refused (closed reason)
     │   ├── HandoffBusy                a push while a turn runs, a prompt waits or an approval
     │   ├── PayloadMismatch            staged handoff bytes not what the manifest states
-    │   └── IllegalTransition          a handoff phase move the tables do not allow
+    │   ├── IllegalTransition          a handoff phase move the tables do not allow
+    │   └── ReceiveFailed              an accepted file's copy did not match its offer (removed)
     └── EngineStopped                  [RuntimeError] the TUI's engine is not running
 
 ``Terminated`` (robota.core, a ``SystemExit``) stands outside the tree on purpose: it is the

@@ -185,6 +185,36 @@ class TaskDesk:
         except (trio.BrokenResourceError, trio.ClosedResourceError):
             pass  # the client went away; the turn goes on, as a ``task send --wait``'s would
 
+    async def answer(self, name: str, text: str, *, timeout: float) -> TurnFinished:
+        """Run ``text`` on the task ``name`` names as a turn of its own, queued behind whatever
+        the route holds (``/nosteer``: never a steer, never merged with other input), and wait
+        for that turn's end. A peer device's message runs so (``_mesh_talk``), with the task's
+        ordinary permissions; a task another live process owns is refused (``owned``)."""
+        self.refuse_when_stopping()
+        text = text.strip()
+        task, route = await self._task_route(name, None)
+        await self._refuse_owned(task.id, "a peer's message")
+        key = route.route_key
+        self._serve_route(key)
+        async with self.taps.tap(key) as notices:
+            if route.bind:
+                await self._bind(key, task.id, notices)
+            self.taps.tell(key, UserInput(f"/nosteer {text}"))
+            attempt: str | None = None
+            with trio.move_on_after(timeout):
+                async for notice in notices:
+                    if isinstance(notice, TurnBegan) and attempt is None and notice.prompt == text:
+                        attempt = notice.attempt_id
+                    elif isinstance(notice, TurnFinished) and notice.attempt_id == attempt:
+                        return notice
+                    elif (
+                        attempt is None
+                        and isinstance(notice, RouteReply)
+                        and notice.level == "error"
+                    ):
+                        raise HandlerError("refused", notice.text)
+        raise HandlerError("timeout", f"task {task.id}: no end within {timeout:g} s")
+
     async def new(self, request: TaskNew) -> dict[str, object]:
         self.refuse_when_stopping()
         if request.cwd is not None and request.nodir:

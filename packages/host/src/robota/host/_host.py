@@ -58,7 +58,7 @@ from ._desk import TaskDesk
 from ._engine_host import open_engine
 from ._groups import GroupDesk
 from ._owners import HOST_OWNER, Owner
-from ._print_choice import PRINT_KIND
+from ._print_choice import PRINT_KIND, PRINT_ROUTES
 from ._print_turns import PrintDesk, PrintTurns
 from ._reads import count_routes
 from ._requests import (
@@ -93,7 +93,7 @@ if TYPE_CHECKING:
 
 __all__ = ["Host", "status_json"]
 
-logger = logging.getLogger("robota.cli.host")
+logger = logging.getLogger("robota.host")
 
 QUIET_ROUTES = 5.0
 """Seconds after which a route with nothing in flight passivates (its thread, its heap and its
@@ -129,6 +129,9 @@ class Host:
             # Each task's directory by its workspace's trust: an untrusted one runs Restricted.
             restricted=restricted_hook(profile),
             quiet_after=QUIET_ROUTES,
+            # Print mode's runs (``print.run``) take a session their agent opened ahead, and
+            # leave the next one opening: a one-shot turn waits for no session/new.
+            open_ahead=lambda key: serves(PRINT_ROUTES, key),
         )
         self.store = self.engine.store
         """The one store writer's client, for the services (``ServiceHost.store``)."""

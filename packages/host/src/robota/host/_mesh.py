@@ -19,9 +19,16 @@ A failure to open (a recorded keychain that stopped working, a damaged key, an a
 cannot be bound) is one of ``problems``, which ``mesh.status`` reports beside the links; the
 host keeps serving everything else and this child keeps running, idle.
 
-Control requests: ``mesh.status`` (the links, ``lastSeen`` in epoch seconds, and the problems)
-and ``mesh.lists`` (the lists on disk read again, after ``robota mesh revoke``: passed on to
-every link, and a revoked device's link closed at once).
+Peer conversations (``_mesh_talk``): the links hand this service's ``MeshTalk`` every
+conversation frame, and it serves ``mesh.send``. Session handoffs (``_mesh_handoff``): the links
+hand its ``MeshHandoffs`` every handoff frame with the channel it came on, and tell it each
+new binding (a reconnect: what the peer may have missed is sent again); ``mesh.handoffs``
+lists them.
+
+Control requests: ``mesh.status`` (the links, ``lastSeen`` in epoch seconds, and the problems,
+conversations a limit stopped lately among them), ``mesh.send`` and ``mesh.lists`` (the lists
+on disk read again, after ``robota mesh revoke``: passed on to every link, and a revoked
+device's link closed at once).
 """
 
 from __future__ import annotations
@@ -40,7 +47,17 @@ from robota.core import ChildSpec, RequestTimeout, StoreError
 from robota.core.control import Endpoint, StreamEndpoint
 
 from ._mesh_files import LINK_CERTS, load_link_certs, save_link_certs, split_address
+from ._mesh_handoff import MeshHandoffs, MeshHandoffsList
+from ._mesh_offers import (
+    MeshAccept,
+    MeshDecline,
+    MeshOfferAny,
+    MeshOfferFile,
+    MeshOffers,
+    MeshOffersList,
+)
 from ._mesh_pair import MeshJoin, MeshPair, MeshPairing
+from ._mesh_talk import MeshSend, MeshTalk
 from ._services import ServiceSpec
 
 if TYPE_CHECKING:
@@ -51,6 +68,7 @@ if TYPE_CHECKING:
     from robota.core.store import StoreClient
     from robota.mesh import Identity, Links, LinkTrust, Lists, Marks, MeshFiles, OpenedStore
 
+    from ._desk import TaskDesk
     from ._services import ServiceHost
 
 __all__ = [
@@ -62,7 +80,7 @@ __all__ = [
     "ping_interval",
 ]
 
-logger = logging.getLogger("robota.cli.host")
+logger = logging.getLogger("robota.host")
 
 PING_ENV = "ROBOTA_MESH_PING_SECONDS"
 """For tests only: a shorter ping interval than the links' 15 s, so that a test finds a cut
@@ -98,6 +116,7 @@ class HostMesh:
         *,
         clock: Callable[[], float] = time.time,
         keychain: Callable[[], KeyringBackend | None] | None = None,
+        desk: TaskDesk | None = None,
     ) -> None:
         """``keychain`` finds the OS keychain (``None``: ``robota.mesh``'s discovery); an
         in-process test gives its own, so that it never asks the keychain of its runner."""
@@ -126,6 +145,22 @@ class HostMesh:
         """Where the open mesh's dials run (``None`` while it is not open)."""
         self._dials: dict[str, trio.CancelScope] = {}
         """Each dialled device's redial loop, so a new address replaces the old one's."""
+        self.talk: MeshTalk | None = None
+        """The peer conversations (``_mesh_talk``), when the host has a task desk."""
+        self.offers: MeshOffers | None = None
+        """The file offers (``_mesh_offers``), when the host has a task desk."""
+        self.desk = desk
+        self.handoffs: MeshHandoffs | None = None
+        """The session handoffs (``_mesh_handoff``), once the links opened on a host with a
+        task desk."""
+        if desk is not None:
+            from robota.mesh import TalkLimits  # noqa: PLC0415
+
+            limits = TalkLimits(config.mesh.max_hops, config.mesh.max_replies)
+            self.talk = MeshTalk(desk, limits, lambda: self.links, clock=clock)
+            self.offers = MeshOffers(
+                desk, profile.data_dir, profile.home, lambda: self.links, clock=clock
+            )
 
     @property
     def store_path(self) -> Path:
@@ -141,12 +176,25 @@ class HostMesh:
 
     def endpoints(self) -> list[Endpoint[Any] | StreamEndpoint[Any]]:
         pairing = MeshPairing(self)
-        return [
+        endpoints: list[Endpoint[Any] | StreamEndpoint[Any]] = [
             Endpoint(MeshStatus, self.status),
             Endpoint(MeshLists, self.reload),
             StreamEndpoint(MeshPair, pairing.pair, operator=True),
             Endpoint(MeshJoin, pairing.join, operator=True),
         ]
+        if self.talk is not None:
+            endpoints.append(Endpoint(MeshSend, self.talk.send))
+        endpoints.append(Endpoint(MeshHandoffsList, self.handoffs_list))
+        if self.offers is not None:
+            offers = self.offers
+            endpoints += [
+                Endpoint(MeshOfferFile, offers.offer),
+                Endpoint(MeshOfferAny, offers.offer_any, operator=True),
+                Endpoint(MeshOffersList, offers.offers),
+                Endpoint(MeshAccept, offers.accept, operator=True),
+                Endpoint(MeshDecline, offers.decline),
+            ]
+        return endpoints
 
     # -- running -------------------------------------------------------------------------------
 
@@ -174,6 +222,10 @@ class HostMesh:
                 for device, address in {**peers, **self.joined_peers}.items():
                     self._dial(nursery, links, device, address)
                 nursery.start_soon(self._tend, links)
+                if self.talk is not None:
+                    nursery.start_soon(self.talk.run)
+                if self.offers is not None:
+                    nursery.start_soon(self.offers.run)
                 await trio.sleep_forever()
             finally:
                 self._nursery = None
@@ -189,6 +241,8 @@ class HostMesh:
             stored_marks,
         )
 
+        key_of: list[Ed25519PrivateKey] = []
+
         def opened() -> LinkTrust | None:
             identity = self.files.identity()
             if identity is None:
@@ -199,6 +253,7 @@ class HostMesh:
             secrets = self.open_secrets()
             identity = self.files.identity() or identity
             key = device_key(secrets.store, identity)
+            key_of.append(key)
             marks = stored_marks(self.store_path)
             lists = current_lists(self.files, identity, marks)
             self.identity = identity
@@ -217,7 +272,39 @@ class HostMesh:
         if trust is None:
             return None
         self._saved = trust.known.all()
-        return Links(trust, clock=self.clock, ping_every=ping_interval(os.environ))
+        links = Links(trust, clock=self.clock, ping_every=ping_interval(os.environ))
+        links.on_talk = self._deliver
+        if self.desk is not None and self.identity is not None and self.identity.root:
+            self.handoffs = self._handoffs(links, key_of[0], self.identity.root)
+            links.on_handoff = self.handoffs.on_handoff
+            links.on_bound = self.handoffs.reconnected
+        return links
+
+    def _handoffs(self, links: Links, key: Ed25519PrivateKey, root: bytes) -> MeshHandoffs:
+        """The handoffs of this device (its id, its user's: the root key's id, its key) whose
+        peers' keys are the ones the roster the links hold certifies now."""
+        from robota.mesh import device_id, parse_device_id  # noqa: PLC0415
+
+        from ._mesh_handoff import DeskBook, HandoffKeys  # noqa: PLC0415
+
+        def public_key(device: str) -> bytes | None:
+            peer = parse_device_id(device)
+            cert = links.trust.roster.find(peer) if peer is not None else None
+            return cert.subject if cert is not None else None
+
+        assert self.desk is not None
+        keys = HandoffKeys(links.trust.device, device_id(root), key, public_key)
+        return MeshHandoffs(DeskBook(self.desk), keys, lambda: self.links, clock=self.clock)
+
+    async def _deliver(self, peer: str, frame: object) -> None:
+        """A conversation's frame to the conversations, an offer's to the offers."""
+        from robota.mesh import FileChunk, OfferOutcome, PeerOffer  # noqa: PLC0415
+
+        if isinstance(frame, PeerOffer | OfferOutcome | FileChunk):
+            if self.offers is not None:
+                await self.offers.on_frame(peer, frame)
+        elif self.talk is not None:
+            self.talk.on_talk(peer, frame)  # type: ignore[arg-type]
 
     def _trust(
         self,
@@ -302,9 +389,12 @@ class HostMesh:
             self._saved = known
 
     async def _tend(self, links: Links) -> None:
-        """Save what the links learned; reissue the lists when due (a signing device)."""
+        """Save what the links learned; end the handoff offers that expired; reissue the lists
+        when due (a signing device)."""
         while True:
             await self.save_known(links)
+            if self.handoffs is not None:
+                await self.handoffs.expire()
             if self.identity is not None and self.identity.signing:
                 await self._reissue_if_due(links)
             await trio.sleep(TEND_EVERY)
@@ -387,8 +477,29 @@ class HostMesh:
             for item in self.links.status():
                 seen = now if item["state"] == "connected" else item["since"]
                 links.append({**item, "lastSeen": seen})
-        reissue = [self.reissue_problem] if self.reissue_problem is not None else []
-        return {"links": links, "problems": [*self.problems, *reissue]}
+        problems = list(self.problems)
+        if self.reissue_problem is not None:
+            problems.append(self.reissue_problem)
+        if self.talk is not None:
+            problems.extend(await self.talk.problems())
+        return {"links": links, "problems": problems}
+
+    async def handoffs_list(self, _request: MeshHandoffsList) -> dict[str, object]:
+        """``mesh.handoffs``: read from the store, open links or not."""
+        from robota.core.store import handoff_rows  # noqa: PLC0415
+
+        from ._mesh_handoff import DeskBook  # noqa: PLC0415
+
+        if self.desk is None:
+            return {"handoffs": []}
+        me = self.identity.device if self.identity is not None else self.files_device()
+        rows = await DeskBook(self.desk).read(handoff_rows)
+        return {"handoffs": [row.to_json(me) for row in rows]}
+
+    def files_device(self) -> str:
+        """This device's id as its identity file says (``""`` before ``mesh init``)."""
+        identity = self.files.identity()
+        return identity.device if identity is not None else ""
 
     async def reload(self, _request: MeshLists) -> dict[str, object]:
         from robota.mesh import MeshError, current_lists, stored_marks  # noqa: PLC0415
@@ -427,7 +538,7 @@ def _logged_failure(outcome: object) -> None:
 
 
 def _mesh_child(host: ServiceHost) -> ChildSpec:
-    mesh = HostMesh(host.config, host.profile, host.store)
+    mesh = HostMesh(host.config, host.profile, host.store, desk=host.desk)
     host.add_endpoints(mesh.endpoints())
     return ChildSpec("mesh", lambda: mesh, shutdown=5.0)
 

@@ -39,7 +39,7 @@ if TYPE_CHECKING:
 
 __all__ = ["MeshJoin", "MeshPair", "MeshPairing", "PairingService"]
 
-logger = logging.getLogger("robota.cli.host")
+logger = logging.getLogger("robota.host")
 
 _DECISION_LINE = 4096
 

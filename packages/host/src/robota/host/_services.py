@@ -44,6 +44,8 @@ if TYPE_CHECKING:
     from robota.core.control import Endpoint, StreamEndpoint
     from robota.core.store import StoreClient
 
+    from ._desk import TaskDesk
+
 __all__ = [
     "BUILTIN_SERVICES",
     "CONTROL_SERVICE",
@@ -60,7 +62,7 @@ __all__ = [
     "service_order",
 ]
 
-logger = logging.getLogger("robota.cli.host")
+logger = logging.getLogger("robota.host")
 
 HOST_SERVICES_GROUP = "robota.host_services"
 
@@ -89,6 +91,11 @@ class ServiceHost(Protocol):
     def store(self) -> StoreClient:
         """The client of the host's one store writer: a service writes to the profile's store
         through it, never with a writer of its own (one writer per store in a host)."""
+        ...
+
+    @property
+    def desk(self) -> TaskDesk:
+        """The host's ``task.*`` requests: what a service runs a turn through."""
         ...
 
     @property

@@ -11,7 +11,11 @@ commands do to it (``_actions``) and what status and the device listing show
 own: the one-time code (``_code``), the PAKE and its confirmation bound to the link's
 certificates (``_pairing``), the links' certificates (``_linkcert``), frames (``_frames``),
 sans-IO parts (``_link``), what they trust (``_trust``) and their trio shell (``_linkio``);
-the lists' high-water marks in the profile's store (``_marks``).
+the lists' high-water marks in the profile's store (``_marks``); peer conversations, their
+frames and the decisions that bound them (``_talk``, issue 30); file offers' decisions
+(``_offers``) and where an accepted file lands (``_received``); a session handoff's grants
+(``_grant``), payload (``_manifest``), phase machines (``_handoff``) and frames
+(``_handoff_frames``).
 
 It imports ``robota.core`` facades only; the host and the CLI compose it (core never imports
 it). The facade is lazy (PEP 562): ``robota --help`` loads none of it, and a command loads
@@ -131,6 +135,25 @@ if typing.TYPE_CHECKING:
         handoff_move,
         source_step,
     )
+    from ._handoff_frames import (
+        HANDOFF_CHUNK,
+        HandoffChunk,
+        HandoffFrame,
+        HandoffOffer,
+        is_handoff_id,
+    )
+    from ._handoff_wire import (
+        OFFER_SECONDS,
+        Unwired,
+        chunk_event,
+        destination_event,
+        manifest_document,
+        manifest_of,
+        offer_event,
+        offer_frame,
+        payload_chunks,
+        source_event,
+    )
     from ._identity import (
         DEVICE_ID_LENGTH,
         DeviceId,
@@ -186,6 +209,23 @@ if typing.TYPE_CHECKING:
         seal,
     )
     from ._marks import marks_op, raise_marks, stored_marks
+    from ._offers import (
+        CHUNK,
+        OFFER_TTL,
+        OUTCOMES,
+        PARTIAL_PREFIX,
+        FileChunk,
+        OfferEvent,
+        OfferFrame,
+        OfferOutcome,
+        OfferPhase,
+        PeerOffer,
+        advance,
+        clash_name,
+        kept_name,
+        offer_refusal,
+        secret_reason,
+    )
     from ._pairing import (
         FAILURES,
         Answer,
@@ -201,6 +241,12 @@ if typing.TYPE_CHECKING:
         Start,
     )
     from ._phrase import PHRASE_WORDS, canonical_phrase, new_phrase, root_key
+    from ._received import (
+        PEERS,
+        ReceiveFailed,
+        Receiving,
+        remove_partials,
+    )
     from ._state import Identity, MeshFiles
     from ._status import (
         LINK_STATES,
@@ -214,9 +260,66 @@ if typing.TYPE_CHECKING:
         pick_device,
         status_view,
     )
+    from ._talk import (
+        END_REASONS,
+        MAX_TEXT,
+        PeerEnd,
+        PeerReply,
+        PeerSay,
+        RefuseMessage,
+        ReplyGoes,
+        ReplyHeld,
+        RunMessage,
+        TalkFrame,
+        TalkLimits,
+        began,
+        ended,
+        may_reply,
+        received,
+        replied,
+        take,
+    )
     from ._trust import LinkTrust
 
 __all__ = [
+    # file offers (issue 30 §2)
+    "CHUNK",
+    "OFFER_TTL",
+    "OUTCOMES",
+    "PARTIAL_PREFIX",
+    "FileChunk",
+    "OfferEvent",
+    "OfferFrame",
+    "OfferOutcome",
+    "OfferPhase",
+    "PeerOffer",
+    "advance",
+    "clash_name",
+    "kept_name",
+    "offer_refusal",
+    "secret_reason",
+    "PEERS",
+    "Receiving",
+    "ReceiveFailed",
+    "remove_partials",
+    # peer conversations (issue 30 §1)
+    "END_REASONS",
+    "MAX_TEXT",
+    "PeerEnd",
+    "PeerReply",
+    "PeerSay",
+    "RefuseMessage",
+    "ReplyGoes",
+    "ReplyHeld",
+    "RunMessage",
+    "TalkFrame",
+    "TalkLimits",
+    "began",
+    "ended",
+    "may_reply",
+    "received",
+    "replied",
+    "take",
     # errors and the closed set of refusal reasons
     "MeshError",
     "Refused",
@@ -344,6 +447,22 @@ __all__ = [
     "iso_time",
     "pick_device",
     "DeviceNotFound",
+    # a handoff's frames and their wiring to the machines
+    "HANDOFF_CHUNK",
+    "HandoffChunk",
+    "HandoffFrame",
+    "HandoffOffer",
+    "is_handoff_id",
+    "OFFER_SECONDS",
+    "Unwired",
+    "chunk_event",
+    "destination_event",
+    "manifest_document",
+    "manifest_of",
+    "offer_event",
+    "offer_frame",
+    "payload_chunks",
+    "source_event",
     # session handoff: grants, the sealed payload, both sides' state machines
     "CLOCK_SKEW",
     "GRANT_REASONS",
@@ -468,8 +587,84 @@ _HOMES = {
     ),
     **dict.fromkeys(["LinkInfo", "Links", "join", "serve_pairing"], "._linkio"),
     "PING_EVERY": "._link",
+    **dict.fromkeys(
+        [
+            "HANDOFF_CHUNK",
+            "HandoffChunk",
+            "HandoffFrame",
+            "HandoffOffer",
+            "is_handoff_id",
+        ],
+        "._handoff_frames",
+    ),
+    **dict.fromkeys(
+        [
+            "OFFER_SECONDS",
+            "Unwired",
+            "chunk_event",
+            "destination_event",
+            "manifest_document",
+            "manifest_of",
+            "offer_event",
+            "offer_frame",
+            "payload_chunks",
+            "source_event",
+        ],
+        "._handoff_wire",
+    ),
     **dict.fromkeys(["Enrolment", "enrolment_bundle", "join_device", "pair_device"], "._enrolment"),
     "LinkTrust": "._trust",
+    **dict.fromkeys(
+        [
+            "CHUNK",
+            "OFFER_TTL",
+            "OUTCOMES",
+            "PARTIAL_PREFIX",
+            "FileChunk",
+            "OfferEvent",
+            "OfferFrame",
+            "OfferOutcome",
+            "OfferPhase",
+            "PeerOffer",
+            "advance",
+            "clash_name",
+            "kept_name",
+            "offer_refusal",
+            "secret_reason",
+        ],
+        "._offers",
+    ),
+    **dict.fromkeys(
+        [
+            "PEERS",
+            "Receiving",
+            "ReceiveFailed",
+            "remove_partials",
+        ],
+        "._received",
+    ),
+    **dict.fromkeys(
+        [
+            "END_REASONS",
+            "MAX_TEXT",
+            "PeerEnd",
+            "PeerReply",
+            "PeerSay",
+            "RefuseMessage",
+            "ReplyGoes",
+            "ReplyHeld",
+            "RunMessage",
+            "TalkFrame",
+            "TalkLimits",
+            "began",
+            "ended",
+            "may_reply",
+            "received",
+            "replied",
+            "take",
+        ],
+        "._talk",
+    ),
     **dict.fromkeys(
         [
             "FAILURES",

@@ -117,6 +117,13 @@ if typing.TYPE_CHECKING:
     )
     from ._inspect import StoreReport, TableReport, inspect_store
     from ._mesh import MESH_LISTS, MeshList, RaiseMeshMark, mesh_marks
+    from ._mesh_offers import MeshOffer, SaveMeshOffer, mesh_offer, mesh_offers
+    from ._mesh_talks import (
+        MeshConversation,
+        SaveMeshConversation,
+        mesh_conversation,
+        mesh_conversations,
+    )
     from ._messages import Ack, Failable, Write
     from ._migrations import MIGRATIONS, Migration, migrate, schema_version
     from ._once import write_once
@@ -322,6 +329,16 @@ __all__ = [
     "handoff_rows",
     "imported_transcript",
     "task_mobility",
+    # the device mesh's conversations
+    "MeshConversation",
+    "SaveMeshConversation",
+    "mesh_conversation",
+    "mesh_conversations",
+    # the device mesh's file offers
+    "MeshOffer",
+    "SaveMeshOffer",
+    "mesh_offer",
+    "mesh_offers",
     # one write from a process with no writer actor
     "write_once",
     # tasks and routes
@@ -507,6 +524,14 @@ _LAZY = {
     "handoff_rows": "._handoffs",
     "imported_transcript": "._handoffs",
     "task_mobility": "._handoffs",
+    "MeshConversation": "._mesh_talks",
+    "SaveMeshConversation": "._mesh_talks",
+    "mesh_conversation": "._mesh_talks",
+    "mesh_conversations": "._mesh_talks",
+    "MeshOffer": "._mesh_offers",
+    "SaveMeshOffer": "._mesh_offers",
+    "mesh_offer": "._mesh_offers",
+    "mesh_offers": "._mesh_offers",
     "write_once": "._once",
     "ClaimTask": "._owners",
     "TaskOwner": "._owners",

@@ -455,6 +455,73 @@ _V10_MESH_HANDOFFS = _statements(
 )
 
 
+def _v11_mesh_conversations(db: sqlite_utils.Database) -> None:
+    # Each conversation with a peer device as this device counts it (``_mesh_talks``): the
+    # messages it sent and received and the replies it sent, so the limits hold through
+    # restarts; keyed by the peer the link proved and the id its beginner chose.
+    db.create_table(
+        "mesh_conversations",
+        {
+            "peer": str,
+            "id": str,
+            "began": str,
+            "task_id": str,
+            "peer_task": str,
+            "hops": int,
+            "replies": int,
+            "state": str,
+            "reason": str,
+            "created_at": float,
+            "updated_at": float,
+        },
+        pk=("peer", "id"),
+        not_null={"peer", "id", "began", "hops", "replies", "state", "created_at", "updated_at"},
+        defaults={"peer_task": "", "hops": 0, "replies": 0, "state": "open", "reason": ""},
+    )
+    db.table("mesh_conversations").create_index(
+        ["updated_at"], index_name="mesh_conversations_by_update"
+    )
+
+
+def _v12_mesh_offers(db: sqlite_utils.Database) -> None:
+    # Each file offer this device made (``out``) or received (``in``) and its phase
+    # (``_mesh_offers``), keyed by the peer the link proved, the direction and the id its maker
+    # chose; ``path``: the file offered, or where an accepted one was kept.
+    db.create_table(
+        "mesh_offers",
+        {
+            "peer": str,
+            "direction": str,
+            "id": str,
+            "name": str,
+            "size": int,
+            "sha256": str,
+            "path": str,
+            "task_id": str,
+            "phase": str,
+            "detail": str,
+            "created_at": float,
+            "expires_at": float,
+            "updated_at": float,
+        },
+        pk=("peer", "direction", "id"),
+        not_null={
+            "peer",
+            "direction",
+            "id",
+            "name",
+            "size",
+            "sha256",
+            "phase",
+            "created_at",
+            "expires_at",
+            "updated_at",
+        },
+        defaults={"path": "", "phase": "offered", "detail": ""},
+    )
+    db.table("mesh_offers").create_index(["direction", "phase"], index_name="mesh_offers_by_phase")
+
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "conversation state", _V1_CONVERSATIONS),
     Migration(2, "presentation and audit", _V2_PRESENTATION_AND_AUDIT),
@@ -466,6 +533,8 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(8, "mesh marks", _V8_MESH_MARKS),
     Migration(9, "chat inbox", schema_change(_v9_chat_inbox)),
     Migration(10, "mesh handoffs", _V10_MESH_HANDOFFS),
+    Migration(11, "mesh conversations", schema_change(_v11_mesh_conversations)),
+    Migration(12, "mesh offers", schema_change(_v12_mesh_offers)),
 )
 """Every migration this code knows, oldest first; the last one's version is the schema's."""
 
