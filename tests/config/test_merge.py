@@ -214,3 +214,50 @@ def test_unmergeable_files_raise(text: str, message: str) -> None:
     with pytest.raises(ConfigError, match=None) as caught:
         merge_config_text(text, TEMPLATE, file="config.yaml")
     assert str(caught.value).startswith(message)
+
+
+@pytest.mark.parametrize(
+    ("user", "template", "merged"),
+    [
+        # A template whose keys are quoted (as JSON writes them), into a flow mapping whose keys
+        # are plain, double-quoted or single-quoted: the entry goes in with a plain key.
+        (
+            "defaults: {agent: mine}  # flow\n",
+            'defaults: {"agent": x, "cwd": .}\n',
+            "defaults: {agent: mine, cwd: .}  # flow\n",
+        ),
+        (
+            'peers:\n  A: {"name": "mine"}  # desk\n',
+            'peers:\n  A: {"name": "desk", "address": "10.0.0.1:5"}\n',
+            'peers:\n  A: {"name": "mine", address: 10.0.0.1:5}  # desk\n',
+        ),
+        (
+            "peers:\n  A: {'name': mine}\n",
+            "peers:\n  A: {'name': desk, 'address': '10.0.0.1:5'}\n",
+            "peers:\n  A: {'name': mine, address: 10.0.0.1:5}\n",
+        ),
+        # Quoted keys all the way down: the added value's own keys come plain too.
+        (
+            "mesh: {enabled: true}\n",
+            'mesh: {"peers": {"A": {"name": "desk"}}}\n',
+            "mesh: {enabled: true, peers: {A: {name: desk}}}\n",
+        ),
+        # A key that is only a string because it is quoted stays a string.
+        (
+            "ports: {'1': a}\n",
+            "ports: {'1': a, '2': b}\n",
+            "ports: {'1': a, '2': b}\n",
+        ),
+        # Into a block mapping the template's lines are copied, quotes and all.
+        (
+            '# mine\npeers:\n  "A":\n    "name": mine\n',
+            'peers:\n  "A":\n    "name": desk\n    "address": "10.0.0.1:5"\n',
+            '# mine\npeers:\n  "A":\n    "name": mine\n    "address": "10.0.0.1:5"\n',
+        ),
+    ],
+)
+def test_quoted_keys_in_the_template_merge_into_flow_and_block_mappings(
+    user: str, template: str, merged: str
+) -> None:
+    assert merge_config_text(user, template) == merged
+    assert merge_config_text(merged, template) == merged

@@ -1,6 +1,7 @@
 """The mesh's host tests' helpers: profiles whose hosts run (``hosts``), what ``mesh status``
-says of a link, waiting for it, a restart then a revocation, and pairing two profiles through
-two pseudo-terminals (``pair_and_join``: the code shown on one typed on the other)."""
+says of a link, what a host logged (the connections it refused), waiting for it, a restart
+then a revocation, and pairing two profiles through two pseudo-terminals (``pair_and_join``:
+the code shown on one typed on the other)."""
 
 from __future__ import annotations
 
@@ -51,6 +52,22 @@ def _link_state(home: Path, device: str) -> str | None:
             state: str = link["state"]
             return state
     return None
+
+
+def _log(home: Path) -> str:
+    """Everything the host of ``home``'s profile logged."""
+    return "".join(
+        p.read_text(errors="replace") for p in sorted(home.rglob("*.log*")) if p.is_file()
+    )
+
+
+def _refusals(home: Path, source: str, reason: str) -> int:
+    """How many connections from ``source`` the host logged as refused for ``reason``."""
+    return sum(
+        1
+        for line in _log(home).splitlines()
+        if f"refused a connection from {source}:" in line and f": {reason}: " in line
+    )
 
 
 def _until(check: Callable[[], bool], what: str, within: float = LINKED) -> None:
@@ -125,6 +142,27 @@ def signing_laptop_and_new_desk(tmp_path: Path, address: str) -> tuple[Path, Pat
         COMMENT + CONFIG.replace("laptop", "desk") + "  enabled: true\n"
     )
     return laptop, desk
+
+
+def laptop_desk_and_box(tmp_path: Path, laptop: str, desk: str) -> tuple[Path, Path, Path, str]:
+    """``signing_laptop_and_new_desk`` with the laptop listening on ``laptop`` and the desk on
+    ``desk`` (its key made: ``init --join``), and a box with no identity whose ``mesh.peers``
+    already has the desk at ``desk`` (it dials it once paired); the three homes and the desk's
+    id (their hosts not started)."""
+    laptop_home, desk_home = signing_laptop_and_new_desk(tmp_path, laptop)
+    with desk_home.joinpath("config.yaml").open("a") as config:
+        config.write(f"  listen: ['{desk}']\n")
+    assert _robota(desk_home, "mesh", "init", "--join").returncode == 0
+    desk_id = _status(desk_home)["device"]["id"]
+    box = tmp_path / "box"
+    box.mkdir(mode=0o700)
+    box.joinpath("config.yaml").write_text(
+        COMMENT
+        + CONFIG.replace("laptop", "box")
+        + "  enabled: true\n"
+        + f"  peers:\n    {desk_id}: {{name: desk, address: '{desk}'}}\n"
+    )
+    return laptop_home, desk_home, box, desk_id
 
 
 def pair_and_join(

@@ -4,23 +4,29 @@
 bridge (in the first namespace), each other one on a veth whose end ``cut`` takes down and up.
 Private test addresses live only inside them; everything is deleted afterwards (the veths and
 the bridge go with their namespaces), and the test is skipped, saying why, where namespaces
-cannot be created (not root, no ``ip``).
+cannot be created (not root, no ``ip``). ``pair_and_join_in``: ``mesh pair`` and ``mesh join``
+each on a terminal of its own (tmux, its server inside the device's namespace), the code shown
+on one typed on the other as a person would.
 """
 
 from __future__ import annotations
 
 import os
+import shlex
 import shutil
 import signal
 import subprocess
-from collections.abc import Iterator, Mapping
-from contextlib import contextmanager
+import time
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import ExitStack, contextmanager
 from pathlib import Path
 
 import pytest
 
+from ..support.terminal import Tmux
+from ._hosts import CODE
 from ._profiles import _env
-from ._terminal import ROBOTA
+from ._terminal import ROBOTA, Run
 
 SUBNET = "10.231.77"
 """Private addresses that live only inside the test's namespaces."""
@@ -147,3 +153,85 @@ def end(process: subprocess.Popen[str]) -> None:
     for pipe in (process.stdout, process.stderr):
         if pipe is not None:
             pipe.close()
+
+
+class _Pane:
+    """One ``robota`` command on a tmux terminal inside a namespace: what it shows there (the
+    screen, kept as last seen: the session ends with the command), its standard output and
+    error apart in files, its exit status."""
+
+    def __init__(self, stack: ExitStack, namespace: str, home: Path, args: list[str]) -> None:
+        self.tmux = Tmux(args[1], width=160, height=50)
+        stack.callback(self.tmux.close)
+        folder = self.tmux.socket.parent
+        self.out, self.err, self.status = (folder / n for n in ("out", "err", "status"))
+        self.seen = ""
+        command = shlex.join([str(ROBOTA), *args])
+        redirected = f"exec {command} >{shlex.quote(str(self.out))} 2>{shlex.quote(str(self.err))}"
+        self.tmux.start(
+            ["/bin/sh", "-c", redirected],
+            env=_env(home),
+            cwd=home.parent,
+            status=self.status,
+            inside=[_ip_path(), "netns", "exec", namespace],
+        )
+
+    def look(self) -> str:
+        screen = self.tmux.screen() if not self.status.exists() else ""
+        if screen.strip():
+            self.seen = screen
+        return self.seen
+
+    def until(self, check: Callable[[str], bool], what: str, within: float = 120.0) -> str:
+        """The screen once ``check`` holds of it; ``""`` when the command ended first."""
+        deadline = time.monotonic() + within
+        while time.monotonic() < deadline:
+            screen = self.look()
+            if check(screen):
+                return screen
+            if self.status.exists():
+                return ""
+            time.sleep(0.1)
+        raise AssertionError(f"not within {within:g} s: {what}; the screen:\n{self.seen}")
+
+    def ended(self, within: float = 120.0) -> Run:
+        self.until(lambda _screen: False, "the command ends", within)
+        code = int(self.status.read_text().strip() or "-1")
+        return Run(code, self.out.read_text(), self.err.read_text(), self.seen)
+
+
+def pair_and_join_in(
+    pairing: tuple[Path, str],
+    joining: tuple[Path, str],
+    address: str,
+    answer: str = "y",
+    typed: Callable[[str], str] = lambda shown: shown,
+) -> tuple[Run, Run, str]:
+    """``mesh pair`` on a terminal in the pairing device's namespace (its home and namespace)
+    and ``mesh join address`` on one in the joining device's: the code shown on the first is
+    typed on the second (``typed`` of it), the pairing operator answers ``answer`` if asked."""
+    with ExitStack() as stack:
+        pair = _Pane(stack, pairing[1], pairing[0], ["mesh", "pair"])
+        screen = pair.until(lambda s: "the code there." in s, "the pairing device shows a code")
+        shown = CODE.findall(screen)
+        assert shown, (screen, pair.ended().stderr)
+        join = _typed_join(stack, joining, address, typed(shown[0]))
+        if pair.until(lambda s: "[y/N]" in s, "the operator is asked or the pairing ends"):
+            pair.tmux.type(answer)
+            pair.tmux.keys("Enter")
+        return pair.ended(), join.ended(), shown[0]
+
+
+def _typed_join(stack: ExitStack, joining: tuple[Path, str], address: str, code: str) -> _Pane:
+    join = _Pane(stack, joining[1], joining[0], ["mesh", "join", address])
+    assert join.until(lambda s: "Type the pairing code" in s, "the code is asked"), join.seen
+    join.tmux.type(code)
+    join.tmux.keys("Enter")
+    return join
+
+
+def join_in(joining: tuple[Path, str], address: str, code: str) -> Run:
+    """``mesh join address`` on a terminal in the joining device's namespace (its home and
+    namespace), ``code`` typed when it asks."""
+    with ExitStack() as stack:
+        return _typed_join(stack, joining, address, code).ended()

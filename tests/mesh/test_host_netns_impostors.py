@@ -38,6 +38,8 @@ from ._hosts import (
     COME_BACK,
     COMMENT,
     _link_state,
+    _log,
+    _refusals,
     _status,
     _until,
     pair_and_join,
@@ -72,12 +74,6 @@ class Mesh:
 
     def impostor(self, *args: str) -> subprocess.Popen[str]:
         return spawn_in(self.namespaces[2], [sys.executable, str(IMPOSTOR), *args])
-
-
-def _log(home: Path) -> str:
-    return "".join(
-        p.read_text(errors="replace") for p in sorted(home.rglob("*.log*")) if p.is_file()
-    )
 
 
 def _ready(process: subprocess.Popen[str], within: float = 60.0) -> None:
@@ -159,15 +155,6 @@ def _seen(home: Path) -> list[str]:
     for part in ("cmdline", "environ"):
         texts.append(Path(f"/proc/{pid}/{part}").read_bytes().decode(errors="replace"))
     return texts
-
-
-def _refusals(home: Path, source: str, reason: str) -> int:
-    """How many connections from ``source`` the host logged as refused for ``reason``."""
-    return sum(
-        1
-        for line in _log(home).splitlines()
-        if f"refused a connection from {source}:" in line and f": {reason}: " in line
-    )
 
 
 def test_impostors_in_a_third_namespace_are_refused_and_a_forwarding_relay_links(

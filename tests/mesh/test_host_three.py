@@ -12,16 +12,15 @@ import time
 from pathlib import Path
 
 from ._hosts import (
-    COMMENT,
     _free_port,
     _link_state,
     _status,
     _until,
     hosts,
+    laptop_desk_and_box,
     pair_and_join,
-    signing_laptop_and_new_desk,
 )
-from ._profiles import CONFIG, _robota
+from ._profiles import _robota
 
 
 def _devices(home: Path) -> dict[str, str]:
@@ -31,18 +30,8 @@ def _devices(home: Path) -> dict[str, str]:
 
 def test_a_pairs_b_and_c_they_link_and_a_revocation_of_c_reaches_b(tmp_path: Path) -> None:
     laptop_port, desk_port = _free_port(), _free_port()
-    laptop, desk = signing_laptop_and_new_desk(tmp_path, f"127.0.0.1:{laptop_port}")
-    with desk.joinpath("config.yaml").open("a") as config:
-        config.write(f"  listen: ['127.0.0.1:{desk_port}']\n")
-    assert _robota(desk, "mesh", "init", "--join").returncode == 0
-    desk_id = _status(desk)["device"]["id"]
-    box = tmp_path / "box"
-    box.mkdir(mode=0o700)
-    box.joinpath("config.yaml").write_text(
-        COMMENT
-        + CONFIG.replace("laptop", "box")
-        + "  enabled: true\n"
-        + f"  peers:\n    {desk_id}: {{name: desk, address: '127.0.0.1:{desk_port}'}}\n"
+    laptop, desk, box, desk_id = laptop_desk_and_box(
+        tmp_path, f"127.0.0.1:{laptop_port}", f"127.0.0.1:{desk_port}"
     )
     with hosts(laptop, desk, box):
         for home in (desk, box):

@@ -71,3 +71,14 @@ def test_record_peer_rewrites_the_file_whole_with_its_mode(tmp_path: Path) -> No
     assert config.read_text() == HEAD + f'    {A}: {{name: mine, address: "10.0.0.2:5"}}\n'
     assert config.stat().st_mode & 0o777 == 0o640
     assert [p.name for p in tmp_path.iterdir()] == ["config.yaml"]
+
+
+@pytest.mark.parametrize(
+    "entry",
+    ['{"name": "mine"}', "{'name': 'mine'}", "{name: mine}"],
+)
+def test_an_entry_with_quoted_keys_gains_its_address_inline(entry: str) -> None:
+    # An entry written with JSON's quoted keys (as robota's first pairings wrote them) gains
+    # its address inside its braces, the rest of the line as it was.
+    merged = peers_text(HEAD + f"    {A}: {entry}  # desk\n" + OTHER, A, "desk", "10.0.0.3:5")
+    assert merged == HEAD + f"    {A}: {entry[:-1]}, address: 10.0.0.3:5}}  # desk\n" + OTHER

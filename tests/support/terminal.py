@@ -74,9 +74,11 @@ class Tmux:
         self.height = height
         self.started = False
 
-    def _run(self, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
+    def _run(
+        self, *args: str, check: bool = True, inside: Sequence[str] = ()
+    ) -> subprocess.CompletedProcess[str]:
         return subprocess.run(
-            [self.tmux, "-S", str(self.socket), "-f", os.devnull, *args],
+            [*inside, self.tmux, "-S", str(self.socket), "-f", os.devnull, *args],
             capture_output=True,
             text=True,
             check=check,
@@ -91,12 +93,15 @@ class Tmux:
         cwd: Path,
         status: Path,
         hangup_ignored: bool = False,
+        inside: Sequence[str] = (),
     ) -> None:
         """Run ``argv`` with exactly ``env`` (plus TERM); its exit status goes to ``status``.
 
         ``hangup_ignored``: the shell around ``argv`` ignores SIGHUP, so the status is written
         even when the terminal goes away (``argv`` starts with SIGHUP ignored too; a program
-        that handles it sets its own handler)."""
+        that handles it sets its own handler). ``inside``: a command that the tmux starting the
+        server runs under (``ip netns exec NAME``: the server, and so ``argv``, in a network
+        namespace; the later tmux commands reach it through its socket from anywhere)."""
         environment = {"TERM": "xterm-256color", **env}
         program = shlex.join(
             ["/usr/bin/env", "-i", *(f"{k}={v}" for k, v in environment.items()), *argv]
@@ -116,6 +121,7 @@ class Tmux:
             "-c",
             str(cwd),
             shell,
+            inside=inside,
         )
         self.started = True
 

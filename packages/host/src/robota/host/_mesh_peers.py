@@ -20,7 +20,7 @@ def peer_entry(device: str, name: str, address: str | None) -> str:
     """The YAML a profile's config gains for a paired device (a template for the merge)."""
     fields = [("name", name), *([("address", address)] if address else [])]
     # Values quoted as JSON (which YAML reads alike), so a name or address is never read as
-    # another type; the keys plain, as an operator writes them.
+    # another type; the keys plain, as an operator writes them (quoted ones would merge alike).
     peer = ", ".join(f"{key}: {json.dumps(value)}" for key, value in fields)
     return f"mesh:\n  peers:\n    {device}: {{{peer}}}\n"
 

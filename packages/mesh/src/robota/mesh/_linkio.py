@@ -23,7 +23,6 @@ for no certificate) only while a window is open; every other one meets the links
 
 from __future__ import annotations
 
-import contextlib
 import logging
 import random
 import secrets
@@ -192,10 +191,14 @@ class Links:
                     return
                 self._pending.release()
                 released = True
-                with contextlib.suppress(PairingFailed):
+                source = _source(stream)  # before the pairing closes it
+                try:
                     self.paired.append(
                         await _pair_over(tls, window, self.trust.key, decide, bundle)
                     )
+                except PairingFailed as failed:
+                    # Named like a refused link: a relay that ends TLS shows here as wrong-code.
+                    logger.info("mesh: a pairing from %s failed: %s", source, failed.reason)
                 return
             if preamble != LINK_PREAMBLE:
                 return

@@ -101,8 +101,11 @@ def _flow_text(addition: Addition, template_data: Any) -> str:
     yaml.default_flow_style = True
     yaml.sort_base_mapping_type_on_output = False  # type: ignore[assignment]
     yaml.width = 1 << 16
+    # The key as plain data: a key the template quoted loads (round trip) as ruamel's own
+    # str subclass, which the safe dumper refuses; ``value`` is already plain.
+    key = str(addition.key) if isinstance(addition.key, str) else addition.key
     buffer = io.StringIO()
-    yaml.dump({addition.key: value}, buffer)
+    yaml.dump({key: value}, buffer)
     return buffer.getvalue().strip()[1:-1]
 
 
