@@ -47,8 +47,8 @@ from robota.core.teams import (
 from robota.core.teams._core import (
     BACKLOG_LIMIT,
     Attach,
-    Committed,
     CoreEffect,
+    Decided,
     Detach,
     DoorEvent,
     DoorSetup,
@@ -418,7 +418,7 @@ def test_a_committed_decision(
 ) -> None:
     members = dataclasses.replace(TEAM, members=frozenset({ADMIN, MEMBER}))
     setup = dataclasses.replace(SETUP, team=members)
-    after, effects = step(setup, state, Committed(effect), FACTS)
+    after, effects = step(setup, state, Decided(effect), FACTS)
     assert shape(effects) == expected
     replies = [e.text for e in said(effects) if isinstance(e, ThreadReply)]
     if text is not None:
@@ -428,25 +428,23 @@ def test_a_committed_decision(
 
 
 def test_committed_decisions_keep_the_door_state() -> None:
-    started, effects = run(Committed(Started(req(1))), WAITING)
+    started, effects = run(Decided(Started(req(1))), WAITING)
     assert started.requests == {} and started.running == {"slack:C1:1": rid(1)}
     (stored,) = [e.op for e in effects if isinstance(e, Write)]
     assert stored == StartTeamRequest("web", rid(1))
-    _, effects = run(Committed(Started(req(1))))
+    _, effects = run(Decided(Started(req(1))))
     assert [e.message for e in effects if isinstance(e, Tell)] == [Complete(rid(1), NOW)]
-    rejected, _ = run(Committed(Rejected(req(1))), WAITING)
-    withdrawn, _ = run(Committed(Withdrawn(rid(1))), WAITING)
+    rejected, _ = run(Decided(Rejected(req(1))), WAITING)
+    withdrawn, _ = run(Decided(Withdrawn(rid(1))), WAITING)
     assert rejected.requests == {} == withdrawn.requests
-    timed_out, _ = run(Committed(Ended(rid(1), timed_out=True)), RUNNING)
+    timed_out, _ = run(Decided(Ended(rid(1), timed_out=True)), RUNNING)
     assert timed_out.running == {}
     other = dataclasses.replace(RUNNING, running={"slack:C1:1": rid(9)})
-    kept, _ = run(Committed(Ended(rid(1), timed_out=True)), other)
+    kept, _ = run(Decided(Ended(rid(1), timed_out=True)), other)
     assert kept.running == {"slack:C1:1": rid(9)}  # the route runs a newer request
-    placeholder, _ = run(
-        Committed(Queued(req(1, tags=("write:/p",)), 1, 1, CONFLICT)), OPERATOR_BUSY
-    )
+    placeholder, _ = run(Decided(Queued(req(1, tags=("write:/p",)), 1, 1, CONFLICT)), OPERATOR_BUSY)
     assert placeholder.placeholder_at == NOW
-    confirmed, effects = run(Committed(Confirmed(RELEASE)), ASKED)
+    confirmed, effects = run(Decided(Confirmed(RELEASE)), ASKED)
     assert confirmed.pending == {}
     (new,) = confirmed.requests.values()
     assert (new.anchor, new.text, new.settings.permission_mode) == ("m2", "release v1", None)
@@ -586,7 +584,7 @@ def test_the_notes_name_the_versions_the_model_and_the_context() -> None:
 
 def test_a_detached_door_keeps_what_it_says_for_the_next_transport() -> None:
     detached, _ = run(Detach())
-    after, effects = run(Committed(Started(req(1))), dataclasses.replace(detached, **_waiting()))
+    after, effects = run(Decided(Started(req(1))), dataclasses.replace(detached, **_waiting()))
     assert shape(effects) == [("write", "StartTeamRequest")]
     assert after.backlog == (start(1),)
 
@@ -638,7 +636,7 @@ def test_a_restart_takes_each_stored_request_back_by_what_became_of_it() -> None
 
 def test_after_a_restart_an_answer_to_a_restored_question_replies_at_its_thread() -> None:
     restored, _ = run(Restore(pending=(RELEASE,)), ATTACHED)
-    _, effects = run(Committed(Cancelled(RELEASE)), restored)
+    _, effects = run(Decided(Cancelled(RELEASE)), restored)
     (cancelled,) = said(effects)
     assert cancelled == ThreadReply("slack:C1:1", "slack:C1:1", "release cancelled.")
 

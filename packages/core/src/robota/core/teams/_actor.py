@@ -61,8 +61,8 @@ from ..store import (
 )
 from ._core import (
     Attach,
-    Committed,
     CoreEffect,
+    Decided,
     Detach,
     DoorEvent,
     DoorSetup,
@@ -289,32 +289,29 @@ class TeamActor(Actor):
             self._step(message)
 
     def _step(self, event: DoorEvent) -> None:
+        for effect in self._advance(event):
+            self._carry_out(effect)
+
+    def _advance(self, event: DoorEvent) -> list[CoreEffect]:
+        """The core's step on the door's state, published; its effects, to carry out."""
         door = self._door
         if door is None:
             logger.warning("team %s: %s before the door bound", self._team.name, type(event))
-            return
+            return []
         shell = door.shell
         facts = Facts(shell.clock(), shell.agent_version())
         self._door_state, effects = step(door.setup, self._door_state, event, facts)
         shell.publish(self._door_state)
-        for effect in effects:
-            self._carry_out(effect, shell)
+        return effects
 
-    def _carry_out(self, effect: CoreEffect, shell: DoorShell) -> None:
-        if isinstance(effect, Say):
-            replies = self._replies
-            if replies is None:  # the core says only while attached; kept safe regardless
-                return
-            try:
-                replies.perform(effect.effect)
-            except Exception:
-                logger.exception("team %s: an effect could not be performed", self._team.name)
+    def _carry_out(self, effect: CoreEffect) -> None:
+        if isinstance(effect, Say | InterruptTurn):
+            shell = self._door.shell if self._door is not None else None
+            _outward(effect, self._replies, shell, self._team.name)
         elif isinstance(effect, Write):
             self._store.submit(effect.op, _logged)
         elif isinstance(effect, Tell):
             self._decide(effect.message)
-        elif isinstance(effect, InterruptTurn):
-            shell.interrupt(effect.route)
         elif isinstance(effect, RefreshLast):
             me = self.actor_ref
 
@@ -337,7 +334,12 @@ class TeamActor(Actor):
             scheduler_to_json(self._scheduler.state),
             confirmations_to_json(self._confirmations.pending),
         )
+        # The door's consequences are decided now, in the order the registry decided: what
+        # reaches the transport waits for this registry's commit (nobody is told what a crash
+        # could forget); the store's writes and the registry's next messages follow it at once.
+        at_once, at_commit = self._door_consequences(effects)
         deliver, me, name = self._deliver, self.actor_ref, self._team.name
+        replies, shell = self._replies, self._door.shell if self._door is not None else None
 
         def saved(outcome: object) -> None:
             if isinstance(outcome, BaseException) or outcome is not True:
@@ -351,8 +353,29 @@ class TeamActor(Actor):
                 return
             for effect in effects:
                 deliver(effect)
+            for outward in at_commit:
+                _outward(outward, replies, shell, name)
 
         self._store.submit(op, saved)
+        for effect in at_once:
+            self._carry_out(effect)
+
+    def _door_consequences(
+        self, effects: list[TeamEffect]
+    ) -> tuple[list[CoreEffect], list[Say | InterruptTurn]]:
+        """The door's effects of the registry's decisions: (carried out at once, at the
+        commit)."""
+        at_once: list[CoreEffect] = []
+        at_commit: list[Say | InterruptTurn] = []
+        if self._door is None:
+            return at_once, at_commit
+        for effect in effects:
+            for out in self._advance(Decided(effect)):
+                if isinstance(out, Say | InterruptTurn):
+                    at_commit.append(out)
+                else:
+                    at_once.append(out)
+        return at_once, at_commit
 
 
 _REGISTRY = (Submit, Complete, Sweep, AskConfirmation, AnswerConfirmation, SweepConfirmations)
@@ -364,13 +387,32 @@ _DOOR_MESSAGES = (
     _Switched,
     Detach,
     Incoming,
-    Committed,
     TurnEnded,
     OperatorTurns,
     SettleRecovered,
     Learned,
 )
 """What the door tells (and the actor tells itself) about the door's state."""
+
+
+def _outward(
+    effect: Say | InterruptTurn,
+    replies: TeamReplies | None,
+    shell: DoorShell | None,
+    name: str,
+) -> None:
+    """What reaches outside the team: an effect to the transport, a turn interrupted (the
+    actor's thread, or the store writer's at a commit: both only hand it on)."""
+    if isinstance(effect, InterruptTurn):
+        if shell is not None:
+            shell.interrupt(effect.route)
+        return
+    if replies is None:  # the core says only while attached; kept safe regardless
+        return
+    try:
+        replies.perform(effect.effect)
+    except Exception:
+        logger.exception("team %s: an effect could not be performed", name)
 
 
 def _tell(ref: Any, message: object) -> None:

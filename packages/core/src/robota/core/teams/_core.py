@@ -1,7 +1,7 @@
 """The team door's pure core: ``step(setup, state, event, facts) -> (state, effects)``.
 
 Everything a team's door decides, with no I/O, no clock and no threads: the door's state
-(``DoorState``, immutable), one event (a group message, a registry decision after its commit,
+(``DoorState``, immutable), one event (a group message, a decision of the team's registry,
 a turn's end, the operator's turns, the transport attaching or leaving, the pause switch
 stored, the team's last task read, the restart's rows), and the facts of the moment
 (``Facts``: the time, the agent's reported version) in; the new state and what to do out,
@@ -93,7 +93,7 @@ __all__ = [
     "OPERATOR",
     "OPERATOR_PREFIX",
     "Attach",
-    "Committed",
+    "Decided",
     "CoreEffect",
     "Detach",
     "DoorEvent",
@@ -226,8 +226,11 @@ class Incoming:
 
 
 @dataclass(frozen=True, slots=True)
-class Committed:
-    """The registry's decision, delivered after the commit that holds it."""
+class Decided:
+    """A decision of the team's registry (scheduler or confirmations). Stepped as the registry
+    decides, so what follows from it (a request's text, a start stored, a confirmation's
+    answer submitted) is decided in order; the shell holds what reaches the transport (``Say``,
+    ``InterruptTurn``) until the registry holding the decision is committed."""
 
     effect: TeamEffect
 
@@ -272,7 +275,7 @@ DoorEvent = (
     | Attach
     | Detach
     | Incoming
-    | Committed
+    | Decided
     | TurnEnded
     | OperatorTurns
     | SettleRecovered
@@ -423,8 +426,8 @@ class _Draft:
     def handle(self, event: DoorEvent) -> None:
         if isinstance(event, Incoming):
             self.incoming(event.message, event.registry)
-        elif isinstance(event, Committed):
-            self.committed(event.effect)
+        elif isinstance(event, Decided):
+            self.decided(event.effect)
         elif isinstance(event, TurnEnded):
             self.turn_ended(event.route)
         elif isinstance(event, OperatorTurns):
@@ -622,7 +625,7 @@ class _Draft:
 
     # -- the registry's decisions --------------------------------------------------------
 
-    def committed(self, effect: TeamEffect) -> None:
+    def decided(self, effect: TeamEffect) -> None:
         locale = team_locale(self.team)
         if isinstance(effect, Started | Queued) and effect.request.sender == OPERATOR:
             return  # the operator's turn runs already; it only holds its slot

@@ -26,14 +26,15 @@ switch is stored through the actor, in order with the held messages' counts, and
 
 No platform knowledge: routes are opaque strings the transport made. A pure core and a thin
 shell: every decision is ``_core.step`` (the door's state and one event in, the new state and
-its effects out), the state is the team actor's (one mailbox, no locks), and ``TeamDoor`` only
-turns each call into a message to that actor: ``handle`` on the transport's loop, the
-registry's decisions from the store writer's thread (``deliver``), the host's timers and
-switches from its own. The actor hands effects to ``TeamReplies.perform`` (which must not
-block). The few reads a caller needs at once (``recovered_routes``, ``may_approve``,
-``detach``'s note) come from the state the actor last published, immutable. Effects decided
-while no transport is attached (a restart's promotions before the transport is up) wait in the
-state and are performed when it attaches.
+its effects out), the state is the team actor's (one mailbox, no locks, beside the registry
+whose decisions it steps as they are made), and ``TeamDoor`` only turns each call into a
+message to that actor: ``handle`` on the transport's loop, the host's timers and switches from
+its own. The actor hands effects to ``TeamReplies.perform`` (which must not block); those that
+follow from the registry's decisions once the registry holding them is committed, from the
+store writer's thread. The few reads a caller needs at once (``recovered_routes``,
+``may_approve``, ``detach``'s note) come from the state the actor last published, immutable.
+Effects decided while no transport is attached (a restart's promotions before the transport is
+up) wait in the state and are performed when it attaches.
 
 Restarts: what starts each request (its prompt, permission mode, title) is stored
 (``SaveTeamRequest``, before the scheduler hears of it) until it ends, so ``bind`` after a
@@ -65,7 +66,6 @@ from ..policy import Sweep, reply, role_of, team_locale
 from ..store import LoadTeamLastTask, LoadTeamRequests, LoadTeamRow, StoreClient
 from ._actor import AttachDoor, BindDoor, DoorShell, SwitchPause
 from ._core import (
-    Committed,
     Detach,
     DoorSetup,
     DoorState,
@@ -237,9 +237,9 @@ class TeamDoor:
         self._tell(OperatorTurns(frozenset(running)))
 
     def deliver(self, effect: TeamEffect) -> None:
-        """The actor's effects (the store writer's thread, after the commit), back to the
-        actor's mailbox, where the door's state is."""
-        self._tell(Committed(effect))
+        """The ``deliver`` a door's actor is started with. Nothing to do: the actor steps the
+        door's state with each decision of its registry as it decides, and hands the door's
+        effects to the transport once the registry holding them is committed."""
 
     def pause(self) -> None:
         self._switch(True)
