@@ -14,6 +14,11 @@ happens for slots, for conflicts and for the same sender), each request complete
   delivered, which happens only after the registry holding it was committed to a real SQLite
   store (WAL, the real ``StoreWriter``); p50 and p99 over every request.
 
+* **door admission**: the same load through the team's ``TeamDoor`` (``handle`` from 30
+  threads at once, the door's decisions, the registry, the commit, the door's effect) until the
+  request's first effect reaches the transport's ``TeamReplies`` (its ``StartRequest`` or its
+  queued reply); each start's turn is ended at once (``turn_ended``); p50 and p99.
+
 * with ``--feishu``, **admission end to end** (``_team_feishu``): a real host and agent serve the
   team on the fake Feishu Open Platform; ``--senders`` members (default 30; 5 with
   ``--quick``) post 3 requests each at once, and each request's time from its event to the
@@ -31,6 +36,7 @@ import sys
 import tempfile
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -50,7 +56,15 @@ from robota.core.policy import (  # noqa: E402
     Submit,
 )
 from robota.core.store import StoreClient, StoreWriter  # noqa: E402
-from robota.core.teams import TeamActor, TeamEffect  # noqa: E402
+from robota.core.teams import (  # noqa: E402
+    DoorEffect,
+    StartRequest,
+    TeamActor,
+    TeamDoor,
+    TeamEffect,
+    TeamMessage,
+    ThreadReply,
+)
 
 SENDERS = 30
 PER_SENDER = 3
@@ -162,12 +176,79 @@ def admission_round(store: StoreClient, round_: int) -> list[float]:
     return [admissions.admitted[i] - sent for i, sent in admissions.sent.items()]
 
 
-def admission_times(rounds: int, directory: Path) -> list[float]:
+class DoorAdmissions:
+    """The transport's ``TeamReplies``: times from each ``handle`` to the request's first
+    effect; ends each started request's turn at once."""
+
+    def __init__(self, total: int) -> None:
+        self.sent: dict[str, float] = {}
+        self.admitted: dict[str, float] = {}
+        self.total = total
+        self.door: TeamDoor | None = None
+        self.lock = threading.Lock()
+        self.done = threading.Event()
+
+    def perform(self, effect: DoorEffect) -> None:
+        now = time.perf_counter()
+        if not isinstance(effect, StartRequest | ThreadReply):
+            return
+        with self.lock:
+            self.admitted.setdefault(effect.anchor, now)
+            if len(self.admitted) == self.total:
+                self.done.set()
+        # The last starts' turns are not ended: the round is over and its door stops.
+        if isinstance(effect, StartRequest) and self.door is not None and not self.done.is_set():
+            self.door.turn_ended(effect.route)
+
+
+def door_round(store: StoreClient, round_: int) -> list[float]:
+    team = TeamConfig(
+        name=f"door-{round_}",
+        transport="slack",
+        chat=f"C{round_}",
+        project=Path("/p"),
+        slots=3,
+        queue_limit=SENDERS * PER_SENDER,
+    )
+    admissions = DoorAdmissions(SENDERS * PER_SENDER)
+    door = TeamDoor(team, store)
+    door.bind(TeamActor.start(team, store, door.deliver))
+    admissions.door = door
+    door.attach(admissions, owner=None, prefix="!")
+    barrier = threading.Barrier(SENDERS)
+
+    def send(sender: int) -> None:
+        barrier.wait(timeout=10)
+        for index in range(PER_SENDER):
+            anchor = f"{round_}-u{sender}-{index}"
+            route = f"slack:C{round_}:{anchor}"
+            message = TeamMessage(f"C{round_}", f"u{sender}", f"q {anchor}", anchor, route, False)
+            with admissions.lock:
+                admissions.sent[anchor] = time.perf_counter()
+            door.handle(message)
+
+    threads = [threading.Thread(target=send, args=(sender,)) for sender in range(SENDERS)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=30)
+    try:
+        if not admissions.done.wait(60):
+            got = len(admissions.admitted)
+            raise RuntimeError(f"round {round_}: {got} requests admitted of {admissions.total}")
+    finally:
+        door.stop()
+    return [admissions.admitted[a] - sent for a, sent in admissions.sent.items()]
+
+
+def store_rounds(
+    rounds: int, directory: Path, one: Callable[[StoreClient, int], list[float]]
+) -> list[float]:
     writer = StoreWriter.start(directory / "robota.sqlite")
     store = StoreClient(writer)
     store.ready_sync(timeout=10)
     try:
-        return [sample for round_ in range(rounds) for sample in admission_round(store, round_)]
+        return [sample for round_ in range(rounds) for sample in one(store, round_)]
     finally:
         writer.stop(timeout=10)
 
@@ -193,8 +274,11 @@ def main() -> None:
     print(f"{SENDERS} senders x {PER_SENDER} requests at once, 3 slots, {rounds} rounds")
     print(report("scheduler decision (pure)", decision_times(rounds)))
     with tempfile.TemporaryDirectory() as directory:
-        admissions = admission_times(rounds, Path(directory))
+        admissions = store_rounds(rounds, Path(directory), admission_round)
     print(report("admission (tell -> committed reply)", admissions))
+    with tempfile.TemporaryDirectory() as directory:
+        doors = store_rounds(rounds, Path(directory), door_round)
+    print(report("door admission (handle -> effect)", doors))
     if options.feishu:
         feishu(options)
 

@@ -8,6 +8,7 @@ in the wrong order.
 
 from __future__ import annotations
 
+import functools
 import json
 from typing import Any
 
@@ -40,17 +41,25 @@ def _read_request(raw: Any) -> Request:
 
 
 def scheduler_to_json(state: SchedulerState) -> str:
+    # What json.dumps writes for the whole, from each entry's text kept between calls: a team
+    # actor saves its registry on every decision, and a burst of requests changes one entry
+    # of a long queue at a time.
+    running = ", ".join(map(_running_json, state.running))
+    queue = ", ".join(map(_waiting_json, state.queue))
+    return f'{{"v": {_VERSION}, "running": [{running}], "queue": [{queue}]}}'
+
+
+@functools.lru_cache(maxsize=1024)
+def _running_json(entry: Running) -> str:
     return json.dumps(
-        {
-            "v": _VERSION,
-            "running": [{**_request(r.request), "started_at": r.started_at} for r in state.running],
-            "queue": [
-                {**_request(w.request), "queued_at": w.queued_at, "reason": w.reason}
-                for w in state.queue
-            ],
-        },
-        ensure_ascii=False,
+        {**_request(entry.request), "started_at": entry.started_at}, ensure_ascii=False
     )
+
+
+@functools.lru_cache(maxsize=1024)
+def _waiting_json(entry: Waiting) -> str:
+    raw = {**_request(entry.request), "queued_at": entry.queued_at, "reason": entry.reason}
+    return json.dumps(raw, ensure_ascii=False)
 
 
 def scheduler_from_json(text: str) -> SchedulerState:

@@ -7,6 +7,11 @@ order. ``TeamDoor`` is a team's message pipeline as the chat transports see it: 
 ``TeamMessage`` in, ``DoorEffect``s out through the transport's ``TeamReplies`` (replies in the
 request's thread, a task started or continued on the thread's route, notes to the group); the
 host builds one door and one actor per configured team and hands the doors to their transport.
+
+Modules: ``_values`` (what crosses between them), ``_core`` (the door's decisions, pure:
+state and event in, state and effects out), ``_actor`` (the team actor, which owns the
+registry and the door's state and carries the core's effects out), ``_door`` (the door's thin
+shell: each call a message to the actor; ``LoopReplies``).
 """
 
 from ._actor import (
@@ -18,17 +23,15 @@ from ._actor import (
     TeamSnapshot,
     TeamState,
 )
-from ._door import (
+from ._door import LoopReplies, TeamDoor, say_offline
+from ._values import (
     DoorEffect,
     FollowUpInput,
     GroupNote,
-    LoopReplies,
     StartRequest,
-    TeamDoor,
     TeamMessage,
     TeamReplies,
     ThreadReply,
-    say_offline,
 )
 
 __all__ = [
