@@ -91,7 +91,7 @@ brackets::
     │   ├── NoTerminal                 no controlling terminal to show or read a secret on
     │   ├── BadCode                    [ValueError] typed text that is no pairing code (a typo)
     │   ├── PairingFailed              a pairing refused or ended (its closed reason)
-    │   ├── BadFrame                   [ValueError] a link frame outside the vocabulary (closes it)
+    │   ├── BadFrame                   [ProtocolError] a link frame outside the vocabulary
     │   ├── AlreadyInitialized         ``robota mesh init`` on a device that has its identity
     │   ├── DeviceNotFound             DEVICE names no device of the roster, or several
     │   ├── GrantRefused               a handoff grant or acknowledgement refused (closed reason)

@@ -5,17 +5,22 @@ most ``MAX_FRAME`` bytes (1 MiB); bytes travel as base64. ``decode`` checks ever
 (and that no unknown field is there), so a peer's bad frame is a ``BadFrame`` naming what is
 wrong: the link closes with that reason, never the host. This module is the one seam between
 the link's state machines (``_link``, ``_pairing``, ``_talk``, ``_offers``, the handoff's
-``_handoff_frames``) and the wire: the project's
-shared wire vocabulary (``robota.core.protocol``, being unified) can replace it here alone.
+``_handoff_frames``) and the wire.
+
+It speaks the project's wire protocol (``robota.core.protocol``) as the other carriers do: the
+protocol's strict JSON both ways (no NaN or Infinity in, compact UTF-8 out) and its error, so
+a ``BadFrame`` is a ``ProtocolError`` that any carrier's handling of bad input catches alike.
+The frame types are the mesh's own dialect of it, as the WebSocket host has its own.
 """
 
 from __future__ import annotations
 
 import base64
 import binascii
-import json
 from dataclasses import dataclass, fields
 from typing import Any, ClassVar, get_type_hints
+
+from robota.core.protocol import ProtocolError, dumps, loads_strict
 
 from ._errors import MeshError
 from ._handoff_frames import HANDOFF_NAMES, HandoffFrame, handoff_checked
@@ -40,8 +45,11 @@ MAX_FRAME = 1024 * 1024
 """The largest frame a link takes, in bytes of its JSON text."""
 
 
-class BadFrame(MeshError, ValueError):
+class BadFrame(MeshError, ProtocolError):
     """A frame that is not one of the link's (the link closes with this reason)."""
+
+    def __init__(self, message: str) -> None:
+        ProtocolError.__init__(self, message)
 
 
 @dataclass(frozen=True, slots=True)
@@ -143,7 +151,7 @@ def _out(value: object) -> object:
 
 def encode(frame: Frame) -> str:
     body = {f.name: _out(getattr(frame, f.name)) for f in fields(frame)}
-    text = json.dumps({"type": _type_name(frame), **body}, separators=(",", ":"))
+    text = dumps({"type": _type_name(frame), **body}).decode("utf-8")
     if len(text) > MAX_FRAME:
         raise BadFrame(f"a {_type_name(frame)} frame of {len(text)} bytes is over the bound")
     return text
@@ -178,7 +186,7 @@ def decode(text: str | bytes) -> Frame:
     if len(text) > MAX_FRAME:
         raise BadFrame(f"a frame of {len(text)} characters is over the bound")
     try:
-        raw = json.loads(text)
+        raw = loads_strict(text)
     except ValueError:
         raise BadFrame("not JSON") from None
     if not isinstance(raw, dict):
