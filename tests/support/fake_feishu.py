@@ -181,9 +181,13 @@ class FakePlatform:
         self._changed = trio.Event()
 
     async def wait_until(self, condition: Callable[[], object], timeout: float = WAIT) -> None:
+        """Until ``condition()`` holds: checked on every change of the fake, and every 50 ms
+        for conditions on what the fake does not see (the host's store, the fake model), which
+        otherwise were checked again only at the connection's next ping, a minute on."""
         with trio.fail_after(timeout):
             while not condition():
-                await self._changed.wait()
+                with trio.move_on_after(0.05):
+                    await self._changed.wait()
 
     # -- steering --------------------------------------------------------------------------
 
