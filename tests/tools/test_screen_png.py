@@ -1,4 +1,4 @@
-"""tools/screen_png.py: a tmux capture's SGR escapes become cells of the right colours, and the
+"""tools/screen_png.py: a terminal capture's SGR escapes become cells of the right colours, and the
 cells become pixels of those colours (the TUI screenshot of docs/pictures.md)."""
 
 from __future__ import annotations
@@ -92,7 +92,7 @@ def test_parse_applies_colours_reverse_and_dim_and_carries_them_across_lines() -
     assert c == png.Cell("c", png.DEFAULT_FG, png.DEFAULT_BG)
     assert grid[0][3] == png.Cell(" ", png.DEFAULT_FG, png.DEFAULT_BG)
     assert grid[1][0] == png.Cell("d", png.DEFAULT_FG, GREEN)
-    # tmux writes only changes: line 3 starts on line 2's green until it says otherwise.
+    # The capture writes only changes: line 3 starts on line 2's green until it says otherwise.
     assert grid[2][0] == png.Cell("x", png.DEFAULT_FG, GREEN)
     halfway = tuple((f + b) // 2 for f, b in zip(png.DEFAULT_FG, png.DEFAULT_BG, strict=True))
     assert grid[2][1] == png.Cell("y", halfway, png.DEFAULT_BG)  # type: ignore[arg-type]
