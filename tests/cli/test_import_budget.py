@@ -8,8 +8,10 @@ instead of timing a start (noisy on a shared machine), these tests pin *what* is
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -350,3 +352,87 @@ def test_a_second_start_on_the_same_config_parses_no_yaml(tmp_path: Path) -> Non
     config.write_text(config.read_text() + "\n# changed\n")
     assert loaded(at_spawn({}), "ruamel")  # another text: parsed again
     assert not loaded(at_spawn({}), "ruamel")
+
+
+_ON_A_WARM_HOST = """
+import json, socket, sys, threading
+from robota.core.config import resolve_profile
+path = resolve_profile().control_socket
+path.parent.mkdir(parents=True)
+server = socket.socket(socket.AF_UNIX)
+server.bind(str(path))
+server.listen()
+heard = []
+def notice(kind, **fields):
+    return {"type": "notice", "notice": {"kind": kind, "route_key": "print:1", **fields}}
+def host():
+    conn, _ = server.accept()
+    reader = conn.makefile("rb")
+    heard.append(json.loads(reader.readline()))  # print.run
+    frames = [{"type": "hello", "agent": "codex", "await_task": False}]
+    conn.sendall(b"".join(json.dumps(f).encode() + b"\\n" for f in frames))
+    heard.append(json.loads(reader.readline()))  # the submit
+    task = {"task_id": "t1", "attempt_id": "a1"}
+    frames = [
+        notice("TaskOpened", task_id="t1", agent="codex", cwd="/", remote_id="r1", resumed=False),
+        notice("TurnBegan", prompt="hi", **task),
+        notice("TurnFinished", status="completed", final_text="ECHO: hi", duration_ms=5, **task),
+        notice("RouteIdle", inputs=1),
+    ]
+    conn.sendall(b"".join(json.dumps(f).encode() + b"\\n" for f in frames))
+    reader.read()  # until the client leaves
+threading.Thread(target=host, daemon=True).start()
+from robota.cli import main
+try:
+    main(["-p", "hi", "--output-format", sys.argv[1]])
+except SystemExit as exit:
+    code = exit.code
+print(json.dumps({"code": code, "heard": heard, "modules": sorted(sys.modules)}))
+"""
+
+WARM_HOST_CLIENT_NEVER = (
+    "trio",
+    "pykka",
+    "sqlite3",
+    "robota.core.engine",
+    "robota.core.events",
+    "robota.core.frontend",
+    "robota.core.kernel._actor",
+    "robota.core.protocol._notices",
+    "robota.core.config._load",
+    "ruamel",
+    "robota.host",
+    "robota.runtimes",
+    "robota.cli._print",
+    "robota.cli._prestart",
+)
+"""What ``robota -p`` must not load when a warm host runs its turn: the client relays frames
+and writes the output (``robota.cli._print_relay``); the engine is the host's."""
+
+
+@pytest.mark.parametrize(
+    ("output_format", "out"),
+    [("text", "ECHO: hi\n"), ("json", None), ("stream-json", None)],
+)
+def test_print_mode_on_a_warm_host_loads_no_engine(output_format: str, out: str | None) -> None:
+    root = Path(tempfile.mkdtemp(prefix="robota-budget-", dir="/tmp"))  # a short socket path
+    try:
+        env = {"HOME": str(root), "ROBOTA_HOME": str(root / "home"), "PATH": "/usr/bin:/bin"}
+        probe = run_probe(_ON_A_WARM_HOST, env, output_format)
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+    result = json.loads(probe.stdout.splitlines()[-1])
+    assert result["code"] == 0, probe.stderr
+    assert probe.stderr == ""
+    request, submit = result["heard"]
+    assert (request["type"], submit) == ("print.run", {"type": "submit", "prompt": "hi"})
+    printed = "".join(line + "\n" for line in probe.stdout.splitlines()[:-1])
+    if out is not None:
+        assert printed == out
+    else:
+        last = json.loads(printed.splitlines()[-1])
+        assert (last["type"], last["result"], last["session_id"]) == ("result", "ECHO: hi", "t1")
+    modules = set(result["modules"])
+    assert "robota.cli._print_relay" in modules
+    for heavy in WARM_HOST_CLIENT_NEVER:
+        assert not loaded(modules, heavy), f"robota -p on a warm host loaded {heavy}"

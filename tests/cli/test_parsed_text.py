@@ -14,11 +14,9 @@ from robota.cli import _cache_files, _parsed_text
 from robota.cli._cache_files import cache_dir
 from robota.cli._parsed_text import MAX_ENTRIES, ParsedCache, parsed_cache_on, plain
 from robota.core import ConfigError
-from robota.core.config import _load, _parsed, use_parse_cache
+from robota.core.config import _load, _parsed, template_text, use_parse_cache
 
-TEMPLATE = (
-    Path(_load.__file__).parent / "templates" / "config.yaml"
-).read_text()  # the config robota init writes
+TEMPLATE = template_text("config.yaml")  # the config robota init writes
 
 
 @pytest.mark.parametrize(

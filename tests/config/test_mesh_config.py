@@ -73,6 +73,12 @@ def test_a_full_section_parses() -> None:
         ("mesh: {listen: ['1.2.3.4:70000']}", "mesh.listen[0]", "HOST:PORT"),
         ("mesh: {listLifetimeSeconds: 59}", "mesh.listLifetimeSeconds", "from 60"),
         ("mesh: {pairingTtlSeconds: 3601}", "mesh.pairingTtlSeconds", "to 3600"),
+        ("mesh: {limits: 8}", "mesh.limits", "a mapping"),
+        ("mesh: {limits: {hops: 8}}", "mesh.limits", "one of maxHops"),
+        ("mesh: {limits: {maxHops: 0}}", "mesh.limits.maxHops", "from 1"),
+        ("mesh: {limits: {maxHops: true}}", "mesh.limits.maxHops", "whole number"),
+        ("mesh: {limits: {maxReplies: -1}}", "mesh.limits.maxReplies", "from 0"),
+        ("mesh: {limits: {maxReplies: 1001}}", "mesh.limits.maxReplies", "to 1000"),
         ("mesh: {peers: [a]}", "mesh.peers", "a mapping of device ids"),
         ("mesh: {peers: {laptop: {}}}", "mesh.peers", "a device id"),
         (f"mesh: {{peers: {{{DEVICE.lower()}: {{}}}}}}", "mesh.peers", "a device id"),
@@ -124,3 +130,10 @@ def test_a_project_with_a_mesh_section_is_a_configuration_error_naming_file_and_
     with pytest.raises(ConfigError) as from_disk:
         load_project_config(tmp_path, config)
     assert (from_disk.value.file, from_disk.value.key) == (str(file), "mesh")
+
+
+def test_the_conversation_limits_default_and_parse() -> None:
+    assert (_parse("").mesh.max_hops, _parse("").mesh.max_replies) == (8, 4)
+    mesh = _parse("mesh:\n  limits: {maxHops: 3, maxReplies: 0}\n").mesh
+    assert (mesh.max_hops, mesh.max_replies) == (3, 0)
+    assert _parse("mesh: {limits: {maxHops: 20}}\n").mesh.max_replies == 4

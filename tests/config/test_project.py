@@ -128,3 +128,20 @@ def test_a_linked_project_file_is_refused_even_when_trusted(tmp_path: Path) -> N
     trust_workspace(profile.home, workspace)
     with pytest.raises(ConfigError, match="a link"):
         headless_workspace(config, profile, workspace, restricted=False, mode="print")
+
+
+def test_a_projects_mcp_servers_reach_its_agents_only_when_the_workspace_is_trusted(
+    tmp_path: Path,
+) -> None:
+    config, profile, workspace = profile_at(tmp_path)
+    project = workspace / ".robota" / "config.yaml"
+    project.write_text(project.read_text() + "mcpServers: {docs: {command: docs-mcp}}\n")
+    with pytest.raises(WorkspaceRefused, match="robota trust --yes"):
+        headless_workspace(config, profile, workspace, restricted=False, mode="mcp serve")
+    untrusted = headless_workspace(config, profile, workspace, restricted=True, mode="mcp serve")
+    assert "docs" not in untrusted.config.mcp_servers
+    trust_workspace(profile.home, workspace)
+    trusted = headless_workspace(config, profile, workspace, restricted=False, mode="mcp serve")
+    assert trusted.config.mcp_servers["docs"].command == "docs-mcp"
+    forced = headless_workspace(config, profile, workspace, restricted=True, mode="mcp serve")
+    assert "docs" not in forced.config.mcp_servers

@@ -17,6 +17,7 @@ import trio
 from robota.core.engine import InputQueued, TaskOpened, TurnBegan
 from robota.core.frontend import ChatRoute, ChatTurn, FrontEndPort, Opening, TransportContext
 from robota.core.frontend._chat import RETIRE_AFTER, ChatTurns, Pending
+from robota.core.testing import wait_until
 
 
 class Hub:
@@ -187,3 +188,28 @@ async def test_the_shell_keeps_only_the_routes_that_speak(
         await settle()
         assert shell.retire_quiet(now[0]) == [f"test:chat-{i}" for i in range(200) if i != 7]
         assert list(hub.connected) == ["test:chat-7"]
+
+
+async def test_a_burst_of_chats_let_go_leaves_the_shell_as_it_was_and_gives_memory_back(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Issue 28 s.3: after 50 chats spoke and went quiet, ``follow_routes`` lets them all go:
+    the shell's tasks (a lane and a reader per chat), its routes and the port's subscriptions
+    return to what they were before the burst, and what they held is given back once."""
+    async with shell_on_a_clock(monkeypatch) as (shell, hub, now):
+        nursery = shell._nursery
+        assert nursery is not None
+        released: list[int] = []
+        nursery.start_soon(shell.follow_routes, 0.01, lambda: released.append(len(shell._routes)))
+        await settle()
+        tasks = len(nursery.child_tasks)
+        for i in range(50):
+            shell.hand_to_lane(shell.route(f"test:chat-{i}"), i)
+        await settle()
+        assert len(nursery.child_tasks) == tasks + 100  # a lane and a reader each
+        assert len(hub.connected) == 50 and len(shell.admitted) == 50
+
+        now[0] += RETIRE_AFTER
+        await wait_until(lambda: released == [0], timeout=10.0)
+        assert len(nursery.child_tasks) == tasks
+        assert hub.connected == {} and shell.context.port.listeners("test:chat-0") == 0

@@ -22,6 +22,7 @@ from ..support.host import BOUND, sandboxed
 from ..support.model_server import FakeModel
 from ..support.processes import kill_processes_with_home_under
 from ..support.robota import ROBOTA, Robota
+from ..support.sessions import ok_json, robota_cmd, workspace
 from ._server import server_json
 
 
@@ -49,6 +50,30 @@ def test_where_print_modes_turns_run(
         restricted=restricted,
         project_applies=project_applies,
         uses_task=uses_task,
+    )
+    assert where == placement
+
+
+@pytest.mark.parametrize(
+    ("untrusted", "restricted", "project_applies", "placement"),
+    [
+        # A daemon started --restricted runs every directory Restricted, with no project's
+        # settings: it runs a --restricted print as print mode's own process would, only that.
+        (False, False, False, "local"),
+        (False, True, False, "host"),
+        (True, True, False, "host"),
+        (True, False, False, "refused"),
+        (False, True, True, "local"),
+    ],
+)
+def test_where_print_modes_turns_run_on_a_restricted_daemon(
+    untrusted: bool, restricted: bool, project_applies: bool, placement: str
+) -> None:
+    where = print_placement(
+        untrusted=untrusted,
+        restricted=restricted,
+        project_applies=project_applies,
+        forced=True,
     )
     assert where == placement
 
@@ -278,3 +303,73 @@ def test_ctrl_c_or_sigterm_interrupts_the_hosts_turn_and_the_host_goes_on(
         time.sleep(0.2)
     after = run(robota, "-p", "still there")
     assert (after.returncode, after.stdout) == (0, "ECHO: still there\n"), after.stderr
+
+
+def host_log(robota: Robota) -> str:
+    return "".join(p.read_text(errors="replace") for p in (robota.home / "logs").glob("*.log*"))
+
+
+def test_a_run_takes_the_session_opened_ahead_with_nothing_of_the_run_before(
+    hosted: tuple[Robota, Profile], model: FakeModel
+) -> None:
+    """The host keeps a session opened ahead for print mode's next run in the same folder with
+    the same settings (``robota.runtimes``' ``_spare_sessions``): the second run takes it, its
+    own conversation (the model hears nothing of the first), and its output is as ever."""
+    robota, _ = hosted
+    stream = ("--output-format", "stream-json")
+    first = run(robota, "-p", "the first secret", *stream)
+    assert first.returncode == 0, first.stderr
+    deadline = time.monotonic() + BOUND
+    while host_log(robota).count("a session opened ahead in") < 1:
+        assert time.monotonic() < deadline, "no session was opened ahead"
+        time.sleep(0.1)
+    model.clear()
+    second = run(robota, "-p", "the second", *stream)
+    assert second.returncode == 0, second.stderr
+    assert host_log(robota).count("takes a session opened ahead") == 1
+    started = [
+        next(o for o in map(json.loads, out.stdout.splitlines()) if o["type"] == "session_started")
+        for out in (first, second)
+    ]
+    assert started[0]["session_id"] != started[1]["session_id"]
+    assert started[0]["agent_session_id"] != started[1]["agent_session_id"]
+    assert json.loads(second.stdout.splitlines()[-1])["result"] == "ECHO: the second"
+    bodies = [json.dumps(r.body) for r in model.model_requests()]
+    assert bodies and all("the first secret" not in body for body in bodies)
+
+    # Other settings (here another permission mode) never get it: a session of their own.
+    other = run(robota, "-p", "third", "--permission-mode", "acceptEdits")
+    assert (other.returncode, other.stdout) == (0, "ECHO: third\n"), other.stderr
+    assert host_log(robota).count("takes a session opened ahead") == 1
+
+
+def test_print_mode_hands_its_turn_to_the_workspaces_daemon(
+    short_root: Path, model: FakeModel
+) -> None:
+    """With no host but this workspace's daemon (``robota daemon start``), print mode runs its
+    turn there, as it would through a host: the same output as in its own process."""
+    robota, _ = sandboxed(short_root, model, "codex")
+    project = workspace(robota)
+    try:
+        assert ok_json(robota, "daemon", "start", cwd=project)["started"] is True
+        here = ("--cwd", str(project))
+        on_daemon, local = both(robota, "-p", "hello daemon", *here, cwd=project)
+        assert (on_daemon.returncode, on_daemon.stdout, on_daemon.stderr) == (
+            0,
+            "ECHO: hello daemon\n",
+            "",
+        )
+        assert (local.returncode, local.stdout) == (0, "ECHO: hello daemon\n"), local.stderr
+        as_json = ("--output-format", "stream-json")
+        on_daemon, local = both(robota, "-p", "again", *here, *as_json, cwd=project)
+        assert on_daemon.returncode == local.returncode == 0, on_daemon.stderr
+        assert json_lines(on_daemon.stdout) == json_lines(local.stdout)
+        # Another workspace's daemon is not this one's: print mode runs in its own process.
+        elsewhere = workspace(robota, "elsewhere")
+        before = known_routes(robota)
+        alone = run(robota, "-p", "alone", "--cwd", str(elsewhere), cwd=elsewhere)
+        assert (alone.returncode, alone.stdout) == (0, "ECHO: alone\n"), alone.stderr
+        assert known_routes(robota) == before
+    finally:
+        robota_cmd(robota, "daemon", "stop", cwd=project)
+        kill_processes_with_home_under(short_root)

@@ -98,6 +98,17 @@ def hosts(*homes: Path) -> Iterator[None]:
             _robota(home, "server", "stop")
 
 
+def signing_device(tmp_path: Path, settings: str) -> Path:
+    """A first device (``mesh init`` on its terminal) whose ``mesh`` section also has
+    ``settings``; its profile's home."""
+    home = tmp_path / "home"
+    home.mkdir(mode=0o700)
+    (tmp_path / "user").mkdir()
+    (home / "config.yaml").write_text(CONFIG + settings)
+    assert _init(home)[0].code == 0
+    return home
+
+
 def signing_laptop_and_new_desk(tmp_path: Path, address: str) -> tuple[Path, Path]:
     """A signing laptop listening on ``address`` and a desk with no identity, both with the
     mesh on (their hosts not started)."""
@@ -116,9 +127,16 @@ def signing_laptop_and_new_desk(tmp_path: Path, address: str) -> tuple[Path, Pat
     return laptop, desk
 
 
-def pair_and_join(laptop: Path, desk: Path, address: str, answer: str) -> tuple[Run, Run, str]:
+def pair_and_join(
+    laptop: Path,
+    desk: Path,
+    address: str,
+    answer: str,
+    typed: Callable[[str], str] = lambda shown: shown,
+) -> tuple[Run, Run, str]:
     """``mesh pair`` on ``laptop``'s terminal and ``mesh join address`` on ``desk``'s, at once:
-    the code shown on one typed on the other; the pairing operator answers ``answer``."""
+    the code shown on one typed on the other (``typed`` of it); the pairing operator answers
+    ``answer``."""
     shown: list[str] = []
     ready = threading.Event()
 
@@ -129,7 +147,7 @@ def pair_and_join(laptop: Path, desk: Path, address: str, answer: str) -> tuple[
 
     def type_code(_screen: str) -> str:
         assert ready.wait(60), "the pairing device showed no code"
-        return shown[0] + "\n"
+        return typed(shown[0]) + "\n"
 
     runs: dict[str, Run] = {}
 

@@ -9,24 +9,12 @@ through the terminals is ``robota mesh pair``/``join``'s own test.
 from __future__ import annotations
 
 import json
-import time
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 
-from robota.host._mesh_files import load_link_certs, save_link_certs, split_address
-from robota.mesh import (
-    Marks,
-    MeshFiles,
-    adopt_pairing,
-    enrol,
-    key_from_bytes,
-    link_certificate,
-    public_bytes,
-)
-from robota.mesh._keyfile import KeyFile
+from robota.host._mesh_files import load_link_certs, split_address
 
 from ._hosts import (
     _free_port,
@@ -35,47 +23,10 @@ from ._hosts import (
     _until,
     hosts,
     restart_then_revoke,
+    signing_device,
 )
+from ._paired import _paired
 from ._profiles import CONFIG, _init, _robota
-
-
-def _key(home: Path) -> Any:
-    raw = KeyFile(home / "data" / "mesh" / "credentials").get("device-key")
-    assert raw is not None
-    return key_from_bytes(raw, name="device-key")
-
-
-def _paired(laptop: Path, desk: Path) -> tuple[str, str]:
-    """``desk`` enrolled into ``laptop``'s mesh as pairing leaves both; their device ids."""
-    signer, joiner = MeshFiles(laptop / "data" / "mesh"), MeshFiles(desk / "data" / "mesh")
-    now = int(time.time())
-    cert, lists = enrol(
-        signer,
-        KeyFile(laptop / "data" / "mesh" / "credentials"),
-        public_bytes(_key(desk)),
-        name="desk",
-        now=now,
-        lifetime=3600,
-        marks=Marks(1, 1),
-    )
-    root = signer.identity()
-    assert root is not None and root.root is not None
-    adopt_pairing(
-        joiner,
-        KeyFile(desk / "data" / "mesh" / "credentials"),
-        root=root.root,
-        device_cert=cert.blob,
-        roster=lists.roster.blob,
-        revocations=lists.revocations.blob,
-        now=now,
-        marks=Marks(),
-    )
-    certs = [link_certificate(_key(laptop)), link_certificate(_key(desk))]
-    for home in (laptop, desk):
-        save_link_certs(home / "data" / "mesh" / "link-certs", certs)
-    desk_identity = joiner.identity()
-    assert desk_identity is not None
-    return root.device, desk_identity.device
 
 
 @pytest.fixture
@@ -120,17 +71,6 @@ def test_two_hosts_link_come_back_after_a_restart_and_a_revocation_closes_the_li
     assert {d["id"]: d["state"] for d in devices}[desk_id] == "revoked"
     # The learned link certificates were saved beside the identity.
     assert len(load_link_certs(laptop / "data" / "mesh" / "link-certs")) == 2
-
-
-def signing_device(tmp_path: Path, settings: str) -> Path:
-    """A first device (``mesh init`` on its terminal) whose ``mesh`` section also has
-    ``settings``; its profile's home."""
-    home = tmp_path / "home"
-    home.mkdir(mode=0o700)
-    (tmp_path / "user").mkdir()
-    (home / "config.yaml").write_text(CONFIG + settings)
-    assert _init(home)[0].code == 0
-    return home
 
 
 def test_a_mesh_that_cannot_open_is_a_problem_and_the_host_serves_on(tmp_path: Path) -> None:

@@ -11,13 +11,7 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
-import subprocess
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
-
-import pytest
 
 from ._hosts import (
     _link_state,
@@ -26,60 +20,9 @@ from ._hosts import (
     restart_then_revoke,
     signing_laptop_and_new_desk,
 )
-from ._profiles import _env, _robota
-from ._terminal import ROBOTA
-
-SUBNET = "10.231.77"
-"""Private addresses that live only inside the test's namespaces."""
-PORT = 47390
-
-
-def _ip(*args: str) -> None:
-    ip = shutil.which("ip") or "/usr/sbin/ip"
-    subprocess.run([ip, *args], check=True, capture_output=True, timeout=30)
-
-
-@contextmanager
-def namespaces_and_veth(tag: str) -> Iterator[tuple[str, str]]:
-    """Two fresh namespaces joined by a veth pair (``SUBNET``.1 and .2); the namespaces, and
-    the veth's ends with them, are deleted afterwards."""
-    a, b = f"{tag}a", f"{tag}b"
-    created: list[str] = []
-    ip = shutil.which("ip") or "/usr/sbin/ip"
-    try:
-        try:
-            for name in (a, b):
-                _ip("netns", "add", name)
-                created.append(name)
-        except (OSError, subprocess.CalledProcessError) as error:
-            why = getattr(error, "stderr", b"") or str(error)
-            pytest.skip(f"network namespaces cannot be created here: {why!r}")
-        _ip("link", "add", f"{tag}va", "netns", a, "type", "veth", "peer", f"{tag}vb", "netns", b)
-        for name, end, host in ((a, f"{tag}va", 1), (b, f"{tag}vb", 2)):
-            _ip("-n", name, "addr", "add", f"{SUBNET}.{host}/24", "dev", end)
-            _ip("-n", name, "link", "set", end, "up")
-            _ip("-n", name, "link", "set", "lo", "up")
-        yield a, b
-    finally:
-        for name in created:
-            subprocess.run([ip, "netns", "del", name], check=False, capture_output=True, timeout=30)
-
-
-def _start_in(namespace: str, home: Path) -> subprocess.CompletedProcess[str]:
-    ip = shutil.which("ip") or "/usr/sbin/ip"
-    run = subprocess.run(
-        [ip, "netns", "exec", namespace, str(ROBOTA), "server", "start"],
-        check=False,
-        env=_env(home),
-        cwd=home.parent,
-        stdin=subprocess.DEVNULL,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        start_new_session=True,
-    )
-    assert run.returncode == 0, run.stderr
-    return run
+from ._netns import PORT, SUBNET, namespaces_and_veth
+from ._netns import start_in as _start_in
+from ._profiles import _robota
 
 
 def test_two_devices_in_two_namespaces_pair_link_and_a_revocation_closes_the_link(

@@ -1,7 +1,10 @@
 """``robota mesh pair`` and ``robota mesh join ADDRESS`` for real, on loopback: two profiles,
 two hosts, each command on a pseudo-terminal of its own; the code typed on one is the code shown
 on the other. Then both hosts link, list each other, and each profile's config.yaml names the
-other in ``mesh.peers`` with its comments kept. A code anywhere but the terminal is refused."""
+other in ``mesh.peers`` with its comments kept. A wrong code burns the window (a new one then
+pairs), an expired window refuses. A code anywhere but the terminal is refused, and
+so is a terminal an agent opened (its process carries the mark robota gives the agents it
+starts): no pairing window opens and no code is shown."""
 
 from __future__ import annotations
 
@@ -11,6 +14,9 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+
+from robota.core.control import REAPER_MARK
+from robota.mesh import new_code
 
 from ._hosts import (
     CODE,
@@ -23,7 +29,7 @@ from ._hosts import (
     signing_laptop_and_new_desk,
 )
 from ._profiles import CONFIG, _env, _robota
-from ._terminal import ROBOTA
+from ._terminal import ROBOTA, Step, run_on_terminal
 
 
 @pytest.fixture
@@ -116,3 +122,77 @@ def test_without_a_terminal_pair_and_join_refuse_and_show_no_code(
         assert done.returncode == 2
         assert "terminal" in done.stderr
         assert not CODE.search(done.stdout + done.stderr)
+
+
+def test_an_agents_terminal_can_neither_pair_nor_join(devices: tuple[Path, Path, int]) -> None:
+    laptop, desk, port = devices
+    marked = {REAPER_MARK: "1"}  # what every process robota starts for an agent carries
+    pair = run_on_terminal(["mesh", "pair"], {**_env(laptop), **marked}, laptop.parent)
+    code = new_code()  # well formed: the refusal is the host's, not the code's
+    typed = [Step("Type the pairing code", lambda _screen: code + "\n")]
+    join = run_on_terminal(
+        ["mesh", "join", f"127.0.0.1:{port}"], {**_env(desk), **marked}, desk.parent, typed
+    )
+    for done, request in ((pair, "mesh.pair"), (join, "mesh.join")):
+        assert done.code == 1, (done.stderr, done.screen)
+        assert f"only the operator may ask '{request}'" in done.stderr, done.stderr
+    assert not CODE.search(pair.stdout + pair.stderr + pair.screen), "no code was shown"
+    listed = json.loads(_robota(laptop, "mesh", "devices", "--json").stdout)
+    assert len(listed) == 1
+    assert "peers" not in laptop.joinpath("config.yaml").read_text()
+
+
+def test_a_wrong_code_burns_the_window_and_a_new_window_pairs(
+    devices: tuple[Path, Path, int],
+) -> None:
+    laptop, desk, port = devices
+    address = f"127.0.0.1:{port}"
+    wrong = new_code()  # well formed, its check character right: only the PAKE can tell
+    paired, joined, shown = pair_and_join(laptop, desk, address, "y\n", lambda _shown: wrong)
+    assert shown and shown != wrong
+    assert paired.code == 1 and "not paired" in paired.stderr, (paired.stderr, paired.screen)
+    assert joined.code == 1 and "the code did not match" in joined.stderr, joined.stderr
+    assert "fingerprint" not in paired.screen  # nobody was asked to accept anything
+    listed = json.loads(_robota(laptop, "mesh", "devices", "--json").stdout)
+    assert len(listed) == 1
+
+    paired, joined, again = pair_and_join(laptop, desk, address, "y\n")
+    assert again != shown
+    assert paired.code == 0, (paired.stderr, paired.screen)
+    assert joined.code == 0, (joined.stderr, joined.screen)
+    listed = json.loads(_robota(laptop, "mesh", "devices", "--json").stdout)
+    assert len(listed) == 2
+
+
+def test_an_expired_window_refuses_its_code(tmp_path: Path) -> None:
+    port = _free_port()
+    laptop, desk = signing_laptop_and_new_desk(tmp_path, f"127.0.0.1:{port}")
+    with laptop.joinpath("config.yaml").open("a") as config:
+        config.write("  pairingTtlSeconds: 30\n")  # the shortest window there is
+    shown: list[str] = []
+
+    def take_code(screen: str) -> str:
+        shown.extend(CODE.findall(screen))
+        return ""
+
+    with hosts(laptop, desk):
+        paired = run_on_terminal(
+            ["mesh", "pair"],
+            _env(laptop),
+            laptop.parent,
+            [Step("the code there.", take_code)],
+            timeout=120,
+        )
+        assert paired.code == 1 and "the pairing window expired" in paired.stderr, paired.stderr
+        assert shown, paired.screen
+        joined = run_on_terminal(
+            ["mesh", "join", f"127.0.0.1:{port}"],
+            _env(desk),
+            desk.parent,
+            [Step("Type the pairing code", lambda _screen: shown[0] + "\n")],
+            timeout=120,
+        )
+        assert joined.code == 1, joined.stderr
+        assert "pairing failed: no pairing window answered" in joined.stderr, joined.stderr
+        listed = json.loads(_robota(laptop, "mesh", "devices", "--json").stdout)
+        assert len(listed) == 1

@@ -4,19 +4,17 @@ devices: gossip of a newer revocation list, a revoked device closed out, a stran
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
 import pytest
 import trio
 
 from robota.mesh import Refused, device_id, new_code, new_key
 from robota.mesh._identity import DeviceId
-from robota.mesh._linkcert import KnownCertificates, link_certificate, pairing_context
+from robota.mesh._linkcert import link_certificate, pairing_context
 from robota.mesh._linkio import PAIR_PREAMBLE, Links, join, serve_pairing
 from robota.mesh._pairing import PairingFailed, PairingWindow
-from robota.mesh._trust import LinkTrust
 
 from ._chain import NOW, Chain
+from ._links import trust, until
 
 
 async def listening() -> tuple[trio.SocketListener, int]:
@@ -136,26 +134,6 @@ async def test_a_relay_that_terminates_tls_fails_like_a_wrong_code() -> None:
 async def test_a_relay_that_forwards_bytes_pairs() -> None:
     _pairer, joiner, _window = await pair(via="forward")
     assert joiner == b"bundle:laptop"
-
-
-def trust(
-    chain: Chain, index: int, *, revoked: tuple[DeviceId, ...] = (), seq: int = 1
-) -> LinkTrust:
-    known = KnownCertificates(link_certificate(k) for k in chain.devices)
-    return LinkTrust(
-        chain.devices[index],
-        f"device-{index}",
-        chain.root_public,
-        chain.roster(),
-        chain.revocations(revoked, seq=seq),
-        known,
-    )
-
-
-async def until(check: Callable[[], bool], what: str) -> None:
-    with trio.fail_after(20):
-        while not check():
-            await trio.sleep(0.02)
 
 
 async def test_links_gossip_and_a_revocation_closes_the_revoked_device_out() -> None:

@@ -40,7 +40,7 @@ def test_wheel_contains_the_namespace_and_imports_without_the_source_tree(
     for package in sorted(code_dirs - {"robota"}):
         if "/_" not in "/" + package.split("/", 1)[-1]:
             assert f"{package}/__init__.py" in names, f"{package} has no facade in the wheel"
-    assert "robota/core/config/templates/config.yaml" in names, "init's templates must ship"
+    assert "robota/cli/templates/config.yaml" in names, "init's templates must ship"
     assert "robota/cli/skills/robota/SKILL.md" in names, "the agent skill must ship"
     assert "robota/core/__init__.py" in names
     assert "robota/cli/__init__.py" in names

@@ -300,6 +300,73 @@ SAMPLE_ROWS: dict[int, dict[str, list[dict[str, object]]]] = {
             }
         ],
     },
+    10: {
+        "mesh_handoffs": [
+            {
+                "id": "h1",
+                "side": "source",
+                "task_id": "t1",
+                "peer": "PEER",
+                "phase": "transferring",
+                "released": 0,
+                "payload": b'{"v":1}',
+                "manifest_length": 7,
+                "manifest_sha256": b"\x01" * 32,
+                "manifest_json": '{"inventory": {}}',
+                "grant_blob": b"grant",
+                "ack_blob": None,
+                "expires_at": 20.0,
+                "created_at": 14.0,
+                "updated_at": 14.5,
+            }
+        ],
+        "mesh_handoff_nonces": [{"nonce": b"\x02" * 16, "handoff": "h0", "seen_at": 14.0}],
+        "task_transcripts": [
+            {
+                "task_id": "t0",
+                "handoff": "h0",
+                "transcript_json": '[{"prompt": "HELLO", "answer": "hi"}]',
+                "primed_at": None,
+                "created_at": 14.0,
+            }
+        ],
+    },
+    11: {
+        "mesh_conversations": [
+            {
+                "peer": "AAAA-BBBB-CCCC-DDDD-EEEE-FFFF-GGGG-HHHH-IIII-JJJJ-KKKK-LLLL-MMMM",
+                "id": "c1",
+                "began": "peer",
+                "task_id": "t3",
+                "peer_task": "t9",
+                "hops": 3,
+                "replies": 1,
+                "state": "open",
+                "reason": "",
+                "created_at": 15.0,
+                "updated_at": 15.5,
+            }
+        ],
+    },
+    12: {
+        "mesh_offers": [
+            {
+                "peer": "AAAA-BBBB-CCCC-DDDD-EEEE-FFFF-GGGG-HHHH-IIII-JJJJ-KKKK-LLLL-MMMM",
+                "direction": "in",
+                "id": "0123abcd",
+                "name": "report.pdf",
+                "size": 12,
+                "sha256": "ab" * 32,
+                "path": "",
+                "task_id": None,
+                "phase": "offered",
+                "detail": "",
+                "created_at": 16.0,
+                "expires_at": 616.0,
+                "updated_at": 16.0,
+            }
+        ],
+    },
 }
 
 

@@ -30,6 +30,7 @@ Environment (set through the agent's configured ``env``):
 * ``FAULT_AGENT_STDERR=TEXT``  write TEXT (and a newline) on stderr as it starts
 * ``FAULT_AGENT_EXIT_AT_START=CODE``  then exit with CODE before reading anything
 * ``FAULT_AGENT_DYING=TEXT``  write TEXT on stderr just before ``EXIT`` exits
+* ``FAULT_AGENT_CALLS=FILE``  append each request's method and its ``sessionId``, if any, to FILE
 """
 
 from __future__ import annotations
@@ -90,6 +91,10 @@ class Agent:
         method = message.get("method")
         params = message.get("params") or {}
         request_id = message.get("id")
+        calls = os.environ.get("FAULT_AGENT_CALLS")
+        if calls and method is not None:
+            with Path(calls).open("a") as out:
+                out.write(f"{method} {params.get('sessionId', '')}".rstrip() + "\n")
         if method is None and request_id in self.terminals:
             self.terminal_step(request_id, message)
         elif method is None and request_id in self.asking:

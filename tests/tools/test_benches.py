@@ -100,6 +100,7 @@ def test_feishu(tmp_path: Path) -> None:
     assert re.search(
         r"^host RSS, idle after turns +[\d.]+ MB +target < 60 MB: (pass|OVER)$", out, re.M
     ), out
+    assert_burst_rows(out)
 
 
 def test_slack(tmp_path: Path) -> None:
@@ -122,6 +123,17 @@ def test_slack(tmp_path: Path) -> None:
         re.M,
     )
     assert load is not None and load[1] == load[2] == "6" and load[3] == "0", out
+    assert_burst_rows(out)
+
+
+def assert_burst_rows(out: str) -> None:
+    """Memory after a burst (issue 28 s.3): the host's idle RSS before and after the load,
+    from the same run, and their ratio against the target (not judged here)."""
+    for when in ("before", "after"):
+        assert re.search(
+            rf"^host RSS idle {when} the burst +[1-9][\d.]* MB \(\d+ threads, ", out, re.M
+        ), out
+    assert re.search(r"^  after / before \d\.\d{3}  target <= 1\.10: (pass|OVER)$", out, re.M), out
 
 
 def test_sessions(tmp_path: Path) -> None:

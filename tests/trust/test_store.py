@@ -18,6 +18,7 @@ from robota.core.trust import (
     trust_store_path,
     workspace_root,
 )
+from robota.core.trust._store import LIMIT, read_size
 
 
 def store(tmp_path: Path) -> TrustStore:
@@ -155,3 +156,36 @@ def test_concurrent_grants_lose_none(tmp_path: Path) -> None:
     for thread in threads:
         thread.join()
     assert sorted(trust.entries()) == sorted(str(w) for w in workspaces)
+
+
+@pytest.mark.parametrize(
+    ("size", "asked"),
+    [
+        (0, 1),
+        (120, 121),
+        (LIMIT - 1, LIMIT),
+        (LIMIT, LIMIT + 1),
+        (LIMIT + 1, LIMIT + 1),  # one past the limit shows; no more is read
+        (10 * LIMIT, LIMIT + 1),
+        (-1, 1),  # a size no file has: asks for one byte, finds the rest short
+    ],
+)
+def test_a_read_asks_for_the_store_and_one_byte_more_never_the_limit(size: int, asked: int) -> None:
+    """A buffered read of n bytes allocates n at once: asked for the 4 MiB limit on every
+    turn's trust check, malloc mapped and freed 4 MiB each time and glibc raised its mmap and
+    trim thresholds for good, so a burst's freed heap stayed resident (issue 28 s.3)."""
+    assert read_size(size) == asked
+
+
+def test_a_store_past_the_limit_fails_closed_and_one_at_it_is_read(tmp_path: Path) -> None:
+    trust = store(tmp_path)
+    trust.grant(tmp_path)
+    document = json.loads(trust.path.read_text())
+    text = json.dumps(document)
+    padded = text[:-1] + " " * (LIMIT - len(text)) + "}"
+    assert len(padded.encode()) == LIMIT
+    trust.path.write_text(padded)
+    assert trust.state(tmp_path) == "trusted"
+    trust.path.write_text(padded[:-1] + " }")
+    assert decide(trust, tmp_path).problem is not None
+    assert "is larger than 4 MiB" in str(decide(trust, tmp_path).problem)

@@ -30,6 +30,9 @@ event's frame is written to the socket until the platform received the bot's cal
   after the turns (2 s idle each, then 12 s after them: the host passivates a chat's route 5 s
   after it settled; with ``--let-go``, 80 s after them too: the transport lets a chat's route go
   60 s after it went quiet); its agent's processes apart.
+* memory after a burst (issue 28 s.3, ``_burst``): the host's idle RSS just before the load
+  and once idle after it (its routes passivated, its chats' lanes let go, garbage collected),
+  both from this run, and their ratio against the target (within 10 %).
 
 Targets (issue 14 s.6, a Node.js bridge of the reference's design on this kind of machine):
 OnIt 3 ms and the card 9 ms (p50, no slower), the final of a fast turn within 700 ms, the
@@ -56,6 +59,8 @@ ROOT = Path(__file__).resolve().parents[2]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
+from _burst import AFTER_QUIET, BEFORE_QUIET, QUICK_QUIET, idle_rss, threads  # noqa: E402
+from _burst import rows as burst_rows  # noqa: E402
 from _real import Sandbox, children, fake_model, pct, rss_kib, spacing, tools_prompt, verdict  # noqa: E402
 from tests.support.fake_feishu import (  # noqa: E402 (needs the path set above)
     APP_ID,
@@ -270,14 +275,6 @@ def host_pid(sandbox: Sandbox) -> int:
     return int(status["pid"])
 
 
-def threads(pid: int) -> int:
-    """The threads of one process (``/proc``): the host's actors run one each."""
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith("Threads:"):
-            return int(line.split()[1])
-    return 0
-
-
 def agents_kib(sandbox: Sandbox) -> float:
     status = json.loads(run(sandbox, "server", "status", "--json"))
     total = 0
@@ -330,7 +327,9 @@ async def bench(args: argparse.Namespace, sandbox: Sandbox) -> None:
             if args.tools:
                 n += 1
                 say(await cadence(fake, n, args.tools))
-            if args.chats and args.per_chat:
+            burst = bool(args.chats and args.per_chat)
+            if burst:
+                before = await idle_rss(pid, trio.current_time(), args.quiet[0])
                 say(await load(fake, n, args.chats, args.per_chat))
             loaded = trio.current_time()
             await trio.sleep_until(loaded + 2.0)
@@ -349,6 +348,9 @@ async def bench(args: argparse.Namespace, sandbox: Sandbox) -> None:
                 await trio.sleep_until(loaded + 80.0)
                 rows.append(f"host RSS, 80 s after turns  {rss_kib(pid) / 1024:6.1f} MB")
             say(rows)
+            if burst:
+                after = await idle_rss(pid, loaded, args.quiet[1])
+                say(burst_rows("burst", before, after, args.quiet))
         finally:
             await robota("server", "stop")
 
@@ -368,8 +370,10 @@ def main() -> None:
         "--let-go", action="store_true", help="also read the RSS 80 s after the turns"
     )
     args = parser.parse_args()
+    args.quiet = (BEFORE_QUIET, AFTER_QUIET)
     if args.quick:
         args.fast, args.slow, args.tools, args.chats, args.per_chat = 3, 1, 20, 3, 2
+        args.quiet = QUICK_QUIET
     load_avg = " ".join(f"{x:.2f}" for x in os.getloadavg())
     print(
         f"feishu: agent {args.agent}, {args.fast} fast + {args.slow} SLOW turns, "

@@ -24,6 +24,9 @@ loopback) until the fake received the bot's Web API call.
   as Slack sends it: a ``message`` and an ``app_mention`` event); every message must end with
   ``white_check_mark`` and one final answer in its thread (none doubled); messages per second
   from the first push to the last answer.
+* memory after a burst (issue 28 s.3, ``_burst``): the host's idle RSS just before the load
+  and once idle after it (its routes passivated, its channels' lanes let go, garbage
+  collected), both from this run, and their ratio against the target (within 10 %).
 
 Targets (issue 15): eyes within 50 ms of the envelope reaching the host, the first progress
 message within 300 ms, nothing lost or doubled, updates never faster than the throttle.
@@ -48,8 +51,10 @@ ROOT = Path(__file__).resolve().parents[2]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
+from _burst import AFTER_QUIET, BEFORE_QUIET, QUICK_QUIET, idle_rss  # noqa: E402
+from _burst import rows as burst_rows  # noqa: E402
 from _real import Sandbox, fake_model, pct, spacing, tools_prompt, verdict  # noqa: E402
-from feishu import run, say  # noqa: E402 (the same robota calls and printing)
+from feishu import host_pid, run, say  # noqa: E402 (the same robota calls and printing)
 from tests.support.fake_slack import (  # noqa: E402 (needs the path set above)
     BOT_USER,
     FakeSlack,
@@ -243,7 +248,11 @@ async def bench(args: argparse.Namespace, sandbox: Sandbox) -> None:
             if args.tools:
                 say(await cadence(fake, args.tools))
             if args.channels and args.per_channel:
+                pid = await trio.to_thread.run_sync(host_pid, sandbox)
+                before = await idle_rss(pid, trio.current_time(), args.quiet[0])
                 say(await load(fake, args.channels, args.per_channel))
+                after = await idle_rss(pid, trio.current_time(), args.quiet[1])
+                say(burst_rows("burst", before, after, args.quiet))
         finally:
             await robota("server", "stop")
 
@@ -259,8 +268,10 @@ def main() -> None:
     parser.add_argument("--per-channel", type=int, default=5)
     parser.add_argument("--agent", default="codex-acp")
     args = parser.parse_args()
+    args.quiet = (BEFORE_QUIET, AFTER_QUIET)
     if args.quick:
         args.turns, args.tools, args.channels, args.per_channel = 5, 20, 3, 2
+        args.quiet = QUICK_QUIET
     load_avg = " ".join(f"{x:.2f}" for x in os.getloadavg())
     print(
         f"slack: agent {args.agent}, {args.turns} turns, {args.tools} tool calls, "

@@ -16,6 +16,7 @@ composition, the trust gate, the store reads of ``task list/status``) load insid
 
 from __future__ import annotations
 
+import os
 import sys
 from contextlib import closing
 from pathlib import Path
@@ -38,6 +39,13 @@ def mcp_group() -> None:
 
 
 @mcp_group.command("serve")
+@click.option(
+    "--cwd",
+    type=click.Path(exists=True, file_okay=False, path_type=Path),
+    default=None,
+    help="Serve this folder's workspace (default: the working folder), for clients that start "
+    "servers elsewhere.",
+)
 @click.option(
     "--restricted",
     is_flag=True,
@@ -64,12 +72,16 @@ def mcp_group() -> None:
     "created 0600, removed at exit).",
 )
 def serve_command(
-    restricted: bool, http_port: int | None, http_host: str, http_token_file: Path | None
+    cwd: Path | None,
+    restricted: bool,
+    http_port: int | None,
+    http_host: str,
+    http_token_file: Path | None,
 ) -> None:
     """Serve this workspace's agents over MCP (stdio, or HTTP with --http-port).
 
-    Configure it in an MCP client as a command: {"command": "robota", "args": ["mcp",
-    "serve"]}, started in the workspace's folder (or with a `cwd`).
+    Configure it in an MCP client as a command: {"command": "robota", "args": ["mcp", "serve",
+    "--cwd", "/path/to/project"]} (or without --cwd, started in the project's folder).
     """
     from robota.mcp import HttpOptions, loopback, serve, take_stdio  # noqa: PLC0415
 
@@ -85,6 +97,9 @@ def serve_command(
             f"robota: --http-host {http_host}: only a loopback address may be bound", err=True
         )
         sys.exit(2)
+    if cwd is not None:
+        # The served workspace is the process's working folder, for every part that reads it.
+        os.chdir(cwd)
     setup = _setup(restricted)
     http = None
     cleanup = _nothing

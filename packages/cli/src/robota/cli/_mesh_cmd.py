@@ -575,3 +575,22 @@ def join_command(address: str, code: str | None, option_code: str | None) -> Non
     pairer = result.get("pairer") if isinstance(result, dict) else None
     name = result.get("pairerName") if isinstance(result, dict) else None
     click.echo(f"Joined the mesh of {pairer} ({name}); this device is {identity.device}.")
+
+
+def _add_commands() -> None:
+    """The commands of issue 30 live in modules of their own."""
+    from ._mesh_handoff_cmd import handoffs_command  # noqa: PLC0415
+    from ._mesh_offer_cmd import (  # noqa: PLC0415
+        accept_command,
+        decline_command,
+        offer_command,
+        offers_command,
+    )
+    from ._mesh_send import send_command  # noqa: PLC0415
+
+    for command in (send_command, offer_command, offers_command, accept_command, decline_command):
+        mesh_group.add_command(command)
+    mesh_group.add_command(handoffs_command)
+
+
+_add_commands()

@@ -7,6 +7,7 @@ Only click is imported here; the engine is imported when a mode runs.
 
 from __future__ import annotations
 
+import functools
 import os
 import sys
 from collections.abc import Callable
@@ -188,32 +189,41 @@ def run_conversation(ctx: click.Context, options: dict[str, Any]) -> None:
 
 
 def _print_on_host(options: dict[str, Any], prompt: str) -> tuple[int | None, str]:
-    """Print mode on the profile's running host (``_print_host``): its exit code, or ``None``
-    to run here; and the prompt, read from stdin if it was."""
+    """Print mode on the profile's running host, else on this workspace's daemon
+    (``_print_host``): its exit code, or ``None`` to run here; and the prompt, read from stdin
+    if it was."""
     from robota.core.config import resolve_profile  # noqa: PLC0415
 
-    from ._print_host import connect_host  # noqa: PLC0415
+    from ._print_host import connect_host, daemon_socket  # noqa: PLC0415
 
     try:
-        socket_path = resolve_profile().control_socket
+        profile = resolve_profile()
     except (OSError, ValueError):
         return None, prompt  # print mode's own path reports a profile it cannot resolve
-    sock = connect_host(socket_path)
-    if sock is None:
-        return None, prompt
-    from ._print import UsageError, read_prompt  # noqa: PLC0415
-    from ._print_host import print_on_host  # noqa: PLC0415
+    read = False
+    for socket_path in (profile.control_socket, daemon_socket(profile, options["cwd"])):
+        sock = connect_host(socket_path) if socket_path is not None else None
+        if sock is None:
+            continue
+        # Only the protocol and the output from here: no engine (``_print_relay``).
+        from ._print_host import print_on_host  # noqa: PLC0415
+        from ._print_input import prompt_text  # noqa: PLC0415
 
-    try:
-        if options["input_format"] == "text":
-            try:
-                prompt = read_prompt(prompt or None, sys.stdin)
-            except UsageError as error:
-                sys.stderr.write(f"robota: {error}\n")
-                return 2, prompt
-        return print_on_host(_print_options(options, prompt), sock), prompt
-    finally:
-        sock.close()
+        try:
+            if options["input_format"] == "text" and not read:
+                read = True
+                try:
+                    prompt = prompt_text(prompt or None, sys.stdin)
+                except ValueError as error:
+                    sys.stderr.write(f"robota: {error}\n")
+                    return 2, prompt
+            full = functools.partial(_print_options, options, prompt)  # only to draw progress
+            code = print_on_host(options, prompt, sock, full)
+        finally:
+            sock.close()
+        if code is not None:
+            return code, prompt
+    return None, prompt
 
 
 def _attach_daemon(prompt: str | None, options: dict[str, Any]) -> None:

@@ -16,11 +16,15 @@ message and exit 2), chooses the task as print mode does (``choose_print_task``)
 run in a trusted workspace, a project's settings): this process then runs it in-process, as
 it does when the host is of an older robota or refuses for any other reason.
 
-Once the host said ``hello``, ``HostRoute`` is the ``RouteHub`` print mode's ``FrontEndPort``
-connects to: a reader thread decodes the host's ``notice`` frames (``robota.core.protocol``)
-and delivers them, so ``PrintRun`` reads a real ``RouteLink`` and renders exactly as it does
-from its own engine; its input and Ctrl-C's interrupt go out as ``submit`` and ``abort``
-frames. Leaving closes the connection, and the host interrupts what the route still runs.
+Once the host said ``hello``, this process only relays: ``_print_relay.HostPrint`` sends the
+input and Ctrl-C's interrupt as ``submit`` and ``abort`` frames and writes the output from the
+host's ``notice`` frames read as JSON, loading no engine (the start is most of what a one-shot
+run through a warm host costs). A run that draws progress on a terminal needs the turn
+renderers and so the engine's classes: there ``HostRoute`` is the ``RouteHub`` print mode's
+``FrontEndPort`` connects to, a reader thread decodes the host's frames
+(``robota.core.protocol``) and delivers them, so ``PrintRun`` reads a real ``RouteLink`` and
+renders exactly as from its own engine. Leaving closes the connection, and the host interrupts
+what the route still runs.
 """
 
 from __future__ import annotations
@@ -28,17 +32,25 @@ from __future__ import annotations
 import os
 import socket
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from robota.core.config import Profile
     from robota.core.engine import FrontEndRequest
     from robota.core.frontend import RouteLink
 
     from ._print import PrintOptions
 
-__all__ = ["HostRoute", "connect_host", "print_on_host", "wants_host"]
+__all__ = [
+    "HostRoute",
+    "connect_host",
+    "daemon_socket",
+    "print_on_host",
+    "print_request",
+    "wants_host",
+]
 
 HANDSHAKE_TIMEOUT = 30.0
 """Seconds the host may take to answer ``print.run`` (a trust check and a store read)."""
@@ -47,6 +59,21 @@ HANDSHAKE_TIMEOUT = 30.0
 def wants_host(*, no_host: bool, environ: dict[str, str] | os._Environ[str]) -> bool:
     """Whether print mode looks for a warm host at all (module docstring)."""
     return not no_host and not environ.get("ROBOTA_TASK_ID")
+
+
+def daemon_socket(profile: Profile, cwd: Path | None) -> Path | None:
+    """The control socket of the daemon of ``cwd``'s workspace (``robota daemon``), if one
+    runs. A profile that never ran a daemon has no daemon lock: one ``glob``, nothing
+    imported."""
+    try:
+        if not any(profile.sessions_dir.glob("daemon-*.lock")):
+            return None
+    except OSError:
+        return None
+    from robota.host import find_daemon, workspace_of  # noqa: PLC0415
+
+    found = find_daemon(profile, workspace_of((cwd or Path.cwd()).resolve()))
+    return Path(found.socket) if found is not None else None
 
 
 def connect_host(socket_path: Path) -> socket.socket | None:
@@ -154,19 +181,31 @@ def _deliver(lines: list[Any], route_key: str, deliver: Callable[[object], None]
     return None
 
 
-def _request_fields(options: PrintOptions) -> dict[str, Any]:
-    """``print.run``'s fields: the task's options as typed (a relative ``--cwd`` made
-    absolute here, where it is relative to) and ``restricted``; unset ones left out."""
-    from dataclasses import asdict  # noqa: PLC0415
+REQUEST_FIELDS = {
+    "agent": "agent",
+    "cwd": "cwd",
+    "model": "model",
+    "permission_mode": "permission_mode",
+    "name": "name",
+    "append_system_prompt": "append_system_prompt",
+    "continue_": "continue_",
+    "resume": "resume",
+    "fork": "fork_session",
+    "restricted": "restricted",
+}
+"""``print.run``'s fields (``robota.host.PrintTurns``) and the command line's options they are."""
 
-    fields = asdict(options.task)
-    if options.task.cwd is not None:
-        fields["cwd"] = str(options.task.cwd.resolve())
-    fields["restricted"] = options.restricted
+
+def print_request(options: Mapping[str, Any]) -> dict[str, Any]:
+    """``print.run``'s fields from the command line's options as typed (a relative ``--cwd``
+    made absolute here, where it is relative to); unset ones left out."""
+    fields = {name: options[option] for name, option in REQUEST_FIELDS.items()}
+    if fields["cwd"] is not None:
+        fields["cwd"] = str(Path(fields["cwd"]).resolve())
     return {k: v for k, v in fields.items() if v is not None and v is not False}
 
 
-def _handshake(sock: socket.socket, options: PrintOptions) -> tuple[Any, list[bytes]]:
+def _handshake(sock: socket.socket, fields: dict[str, Any]) -> tuple[Any, list[bytes]]:
     """Ask for ``print.run``; the host's first line (its hello frame or its refusal as a
     reply envelope, decoded) and the lines read behind it."""
     from robota.core.protocol import (  # noqa: PLC0415
@@ -177,7 +216,7 @@ def _handshake(sock: socket.socket, options: PrintOptions) -> tuple[Any, list[by
         loads_strict,
     )
 
-    sock.sendall(encode_request(1, "print.run", _request_fields(options)))
+    sock.sendall(encode_request(1, "print.run", fields))
     splitter = LineSplitter(MAX_FRAME)
     lines: list[bytes] = []
     while not lines:
@@ -191,19 +230,20 @@ def _handshake(sock: socket.socket, options: PrintOptions) -> tuple[Any, list[by
         return None, []
 
 
-def print_on_host(options: PrintOptions, sock: socket.socket) -> int | None:
+def print_on_host(
+    options: Mapping[str, Any],
+    prompt: str | None,
+    sock: socket.socket,
+    print_options: Callable[[], PrintOptions],
+) -> int | None:
     """Run print mode's conversation on the host ``sock`` is connected to: the exit code, or
-    ``None`` when the host leaves it to this process (it closes ``sock`` either way)."""
+    ``None`` when the host leaves it to this process (it closes ``sock`` either way).
+    ``options``: the command line's; ``prompt``: the text input's (``None``: stdin's
+    stream-json lines); ``print_options``: them as ``PrintRun`` takes them (progress only)."""
     import sys  # noqa: PLC0415
 
-    from robota.core import Terminated, run_main  # noqa: PLC0415
-    from robota.core.frontend import FrontEndPort  # noqa: PLC0415
-    from robota.host import TaskChoice  # noqa: PLC0415
-
-    from ._print import PrintRun  # noqa: PLC0415
-
     try:
-        first, rest = _handshake(sock, options)
+        first, rest = _handshake(sock, print_request(options))
     except OSError:
         first, rest = None, []
     if not isinstance(first, dict) or first.get("type") != "hello":
@@ -215,12 +255,47 @@ def print_on_host(options: PrintOptions, sock: socket.socket) -> int | None:
         return None  # ``local``, an older host, a host stopping: print mode runs here
     sock.settimeout(None)
     agent = first.get("agent")
+    agent = agent if isinstance(agent, str) else None
+    await_task = first.get("await_task") is True
+    if not (sys.stderr.isatty() and options["output_format"] == "text"):
+        from ._print_relay import HostPrint  # noqa: PLC0415
+
+        relay = HostPrint(
+            sock,
+            rest,
+            agent=agent,
+            await_task=await_task,
+            output_format=options["output_format"],
+            prompt=prompt if options["input_format"] == "text" else None,
+            stdout=sys.stdout,
+            stderr=sys.stderr,
+            stdin=sys.stdin,
+        )
+        try:
+            return relay.run()
+        finally:
+            sock.close()
+    return _print_with_progress(sock, rest, agent, await_task, print_options())
+
+
+def _print_with_progress(
+    sock: socket.socket,
+    rest: list[bytes],
+    agent: str | None,
+    await_task: bool,
+    options: PrintOptions,
+) -> int:
+    """``PrintRun`` on the host's stream, for a run that draws progress on a terminal."""
+    import sys  # noqa: PLC0415
+
+    from robota.core import Terminated, run_main  # noqa: PLC0415
+    from robota.core.frontend import FrontEndPort  # noqa: PLC0415
+    from robota.host import TaskChoice  # noqa: PLC0415
+
+    from ._print import PrintRun  # noqa: PLC0415
+
     hub = HostRoute(sock, rest)
-    chosen = TaskChoice(
-        None,  # asked for by the host already
-        agent if isinstance(agent, str) else None,
-        await_task=first.get("await_task") is True,
-    )
+    chosen = TaskChoice(None, agent, await_task=await_task)  # asked for by the host already
     try:
         run = PrintRun(
             None,

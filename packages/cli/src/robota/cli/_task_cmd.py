@@ -134,8 +134,11 @@ def _one_task(argument: str | None, option: str | None) -> str | None:
     return option if option is not None else argument
 
 
-def _call(what: str, type_name: str, fields: dict[str, object], timeout: float) -> Any:
-    """Ask the host; exit 2 when none runs, 1 (2 for a usage refusal) when it refuses."""
+def _call(
+    what: str, type_name: str, fields: dict[str, object], timeout: float, *, group: str = "task"
+) -> Any:
+    """Ask the host; exit 2 when none runs, 1 (2 for a usage refusal) when it refuses.
+    ``group`` and ``what`` name the command in messages (``robota mesh send`` asks too)."""
     from robota.core.config import resolve_profile  # noqa: PLC0415
     from robota.core.control import (  # noqa: PLC0415
         ControlClient,
@@ -150,13 +153,13 @@ def _call(what: str, type_name: str, fields: dict[str, object], timeout: float) 
             return client.call(type_name, fields)
     except NoHostRunning:
         _fail(
-            f"`robota task {what}` needs a running host and none runs for this profile "
+            f"`robota {group} {what}` needs a running host and none runs for this profile "
             f"({profile.home}); start one: robota server start"
         )
     except HostRefused as refused:
-        _fail(f"task {what}: {refused.message}", 2 if refused.code in USAGE_CODES else 1)
+        _fail(f"{group} {what}: {refused.message}", 2 if refused.code in USAGE_CODES else 1)
     except HostUnreachable as error:
-        _fail(f"task {what}: {error}", 1)
+        _fail(f"{group} {what}: {error}", 1)
 
 
 def _echo_json(value: object) -> None:

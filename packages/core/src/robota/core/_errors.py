@@ -93,7 +93,12 @@ brackets::
     │   ├── PairingFailed              a pairing refused or ended (its closed reason)
     │   ├── BadFrame                   [ValueError] a link frame outside the vocabulary (closes it)
     │   ├── AlreadyInitialized         ``robota mesh init`` on a device that has its identity
-    │   └── DeviceNotFound             DEVICE names no device of the roster, or several
+    │   ├── DeviceNotFound             DEVICE names no device of the roster, or several
+    │   ├── GrantRefused               a handoff grant or acknowledgement refused (closed reason)
+    │   ├── HandoffBusy                a push while a turn runs, a prompt waits or an approval
+    │   ├── PayloadMismatch            staged handoff bytes not what the manifest states
+    │   ├── IllegalTransition          a handoff phase move the tables do not allow
+    │   └── ReceiveFailed              an accepted file's copy did not match its offer (removed)
     └── EngineStopped                  [RuntimeError] the TUI's engine is not running
 
 ``Terminated`` (robota.core, a ``SystemExit``) stands outside the tree on purpose: it is the

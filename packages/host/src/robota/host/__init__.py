@@ -48,7 +48,7 @@ if typing.TYPE_CHECKING:
     from ._engine_host import load_profile, open_engine
     from ._host import Host, status_json
     from ._launch import agent_launch
-    from ._mesh import MESH_SERVICE, HostMesh, MeshLists, MeshStatus
+    from ._mesh import MESH_SERVICE, PING_ENV, HostMesh, MeshLists, MeshStatus, ping_interval
     from ._print_choice import (
         PRINT_KIND,
         PrintTask,
@@ -80,6 +80,7 @@ if typing.TYPE_CHECKING:
         TaskNewGroup,
         TaskQueue,
         TaskRename,
+        TaskRun,
         TaskSend,
         TaskStop,
     )
@@ -198,6 +199,8 @@ __all__ = [
     "CONTROL_SERVICE",
     "MESH_SERVICE",
     "HostMesh",
+    "PING_ENV",
+    "ping_interval",
     "MeshLists",
     "MeshStatus",
     "TEAMS_SERVICE",
@@ -280,6 +283,7 @@ __all__ = [
     "RestartHost",
     "StopHost",
     "TaskNew",
+    "TaskRun",
     "TaskSend",
     "TaskStop",
     "TaskFork",
@@ -328,6 +332,8 @@ _HOMES = {
     "CONTROL_SERVICE": "._services",
     "MESH_SERVICE": "._mesh",
     "HostMesh": "._mesh",
+    "PING_ENV": "._mesh",
+    "ping_interval": "._mesh",
     "MeshLists": "._mesh",
     "MeshStatus": "._mesh",
     "TEAMS_SERVICE": "._services",
@@ -371,6 +377,7 @@ _HOMES = {
     "TaskNewGroup": "._requests",
     "TaskQueue": "._requests",
     "TaskRename": "._requests",
+    "TaskRun": "._requests",
     "TaskSend": "._requests",
     "TaskStop": "._requests",
     "QUIET": "._restart",

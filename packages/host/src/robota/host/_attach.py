@@ -69,7 +69,7 @@ from robota.core.protocol import (
 
 __all__ = ["BYTE_BUDGET", "MAX_SURFACES", "AttachDesk", "SessionAttach", "surface_requests"]
 
-logger = logging.getLogger("robota.cli.session")
+logger = logging.getLogger("robota.host.session")
 
 MAX_SURFACES = 4
 BYTE_BUDGET = 8 * 1024 * 1024

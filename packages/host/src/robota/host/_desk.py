@@ -24,7 +24,7 @@ While the host stops, ``accepting`` is false and every request here is refused w
 from __future__ import annotations
 
 import secrets
-from collections.abc import Callable, Collection, Mapping
+from collections.abc import Awaitable, Callable, Collection, Mapping
 from pathlib import Path
 
 import trio
@@ -48,6 +48,7 @@ from robota.core.engine import (
     UseTask,
 )
 from robota.core.frontend import TaskNotResolved
+from robota.core.protocol import encode_frame, notice_to_json
 from robota.core.store import Database, Task, Together, route_binding
 from robota.core.store import task as load_task
 
@@ -61,6 +62,7 @@ from ._requests import (
     TaskNew,
     TaskQueue,
     TaskRename,
+    TaskRun,
     TaskSend,
     TaskStop,
 )
@@ -74,6 +76,9 @@ OPEN_TIMEOUT = 120.0
 """Seconds a task's agent session may take to open when the host binds a route to it."""
 REPLY_TIMEOUT = 30.0
 """Seconds a route may take to answer a request that starts no turn."""
+
+Hear = Callable[[RouteNotice], Awaitable[None]]
+"""Told each notice a waited-for prompt's route says (``task.run``'s stream)."""
 
 
 def task_json(task: Task) -> dict[str, object]:
@@ -130,7 +135,9 @@ class TaskDesk:
 
     # -- requests --------------------------------------------------------------------------------
 
-    async def send(self, request: TaskSend) -> dict[str, object]:
+    async def send(self, request: TaskSend, hear: Hear | None = None) -> dict[str, object]:
+        """The prompt's answer (the class docstring of ``TaskSend``); with ``wait``, ``hear``
+        is told each notice the route says until it went idle after the prompt."""
         self.refuse_when_stopping()
         if not request.text.strip():
             raise HandlerError("bad_request", "task.send: 'text' is empty", "text")
@@ -154,7 +161,7 @@ class TaskDesk:
                 result["outcome"] = await self._outcome(request.text, notices)
             else:
                 with trio.move_on_after(wait):
-                    result.update(await self._answers(key, sent, notices))
+                    result.update(await self._answers(key, sent, notices, hear))
                 if "turns" not in result:
                     raise HandlerError(
                         "timeout",
@@ -164,6 +171,49 @@ class TaskDesk:
                 # What the turns made of the task (its last turn's status), not what it was.
                 result["task"] = task_json(await self.read_task(task.id))
         return result
+
+    async def run(self, request: TaskRun, stream: trio.SocketStream) -> None:
+        """``task.run``: ``send`` with ``wait`` whose notices go out as they come (frames)."""
+
+        async def hear(notice: RouteNotice) -> None:
+            frame = {"type": "notice", "notice": notice_to_json(notice)}
+            await stream.send_all(encode_frame(frame))
+
+        try:
+            result = await self.send(request.send(), hear)
+            await stream.send_all(encode_frame({"type": "result", "result": result}))
+        except (trio.BrokenResourceError, trio.ClosedResourceError):
+            pass  # the client went away; the turn goes on, as a ``task send --wait``'s would
+
+    async def answer(self, name: str, text: str, *, timeout: float) -> TurnFinished:
+        """Run ``text`` on the task ``name`` names as a turn of its own, queued behind whatever
+        the route holds (``/nosteer``: never a steer, never merged with other input), and wait
+        for that turn's end. A peer device's message runs so (``_mesh_talk``), with the task's
+        ordinary permissions; a task another live process owns is refused (``owned``)."""
+        self.refuse_when_stopping()
+        text = text.strip()
+        task, route = await self._task_route(name, None)
+        await self._refuse_owned(task.id, "a peer's message")
+        key = route.route_key
+        self._serve_route(key)
+        async with self.taps.tap(key) as notices:
+            if route.bind:
+                await self._bind(key, task.id, notices)
+            self.taps.tell(key, UserInput(f"/nosteer {text}"))
+            attempt: str | None = None
+            with trio.move_on_after(timeout):
+                async for notice in notices:
+                    if isinstance(notice, TurnBegan) and attempt is None and notice.prompt == text:
+                        attempt = notice.attempt_id
+                    elif isinstance(notice, TurnFinished) and notice.attempt_id == attempt:
+                        return notice
+                    elif (
+                        attempt is None
+                        and isinstance(notice, RouteReply)
+                        and notice.level == "error"
+                    ):
+                        raise HandlerError("refused", notice.text)
+        raise HandlerError("timeout", f"task {task.id}: no end within {timeout:g} s")
 
     async def new(self, request: TaskNew) -> dict[str, object]:
         self.refuse_when_stopping()
@@ -383,13 +433,19 @@ class TaskDesk:
         return {"kind": "unknown"}
 
     async def _answers(
-        self, key: str, sent: int, notices: trio.MemoryReceiveChannel[RouteNotice]
+        self,
+        key: str,
+        sent: int,
+        notices: trio.MemoryReceiveChannel[RouteNotice],
+        hear: Hear | None,
     ) -> dict[str, object]:
         """The turns that ended and the replies given until the route went idle after the
         ``sent``-th input: what that input came to."""
         turns: list[dict[str, object]] = []
         replies: list[dict[str, str]] = []
         async for notice in notices:
+            if hear is not None:
+                await hear(notice)
             if isinstance(notice, TurnFinished):
                 turns.append(_turn_json(notice))
             elif isinstance(notice, RouteReply):

@@ -49,12 +49,14 @@ def open_engine(
     agent_env: Mapping[str, str] | None = None,
     restricted: Callable[[Path], bool] | None = None,
     quiet_after: float | None = None,
+    open_ahead: Callable[[str], bool] | None = None,
 ) -> Engine:
     """An engine for the profile's agents and store, logging to the profile's log file; the
     host of ``prestarted``'s agent adopts that process (see ``_prestart``); every agent also
     gets ``agent_env`` (non-secret). ``restricted(cwd)``: which directories run Restricted
     (``_trust``; ``None``: each by its workspace's trust, fail closed). ``quiet_after``: the
-    engine's passivation of settled routes (``Engine``; ``None``: only after its idle time)."""
+    engine's passivation of settled routes (``Engine``; ``None``: only after its idle time).
+    ``open_ahead(route_key)``: the routes whose agents keep a session opened ahead for them."""
     from robota.core import runtime_plugins  # noqa: PLC0415
     from robota.core.engine import Engine, EngineAgent, TaskDefaults  # noqa: PLC0415
     from robota.core.logs import configure_logging  # noqa: PLC0415
@@ -89,4 +91,5 @@ def open_engine(
         recover=recover,
         restricted=restricted if restricted is not None else restricted_hook(profile),
         quiet_after=quiet_after,
+        open_ahead=open_ahead,
     )

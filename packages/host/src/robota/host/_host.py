@@ -58,7 +58,7 @@ from ._desk import TaskDesk
 from ._engine_host import open_engine
 from ._groups import GroupDesk
 from ._owners import HOST_OWNER, Owner
-from ._print_choice import PRINT_KIND
+from ._print_choice import PRINT_KIND, PRINT_ROUTES
 from ._print_turns import PrintDesk, PrintTurns
 from ._reads import count_routes
 from ._requests import (
@@ -72,6 +72,7 @@ from ._requests import (
     TaskNewGroup,
     TaskQueue,
     TaskRename,
+    TaskRun,
     TaskSend,
     TaskStop,
     TeamPause,
@@ -92,7 +93,7 @@ if TYPE_CHECKING:
 
 __all__ = ["Host", "status_json"]
 
-logger = logging.getLogger("robota.cli.host")
+logger = logging.getLogger("robota.host")
 
 QUIET_ROUTES = 5.0
 """Seconds after which a route with nothing in flight passivates (its thread, its heap and its
@@ -128,7 +129,12 @@ class Host:
             # Each task's directory by its workspace's trust: an untrusted one runs Restricted.
             restricted=restricted_hook(profile),
             quiet_after=QUIET_ROUTES,
+            # Print mode's runs (``print.run``) take a session their agent opened ahead, and
+            # leave the next one opening: a one-shot turn waits for no session/new.
+            open_ahead=lambda key: serves(PRINT_ROUTES, key),
         )
+        self.store = self.engine.store
+        """The one store writer's client, for the services (``ServiceHost.store``)."""
         self.taps = RouteTaps(FrontEndPort(self.engine))
         self.accepting = True
         self.serving = False
@@ -188,6 +194,7 @@ class Host:
             Endpoint(TeamResume, self.teams.resume),
             Endpoint(TurnsChanged, self.teams.turns_changed),
             StreamEndpoint(PrintTurns, self.prints.run),
+            StreamEndpoint(TaskRun, self._run_request),
         ]
         """The control endpoint's requests until it is built (``None`` after)."""
         self.transport_tree = Supervisor("transports", self.transports.specs)
@@ -291,6 +298,10 @@ class Host:
     async def _send_request(self, request: TaskSend) -> dict[str, object]:
         self.restarts.inbound()  # a prompt through the host is an inbound message
         return await self.desk.send(request)
+
+    async def _run_request(self, request: TaskRun, stream: trio.SocketStream) -> None:
+        self.restarts.inbound()
+        await self.desk.run(request, stream)
 
     async def _restart_request(self, request: RestartHost) -> dict[str, object]:
         if not self.accepting:

@@ -11,9 +11,10 @@ operator typed on the terminal; the host runs the joiner's side and answers the 
 device's name and id.
 
 Either way each side writes the other into ``mesh.peers`` of the profile's ``config.yaml``
-(``merge_config_text``: comments and layout kept; the joiner with the address it used, the
-pairing device with none, since the joiner dials it), and the mesh service takes the new
-lists and link certificates at once.
+(``_mesh_peers``: comments and layout kept; the joiner with the address it used, replacing the
+one a device paired again had, the pairing device with none, since the joiner dials it), and
+the mesh service takes the new lists and link certificates at once; the joiner's dials the
+device it joined at once, without a restart.
 """
 
 from __future__ import annotations
@@ -30,14 +31,15 @@ import trio
 from robota.core.control import HandlerError
 
 from ._mesh_files import LINK_CERTS, load_link_certs, save_link_certs, split_address
+from ._mesh_peers import record_peer
 
 if TYPE_CHECKING:
     from robota.core.config import Config, Profile
-    from robota.mesh import DeviceId, Identity, Links, Lists, Marks, MeshFiles
+    from robota.mesh import DeviceId, Identity, Links, Lists, Marks, MeshFiles, OpenedStore
 
-__all__ = ["MeshJoin", "MeshPair", "MeshPairing", "PairingService", "peer_entry", "record_peer"]
+__all__ = ["MeshJoin", "MeshPair", "MeshPairing", "PairingService"]
 
-logger = logging.getLogger("robota.cli.host")
+logger = logging.getLogger("robota.host")
 
 _DECISION_LINE = 4096
 
@@ -56,29 +58,6 @@ class MeshJoin:
     TYPE: ClassVar[str] = "mesh.join"
     address: str
     code: str
-
-
-def peer_entry(device: str, name: str, address: str | None) -> str:
-    """The YAML a profile's config gains for a paired device (a template for the merge)."""
-    peer: dict[str, str] = {"name": name}
-    if address:
-        peer["address"] = address
-    # JSON is YAML: quoted scalars, so a name or address is never read as another type.
-    return f"mesh:\n  peers:\n    {device}: {json.dumps(peer)}\n"
-
-
-def record_peer(config_file: Path, device: str, name: str, address: str | None) -> None:
-    """``device`` added to ``mesh.peers`` of ``config_file`` (comments kept; an entry already
-    there is left as the operator wrote it)."""
-    from robota.core.config import merge_config_text  # noqa: PLC0415
-
-    existing = config_file.read_text(encoding="utf-8") if config_file.exists() else ""
-    merged = merge_config_text(existing, peer_entry(device, name, address), file=str(config_file))
-    if merged != existing:
-        fresh = config_file.with_name(f".{config_file.name}.pairing")
-        fresh.write_text(merged, encoding="utf-8")
-        fresh.chmod(config_file.stat().st_mode & 0o777 if config_file.exists() else 0o600)
-        fresh.replace(config_file)
 
 
 async def send_line(stream: trio.SocketStream, frame: dict[str, object]) -> None:
@@ -118,12 +97,20 @@ class PairingService(Protocol):
     @property
     def store_path(self) -> Path: ...
 
+    def open_secrets(self) -> OpenedStore:
+        """The secret store as recorded (blocking)."""
+        ...
+
+    async def raise_marks(self, marks: Marks) -> None:
+        """Raise the store's marks through the host's writer."""
+        ...
+
     async def take(self, links: Links, lists: Lists) -> None:
         """Hold ``lists`` when newer and pass them on to every link."""
         ...
 
-    def joined(self, device: str, address: str) -> None:
-        """This device joined ``device`` at ``address``."""
+    async def joined(self, device: str, address: str, lists: Lists, certs: list[bytes]) -> None:
+        """This device joined ``device`` at ``address``, handed ``lists`` and ``certs``."""
         ...
 
     async def save_known(self, links: Links) -> None:
@@ -152,8 +139,6 @@ class MeshPairing:
             certificate_device,
             enrolment_bundle,
             new_code,
-            open_secrets,
-            raise_marks,
             stored_marks,
         )
 
@@ -171,7 +156,7 @@ class MeshPairing:
         settings = mesh.config.mesh
 
         def prepare() -> tuple[Callable[[str, bytes], bytes], list[Any]]:
-            secrets = open_secrets(mesh.files, first_use=False)
+            secrets = mesh.open_secrets()
             return enrolment_bundle(
                 mesh.files,
                 secrets.store,
@@ -213,7 +198,7 @@ class MeshPairing:
         await mesh.save_known(links)
         if issued:
             _cert, lists = issued[-1]
-            await trio.to_thread.run_sync(raise_marks, mesh.store_path, _marks_of(lists))
+            await mesh.raise_marks(_marks_of(lists))
             await mesh.take(links, lists)
         await trio.to_thread.run_sync(record_peer, mesh.profile.config_file, device, name, None)
         logger.info("mesh: paired %s (%s)", device, name)
@@ -225,9 +210,7 @@ class MeshPairing:
             MeshError,
             PairingFailed,
             join_device,
-            open_secrets,
             parse_code,
-            raise_marks,
             stored_marks,
         )
 
@@ -248,9 +231,7 @@ class MeshPairing:
             pairer.append(device)
 
         try:
-            secrets = await trio.to_thread.run_sync(
-                lambda: open_secrets(mesh.files, first_use=False)
-            )
+            secrets = await trio.to_thread.run_sync(mesh.open_secrets)
             identity, lists, certs = await join_device(
                 host,
                 port,
@@ -263,9 +244,16 @@ class MeshPairing:
             )
         except PairingFailed as failed:
             raise HandlerError("pairing_failed", f"pairing failed: {failed}") from None
+        except trio.BrokenResourceError:
+            # The listener ended the connection in the handshake: it has no window open.
+            raise HandlerError(
+                "pairing_failed",
+                f"pairing failed: no pairing window answered at {request.address} (it expired or"
+                " was used, or robota mesh pair is not running there)",
+            ) from None
         except (MeshError, OSError, trio.TooSlowError) as error:
             raise HandlerError("pairing_failed", f"pairing failed: {error}") from None
-        await trio.to_thread.run_sync(raise_marks, mesh.store_path, _marks_of(lists))
+        await mesh.raise_marks(_marks_of(lists))
         path = mesh.files.dir / LINK_CERTS
         known = list(dict.fromkeys([*load_link_certs(path), *certs]))
         await trio.to_thread.run_sync(save_link_certs, path, known)
@@ -276,7 +264,7 @@ class MeshPairing:
             await trio.to_thread.run_sync(
                 record_peer, mesh.profile.config_file, device, name, request.address
             )
-            mesh.joined(device, request.address)
+            await mesh.joined(device, request.address, lists, list(certs))
         logger.info("mesh: joined %s (%s) at %s", device, name, request.address)
         return {
             "device": identity.device,

@@ -63,7 +63,7 @@ __all__ = [
     "ownership",
 ]
 
-logger = logging.getLogger("robota.cli.host")
+logger = logging.getLogger("robota.host")
 
 HOST_OWNER = "host"
 CLAIM_TIMEOUT = 10.0

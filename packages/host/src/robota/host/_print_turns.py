@@ -2,7 +2,8 @@
 
 ``robota -p`` with the profile's host running hands its conversation to the host instead of
 starting an agent of its own (``robota.cli._print_host``): the agent is already up, so a
-one-shot turn pays for no agent start. The request carries print mode's options; the host
+one-shot turn pays for no agent start. A workspace's daemon (``_session``) serves the same
+request for print mode run in its workspace. The request carries print mode's options; the host
 
 1. applies print mode's trust rule to the directory (``headless_workspace``, mode ``print``):
    an untrusted workspace without ``restricted`` is refused (``refused``, print mode's exit 2
@@ -92,9 +93,18 @@ class PrintDesk:
         config: Config,
         profile: Profile,
         accepting: Callable[[], bool],
+        *,
+        engine_config: Config | None = None,
+        forced: bool = False,
     ) -> None:
+        """``config``: the profile's, which print mode's own start reads; ``engine_config``:
+        what ``engine`` was built from (a daemon's: with its workspace's settings; ``None``:
+        ``config``); ``forced``: the engine runs every directory Restricted (a daemon started
+        ``--restricted``)."""
         self.engine = engine
         self.config = config
+        self.engine_config = engine_config if engine_config is not None else config
+        self.forced = forced
         self.profile = profile
         self.port = FrontEndPort(engine)
         self._accepting = accepting
@@ -186,8 +196,9 @@ class PrintDesk:
         where = print_placement(
             untrusted=workspace.decision.restricted,
             restricted=request.restricted,
-            project_applies=workspace.config != self.config,
+            project_applies=workspace.config != self.engine_config,
             uses_task=uses_task,
+            forced=self.forced,
         )
         if where == "refused":
             raise HandlerError("refused", str(WorkspaceRefused(workspace.decision, "print")))

@@ -16,6 +16,7 @@ from robota.core.store import (
     active_turn_attempts,
     find_task,
     pending_prompts,
+    task_mobility,
     task_turn_attempts,
     tasks,
 )
@@ -43,9 +44,13 @@ class TaskRow:
     number: int
     task: Task
     state: str
-    """``running`` while an attempt is unfinished, else its last turn's status, else ``new``."""
+    """``running`` while an attempt is unfinished, else its last turn's status, else ``new``;
+    a task a handoff concerns is ``moving`` (pushed, takes no input), ``moved`` (to
+    ``moved_to``) or ``held`` (arrived, not startable until its source lets go)."""
     route: str | None
     """The route the task is current on (newest), ``None`` when on none."""
+    moved_to: str | None = None
+    """The device a ``moved`` task went to."""
 
     @property
     def route_kind(self) -> str | None:
@@ -65,6 +70,7 @@ class TaskRow:
             "last_activity": task.updated_at,
             "created_at": task.created_at,
             "last_turn_id": task.last_turn_id,
+            **({"movedTo": self.moved_to} if self.moved_to is not None else {}),
         }
 
 
@@ -117,12 +123,17 @@ def task_rows(db: Database, *, limit: int) -> list[TaskRow]:
     rows = []
     for number, task in enumerate(listed, start=1):
         current = routes_of(db, task.id)
-        rows.append(TaskRow(number, task, _state(task, running), current[0] if current else None))
+        rows.append(_row(db, number, task, running, current[0] if current else None))
     return rows
 
 
-def _state(task: Task, running: set[str]) -> str:
-    return "running" if task.id in running else (task.last_turn_status or "new")
+def _row(db: Database, number: int, task: Task, running: set[str], route: str | None) -> TaskRow:
+    mobility = task_mobility(db, task.id)
+    if mobility is not None:
+        moved_to = mobility.peer if mobility.state == "moved" else None
+        return TaskRow(number, task, mobility.state, route, moved_to)
+    state = "running" if task.id in running else (task.last_turn_status or "new")
+    return TaskRow(number, task, state, route)
 
 
 def task_number(db: Database, task_id: str) -> int | None:
@@ -142,9 +153,7 @@ def task_status(db: Database, task: Task) -> dict[str, object]:
     what waits in their queues, and its latest turn."""
     current = routes_of(db, task.id)
     running = {a.task_id for a in active_turn_attempts(db)}
-    row = TaskRow(
-        task_number(db, task.id) or 0, task, _state(task, running), current[0] if current else None
-    )
+    row = _row(db, task_number(db, task.id) or 0, task, running, current[0] if current else None)
     latest = task_turn_attempts(db, task.id, limit=1)
     turn = latest[0] if latest else None
     return {

@@ -27,6 +27,7 @@ __all__ = [
     "TaskNewGroup",
     "TaskQueue",
     "TaskRename",
+    "TaskRun",
     "TaskSend",
     "TaskStop",
     "TeamPause",
@@ -86,6 +87,26 @@ class TaskSend:
     timeout: float | None = None
     """Seconds to wait (``SEND_WAIT`` by default, at most ``SEND_WAIT_MAX``); past them the
     reply is a ``timeout`` error and the turn goes on, its answer where the route's go."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TaskRun:
+    """``task.send`` with ``wait``, as a stream (``robota mcp serve``'s runs): a ``notice``
+    frame (``robota.core.protocol``) for each notice the route says from the prompt until it
+    is idle again, then one ``result`` frame holding what ``task.send`` answers. A refusal or
+    a wait that ran out is the request's failure reply, as ``task.send``'s; a prompt to a task
+    another process owns goes to that process and its stream holds the result alone."""
+
+    TYPE: ClassVar[str] = "task.run"
+    task: str | None = None
+    caller: dict[str, str] | None = None
+    text: str
+    timeout: float | None = None
+
+    def send(self) -> TaskSend:
+        return TaskSend(
+            task=self.task, caller=self.caller, text=self.text, wait=True, timeout=self.timeout
+        )
 
 
 @dataclass(frozen=True, slots=True)

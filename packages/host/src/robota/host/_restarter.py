@@ -39,7 +39,7 @@ __all__ = [
     "restarted_notes",
 ]
 
-logger = logging.getLogger("robota.cli.host")
+logger = logging.getLogger("robota.host")
 
 ENROLLMENT_FILE = "restart.json"
 POLL = 0.25

@@ -34,7 +34,7 @@ if TYPE_CHECKING:
 
 __all__ = ["EXIT_CRASHED", "EXIT_REPLACED", "EXIT_STOPPED", "STOP_SIGNALS", "run_host"]
 
-logger = logging.getLogger("robota.cli.host")
+logger = logging.getLogger("robota.host")
 
 EXIT_STOPPED = 0
 EXIT_REPLACED = 75

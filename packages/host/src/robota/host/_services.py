@@ -42,6 +42,9 @@ if TYPE_CHECKING:
     from robota.core import Actor, EntryPoint, Service
     from robota.core.config import Config, Profile
     from robota.core.control import Endpoint, StreamEndpoint
+    from robota.core.store import StoreClient
+
+    from ._desk import TaskDesk
 
 __all__ = [
     "BUILTIN_SERVICES",
@@ -59,7 +62,7 @@ __all__ = [
     "service_order",
 ]
 
-logger = logging.getLogger("robota.cli.host")
+logger = logging.getLogger("robota.host")
 
 HOST_SERVICES_GROUP = "robota.host_services"
 
@@ -83,6 +86,17 @@ class ServiceHost(Protocol):
 
     @property
     def transport_tree(self) -> Actor | Service: ...
+
+    @property
+    def store(self) -> StoreClient:
+        """The client of the host's one store writer: a service writes to the profile's store
+        through it, never with a writer of its own (one writer per store in a host)."""
+        ...
+
+    @property
+    def desk(self) -> TaskDesk:
+        """The host's ``task.*`` requests: what a service runs a turn through."""
+        ...
 
     @property
     def config(self) -> Config:

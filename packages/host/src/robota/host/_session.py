@@ -64,7 +64,10 @@ from ._attach import AttachDesk, SessionAttach
 from ._desk import TaskDesk
 from ._engine_host import open_engine
 from ._owners import CLAIM_TIMEOUT, Owner
+from ._print_choice import PRINT_ROUTES
+from ._print_turns import PrintDesk, PrintTurns
 from ._requests import TaskRename, TaskSend
+from ._routing import serves
 from ._session_requests import (
     SESSION_KIND,
     SessionRename,
@@ -83,7 +86,7 @@ if TYPE_CHECKING:
 
 __all__ = ["SessionHost"]
 
-logger = logging.getLogger("robota.cli.session")
+logger = logging.getLogger("robota.host.session")
 
 STOP_REPLY_GRACE = 1.0
 SURFACE = "websocket"
@@ -102,7 +105,10 @@ class SessionHost:
         spec: SessionSpec,
         *,
         restricted: Callable[[Path], bool] | None = None,
+        print_config: Config | None = None,
     ) -> None:
+        """``print_config``: the profile's configuration, as print mode's own start reads it,
+        for a daemon that serves ``print.run`` (``None``: it serves none)."""
         self.profile = profile
         self.lock = lock
         self.spec = spec
@@ -110,10 +116,13 @@ class SessionHost:
         self.engine = open_engine(
             config,
             profile,
-            # Asked of the attached driving surfaces; with none, the route declines.
-            human_approves=True,
+            # Asked of the attached driving surfaces; with none, the route declines. Print
+            # mode's routes (a daemon's ``print.run``) run unattended, as in print mode's own
+            # process, and take a session opened ahead.
+            human_approves=lambda key: not serves(PRINT_ROUTES, key),
             recover=lambda key: key == self.route,
             restricted=restricted,
+            open_ahead=lambda key: serves(PRINT_ROUTES, key),
         )
         self.taps = RouteTaps(FrontEndPort(self.engine))
         self.accepting = True
@@ -164,6 +173,7 @@ class SessionHost:
                 # The URL carries the token that drives the session, approvals included.
                 Endpoint(SessionSurface, self._surface, operator=True),
                 StreamEndpoint(SessionAttach, self.attach.attach, operator=True),
+                *self._print_endpoints(config, print_config),
             ],
         )
         self.supervisor = Supervisor(
@@ -175,6 +185,22 @@ class SessionHost:
             ],
         )
         self._stop = trio.Event()
+
+    def _print_endpoints(
+        self, config: Config, print_config: Config | None
+    ) -> list[StreamEndpoint[Any]]:
+        """A daemon's ``print.run`` (``_print_turns``), served as the host serves it."""
+        if not self.spec.daemon or print_config is None:
+            return []
+        desk = PrintDesk(
+            self.engine,
+            print_config,
+            self.profile,
+            lambda: self.accepting and self.ready,
+            engine_config=config,
+            forced=self.spec.restricted,
+        )
+        return [StreamEndpoint(PrintTurns, desk.run)]
 
     async def run(self) -> None:
         """Start the tree, make the session's task, register, serve until ``stop``."""

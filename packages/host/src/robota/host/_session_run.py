@@ -25,7 +25,7 @@ from ._trust import WorkspaceRefused, headless_workspace
 
 __all__ = ["run_session"]
 
-logger = logging.getLogger("robota.cli.session")
+logger = logging.getLogger("robota.host.session")
 
 
 def run_session(spec: SessionSpec) -> int:
@@ -54,7 +54,9 @@ def run_session(spec: SessionSpec) -> int:
                 print("robota: a daemon already serves this workspace", file=sys.stderr)
                 return 1
             held.enter_context(workspace_lock)
-        host = SessionHost(workspace.config, profile, lock, spec, restricted=workspace.hook)
+        host = SessionHost(
+            workspace.config, profile, lock, spec, restricted=workspace.hook, print_config=config
+        )
         try:
             run_until_stopped(host)
         except Exception as failed:

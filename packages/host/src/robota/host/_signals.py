@@ -15,7 +15,7 @@ import trio
 
 __all__ = ["STOP_SIGNALS", "run_until_stopped"]
 
-logger = logging.getLogger("robota.cli.host")
+logger = logging.getLogger("robota.host")
 
 STOP_SIGNALS = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP)
 

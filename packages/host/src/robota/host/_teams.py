@@ -46,7 +46,7 @@ if TYPE_CHECKING:
 
 __all__ = ["HostTeams"]
 
-logger = logging.getLogger("robota.cli.host")
+logger = logging.getLogger("robota.host")
 
 SWEEP_EVERY = 30.0
 OPERATOR_POLL = 1.0

@@ -63,7 +63,7 @@ __all__ = [
     "transports_agent_env",
 ]
 
-logger = logging.getLogger("robota.cli.host")
+logger = logging.getLogger("robota.host")
 
 TRANSPORT_START = 5.0
 """Seconds the host's start waits for one transport's service to start (not to connect)."""

@@ -3,10 +3,12 @@ Desktop, Cursor, Zed, VS Code, Codex, Claude Code), on the official ``mcp`` SDK.
 
 Layering, bottom up: ``_tools`` (pure: the tools' names and schemas, argument validation, a
 run's result, the cut of long results), ``_setup`` (what the command hands over, and the
-backend's face), ``_http`` (streamable HTTP's bearer token and loopback rule),
-``_engine_backend`` (the tools on an engine of this process's own) and ``_host_backend``
-(through the profile's running host, as ``robota task`` drives it), ``_server`` (the SDK's
-server over stdio or HTTP, one cleanup for every way it ends).
+backend's face), ``_follow`` (pure: which of a route's notices are a run's turn, the progress
+line each says, the approvals it reports; both backends feed it), ``_http`` (streamable
+HTTP's bearer token and loopback rule), ``_engine_backend`` (the tools on an engine of this
+process's own) and ``_host_backend`` (through the profile's running host, as ``robota task``
+drives it, its notices streamed by ``task.run``), ``_server`` (the SDK's server over stdio or
+HTTP, one cleanup for every way it ends).
 
 It imports ``robota.core`` facades and the SDK, never the CLI: the command hands it the
 profile, the trust decision and how an engine is made (``ServeSetup``). The facade is lazy
@@ -21,6 +23,7 @@ from robota.core import lazy_attributes as _lazy_attributes
 if typing.TYPE_CHECKING:
     from ._engine_backend import EngineBackend
     from ._errors import McpError
+    from ._follow import Line, TurnFollow, event_line
     from ._host_backend import HostBackend, host_runs
     from ._http import BadTokenFile, auth_refusal, loopback, write_token_file
     from ._server import EXIT_FAILED, EXIT_STOPPED, HttpOptions, Stdio, serve, take_stdio
@@ -32,6 +35,7 @@ if typing.TYPE_CHECKING:
         ToolSpec,
         agents_json,
         cut,
+        fitted,
         folder_refusal,
         parse_call,
         run_result,
@@ -55,6 +59,10 @@ __all__ = [
     "host_runs",
     "ToolRefused",
     "RunOutcome",
+    # a run's turn as its client sees it (pure)
+    "TurnFollow",
+    "Line",
+    "event_line",
     # streamable HTTP's guard
     "BadTokenFile",
     "auth_refusal",
@@ -67,6 +75,7 @@ __all__ = [
     "BadArgument",
     "agents_json",
     "cut",
+    "fitted",
     "folder_refusal",
     "parse_call",
     "run_result",
@@ -77,6 +86,9 @@ _HOMES = {
     "McpError": "._errors",
     "EngineBackend": "._engine_backend",
     "HostBackend": "._host_backend",
+    "Line": "._follow",
+    "TurnFollow": "._follow",
+    "event_line": "._follow",
     "host_runs": "._host_backend",
     "BadTokenFile": "._http",
     "auth_refusal": "._http",
@@ -98,6 +110,7 @@ _HOMES = {
     "ToolSpec": "._tools",
     "agents_json": "._tools",
     "cut": "._tools",
+    "fitted": "._tools",
     "folder_refusal": "._tools",
     "parse_call": "._tools",
     "run_result": "._tools",

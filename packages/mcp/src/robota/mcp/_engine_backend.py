@@ -16,10 +16,8 @@ cut short is left to the next start of whoever owns it, as ``--serve`` does.
 from __future__ import annotations
 
 import logging
-import math
 import secrets
 from collections import Counter
-from collections.abc import Mapping
 from contextlib import closing
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -28,28 +26,24 @@ import trio
 
 from robota.core import ChildSpec, Supervisor
 from robota.core.engine import (
-    InputQueued,
     Interrupt,
     NewTask,
-    RouteIdle,
     RouteReply,
     TaskOpened,
     TaskSettings,
-    TurnBegan,
     TurnFinished,
-    TurnUpdate,
     UserInput,
     UseTask,
 )
-from robota.core.events import ApprovalResolved, ToolStarted
 from robota.core.frontend import FrontEndPort, RouteLink
 from robota.core.store import Together, open_reader, route_binding
 
+from ._follow import TurnFollow
 from ._setup import Progress, RunOutcome, ServeSetup, ToolRefused
 from ._tools import RunCall, TaskNewCall
 
 if TYPE_CHECKING:
-    from robota.core.engine import Engine, RouteNotice
+    from robota.core.engine import Engine
 
 __all__ = ["MCP_KIND", "EngineBackend"]
 
@@ -60,8 +54,6 @@ REPLY_TIMEOUT = 30.0
 """Seconds a route may take to answer a request that starts no turn."""
 OPEN_TIMEOUT = 120.0
 """Seconds a task's agent session may take to open when it is made current on a route."""
-PROGRESS_EVERY = 0.25
-"""At most one progress notification per this many seconds (a text stream is many deltas)."""
 
 
 class EngineBackend:
@@ -128,23 +120,23 @@ class EngineBackend:
                 raise ToolRefused(
                     "robota_run: 'agent' is for a new task; a given 'task' keeps its own"
                 )
-            task_id = await self._resolve(call.task)
+            task_id = await self._known(call.task)
         key = await self._route(task_id)
         link = self.port.subscribe(key, shared=True)
         self._inputs[key] += 1
-        follow = _Turn(task_id, call.prompt, progress, self._inputs[key])
+        follow = TurnFollow(call.prompt, self._inputs[key])
         try:
             self.port.tell(key, UserInput(call.prompt))
             with trio.move_on_after(call.timeout):
                 try:
-                    await follow.until_finished(link)
+                    await follow_route(follow, link, progress)
                 except trio.Cancelled:
                     # The client cancelled (or the server stops): the turn stops with it.
                     self.port.tell(key, Interrupt())
                     raise
         finally:
             link.close()
-        return follow.outcome()
+        return follow.outcome(task_id)
 
     async def stop(self, task_id: str) -> bool:
         key = self._routes.get(task_id)
@@ -168,6 +160,11 @@ class EngineBackend:
         return await self._resolve(name)
 
     # -- steps ------------------------------------------------------------------------------------
+
+    async def _known(self, name: str) -> str:
+        """``name``'s task: itself when it is the id of a task this engine drives already (a
+        run continuing its task reads no store), else as ``robota task`` resolves it."""
+        return name if name in self._routes else await self._resolve(name)
 
     async def _resolve(self, name: str) -> str:
         try:
@@ -205,80 +202,13 @@ class EngineBackend:
         return binding.current_task_id if binding is not None else None
 
 
-class _Turn:
-    """Follows one prompt's turn through its route's notices."""
-
-    def __init__(self, task_id: str, prompt: str, progress: Progress, sent: int) -> None:
-        self.task_id = task_id
-        self.prompt = prompt
-        self.progress = progress
-        self.sent = sent
-        """The prompt is the route's ``sent``-th input of this run: an idle notice counting as
-        many says the route is done with it (``RouteIdle.inputs``)."""
-        self.idle = False
-        self.attempt: str | None = None
-        self.finished: TurnFinished | None = None
-        self.approvals: list[Mapping[str, object]] = []
-        self._said = -math.inf
-
-    async def until_finished(self, link: RouteLink) -> None:
-        """Until the turn ended and the route went idle after it: the next prompt then finds
-        the agent's session free, as ``task send --wait`` waits for it."""
-        async for batch in link:
-            for notice in batch:
-                await self._hear(notice)
-                if self.finished is not None and self.idle:
-                    return
-        raise ToolRefused("the server stopped before the turn ended")
-
-    async def _hear(self, notice: RouteNotice) -> None:
-        if isinstance(notice, TurnBegan):
-            if self.attempt is None and notice.prompt == self.prompt:
-                self.attempt = notice.attempt_id
-                await self._say("turn started", force=True)
-        elif isinstance(notice, InputQueued):
-            if self.attempt is None and notice.text == self.prompt:
-                await self._say(f"queued ({notice.ahead} ahead)", force=True)
-        elif isinstance(notice, RouteReply):
-            if self.attempt is None and notice.level == "error":
-                raise ToolRefused(notice.text)
-        elif isinstance(notice, TurnUpdate):
-            if notice.attempt_id != self.attempt:
+async def follow_route(follow: TurnFollow, link: RouteLink, progress: Progress) -> None:
+    """Feed ``follow`` the route's notices until the run is done, saying its progress lines."""
+    async for batch in link:
+        for notice in batch:
+            line = follow.hear(notice, trio.current_time())
+            if line is not None:
+                await progress(line)
+            if follow.done:
                 return
-            event = notice.event
-            if isinstance(event, ApprovalResolved):
-                self.approvals.append(
-                    {"id": event.approval_id, "decision": event.decision, "by": event.by}
-                )
-                await self._say(f"approval {event.decision} by {event.by}", force=True)
-            elif isinstance(event, ToolStarted):
-                await self._say(f"tool: {event.title}", force=True)
-            else:
-                await self._say("working")
-        elif isinstance(notice, TurnFinished) and notice.attempt_id == self.attempt:
-            self.finished = notice
-        elif isinstance(notice, RouteIdle) and notice.inputs >= self.sent:
-            self.idle = True
-
-    async def _say(self, message: str, *, force: bool = False) -> None:
-        now = trio.current_time()
-        if not force and now - self._said < PROGRESS_EVERY:
-            return
-        self._said = now
-        await self.progress(message)
-
-    def outcome(self) -> RunOutcome:
-        finished = self.finished
-        if finished is None:
-            return RunOutcome(
-                self.task_id, self.attempt, None, None, approvals=tuple(self.approvals)
-            )
-        error = finished.error.message if finished.error is not None else None
-        return RunOutcome(
-            self.task_id,
-            finished.attempt_id,
-            finished.status,
-            finished.final_text,
-            error,
-            tuple(self.approvals),
-        )
+    raise ToolRefused("the server stopped before the turn ended")

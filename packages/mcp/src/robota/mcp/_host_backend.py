@@ -1,23 +1,37 @@
 """The served tools through the profile's running host, as ``robota task`` drives it.
 
-A new task is ``task.new``, a run is ``task.send`` with ``wait`` (the host's task desk starts
-the turn on the task's route, with its warm agents, and answers once the route went idle), a
-stop is ``task.stop``: the host's routes, store and approvals policy, nothing of this
-process's own. The control client blocks, so each call runs in a worker thread; while a run
-waits, a progress line goes out every few seconds, and a cancelled run asks the host to stop
-the turn.
+A new task is ``task.new``, a run is ``task.run`` (``task.send`` with ``wait`` as a stream:
+the host's task desk starts the turn on the task's route, with its warm agents, streams the
+route's notices and ends with the result once the route went idle), a stop is ``task.stop``:
+the host's routes, store and approvals policy, nothing of this process's own. The run's
+notices go through the same ``TurnFollow`` as the in-process engine's, so both backends send
+the same progress lines and report the same approvals. The control client blocks, so its calls
+run in a worker thread; the run's stream is read on trio, and a cancelled run asks the host to
+stop the turn.
 """
 
 from __future__ import annotations
 
 import logging
+import socket
 from pathlib import Path
 from typing import Any
 
 import trio
 
 from robota.core.control import ControlClient, HostRefused, HostUnreachable, NoHostRunning
+from robota.core.protocol import (
+    Failure,
+    LineSplitter,
+    Overlong,
+    ProtocolError,
+    decode_frame,
+    decode_reply,
+    loads_strict,
+    notice_from_json,
+)
 
+from ._follow import TurnFollow
 from ._setup import Progress, RunOutcome, ToolRefused
 from ._tools import RunCall, TaskNewCall
 
@@ -26,8 +40,47 @@ __all__ = ["HostBackend", "host_runs"]
 logger = logging.getLogger("robota.mcp")
 
 CALL_TIMEOUT = 180.0
-TICK = 3.0
-"""Seconds between a waiting run's progress lines."""
+MAX_REPLY = 64 * 1024 * 1024
+"""The longest line of a run's stream (its result holds the whole answer)."""
+RECEIVE = 64 * 1024
+
+
+async def _follow_stream(
+    stream: trio.SocketStream, follow: TurnFollow, progress: Progress
+) -> dict[str, Any] | Failure:
+    """Feed ``follow`` the notices of a ``task.run`` stream, saying its progress lines; the
+    stream's ``result``, or the host's refusal."""
+    lines = LineSplitter(MAX_REPLY)
+    while True:
+        data = await stream.receive_some(RECEIVE)
+        for line in lines.feed(data) if data else lines.close():
+            if isinstance(line, Overlong):
+                raise ToolRefused(f"the host's stream holds a line over {line.limit} bytes")
+            frame = _frame(line)
+            if isinstance(frame, Failure):
+                return frame
+            if frame["type"] == "result":
+                result: dict[str, Any] = frame["result"]
+                return result
+            if frame["type"] == "notice":
+                said = follow.hear(notice_from_json(frame.get("notice")), trio.current_time())
+                if said is not None:
+                    await progress(said)
+        if not data:
+            raise ToolRefused("the profile's host closed the run's stream before its end")
+
+
+def _frame(line: bytes) -> dict[str, Any] | Failure:
+    """A line of a ``task.run`` stream: a frame, or (no ``type``) the host's failure reply."""
+    try:
+        obj = loads_strict(line)
+        if isinstance(obj, dict) and "type" not in obj:
+            reply = decode_reply(line)
+            if isinstance(reply, Failure):
+                return reply
+        return decode_frame(line)
+    except (ProtocolError, ValueError) as error:
+        raise ToolRefused(f"the profile's host sent what is not a run's stream: {error}") from None
 
 
 def host_runs(socket_path: Path) -> bool:
@@ -67,52 +120,39 @@ class HostBackend:
     async def run(self, call: RunCall, progress: Progress) -> RunOutcome:
         assert call.task is not None  # a new task is made first (``Tools``)
         task = call.task
-        fields: dict[str, object] = {
-            "task": task,
-            "text": call.prompt,
-            "wait": True,
-            "timeout": call.timeout,
-        }
-        result: dict[str, Any] = {}
-
-        async def ask() -> None:
-            try:
-                result["reply"] = await trio.to_thread.run_sync(
-                    self._call, "task.send", fields, call.timeout + 60, abandon_on_cancel=True
-                )
-            except ToolRefused as refused:
-                result["refused"] = refused
-
+        fields: dict[str, object] = {"task": task, "text": call.prompt, "timeout": call.timeout}
+        sock = await trio.to_thread.run_sync(self._open_stream, "task.run", fields)
+        follow = TurnFollow(call.prompt)
         try:
-            async with trio.open_nursery() as nursery:
-                nursery.start_soon(ask)
-                waited = 0.0
-                while not result:
-                    with trio.move_on_after(TICK):
-                        while not result:
-                            await trio.sleep(0.05)
-                    if not result:
-                        waited += TICK
-                        await progress(f"running ({waited:g} s)")
+            async with trio.SocketStream(trio.socket.from_stdlib_socket(sock)) as stream:
+                reply = await _follow_stream(stream, follow, progress)
         except trio.Cancelled:
+            # The client cancelled (or the server stops): the turn stops with it.
             with trio.CancelScope(shield=True):
                 await trio.to_thread.run_sync(self._stop_quietly, task)
             raise
-        if "refused" in result:
-            refused: ToolRefused = result["refused"]
-            if "no end within" in str(refused):
-                return RunOutcome(task, None, None, None)
-            raise refused
-        reply = result["reply"]
+        if isinstance(reply, Failure):
+            if reply.code == "timeout":
+                return follow.outcome(task)  # the wait ran out; the turn goes on
+            raise ToolRefused(reply.message)
         task_id = str(reply["task"]["id"])
+        if follow.finished is not None:
+            return follow.outcome(task_id)
         turns = reply.get("turns") or []
         if not turns:
             replies = "; ".join(r.get("text", "") for r in reply.get("replies") or ())
             raise ToolRefused(replies or "the host started no turn")
+        # A task another process owns: its run was passed on and only its result came back.
         last = turns[-1]
         return RunOutcome(
             task_id, last.get("turn_id"), last["status"], last.get("final"), last.get("error")
         )
+
+    def _open_stream(self, type_name: str, fields: dict[str, object]) -> socket.socket:
+        try:
+            return ControlClient(self.socket_path, timeout=CALL_TIMEOUT).stream(type_name, fields)
+        except (NoHostRunning, HostUnreachable) as error:
+            raise ToolRefused(f"the profile's host: {error}") from None
 
     def _stop_quietly(self, task: str) -> None:
         try:

@@ -40,6 +40,7 @@ from ._tools import (
     ToolCall,
     agents_json,
     cut,
+    fitted,
     folder_refusal,
     parse_call,
     run_result,
@@ -152,7 +153,7 @@ class Tools:
         if isinstance(call, RunCall):
             if call.task is None:
                 made = await self.backend.new_task(self._placed(TaskNewCall(agent=call.agent)))
-                call = replace(call, task=made)
+                call = replace(call, task=made, agent=None)  # the new task has the agent
             elif call.agent is not None:
                 raise ToolRefused(
                     "robota_run: argument 'agent' is for a new task; the given task keeps its own"
@@ -166,7 +167,6 @@ class Tools:
                 error=outcome.error,
                 approvals=outcome.approvals,
             )
-            structured["answer"] = cut(str(structured["answer"]))
             return text, structured, failed
         if isinstance(call, TasksCall):
             rows = await trio.to_thread.run_sync(self.setup.list_tasks, call.all)
@@ -247,10 +247,9 @@ def build_server(tools: Tools) -> Any:
             text, structured, failed = await tools.call(call, progress)
         except ToolRefused as refused:
             return failure(str(refused))
-        fits = structured is not None and len(json.dumps(structured)) <= 25_000
         return types.CallToolResult(
             content=[types.TextContent(type="text", text=cut(text))],
-            structured_content=structured if fits else None,
+            structured_content=fitted(structured) if structured is not None else None,
             is_error=failed,
         )
 

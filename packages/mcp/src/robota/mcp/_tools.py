@@ -31,6 +31,7 @@ __all__ = [
     "ToolSpec",
     "agents_json",
     "cut",
+    "fitted",
     "folder_refusal",
     "parse_call",
     "run_result",
@@ -312,6 +313,35 @@ def cut(text: str, limit: int = MAX_RESULT_CHARS) -> str:
         return text
     note = f"\n\n[robota: cut at {limit} of {len(text)} characters]"
     return text[: max(limit - len(note), 0)] + note
+
+
+def fitted(
+    structured: Mapping[str, object], limit: int = MAX_RESULT_CHARS
+) -> dict[str, object] | None:
+    """``structured`` content within ``limit`` characters of JSON: whole when it fits, else
+    with its ``answer`` cut (``cut``, the note giving the full length) until it fits, so a
+    long answer keeps its task and turn beside it; ``None`` when it cannot fit (no answer to
+    cut: the text content, cut, is the result alone)."""
+    whole = dict(structured)
+    answer = whole.get("answer")
+    if _json_length(whole) <= limit:
+        return whole
+    if not isinstance(answer, str):
+        return None
+    budget = limit - _json_length({**whole, "answer": ""})
+    # Characters the JSON escapes take more room: start from the answer's share of it.
+    keep = len(answer) * budget // max(_json_length(answer) - 2, 1)
+    while keep > 0:
+        whole["answer"] = cut(answer, keep)
+        over = _json_length(whole) - limit
+        if over <= 0:
+            return whole
+        keep -= over  # each character cut takes one JSON character or more with it
+    return None
+
+
+def _json_length(value: object) -> int:
+    return len(json.dumps(value, ensure_ascii=False))
 
 
 def agents_json(agents: Mapping[str, Any], plugins: Mapping[str, Any]) -> list[dict[str, object]]:

@@ -9,7 +9,11 @@ sends the link certificates the other did not list (``Certs``), so two devices t
 with the same third one can link to each other. What arrives is handed to the shell to verify
 and adopt (``Adopt``, ``Learn``); a list the shell adopted later (from another link) goes out
 with ``LinkGossip.changed``. A revocation that names the peer closes the link (the shell says
-so with ``revoked``).
+so with ``revoked``). A conversation's frames (``_talk``) on an open link are handed to the
+shell as they are (``Deliver``), attributed to the peer the handshake proved; so are a
+session handoff's (``_handoff_frames``: ``DeliverHandoff``), but only once the peer's
+``Channel`` nonce arrived (``Bind``: the shell then knows the link's channel fingerprint, to
+which grants are bound).
 
 One link per pair of devices (``settle``): of two connections in opposite directions (both
 dialled at once) the one dialled by the lower device id stays, which both sides compute alike
@@ -25,7 +29,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Literal
 
-from ._frames import BadFrame, Certs, Frame, Hello, Lists
+from ._frames import BadFrame, Certs, Channel, Frame, Hello, Lists
+from ._handoff_frames import HandoffFrame, is_handoff_frame
+from ._offers import FileChunk, OfferOutcome, PeerOffer
+from ._talk import PeerEnd, PeerReply, PeerSay
 
 __all__ = [
     "PING_EVERY",
@@ -33,7 +40,10 @@ __all__ = [
     "REDIAL_MIN",
     "SILENT_AFTER",
     "Adopt",
+    "Bind",
     "Close",
+    "Deliver",
+    "DeliverHandoff",
     "Effect",
     "Keepalive",
     "Learn",
@@ -84,7 +94,30 @@ class Close:
     reason: str
 
 
-Effect = Send | Adopt | Learn | Close
+@dataclass(frozen=True, slots=True)
+class Deliver:
+    """A conversation's or an offer's frame (``_talk``, ``_offers``) for the shell, from the
+    proven peer."""
+
+    frame: PeerSay | PeerReply | PeerEnd | PeerOffer | OfferOutcome | FileChunk
+
+
+@dataclass(frozen=True, slots=True)
+class DeliverHandoff:
+    """A session handoff's frame (``_handoff_frames``) for the shell, from the proven peer, on
+    a link whose channel is bound."""
+
+    frame: HandoffFrame
+
+
+@dataclass(frozen=True, slots=True)
+class Bind:
+    """The peer's channel nonce arrived: the shell computes the link's channel fingerprint."""
+
+    peer_nonce: bytes
+
+
+Effect = Send | Adopt | Learn | Close | Deliver | DeliverHandoff | Bind
 
 
 @dataclass
@@ -103,6 +136,8 @@ class LinkGossip:
     peer_name: str = ""
     _peer_seqs: Seqs = field(default_factory=lambda: Seqs(0, 0))
     _peer_known: set[str] = field(default_factory=set)
+    bound: bool = False
+    """The peer's ``Channel`` nonce arrived (once per link; a handoff's frame waits for it)."""
 
     def hello(self) -> Hello:
         return Hello(self.me, self.name, self.seqs.roster, self.seqs.revocations, tuple(self.certs))
@@ -131,6 +166,17 @@ class LinkGossip:
             return [Adopt(kind, frame.blob)]
         if isinstance(frame, Certs):
             return [Learn(frame.certs)]
+        if isinstance(frame, Channel):
+            if self.bound:
+                return self._close("a second channel nonce on one link")
+            self.bound = True
+            return [Bind(frame.nonce)]
+        if isinstance(frame, PeerSay | PeerReply | PeerEnd | PeerOffer | OfferOutcome | FileChunk):
+            return [Deliver(frame)]
+        if is_handoff_frame(frame):
+            if not self.bound:
+                return self._close("a handoff frame before the link's channel nonce")
+            return [DeliverHandoff(frame)]
         return self._close(f"unexpected {type(frame).__name__} on an open link")
 
     def changed(self, seqs: Seqs, blobs: dict[str, bytes], certs: dict[str, bytes]) -> list[Effect]:

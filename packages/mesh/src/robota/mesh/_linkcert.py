@@ -11,7 +11,11 @@ have signed it), and a context trusts only those of devices the current roster a
 revoked). A stranger, a revoked device and a relay that presents its own certificate fail in
 the TLS handshake, before any application frame; right after it ``admit_peer`` checks the
 peer once more against the lists (and, for a dial, that it is the device dialled). A recorded
-link cannot be replayed: TLS 1.3's handshake is fresh on both sides.
+link cannot be replayed: TLS 1.3's handshake is fresh on both sides. Why a handshake failed
+is named from the closed set of reasons (``handshake_refusal``): a certificate that is no
+rostered device's, or one the peer would not take, is ``not-in-roster``; bytes that are no
+handshake this device can complete (a replayed recording, a damaged stream, another protocol)
+are ``malformed``.
 
 The private key reaches OpenSSL through an anonymous in-memory file (``memfd_create``) or a
 pipe, never a file on disk.
@@ -42,6 +46,7 @@ __all__ = [
     "certificate_device",
     "certificate_key",
     "client_context",
+    "handshake_refusal",
     "link_certificate",
     "pairing_context",
     "server_context",
@@ -143,6 +148,40 @@ def admit_peer(
     if expected is not None and device != expected:
         raise Refused("not-in-roster", f"dialled {expected}, reached {device}")
     return cert
+
+
+_ENDED = "the connection ended during the TLS handshake"
+_NOT_TAKEN = {
+    "CERTIFICATE_VERIFY_FAILED": "its certificate is no rostered device's",
+    "PEER_DID_NOT_RETURN_A_CERTIFICATE": "it presented no certificate",
+    "TLSV13_ALERT_CERTIFICATE_REQUIRED": "the peer wants a certificate this device has not",
+    "TLSV1_ALERT_UNKNOWN_CA": "the peer does not take this device's certificate",
+    "SSLV3_ALERT_BAD_CERTIFICATE": "the peer does not take this device's certificate",
+    "SSLV3_ALERT_CERTIFICATE_UNKNOWN": "the peer does not take this device's certificate",
+}
+"""TLS failures that are a certificate refused, on this side or the peer's."""
+
+
+def handshake_refusal(error: BaseException) -> Refused:
+    """Why a link's handshake failed, as a reason from the closed set (see the docstring):
+    ``error`` is what the handshake (its ``ssl.SSLError`` the cause) or ``admit_peer`` raised."""
+    if isinstance(error, Refused):
+        return error
+    cause: BaseException | None = error
+    while cause is not None and not isinstance(cause, ssl.SSLError):
+        cause = cause.__cause__ or cause.__context__
+    if cause is None:
+        return Refused("malformed", _ENDED)
+    reason = str(getattr(cause, "reason", "") or "")
+    if isinstance(cause, ssl.SSLEOFError) or reason == "UNEXPECTED_EOF_WHILE_READING":
+        return Refused("malformed", _ENDED)  # the peer hung up: its refusal, if any, is its own
+    if isinstance(cause, ssl.SSLCertVerificationError) or reason in _NOT_TAKEN:
+        return Refused(
+            "not-in-roster", _NOT_TAKEN.get(reason, _NOT_TAKEN["CERTIFICATE_VERIFY_FAILED"])
+        )
+    return Refused(
+        "malformed", f"no TLS 1.3 handshake this device can complete ({reason or cause})"
+    )
 
 
 @contextmanager

@@ -7,8 +7,10 @@ link certificates of devices the current lists admit (``_linkcert``); the peer i
 more (and, for a dial, that it is the device dialled) before the WebSocket opens, so a
 stranger, a revoked device or a relay never reaches a frame. Each link then runs its
 ``LinkGossip``: newer lists are verified by ``LinkTrust`` and passed on to the other links; a
-revocation closes the revoked device's link at once. A link silent for ``SILENT_AFTER``
-seconds (WebSocket pings every ``PING_EVERY``) is closed and redialled.
+revocation closes the revoked device's link at once. A link silent for three ping intervals
+(WebSocket pings every ``ping_every``, ``PING_EVERY`` unless a test asks for less) is closed and
+redialled. Every refused connection is logged with its reason from the closed set
+(``handshake_refusal``) and, when accepted, the address it came from.
 
 ``serve_pairing`` and ``join`` run one pairing (``_pairing``) over a WebSocket on a TLS channel
 neither side can check yet; the SPAKE2 arithmetic runs in a worker thread. A listener serves
@@ -24,6 +26,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import random
+import secrets
 import ssl
 import time
 from collections.abc import Awaitable, Callable
@@ -40,13 +43,18 @@ from trio_websocket import (
 )
 
 from ._errors import Refused
-from ._frames import MAX_FRAME, BadFrame, Frame, decode, encode
+from ._frames import CHANNEL_NONCE, MAX_FRAME, BadFrame, Channel, Frame, decode, encode
+from ._grant import channel_fingerprint
+from ._handoff_frames import HandoffFrame
 from ._identity import DeviceId
 from ._link import (
     PING_EVERY,
     SILENT_AFTER,
     Adopt,
+    Bind,
     Close,
+    Deliver,
+    DeliverHandoff,
     Effect,
     Learn,
     LinkGossip,
@@ -59,11 +67,14 @@ from ._linkcert import (
     admit_peer,
     certificate_device,
     client_context,
+    handshake_refusal,
     link_certificate,
     pairing_context,
 )
 from ._linkcert import server_context as _server_context
+from ._offers import OfferFrame
 from ._pairing import Fail, Joiner, Pairer, PairingFailed, PairingWindow, PairMessage
+from ._talk import TalkFrame
 from ._trust import LinkTrust
 
 __all__ = ["HANDSHAKE_TIMEOUT", "MAX_PENDING", "LinkInfo", "Links", "join", "serve_pairing"]
@@ -91,6 +102,12 @@ class LinkInfo:
     state: Literal["connected", "connecting", "down"]
     since: float
     dialled_by_me: bool = False
+    channel: bytes | None = field(default=None, repr=False)
+    """This connection's channel fingerprint, once both sides' ``Channel`` nonces are known
+    (``_grant.channel_fingerprint``): what a handoff's grant sent on it is bound to."""
+    _nonce: bytes = field(default=b"", repr=False)
+    _certs: tuple[bytes, bytes] = field(default=(b"", b""), repr=False)
+    """Both link certificates, the dialler's first."""
     _cancel: trio.CancelScope | None = field(default=None, repr=False)
     _gossip: LinkGossip | None = field(default=None, repr=False)
     _ws: WebSocketConnection | None = field(default=None, repr=False)
@@ -105,15 +122,30 @@ class Links:
         *,
         clock: Callable[[], float] = time.time,
         handshake_timeout: float = HANDSHAKE_TIMEOUT,
+        ping_every: float = PING_EVERY,
     ) -> None:
         self.trust = trust
         self.clock = clock
         self.handshake_timeout = handshake_timeout
+        self.ping_every = ping_every
+        self.silent_after = ping_every * (SILENT_AFTER / PING_EVERY)
+        """A link that answered no ping for this long is dead (three ping intervals)."""
         self.links: dict[DeviceId, LinkInfo] = {}
         self._pending = trio.Semaphore(MAX_PENDING)
         self._pairing: tuple[PairingWindow, Decide, Bundle, ssl.SSLContext] | None = None
         self.paired: list[tuple[str, bytes]] = []
         """The devices paired through this listener: name and link certificate."""
+        self.on_talk: Callable[[str, TalkFrame | OfferFrame], Awaitable[None]] = _ignore
+        """Given each conversation's or offer's frame a link delivers, with the device its
+        handshake proved (the host's conversations and offers); the link reads its next frame
+        once it returned, so a file's chunks come no faster than they are written."""
+        self.on_handoff: Callable[[str, bytes, HandoffFrame], Awaitable[None]] = _ignore_handoff
+        """Given each session handoff's frame a link delivers, with the device its handshake
+        proved and the channel fingerprint of the connection it came on (a grant must be
+        bound to it); awaited like ``on_talk``."""
+        self.on_bound: Callable[[str], Awaitable[None]] = _ignore_bound
+        """Told each time a link to a device has its channel (a new connection, so the host's
+        handoffs send again what that device may have missed)."""
 
     def open_pairing(self, window: PairingWindow, decide: Decide, bundle: Bundle) -> None:
         """Serve one pairing window on this listener until ``close_pairing``."""
@@ -169,17 +201,21 @@ class Links:
                 return
             context = _server_context(self.trust.key, self.trust.trusted())
             tls = trio.SSLStream(stream, context, server_side=True)
-            peer = await self._handshake(tls, expected=None)
+            proven = await self._handshake(tls, expected=None)
             self._pending.release()
             released = True
-            if peer is not None:
+            if isinstance(proven, Refused):
+                logger.info("mesh: refused a connection from %s: %s", _source(stream), proven)
+            else:
+                peer, der = proven
                 async with trio.open_nursery() as nursery:
                     request = await wrap_server_stream(nursery, tls, max_message_size=MAX_FRAME)
                     if request.path != LINK_PATH:
                         await request.reject(404)
                         return
                     ws = await request.accept()
-                    await self._run(ws, peer, dialled_by_me=False)
+                    certs = (der, self.trust.certificate)
+                    await self._run(ws, peer, certs, dialled_by_me=False)
                     nursery.cancel_scope.cancel()
         finally:
             if not released:
@@ -193,9 +229,10 @@ class Links:
         try:
             await stream.send_all(LINK_PREAMBLE)
             tls = trio.SSLStream(stream, client_context(self.trust.key, self.trust.trusted()))
-            peer = await self._handshake(tls, expected=device)
-            if peer is None:
-                raise Refused("not-in-roster", f"{host}:{port} is not device {device}")
+            proven = await self._handshake(tls, expected=device)
+            if isinstance(proven, Refused):
+                raise proven
+            peer, der = proven
             opened = False
             async with trio.open_nursery() as nursery:
                 # TLS 1.3: the listener judges this side's certificate after this side's
@@ -206,7 +243,7 @@ class Links:
                     )
                     opened = True
                 if opened:
-                    await self._run(ws, peer, dialled_by_me=True)
+                    await self._run(ws, peer, (self.trust.certificate, der), dialled_by_me=True)
                 nursery.cancel_scope.cancel()
             if not opened:
                 raise Refused("not-in-roster", f"device {device} did not accept this device")
@@ -218,37 +255,47 @@ class Links:
         attempt = 0
         while self.trust.admits(device):
             if device in self.links and self.links[device].state == "connected":
-                await trio.sleep(PING_EVERY)
+                await trio.sleep(self.ping_every)
                 continue
             started = self.clock()
             try:
                 await self.dial(host, port, device)
             except (OSError, Refused, trio.BrokenResourceError, ConnectionClosed) as error:
                 logger.info("mesh: dialling %s at %s:%d failed: %s", device, host, port, error)
-            attempt = 0 if self.clock() - started > SILENT_AFTER else attempt + 1
+            attempt = 0 if self.clock() - started > self.silent_after else attempt + 1
             await trio.sleep(redial_delay(attempt, random.random()))
 
     async def _handshake(
         self, tls: trio.SSLStream[trio.SocketStream], *, expected: DeviceId | None
-    ) -> DeviceId | None:
-        """TLS, then the peer checked against the lists; the proven device, or ``None``."""
+    ) -> tuple[DeviceId, bytes] | Refused:
+        """TLS, then the peer checked against the lists; the proven device and its link
+        certificate, or why not."""
         try:
             with trio.fail_after(self.handshake_timeout):
                 await tls.do_handshake()
+            der = tls.getpeercert(binary_form=True)
             cert = admit_peer(
-                tls.getpeercert(binary_form=True),
+                der,
                 self.trust.roster,
                 self.trust.revocations,
                 expected=expected,
             )
-        except (trio.TooSlowError, trio.BrokenResourceError, Refused) as refused:
-            logger.info("mesh: refused a connection: %s", refused)
-            return None
-        return cert.device
+        except trio.TooSlowError:
+            return Refused("malformed", f"no TLS handshake within {self.handshake_timeout:g} s")
+        except (trio.BrokenResourceError, Refused) as error:
+            return handshake_refusal(error)
+        return cert.device, bytes(der or b"")
 
     # -- one link ----------------------------------------------------------------------------
 
-    async def _run(self, ws: WebSocketConnection, peer: DeviceId, *, dialled_by_me: bool) -> None:
+    async def _run(
+        self,
+        ws: WebSocketConnection,
+        peer: DeviceId,
+        certs: tuple[bytes, bytes],
+        *,
+        dialled_by_me: bool,
+    ) -> None:
         existing = self.links.get(peer)
         if existing is not None and existing.state != "down":
             kept = settle(
@@ -267,10 +314,12 @@ class Links:
         # proved) has arrived, not at the handshake: a status never shows a nameless link.
         info = LinkInfo(peer, "", "connecting", self.clock(), dialled_by_me)
         info._gossip, info._ws = gossip, ws
+        info._nonce, info._certs = secrets.token_bytes(CHANNEL_NONCE), certs
         self.links[peer] = info
         with trio.CancelScope() as info._cancel:
             try:
                 await ws.send_message(encode(gossip.hello()))
+                await ws.send_message(encode(Channel(info._nonce)))
                 async with trio.open_nursery() as nursery:
                     nursery.start_soon(self._keepalive, ws, nursery.cancel_scope)
                     await self._receive(ws, gossip, info)
@@ -307,10 +356,14 @@ class Links:
             info.name = gossip.peer_name or info.name
             if gossip.state == "open" and info.state == "connecting":
                 info.state, info.since = "connected", self.clock()
-            await self._perform(ws, gossip, effects)
+            await self._perform(ws, gossip, effects, info)
 
     async def _perform(
-        self, ws: WebSocketConnection, gossip: LinkGossip, effects: list[Effect]
+        self,
+        ws: WebSocketConnection,
+        gossip: LinkGossip,
+        effects: list[Effect],
+        info: LinkInfo | None = None,
     ) -> None:
         for effect in effects:
             if isinstance(effect, Send):
@@ -323,6 +376,40 @@ class Links:
                 await self._adopt(gossip, effect)
             elif isinstance(effect, Learn) and self.trust.learn(effect.certs):
                 await self._spread()
+            elif isinstance(effect, Bind) and info is not None:
+                info.channel = _channel(info, effect.peer_nonce)
+                await self.on_bound(gossip.peer)
+            elif isinstance(effect, DeliverHandoff):
+                # The sans-IO link delivers a handoff's frame only once the channel is bound.
+                if info is not None and info.channel is not None:
+                    await self.on_handoff(gossip.peer, info.channel, effect.frame)
+            elif isinstance(effect, Deliver):
+                await self.on_talk(gossip.peer, effect.frame)
+
+    def channel(self, device: str) -> bytes | None:
+        """The channel fingerprint of ``device``'s open link (``None``: none, or not bound yet):
+        what a grant sent to it now must be bound to."""
+        info = self.links.get(DeviceId(device))
+        return info.channel if info is not None and info.state == "connected" else None
+
+    async def send_handoff(self, device: str, frame: HandoffFrame, *, channel: bytes) -> bool:
+        """Send a handoff's frame to ``device`` on the link whose fingerprint is ``channel``;
+        ``False`` when that link is gone (a new one has another channel: issue again)."""
+        if self.channel(device) != channel:
+            return False
+        return await self.send_talk(device, frame)
+
+    async def send_talk(self, device: str, frame: TalkFrame | OfferFrame | HandoffFrame) -> bool:
+        """Send a conversation's or an offer's frame to ``device``; ``False`` when it has no
+        open link."""
+        info = self.links.get(DeviceId(device))
+        if info is None or info.state != "connected" or info._ws is None:
+            return False
+        try:
+            await info._ws.send_message(encode(frame))
+        except ConnectionClosed:
+            return False
+        return True
 
     async def _adopt(self, gossip: LinkGossip, effect: Adopt) -> None:
         try:
@@ -367,8 +454,8 @@ class Links:
 
     async def _keepalive(self, ws: WebSocketConnection, scope: trio.CancelScope) -> None:
         while True:
-            await trio.sleep(PING_EVERY)
-            with trio.move_on_after(SILENT_AFTER - PING_EVERY) as silent:
+            await trio.sleep(self.ping_every)
+            with trio.move_on_after(self.silent_after - self.ping_every) as silent:
                 try:
                     await ws.ping()
                 except ConnectionClosed:
@@ -384,6 +471,35 @@ class Links:
             {"device": i.device, "name": i.name, "state": i.state, "since": i.since}
             for i in sorted(self.links.values(), key=lambda i: i.device)
         ]
+
+
+def _source(stream: trio.SocketStream) -> str:
+    """Where an accepted connection came from, for the log."""
+    try:
+        host, port, *_ = stream.socket.getpeername()
+    except (OSError, ValueError):
+        return "an unknown address"
+    return f"{host}:{port}"
+
+
+async def _ignore(_device: str, _frame: TalkFrame | OfferFrame) -> None:
+    """What a link does with a peer's frame when nobody takes them."""
+
+
+async def _ignore_bound(_device: str) -> None:
+    """What a link does when its channel is bound and nobody asks."""
+
+
+async def _ignore_handoff(_device: str, _channel: bytes, _frame: HandoffFrame) -> None:
+    """What a link does with a handoff's frame when nobody takes them."""
+
+
+def _channel(info: LinkInfo, peer_nonce: bytes) -> bytes:
+    """The link's channel fingerprint: both certificates and both nonces, the dialler's first,
+    so both sides compute the same."""
+    mine, theirs = info._nonce, peer_nonce
+    nonces = mine + theirs if info.dialled_by_me else theirs + mine
+    return channel_fingerprint(*info._certs, nonces)
 
 
 async def _read_exactly(stream: trio.SocketStream, size: int) -> bytes:

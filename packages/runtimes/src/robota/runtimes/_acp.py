@@ -287,6 +287,10 @@ class AcpClient:
 
     # -- turns ---------------------------------------------------------------------------------
 
+    def session(self, session_id: str) -> AcpSession | None:
+        """The open session ``session_id``, if this process has it."""
+        return self._sessions.get(session_id)
+
     def active_turn(self, session_id: str) -> str | None:
         session = self._sessions.get(session_id)
         return session.tracker.active_turn_id if session is not None else None

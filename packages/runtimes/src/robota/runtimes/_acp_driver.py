@@ -57,10 +57,14 @@ class AcpDriver:
 
     async def open(self, spec: SessionSpec, resume_id: str | None) -> tuple[str, bool]:
         session, resumed = await self._open(spec, resume_id)
-        if spec.task_id is not None:
+        self.claim(session.id, spec)
+        return session.id, resumed
+
+    def claim(self, session_id: str, spec: SessionSpec) -> None:
+        session = self.client.session(session_id)
+        if session is not None and spec.task_id is not None:
             # Terminals are robota's own processes, run for one session: they can say whose.
             session.terminal_env["ROBOTA_TASK_ID"] = spec.task_id
-        return session.id, resumed
 
     async def _open(self, spec: SessionSpec, resume_id: str | None) -> tuple[AcpSession, bool]:
         if resume_id is not None and self.client.can_load:

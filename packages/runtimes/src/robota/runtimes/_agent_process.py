@@ -21,6 +21,10 @@ The service reports to the table by calling it (``report``): both live on the tr
 
 A process spawned ahead of the service (``ProcessSettings.prestarted``, see ``_prestart``) is
 adopted instead of spawning one at the first job of the first incarnation.
+
+A new session whose spec says ``open_ahead`` takes a session this process opened ahead with the
+same settings, when one waits, and the next one like it opens in the background
+(``_spare_sessions``: the rules). Spares belong to the process: they end with it.
 """
 
 from __future__ import annotations
@@ -70,6 +74,7 @@ from ._drivers import (
 from ._jsonrpc import Connection, ConnectionLost, RpcError, RpcTimeout
 from ._prestart import Adopted, Prestarted
 from ._process import AgentProcess, ShutdownTimings
+from ._spare_sessions import SparePool, spare_key
 from ._stderr_tail import with_last_words
 
 __all__ = ["AgentExited", "AgentProcessService", "JobLine", "ProcessSettings"]
@@ -241,6 +246,9 @@ class AgentProcessService:
         self._queues: dict[str, deque[Job]] = {}
         """Per session key, the jobs not yet done, oldest first: a key's jobs run one at a
         time and in order (an interrupt must not overtake the prompt it interrupts)."""
+        self._spares = SparePool()
+        self._nursery: trio.Nursery | None = None
+        """The process's nursery, once it shook hands: where spares open and close."""
 
     @property
     def name(self) -> str:
@@ -313,6 +321,7 @@ class AgentProcessService:
                 nursery.start_soon(self._watch, connection, process, nursery, ended)
                 self._queues[first.key] = deque([first])  # failed with the process, if need be
                 await self._handshake(driver, process, nursery, ended)
+                self._nursery = nursery
                 if not ended:
                     nursery.start_soon(self._drain, first.key, self._queues[first.key])
                     await self._jobs.serve(lambda job: self._dispatch(job, nursery))
@@ -474,11 +483,46 @@ class AgentProcessService:
         queue runs one job at a time, so two jobs never open the same session twice."""
         session_id = self._bound.get(key)
         if session_id is None:
-            session_id, resumed = await self._driver_of().open(spec, resume_id)
+            driver = self._driver_of()
+            ahead = spare_key(spec, resume_id)
+            spare = None
+            if ahead is not None:
+                spare, stale = self._spares.take(ahead, trio.current_time())
+                self._close_spares(stale)
+            if spare is not None:
+                session_id, resumed = spare, False
+                driver.claim(session_id, spec)
+                logger.info("agent %s: %s takes a session opened ahead", self.name, key)
+            else:
+                session_id, resumed = await driver.open(spec, resume_id)
             self._bound[key] = session_id
             self._keys[session_id] = key
             self._report(Opened(self._generation, key, session_id, resumed))
+            if ahead is not None and self._nursery is not None and self._spares.wants(ahead):
+                self._nursery.start_soon(self._open_spare, ahead)
         return session_id
+
+    async def _open_spare(self, key: SessionSpec) -> None:
+        """Open the next session for ``key``'s settings ahead (``_spare_sessions``)."""
+        try:
+            session_id, _ = await self._driver_of().open(key, None)
+        except (RpcError, RpcTimeout, OSError, SessionRefused, ConnectionLost) as error:
+            self._spares.failed(key)
+            logger.info("agent %s: no session opened ahead (%s)", self.name, error)
+            return
+        logger.info("agent %s: a session opened ahead in %s", self.name, key.cwd)
+        self._close_spares(self._spares.opened(key, session_id, trio.current_time()))
+
+    def _close_spares(self, session_ids: list[str]) -> None:
+        for session_id in session_ids:
+            if self._nursery is not None:
+                self._nursery.start_soon(self._close_spare, session_id)
+
+    async def _close_spare(self, session_id: str) -> None:
+        try:
+            await self._driver_of().close_session(session_id)
+        except (RpcError, RpcTimeout, OSError, ConnectionLost):
+            pass  # left to the agent, which ends it with the process at the latest
 
     def _on_event(self, session_id: str, event: RuntimeEvent) -> None:
         key = self._keys.get(session_id)

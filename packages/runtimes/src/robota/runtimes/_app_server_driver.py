@@ -99,6 +99,9 @@ class AppServerDriver:
     ) -> bool:
         return self.client.decide(approval_id, decision, by=by)
 
+    def claim(self, session_id: str, spec: SessionSpec) -> None:
+        """A thread knows nothing of robota's task: nothing to tie."""
+
     async def close_session(self, session_id: str) -> None:
         """App Server threads persist on their own; there is nothing to free."""
 

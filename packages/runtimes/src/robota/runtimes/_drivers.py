@@ -74,6 +74,11 @@ class SessionDriver(Protocol):
         id and whether it was resumed."""
         ...
 
+    def claim(self, session_id: str, spec: SessionSpec) -> None:
+        """A session opened ahead (``_spare_sessions``) now belongs to ``spec``'s task: what
+        ``open`` would have tied to the task is tied now."""
+        ...
+
     async def start_turn(
         self, session_id: str, text: str, images: Sequence[Path], spec: SessionSpec
     ) -> str:

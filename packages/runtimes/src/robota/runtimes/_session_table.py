@@ -96,6 +96,9 @@ class _Session:
     turn_id: str | None = None
     starting: bool = False
     opened: int = 0
+    ended: str | None = None
+    """The last turn whose end came: its acceptance, reported after it (a fast turn's events
+    can overtake the job that started it), does not make it running again."""
 
 
 class SessionTable:
@@ -202,8 +205,10 @@ class SessionTable:
         if isinstance(event, TurnStarted):
             session.turn_id = event.turn_id
             session.starting = False
-        elif isinstance(event, TurnCompleted) and event.turn_id == session.turn_id:
-            session.turn_id = None
+        elif isinstance(event, TurnCompleted):
+            session.ended = event.turn_id
+            if event.turn_id == session.turn_id:
+                session.turn_id = None
         _deliver(session.deliver, SessionEvent(update.key, event))
         if isinstance(event, ApprovalRequested):
             decision = policy_decision(session.spec, event)
@@ -217,7 +222,8 @@ class SessionTable:
             return
         if isinstance(notice, TurnAccepted):
             session.starting = False
-            session.turn_id = session.turn_id or notice.turn_id
+            if session.turn_id is None and notice.turn_id != session.ended:
+                session.turn_id = notice.turn_id
         elif isinstance(notice, TurnRefused):
             session.starting = False
         _deliver(session.deliver, notice)

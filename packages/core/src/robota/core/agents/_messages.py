@@ -103,6 +103,11 @@ class SessionSpec:
     restricted: bool = False
     """The task's workspace is not trusted (or the start asked for Restricted): besides
     permission mode ``plan``, the session is offered none of the configured MCP servers."""
+    open_ahead: bool = False
+    """Open the next session like this one ahead, for the next route that opens a new one with
+    the same settings (print mode's routes on a warm host): the agent's process service then
+    hands that route a session opened before it asked, instead of waiting for the agent to
+    open one (``robota.runtimes``' ``_spare_sessions``)."""
 
 
 # -- requests ------------------------------------------------------------------------------

@@ -20,6 +20,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
+import weakref
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -43,7 +44,7 @@ CARD_BACKOFF = Backoff(base=0.05, cap=2.0, reset_after=10.0)
 """A card actor restarts fast: the turn keeps streaming into its stash meanwhile."""
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, weakref_slot=True)
 class _Entry:
     turn_id: str
     supervisor: Supervisor
@@ -194,10 +195,12 @@ class CardHost:
                 if isinstance(notice, FinalAnswerDelivered | FinalAnswerFailed):
                     with self._lock:
                         port = self._port
-                    if port is not None:
-                        port.post(self._stop, entry)
+                    settling = entry_ref()  # alive: the host holds it while its card runs
+                    if port is not None and settling is not None:
+                        port.post(self._stop, settling)
 
         incarnations = 0
+        address: Address | None = None  # set below; named here, not the supervisor: no cycle
 
         def card() -> CardActor:
             nonlocal incarnations
@@ -209,7 +212,7 @@ class CardHost:
                 store=self._store,
                 timers=self._timers,
                 notify=settled,
-                address=supervisor.address("card"),
+                address=address,
                 policy=self._policy,
                 clock=self._clock,
                 wall=self._wall,
@@ -224,7 +227,7 @@ class CardHost:
             intensity=self._intensity,
             period=self._period,
         )
-        entry = _Entry(
-            turn.turn_id, supervisor, supervisor.address("card"), notify, delivery, turn.fresh
-        )
+        address = supervisor.address("card")
+        entry = _Entry(turn.turn_id, supervisor, address, notify, delivery, turn.fresh)
+        entry_ref = weakref.ref(entry)
         return entry

@@ -28,7 +28,7 @@ if typing.TYPE_CHECKING:
     from ._detect import AgentStatus, KnownAgent, KnowsAgents, detect_agents, known_agents
     from ._dotenv import dotenv_values, format_assignment, merge_dotenv, set_dotenv
     from ._files import atomic_write
-    from ._init import FileOutcome, InitResult, init_profile, template_text
+    from ._init import FileOutcome, InitResult, init_profile
     from ._init_steps import InitOutcome, InitRequest, SetsUpOnInit
     from ._keys import (
         CONFIG_SECTIONS,
@@ -78,6 +78,7 @@ if typing.TYPE_CHECKING:
         reserved_intent_keys,
         team_defaults,
     )
+    from ._templates import template_text
     from ._transport_plugin import TransportPlugin, transport_plugin
 
 __all__ = [
@@ -186,7 +187,7 @@ _HOMES = {
     "FileOutcome": "._init",
     "InitResult": "._init",
     "init_profile": "._init",
-    "template_text": "._init",
+    "template_text": "._templates",
     "load_config": "._load",
     "load_dotenv": "._load",
     "parse_config": "._load",

@@ -13,7 +13,6 @@ import stat
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from importlib import resources
 from pathlib import Path
 from typing import Literal
 
@@ -23,16 +22,11 @@ from ._load import read_text
 from ._lock import init_lock
 from ._merge import merge_config_text
 from ._paths import Profile
+from ._templates import template_text
 
-__all__ = ["FileOutcome", "FileStatus", "InitResult", "init_profile", "template_text"]
+__all__ = ["FileOutcome", "FileStatus", "InitResult", "init_profile"]
 
 FileStatus = Literal["created", "updated", "unchanged"]
-TemplateName = Literal["config.yaml", "env"]
-
-
-def template_text(name: TemplateName) -> str:
-    """A packaged template: ``config.yaml`` or ``env`` (the .env file)."""
-    return resources.files(__package__).joinpath("templates", name).read_text(encoding="utf-8")
 
 
 @dataclass(frozen=True, slots=True)

@@ -24,6 +24,7 @@ __all__ = [
     "LOGGING_KEYS",
     "MCP_SERVER_KEYS",
     "MESH_KEYS",
+    "MESH_LIMITS_KEYS",
     "MESH_PEER_KEYS",
     "PROJECT_AGENT_KEYS",
     "PROJECT_DEFAULTS_KEYS",
@@ -380,8 +381,32 @@ MESH_KEYS: tuple[ConfigKey, ...] = (
         "300",
         "How long `robota mesh pair`'s one-time code may be used.",
     ),
+    ConfigKey(
+        "limits",
+        "a mapping",
+        "every default",
+        "Bounds on the conversations between devices (`robota mesh send`).",
+    ),
 )
 """``mesh``: the device mesh (``robota.mesh``); the profile's file only."""
+
+MESH_LIMITS_KEYS: tuple[ConfigKey, ...] = (
+    ConfigKey(
+        "maxHops",
+        "a whole number from 1 to 1000",
+        "8",
+        "The most messages one conversation between devices carries, both ways, as each side"
+        " counts them; the reply that would cross it is not sent.",
+    ),
+    ConfigKey(
+        "maxReplies",
+        "a whole number from 0 to 1000",
+        "4",
+        "The most replies this device sends in one conversation; the reply that would cross"
+        " it is not sent.",
+    ),
+)
+"""``mesh.limits``: the bounds of a peer conversation (issue 30)."""
 
 MESH_PEER_KEYS: tuple[ConfigKey, ...] = (
     ConfigKey("name", "text", "the device id", "The peer's name."),
@@ -401,6 +426,7 @@ CONFIG_SECTIONS: tuple[tuple[str, tuple[ConfigKey, ...]], ...] = (
     ("teams.<name>.intents.<key>", INTENT_KEYS),
     ("mesh", MESH_KEYS),
     ("mesh.peers.<device id>", MESH_PEER_KEYS),
+    ("mesh.limits", MESH_LIMITS_KEYS),
 )
 """Every section core validates, by its key path, in the order the reference shows them;
 a chat transport's ``transports.<name>`` is its plugin's (``DescribesKeys``)."""

@@ -6,6 +6,9 @@
       listen: ["192.168.1.10:47390"]    # empty: dial only
       listLifetimeSeconds: 86400
       pairingTtlSeconds: 300
+      limits:                           # a peer conversation's bounds (robota mesh send)
+        maxHops: 8
+        maxReplies: 4
       peers:                            # written by pairing; editable
         ABCD-EFGH-...:
           name: desktop
@@ -25,7 +28,7 @@ import re
 from collections.abc import Mapping
 from types import MappingProxyType
 
-from ._keys import MESH_KEYS, MESH_PEER_KEYS, key_names
+from ._keys import MESH_KEYS, MESH_LIMITS_KEYS, MESH_PEER_KEYS, key_names
 from ._model import MeshPeer, MeshSettings
 from ._reader import Reader, describe
 
@@ -102,6 +105,16 @@ def _peers(reader: Reader, raw: object) -> dict[str, MeshPeer]:
     return peers
 
 
+def _limits(reader: Reader, raw: object) -> tuple[int, int]:
+    """``mesh.limits``: ``(maxHops, maxReplies)``."""
+    section = reader.section(raw, "mesh.limits", key_names(MESH_LIMITS_KEYS))
+    hops, replies = section.get("maxHops"), section.get("maxReplies")
+    return (
+        8 if hops is None else reader.integer(hops, "mesh.limits.maxHops", 1, 1000),
+        4 if replies is None else reader.integer(replies, "mesh.limits.maxReplies", 0, 1000),
+    )
+
+
 def validate_mesh(reader: Reader, raw: object) -> MeshSettings:
     """The ``mesh`` section (absent: the mesh off, every default)."""
     section = reader.section(raw, "mesh", key_names(MESH_KEYS))
@@ -113,6 +126,7 @@ def validate_mesh(reader: Reader, raw: object) -> MeshSettings:
         listen = [_address(reader, item, f"mesh.listen[{i}]") for i, item in enumerate(raw_listen)]
     lifetime = section.get("listLifetimeSeconds")
     ttl = section.get("pairingTtlSeconds")
+    max_hops, max_replies = _limits(reader, section.get("limits"))
     return MeshSettings(
         enabled=reader.boolean(section.get("enabled"), "mesh.enabled", False),
         name=_name(reader, section.get("name"), "mesh.name") or host_name(),
@@ -126,4 +140,6 @@ def validate_mesh(reader: Reader, raw: object) -> MeshSettings:
         pairing_ttl_seconds=(
             300 if ttl is None else reader.integer(ttl, "mesh.pairingTtlSeconds", 30, 3600)
         ),
+        max_hops=max_hops,
+        max_replies=max_replies,
     )

@@ -428,6 +428,10 @@ class MeshSettings:
     """By device id (its printed form), in file order."""
     list_lifetime_seconds: int = 86400
     pairing_ttl_seconds: int = 300
+    max_hops: int = 8
+    """``mesh.limits.maxHops``: the messages one peer conversation carries, both ways."""
+    max_replies: int = 4
+    """``mesh.limits.maxReplies``: the replies this device sends in one conversation."""
 
 
 class StorageConfig(Record):

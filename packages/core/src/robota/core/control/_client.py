@@ -93,6 +93,20 @@ class ControlClient:
             raise HostRefused(type_name, reply.code, reply.message, reply.field)
         return reply.result
 
+    def stream(self, type_name: str, fields: Mapping[str, Any] | None = None) -> socket.socket:
+        """Send one request that turns its connection into a stream (a ``StreamEndpoint``'s)
+        and hand the connection over: the caller reads the stream's lines (a refusal is a
+        failure reply among them) and closes it; this client holds it no more."""
+        sock = self._connected()
+        self._socket = None
+        try:
+            sock.sendall(encode_request(self._next_id, type_name, fields or {}))
+        except OSError as error:
+            sock.close()
+            raise HostUnreachable(f"lost the connection to the host: {error}") from error
+        self._next_id += 1
+        return sock
+
     def _connected(self) -> socket.socket:
         if self._socket is not None:
             return self._socket

@@ -180,6 +180,9 @@ class EngineContext:
     """Whether a session opened in a directory runs Restricted (permission mode ``plan``
     whatever the task says; the turn's ``TurnBegan.restricted`` says so): the workspace
     trust decision, asked by the route each time it opens a session. ``None``: never."""
+    open_ahead: Callable[[str], bool] | None = None
+    """Which routes' new sessions ask their agent to open the next one ahead
+    (``SessionSpec.open_ahead``), by route key: a host's print routes. ``None``: none."""
     clock: Callable[[], float] = time.time
     running: RunningAttempts = field(default_factory=RunningAttempts)
     write_timeout: float = 10.0

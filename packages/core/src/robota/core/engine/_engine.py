@@ -118,6 +118,7 @@ class Engine:
         human_approves: bool | Callable[[str], bool] = True,
         recover: Callable[[str], bool] | None = None,
         restricted: Callable[[Path], bool] | None = None,
+        open_ahead: Callable[[str], bool] | None = None,
         idle_after: float = 600.0,
         quiet_after: float | None = None,
         backoff: Backoff | None = None,
@@ -125,7 +126,8 @@ class Engine:
     ) -> None:
         """``recover`` picks the routes whose unfinished turns this engine takes over on
         start (``None``: none; a print-mode run must not adopt another process's turns).
-        ``restricted`` decides which directories run Restricted (``EngineContext``). A route
+        ``restricted`` decides which directories run Restricted and ``open_ahead`` which
+        routes' agents keep a session opened ahead for them (``EngineContext``). A route
         passivates after ``idle_after`` seconds without a message, or after ``quiet_after``
         already when it has nothing in flight (``RouteData.settled``; ``None``: never sooner):
         a host with many chats keeps a thread and its heap only for the busy ones."""
@@ -165,6 +167,7 @@ class Engine:
             readers=ReaderPool(db_path),
             human_approves=human_approves,
             restricted=restricted,
+            open_ahead=open_ahead,
         )
 
     @property

@@ -26,6 +26,7 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
+from .._records import replace
 from ..agents import ListSessions, OpenSession
 from ..kernel import RouteActor
 from ..store import (
@@ -86,6 +87,8 @@ class ConversationRoute(RouteActor[Kept]):
 
         self._deliver = deliver
         """Where agents send what they answer this route (its sessions' notices too)."""
+        self._open_ahead = context.open_ahead is not None and context.open_ahead(key)
+        """Its new sessions ask their agent to open the next one ahead (``EngineContext``)."""
 
     # -- lifecycle -----------------------------------------------------------------------------
 
@@ -147,6 +150,8 @@ class ConversationRoute(RouteActor[Kept]):
                 case Tell(agent=agent, request=request):
                     self._tell(agent, request)
                 case OpenAgentSession(agent=agent, task_id=task_id, spec=spec):
+                    if self._open_ahead:
+                        spec = replace(spec, open_ahead=True)
                     self._tell(agent, OpenSession(task_id, spec, self._deliver))
                 case ListAgentSessions(agent=agent, ref=ref, search=search, limit=limit):
                     self._tell(agent, ListSessions(ref, self._deliver, search, limit))

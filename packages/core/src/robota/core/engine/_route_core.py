@@ -40,6 +40,7 @@ from ._messages import (
     ForkTask,
     Interrupt,
     NewTask,
+    RouteNote,
     SurfaceJoined,
     SurfaceLeft,
     TaskOpened,
@@ -211,6 +212,8 @@ class RouteCore:
                 if settings.nodir:
                     settings = replace(settings, cwd=projectless_cwd(route), nodir=False)
                 route.new_task(settings, announce=announce)
+            case RouteNote(text=text, level=level):
+                route.reply(text, error=level == "error")
             case UseTask(task_id=task_id):
                 use_task(route, task_id)
             case ForkTask(task_id=task_id, title=title, turn_id=turn_id, prompt=prompt):

@@ -23,10 +23,12 @@ nothing else of the engine's wiring, and the engine's internals change without f
 noticing.
 
 Layering, bottom up: ``_backpressure`` (pure), ``_resolve`` (pure), ``_inbound`` (pure: the
-chat transports' owner filter, stale guard and durable claim), ``_port`` (an attached
+chat transports' owner filter, stale guard and durable claim), ``_admission`` (pure: a chat
+message's way in as effects, the screen, the accept, the lane), ``_port`` (an attached
 surface's frames are the protocol's: ``robota.core.protocol``), ``_transport``
 (what the host hands a chat transport it starts: the port, the store, a status callback;
-what a transport offers back: group creation), ``_chat`` (``ChatTurns``: the shell every chat
+what a transport offers back: group creation), ``_link`` (pure: a chat transport's connection
+machine and the status it reports), ``_chat`` (``ChatTurns``: the shell every chat
 transport's service extends, its routes read and its cards opened, and ``recovery_plan``, the
 restart's decision, pure; above ``robota.core.cards``; its inbox, ``_chat_inbox``: a message
 accepted before the platform is acknowledged, fed again or settled after a crash),
@@ -34,7 +36,10 @@ accepted before the platform is acknowledged, fed again or settled after a crash
 through the platform's ``send``),
 ``_queue`` (``QueueNotes``: a queued prompt's note and its Cancel action, pure),
 ``_recovery_notes`` (pure: what a restarted host tells a chat of a turn it left unsettled),
-``_media`` (a chat's images and files once downloaded: limits, folder, what the agent gets).
+``_media`` (a chat's images and files once downloaded: limits, folder, what the agent gets),
+``_service`` (``ChatService``: one chat service, composed: the shell that runs
+``_admission``'s effects and ``_link``'s machine for any ``Platform``, the protocol a chat
+transport's adapter implements; above all the others).
 """
 
 import typing
@@ -42,6 +47,7 @@ import typing
 from ..kernel import lazy_attributes as _lazy_attributes
 
 if typing.TYPE_CHECKING:
+    from ._admission import Arrived, Heard, ScreenRules, accepted, admission, fetched, screen
     from ._backpressure import CAPACITY, COALESCE_AFTER, merge_notices
     from ._chat import (
         RECOVER_SINCE,
@@ -57,6 +63,7 @@ if typing.TYPE_CHECKING:
     )
     from ._chat_inbox import Accepted, ChatInbox, InboxLeft
     from ._inbound import STALE_AFTER, Dated, Ignore, freshness, inbound_claims, owner_filter
+    from ._link import Identified, IdentifyFailed, LinkConnecting, LinkUp, PlatformRefused
     from ._media import (
         FILE_BYTES,
         IMAGE_BYTES,
@@ -88,6 +95,17 @@ if typing.TYPE_CHECKING:
     from ._recovery_notes import RecoveryNote, recovery_note, recovery_notes, recovery_texts
     from ._resolve import AmbiguousTask, TaskNotFound, TaskNotResolved, resolve_task
     from ._restarts import NOTE_TIMEOUT, RESTART_CANCEL, RestartDesk, RestartSend, restart_text
+    from ._service import (
+        Card,
+        ChatService,
+        Clicked,
+        ClickVerdict,
+        Hearing,
+        LinkStatus,
+        Platform,
+        PlatformTurn,
+        Reaction,
+    )
     from ._transport import (
         GroupChat,
         GroupMaker,
@@ -149,6 +167,29 @@ __all__ = [
     "freshness",
     "inbound_claims",
     "owner_filter",
+    # the admission core (pure): a message's way in as effects
+    "Heard",
+    "ScreenRules",
+    "Arrived",
+    "screen",
+    "accepted",
+    "admission",
+    "fetched",
+    # one chat service, composed: the shell and the platform adapter's protocol
+    "ChatService",
+    "Clicked",
+    "ClickVerdict",
+    "Platform",
+    "Hearing",
+    "Card",
+    "PlatformTurn",
+    "Reaction",
+    "LinkStatus",
+    "Identified",
+    "IdentifyFailed",
+    "LinkConnecting",
+    "LinkUp",
+    "PlatformRefused",
     "RestartDesk",
     "RestartSend",
     "RESTART_CANCEL",
@@ -191,6 +232,27 @@ __all__ = [
 ]
 
 _HOMES = {
+    "ChatService": "._service",
+    "Clicked": "._service",
+    "ClickVerdict": "._service",
+    "Platform": "._service",
+    "Hearing": "._service",
+    "Card": "._service",
+    "PlatformTurn": "._service",
+    "Reaction": "._service",
+    "LinkStatus": "._service",
+    "Identified": "._link",
+    "IdentifyFailed": "._link",
+    "LinkConnecting": "._link",
+    "LinkUp": "._link",
+    "PlatformRefused": "._link",
+    "Heard": "._admission",
+    "ScreenRules": "._admission",
+    "Arrived": "._admission",
+    "screen": "._admission",
+    "accepted": "._admission",
+    "admission": "._admission",
+    "fetched": "._admission",
     "QUEUE_CANCEL": "._queue",
     "QueueClick": "._queue",
     "QueueNote": "._queue",

@@ -68,6 +68,7 @@ from ..engine import (
     prompt_answers,
 )
 from ..events import TurnCompleted, TurnError
+from ..kernel import release_free_memory
 from ..presentation import UserSteer
 from ..store import (
     ACTIVE_TURN_STATUSES,
@@ -504,13 +505,19 @@ class ChatTurns(Generic[T]):
             route.link.close()  # and its reader with the subscription
         return [route.key for route in gone]
 
-    async def follow_routes(self, every: float = RETIRE_EVERY) -> None:
-        """Let quiet routes go every ``every`` seconds (a service runs it in its nursery)."""
+    async def follow_routes(
+        self, every: float = RETIRE_EVERY, release: Callable[[], object] = release_free_memory
+    ) -> None:
+        """Let quiet routes go every ``every`` seconds (a service runs it in its nursery);
+        after a batch went, what they held is given back (``release``, off the loop: the
+        lanes, readers and subscriptions of a burst's chats are the last of it)."""
         while True:
             await trio.sleep(every)
             gone = self.retire_quiet(time.monotonic())
             if gone:
                 self._log.debug("%s: %d quiet routes let go", self._chat_name, len(gone))
+                await trio.sleep(1.0)  # their lane and reader tasks end first
+                await trio.to_thread.run_sync(release)
 
     async def read_inbox(self) -> InboxLeft:
         """What the last run left in the inbox (``_chat_inbox``): read before ``recover``

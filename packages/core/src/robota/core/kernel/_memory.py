@@ -4,11 +4,18 @@ glibc's allocator keeps what a burst freed (route actors' SQLite pages, their th
 frames) in its arenas, so a long-lived host's resident size stays at the burst's high-water mark
 long after. ``malloc_trim(0)`` returns the free pages at the top of each arena and every whole
 free page inside it; the route directory's sweeper calls it, off the trio loop, once a wave of
-passivations is over. Elsewhere (musl, macOS) there is no such call and this does nothing.
+passivations is over, and a chat transport once it let a batch of quiet chats go. Elsewhere
+(musl, macOS) there is no such call and only the garbage is collected.
+
+The cyclic garbage is collected first: a burst leaves thousands of objects in reference
+cycles (an actor and its thread, trio's tasks and cancel scopes) that only a full collection
+frees, and an idle process allocates too little for the collector's thresholds to ever run
+one; until it does they pin the allocator arenas they sit in.
 """
 
 from __future__ import annotations
 
+import gc
 import os
 import sys
 from collections.abc import Callable
@@ -20,7 +27,9 @@ _looked = False
 
 
 def release_free_memory() -> bool:
-    """Ask the C allocator to return free heap pages to the system; whether it could."""
+    """Collect cyclic garbage, then ask the C allocator to return free heap pages to the
+    system; whether it could."""
+    gc.collect()
     trim = _malloc_trim()
     if trim is None:
         return False

@@ -12,7 +12,8 @@ Its parts, each apart so that a carrier loads only what it speaks:
 
 * ``_json``: strict JSON, the one decoding error, the checks every decoder shares;
 * ``_framing``: newline-delimited messages with a bound on a line (``LineSplitter``), apart
-  from the vocabulary so that a TLS stream can carry the same messages;
+  from the vocabulary so that a TLS stream can carry the same messages, and the attach
+  carrier's frames as such lines (``encode_frame``, ``decode_frame``: stdlib only);
 * ``_envelope``: the request/reply envelope, both sides' reading and writing of it, and
   ``PROTOCOL_VERSION`` (stdlib only: ``robota task send`` loads this, the framing and the
   control client, nothing more);
@@ -52,7 +53,16 @@ if typing.TYPE_CHECKING:
         encode_request,
         valid_id,
     )
-    from ._framing import MAX_LINE, LineSplitter, Overlong, encode_line
+    from ._framing import (
+        MAX_FRAME,
+        MAX_LINE,
+        LineSplitter,
+        Overlong,
+        WireError,
+        decode_frame,
+        encode_frame,
+        encode_line,
+    )
     from ._json import (
         MAX_SEQ,
         ProtocolError,
@@ -64,11 +74,7 @@ if typing.TYPE_CHECKING:
         shown,
     )
     from ._notices import (
-        MAX_FRAME,
         WIRE_PROTOCOL,
-        WireError,
-        decode_frame,
-        encode_frame,
         frame_to_request,
         notice_from_json,
         notice_to_json,
@@ -139,7 +145,19 @@ _HOMES = {
         "._json",
     ),
     "Record": "._record",
-    **dict.fromkeys(("MAX_LINE", "LineSplitter", "Overlong", "encode_line"), "._framing"),
+    **dict.fromkeys(
+        (
+            "MAX_FRAME",
+            "MAX_LINE",
+            "LineSplitter",
+            "Overlong",
+            "WireError",
+            "decode_frame",
+            "encode_frame",
+            "encode_line",
+        ),
+        "._framing",
+    ),
     **dict.fromkeys(
         (
             "BAD_JSON",
@@ -164,11 +182,7 @@ _HOMES = {
     "resume_gap": "._seq",
     **dict.fromkeys(
         (
-            "MAX_FRAME",
             "WIRE_PROTOCOL",
-            "WireError",
-            "decode_frame",
-            "encode_frame",
             "frame_to_request",
             "notice_from_json",
             "notice_to_json",

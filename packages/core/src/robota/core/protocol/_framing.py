@@ -14,14 +14,29 @@ nothing had happened.
 
 Splitting is independent of how the bytes arrive: feeding ``b"ab\\ncd\\n"`` whole or one byte
 at a time yields the same items (the property the tests check with hypothesis).
+
+The attach carrier's frames (``_notices``) are such lines, each an object with a string
+``type``: ``encode_frame`` and ``decode_frame`` live here, apart from the notices' encoding,
+so that a client that only relays frames (print mode on a warm host) loads no engine.
 """
 
 from __future__ import annotations
 
-from ._json import dumps
+from typing import Any
+
+from ._json import ProtocolError, dumps, loads_strict
 from ._record import Record
 
-__all__ = ["MAX_LINE", "LineSplitter", "Overlong", "encode_line"]
+__all__ = [
+    "MAX_FRAME",
+    "MAX_LINE",
+    "LineSplitter",
+    "Overlong",
+    "WireError",
+    "decode_frame",
+    "encode_frame",
+    "encode_line",
+]
 
 MAX_LINE = 1024 * 1024
 """The longest line a carrier reads by default (1 MiB)."""
@@ -104,3 +119,26 @@ class LineSplitter:
 def encode_line(message: object) -> bytes:
     """One message, one line (compact UTF-8 JSON and its ``\\n``)."""
     return dumps(message) + b"\n"
+
+
+MAX_FRAME = 1024 * 1024
+"""The longest attach frame either side reads (1 MiB); a longer one ends that connection."""
+
+
+class WireError(ProtocolError):
+    """A frame that is not one of the attach carrier's; the message says what was wrong."""
+
+
+def encode_frame(frame: dict[str, Any]) -> bytes:
+    return dumps(frame) + b"\n"
+
+
+def decode_frame(line: bytes) -> dict[str, Any]:
+    """One line to its frame (an object with a string ``type``), or ``WireError``."""
+    try:
+        frame = loads_strict(line)
+    except ValueError:
+        raise WireError("the frame is not JSON") from None
+    if not isinstance(frame, dict) or not isinstance(frame.get("type"), str):
+        raise WireError("a frame is a JSON object with a string 'type'", "type")
+    return frame

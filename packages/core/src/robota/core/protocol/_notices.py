@@ -59,7 +59,8 @@ from ..events import (
     event_from_json,
     event_to_json,
 )
-from ._json import ProtocolError, dumps, expected, loads_strict
+from ._framing import MAX_FRAME, WireError, decode_frame, encode_frame
+from ._json import ProtocolError, expected
 
 __all__ = [
     "MAX_FRAME",
@@ -75,8 +76,6 @@ __all__ = [
 
 WIRE_PROTOCOL = 1
 """The attach frames' first version: what a terminal that says no ``protocol`` speaks."""
-MAX_FRAME = 1024 * 1024
-"""The longest frame either side reads (1 MiB); a longer one ends that connection."""
 
 _NOTICES: dict[str, type[Any]] = {
     cls.__name__: cls
@@ -92,25 +91,6 @@ _NOTICES: dict[str, type[Any]] = {
     )
 }
 _DECISIONS = frozenset(get_args(ApprovalDecision))
-
-
-class WireError(ProtocolError):
-    """A frame that is not one of the attach carrier's; the message says what was wrong."""
-
-
-def encode_frame(frame: dict[str, Any]) -> bytes:
-    return dumps(frame) + b"\n"
-
-
-def decode_frame(line: bytes) -> dict[str, Any]:
-    """One line to its frame (an object with a string ``type``), or ``WireError``."""
-    try:
-        frame = loads_strict(line)
-    except ValueError:
-        raise WireError("the frame is not JSON") from None
-    if not isinstance(frame, dict) or not isinstance(frame.get("type"), str):
-        raise WireError("a frame is a JSON object with a string 'type'", "type")
-    return frame
 
 
 def notice_to_json(notice: RouteNotice) -> dict[str, Any]:

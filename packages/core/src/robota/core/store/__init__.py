@@ -30,7 +30,8 @@ cover inbound-event dedupe, route states, the final-delivery ledger, turn attemp
 queue, the audit trail, what chat transports keep of their chats (``_chats``) and the messages
 they accepted until their routes took them in (``_inbox``), and team groups' registry, decision
 audit and stored requests (``_teams``), and which process owns a task (``_owners``), and the
-device mesh's high-water marks (``_mesh``). The schema
+device mesh's high-water marks (``_mesh``) and session handoffs between devices
+(``_handoffs``). The schema
 grows through ``MIGRATIONS``, applied by the writer when it starts; a database from a newer
 robota is refused with ``StoreError``. Migrations that change tables are written with
 sqlite-utils (``schema_change``), which is also what ``inspect_store`` (``robota store``) reads
@@ -84,6 +85,24 @@ if typing.TYPE_CHECKING:
     from ._client import StoreClient
     from ._connection import open_reader
     from ._database import Database, Parameters
+    from ._handoffs import (
+        HANDOFF_SIDES,
+        CommitHeldTask,
+        HandoffRow,
+        HandoffSide,
+        HeldTask,
+        LetGoTask,
+        MarkReleased,
+        MoveHandoff,
+        OfferHandoff,
+        ReceiveHandoff,
+        TaskMobility,
+        handoff_payload,
+        handoff_row,
+        handoff_rows,
+        imported_transcript,
+        task_mobility,
+    )
     from ._inbox import (
         AcceptInbound,
         ConsumeInbox,
@@ -98,6 +117,13 @@ if typing.TYPE_CHECKING:
     )
     from ._inspect import StoreReport, TableReport, inspect_store
     from ._mesh import MESH_LISTS, MeshList, RaiseMeshMark, mesh_marks
+    from ._mesh_offers import MeshOffer, SaveMeshOffer, mesh_offer, mesh_offers
+    from ._mesh_talks import (
+        MeshConversation,
+        SaveMeshConversation,
+        mesh_conversation,
+        mesh_conversations,
+    )
     from ._messages import Ack, Failable, Write
     from ._migrations import MIGRATIONS, Migration, migrate, schema_version
     from ._once import write_once
@@ -287,6 +313,32 @@ __all__ = [
     "MeshList",
     "RaiseMeshMark",
     "mesh_marks",
+    "HANDOFF_SIDES",
+    "CommitHeldTask",
+    "HandoffRow",
+    "HandoffSide",
+    "HeldTask",
+    "LetGoTask",
+    "MarkReleased",
+    "MoveHandoff",
+    "OfferHandoff",
+    "ReceiveHandoff",
+    "TaskMobility",
+    "handoff_payload",
+    "handoff_row",
+    "handoff_rows",
+    "imported_transcript",
+    "task_mobility",
+    # the device mesh's conversations
+    "MeshConversation",
+    "SaveMeshConversation",
+    "mesh_conversation",
+    "mesh_conversations",
+    # the device mesh's file offers
+    "MeshOffer",
+    "SaveMeshOffer",
+    "mesh_offer",
+    "mesh_offers",
     # one write from a process with no writer actor
     "write_once",
     # tasks and routes
@@ -456,6 +508,30 @@ _LAZY = {
     "MeshList": "._mesh",
     "RaiseMeshMark": "._mesh",
     "mesh_marks": "._mesh",
+    "HANDOFF_SIDES": "._handoffs",
+    "CommitHeldTask": "._handoffs",
+    "HandoffRow": "._handoffs",
+    "HandoffSide": "._handoffs",
+    "HeldTask": "._handoffs",
+    "LetGoTask": "._handoffs",
+    "MarkReleased": "._handoffs",
+    "MoveHandoff": "._handoffs",
+    "OfferHandoff": "._handoffs",
+    "ReceiveHandoff": "._handoffs",
+    "TaskMobility": "._handoffs",
+    "handoff_payload": "._handoffs",
+    "handoff_row": "._handoffs",
+    "handoff_rows": "._handoffs",
+    "imported_transcript": "._handoffs",
+    "task_mobility": "._handoffs",
+    "MeshConversation": "._mesh_talks",
+    "SaveMeshConversation": "._mesh_talks",
+    "mesh_conversation": "._mesh_talks",
+    "mesh_conversations": "._mesh_talks",
+    "MeshOffer": "._mesh_offers",
+    "SaveMeshOffer": "._mesh_offers",
+    "mesh_offer": "._mesh_offers",
+    "mesh_offers": "._mesh_offers",
     "write_once": "._once",
     "ClaimTask": "._owners",
     "TaskOwner": "._owners",

@@ -408,6 +408,120 @@ def _v9_chat_inbox(db: sqlite_utils.Database) -> None:
     inbox.create_index(["prompt_id"], index_name="chat_inbox_by_prompt")
 
 
+_V10_MESH_HANDOFFS = _statements(
+    # Session handoffs between devices, one row per handoff and side (``_handoffs``): its phase,
+    # manifest, the source's sealed payload until it is no longer needed, the grant and the
+    # destination's acknowledgement; the grants' nonces, so a replay is refused across
+    # restarts; and the transcript a task arrived with (its new agent session is primed with
+    # it).
+    """
+    CREATE TABLE mesh_handoffs (
+        id TEXT NOT NULL,
+        side TEXT NOT NULL CHECK (side IN ('source', 'destination')),
+        task_id TEXT NOT NULL,
+        peer TEXT NOT NULL,
+        phase TEXT NOT NULL
+            CHECK (phase IN ('offered', 'transferring', 'staged', 'committed', 'abandoned')),
+        released INTEGER NOT NULL DEFAULT 0,
+        payload BLOB,
+        manifest_length INTEGER NOT NULL,
+        manifest_sha256 BLOB NOT NULL,
+        manifest_json TEXT NOT NULL,
+        grant_blob BLOB,
+        ack_blob BLOB,
+        expires_at REAL,
+        created_at REAL NOT NULL,
+        updated_at REAL NOT NULL,
+        PRIMARY KEY (id, side)
+    )
+    """,
+    "CREATE INDEX mesh_handoffs_by_task ON mesh_handoffs (task_id, created_at)",
+    """
+    CREATE TABLE mesh_handoff_nonces (
+        nonce BLOB PRIMARY KEY,
+        handoff TEXT NOT NULL,
+        seen_at REAL NOT NULL
+    )
+    """,
+    """
+    CREATE TABLE task_transcripts (
+        task_id TEXT PRIMARY KEY,
+        handoff TEXT NOT NULL,
+        transcript_json TEXT NOT NULL,
+        primed_at REAL,
+        created_at REAL NOT NULL
+    )
+    """,
+)
+
+
+def _v11_mesh_conversations(db: sqlite_utils.Database) -> None:
+    # Each conversation with a peer device as this device counts it (``_mesh_talks``): the
+    # messages it sent and received and the replies it sent, so the limits hold through
+    # restarts; keyed by the peer the link proved and the id its beginner chose.
+    db.create_table(
+        "mesh_conversations",
+        {
+            "peer": str,
+            "id": str,
+            "began": str,
+            "task_id": str,
+            "peer_task": str,
+            "hops": int,
+            "replies": int,
+            "state": str,
+            "reason": str,
+            "created_at": float,
+            "updated_at": float,
+        },
+        pk=("peer", "id"),
+        not_null={"peer", "id", "began", "hops", "replies", "state", "created_at", "updated_at"},
+        defaults={"peer_task": "", "hops": 0, "replies": 0, "state": "open", "reason": ""},
+    )
+    db.table("mesh_conversations").create_index(
+        ["updated_at"], index_name="mesh_conversations_by_update"
+    )
+
+
+def _v12_mesh_offers(db: sqlite_utils.Database) -> None:
+    # Each file offer this device made (``out``) or received (``in``) and its phase
+    # (``_mesh_offers``), keyed by the peer the link proved, the direction and the id its maker
+    # chose; ``path``: the file offered, or where an accepted one was kept.
+    db.create_table(
+        "mesh_offers",
+        {
+            "peer": str,
+            "direction": str,
+            "id": str,
+            "name": str,
+            "size": int,
+            "sha256": str,
+            "path": str,
+            "task_id": str,
+            "phase": str,
+            "detail": str,
+            "created_at": float,
+            "expires_at": float,
+            "updated_at": float,
+        },
+        pk=("peer", "direction", "id"),
+        not_null={
+            "peer",
+            "direction",
+            "id",
+            "name",
+            "size",
+            "sha256",
+            "phase",
+            "created_at",
+            "expires_at",
+            "updated_at",
+        },
+        defaults={"path": "", "phase": "offered", "detail": ""},
+    )
+    db.table("mesh_offers").create_index(["direction", "phase"], index_name="mesh_offers_by_phase")
+
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "conversation state", _V1_CONVERSATIONS),
     Migration(2, "presentation and audit", _V2_PRESENTATION_AND_AUDIT),
@@ -418,6 +532,9 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(7, "task owners", _V7_TASK_OWNERS),
     Migration(8, "mesh marks", _V8_MESH_MARKS),
     Migration(9, "chat inbox", schema_change(_v9_chat_inbox)),
+    Migration(10, "mesh handoffs", _V10_MESH_HANDOFFS),
+    Migration(11, "mesh conversations", schema_change(_v11_mesh_conversations)),
+    Migration(12, "mesh offers", schema_change(_v12_mesh_offers)),
 )
 """Every migration this code knows, oldest first; the last one's version is the schema's."""
 

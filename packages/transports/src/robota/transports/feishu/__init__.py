@@ -18,9 +18,9 @@ pure cores with thin trio shells:
   ``_card_pages`` keeps the card's activity and pages across updates; ``_platform`` is the
   renderer as a ``robota.core.cards.CardPlatform`` (what ``robota cards preview`` draws)
 * ``_outbound``     messages, cards and reactions over REST; the card sink and platform
-* ``_service``      the host's service: the connection, the routes, the cards, a restart; its
-  layers by concept: ``_replies`` (state, reactions, texts), ``_turns`` (a turn's card),
-  ``_notices`` (a route's reply, a queued note), ``_clicks`` (card actions), ``_admission``
+* ``_adapter``      Feishu as a chat platform (a ``robota.core.frontend.Platform``), served by
+  core's ``ChatService``: its clients, identity and link, its screen, commands, reactions,
+  cards, notes and card actions
 * ``_device_flow``  one-click app registration (the device flow) as decisions; pure
 * ``_app_audit``    what the bot needs of its app, and what a published version lacks; pure
 * ``_onboarding``   ``register_app`` and ``audit_app``: the httpx shells ``robota init`` runs
@@ -31,7 +31,7 @@ pure cores with thin trio shells:
 
 Config loading imports this package for the section's validation alone, so httpx, httpcore and
 trio-websocket (about 0.2 s of imports) are imported by the shells when they first run, and
-``_inbound``, ``_outbound`` and ``_service`` (the card renderer) when the host asks for the
+``_inbound``, ``_outbound`` and ``_adapter`` (the card renderer) when the host asks for the
 service, never here: the renderer's names load on first use (PEP 562, ``lazy_attributes``).
 """
 

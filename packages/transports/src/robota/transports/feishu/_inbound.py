@@ -29,7 +29,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from robota.core.frontend import STALE_AFTER, Ignore, freshness, owner_filter
+from robota.core.frontend import STALE_AFTER, Heard, Ignore, ScreenRules, freshness, owner_filter
+from robota.core.frontend import screen as screen_heard
 
 __all__ = [
     "MAX_TEXT",
@@ -358,20 +359,29 @@ def allowed(open_id: str, screen_: Screen) -> Ignore | None:
 
 
 def screen(message: InboundMessage, screen_: Screen, *, muted: bool = False) -> Admit | Ignore:
-    """The owner filter, then the mention filter; ``muted``: the group is mention-only."""
-    if message.sender_type not in ("user", ""):
-        return Ignore(f"sent by a {message.sender_type}, not a person")
-    refused = allowed(message.sender_open_id, screen_)
-    if refused is not None:
-        return refused
+    """The owner filter, then the mention filter (core's ``screen``); ``muted``: the group is
+    mention-only."""
     mentions = message.mentions
     bot = screen_.bot_open_id
-    if message.chat_type == "group":
-        mentions_bot = any(m.open_id == bot for m in mentions)
-        if mentions and not mentions_bot:
-            return Ignore("the message mentions someone else, not the bot")
-        if (muted or not screen_.all_group_messages) and not mentions_bot:
-            return Ignore("mention-only in this group, and the bot is not mentioned")
+    person = message.sender_type in ("user", "")
+    ignored = screen_heard(
+        Heard(
+            message.sender_open_id,
+            not_a_person=None if person else f"sent by a {message.sender_type}, not a person",
+            group=message.chat_type == "group",
+            mentions_bot=any(m.open_id == bot for m in mentions),
+            mentions_other=any(m.open_id != bot for m in mentions),
+        ),
+        ScreenRules(
+            screen_.owner,
+            owner_only=screen_.owner_only,
+            no_owner=NO_OWNER,
+            mention_only=muted or not screen_.all_group_messages,
+            where="in this group",
+        ),
+    )
+    if ignored is not None:
+        return ignored
     if not mentions:
         return Admit(message, message.text)  # verbatim
     text = message.text

@@ -1,7 +1,7 @@
 """The Feishu transport plugin: what the ``robota.transports`` entry point names.
 
 The top of the package: the section and its validation (``_settings``) are below it, and the
-host's service (``_service``: httpx, trio-websocket, the card renderer) is imported only when
+host's service (``_adapter``: httpx, trio-websocket, the card renderer) is imported only when
 the host asks for it, never with the config. The service is handed what it needs of the plugin
 (``bot_read``: where the bot's open_id it reads at start goes), so nothing below imports this.
 """
@@ -69,9 +69,9 @@ class FeishuTransport:
         return env
 
     def service(self, context: TransportContext) -> Service:
-        from ._service import FeishuService  # noqa: PLC0415 (lazy, see the module docstring)
+        from ._adapter import service  # noqa: PLC0415 (lazy, see the module docstring)
 
-        return FeishuService(context, bot_read=self._bot_read)
+        return service(context, bot_read=self._bot_read)
 
     def validate(self, reader: Reader, section: object) -> FeishuSettings:
         return validated(reader, section)

@@ -14,7 +14,8 @@ cores with thin trio shells:
 * ``_card``       the progress message and the final answer in Block Kit, pure; ``_platform``
   is the renderer as a ``robota.core.cards.CardPlatform`` (what ``robota cards preview`` draws)
 * ``_outbound``   the card sink over the Web API (``SlackSink``)
-* ``_service``    the host's service: Socket Mode in, routes, progress messages, finals
+* ``_adapter``    Slack as a chat platform (a ``robota.core.frontend.Platform``), served by
+  core's ``ChatService``
 * ``_plugin``     the plugin (``SlackTransport``), on top: the service loads when the host
   asks for it
 

@@ -33,7 +33,8 @@ from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from robota.core.frontend import STALE_AFTER, Ignore, freshness, owner_filter
+from robota.core.frontend import STALE_AFTER, Heard, Ignore, ScreenRules, freshness, owner_filter
+from robota.core.frontend import screen as screen_heard
 
 from ._files import SlackFile, parse_files
 
@@ -256,30 +257,43 @@ def allowed(user: str, screen_: Screen) -> Ignore | None:
 
 
 def screen(message: InboundMessage, screen_: Screen) -> Admit | Ignore:
-    """Not a person's message -> the owner filter -> the mention filter."""
+    """Not a person's message -> the owner filter -> the mention filter (core's ``screen``)."""
     bot = screen_.bot_user_id
-    if message.subtype in _IGNORED_SUBTYPES:
-        return Ignore(f"a {message.subtype} event, not a new message")
-    if message.subtype is not None and message.subtype != FILE_SHARE:
-        return Ignore(f"message subtype {message.subtype[:40]!r} is not handled")
-    if message.bot_id is not None or (bot is not None and message.user == bot):
-        return Ignore("sent by a bot, not a person")
-    if not message.user:
-        return Ignore("the message has no user")
-    refused = allowed(message.user, screen_)
-    if refused is not None:
-        return refused
     mentioned = _MENTION.findall(message.text)
-    mentions_bot = bot is not None and bot in mentioned
-    if not message.is_dm:
-        if mentioned and not mentions_bot:
-            return Ignore("the message mentions someone else, not the bot")
-        if not screen_.all_channel_messages and not mentions_bot:
-            return Ignore("mention-only in channels, and the bot is not mentioned")
+    ignored = screen_heard(
+        Heard(
+            message.user,
+            not_a_person=_not_a_person(message, bot),
+            group=not message.is_dm,
+            mentions_bot=bot is not None and bot in mentioned,
+            mentions_other=any(user != bot for user in mentioned),
+        ),
+        ScreenRules(
+            screen_.owner,
+            owner_only=screen_.owner_only,
+            no_owner=NO_OWNER,
+            mention_only=not screen_.all_channel_messages,
+            where="in channels",
+        ),
+    )
+    if ignored is not None:
+        return ignored
     if bot is None:
         return Admit(message, message.text.strip())
     text = _MENTION.sub(lambda m: "" if m[1] == bot else m[0], message.text)
     return Admit(message, re.sub(r"[ \t]{2,}", " ", text).strip())
+
+
+def _not_a_person(message: InboundMessage, bot: str | None) -> str | None:
+    if message.subtype in _IGNORED_SUBTYPES:
+        return f"a {message.subtype} event, not a new message"
+    if message.subtype is not None and message.subtype != FILE_SHARE:
+        return f"message subtype {message.subtype[:40]!r} is not handled"
+    if message.bot_id is not None or (bot is not None and message.user == bot):
+        return "sent by a bot, not a person"
+    if not message.user:
+        return "the message has no user"
+    return None
 
 
 def bang(text: str, commands: Collection[str]) -> str:

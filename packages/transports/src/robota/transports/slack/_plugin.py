@@ -1,7 +1,7 @@
 """The Slack transport plugin: what the ``robota.transports`` entry point names.
 
 The top of the package: the section and its validation (``_settings``) are below it, and the
-host's service (``_service``: httpx, trio-websocket, the card renderer) is imported only when
+host's service (``_adapter``: httpx, trio-websocket, the card renderer) is imported only when
 the host asks for it, never with the config; nothing below imports this.
 """
 
@@ -37,9 +37,9 @@ class SlackTransport:
         return {"ROBOTA_SLACK_USER_ID": settings.user_id} if settings.user_id else {}
 
     def service(self, context: TransportContext) -> Service:
-        from ._service import SlackService  # noqa: PLC0415 (lazy, see the module docstring)
+        from ._adapter import service  # noqa: PLC0415 (lazy, see the module docstring)
 
-        return SlackService(context)
+        return service(context)
 
     def validate(self, reader: Reader, section: object) -> SlackSettings:
         return validated(reader, section)

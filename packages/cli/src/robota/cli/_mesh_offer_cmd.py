@@ -1,0 +1,126 @@
+"""``robota mesh offer | offers | accept | decline``: files between devices, through this
+profile's host (``robota.host._mesh_offers``).
+
+``offer DEVICE PATH [--task TASK]``: from the operator's terminal (a controlling terminal, and
+no agent's process among this one's ancestors) any readable file (``mesh.offer.operator``, which
+the host refuses to an agent's descendant in any case); otherwise, as an agent, only a file of
+its own task's working folder (the task robota started it for) that does not look like a
+secret (``mesh.offer``). TASK names the task on DEVICE whose conversation is told of the file
+once it is kept. ``offers [--json]`` lists the offers waiting here (``id``,
+``kind``, ``from``, ``name``, ``size``, ``sha256``, ``expiresAt``). ``accept ID`` asks the
+operator on ``/dev/tty`` (refused without one and to an agent's descendant), then waits for the
+copy and prints where it was kept, its size and SHA-256. ``decline ID``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+import click
+
+from ._task_cmd import _call
+
+__all__ = ["accept_command", "decline_command", "offer_command", "offers_command"]
+
+_CALL_TIMEOUT = 120.0
+_ACCEPT_TIMEOUT = 700.0
+
+
+def _operator_at_terminal() -> bool:
+    """A controlling terminal, and no agent's process among this one's ancestors."""
+    from robota.core.control import caller_refusal  # noqa: PLC0415
+
+    if caller_refusal(os.getpid()) is not None:
+        return False
+    try:
+        os.close(os.open("/dev/tty", os.O_RDWR | os.O_NOCTTY))
+    except OSError:
+        return False
+    return True
+
+
+def _as_dict(answer: Any) -> dict[str, Any]:
+    return answer if isinstance(answer, dict) else {}
+
+
+@click.command("offer")
+@click.argument("device", metavar="DEVICE")
+@click.argument("path", metavar="PATH", type=click.Path(path_type=Path))
+@click.option("--task", metavar="TASK", help="The task on DEVICE told of the file once it is kept.")
+def offer_command(device: str, path: Path, task: str | None) -> None:
+    """Offer the file at PATH to DEVICE; its operator accepts or declines it (10 minutes)."""
+    from robota.host import ENV_NAMES  # noqa: PLC0415
+
+    fields: dict[str, object] = {"device": device, "path": str(Path.cwd() / path)}
+    if task is not None:
+        fields["task"] = task
+    caller = {n: os.environ[n] for n in ENV_NAMES if os.environ.get(n, "").strip()}
+    if caller:
+        fields["caller"] = caller
+    request = "mesh.offer.operator" if _operator_at_terminal() else "mesh.offer"
+    result = _as_dict(_call("offer", request, fields, _CALL_TIMEOUT, group="mesh"))
+    click.echo(
+        f"offered {result.get('name')} ({result.get('size')} bytes, sha256"
+        f" {result.get('sha256')}) to {result.get('device')}: offer {result.get('id')},"
+        f" until {result.get('expiresAt')}"
+    )
+
+
+@click.command("offers")
+@click.option("--json", "as_json", is_flag=True, help="Print the offers as JSON.")
+def offers_command(as_json: bool) -> None:
+    """The files other devices offer this one, waiting for an answer."""
+    offers = _as_dict(_call("offers", "mesh.offers", {}, _CALL_TIMEOUT, group="mesh"))
+    items = offers.get("offers") or []
+    if as_json:
+        click.echo(json.dumps(items, indent=2, ensure_ascii=False))
+        return
+    if not items:
+        click.echo("no offers")
+    for item in items:
+        click.echo(
+            f"{item['id']}  {item['name']}  {item['size']} bytes  from {item['from']}"
+            f"  sha256 {item['sha256']}  until {item['expiresAt']}"
+        )
+
+
+@click.command("accept")
+@click.argument("offer", metavar="ID")
+def accept_command(offer: str) -> None:
+    """Accept the offer ID, asked on this terminal: the file is kept under the profile's
+    data/peers/<device id>/."""
+    from ._trust_ask import ask_terminal  # noqa: PLC0415
+
+    listed = _as_dict(_call("accept", "mesh.offers", {}, _CALL_TIMEOUT, group="mesh"))
+    items = [i for i in listed.get("offers") or [] if str(i.get("id", "")).startswith(offer)]
+    if len(items) != 1:
+        click.echo(f"robota: mesh accept: no one waiting offer {offer!r} (mesh offers)", err=True)
+        sys.exit(2)
+    item = items[0]
+    answer = ask_terminal(
+        f"Keep {item['name']!r} ({item['size']} bytes, sha256 {item['sha256']}) from"
+        f" {item['from']}? [y/N] "
+    )
+    if answer != "y":
+        click.echo("robota: mesh accept: not accepted (answer y on this terminal)", err=True)
+        sys.exit(2)
+    result = _as_dict(
+        _call("accept", "mesh.accept", {"offer": item["id"]}, _ACCEPT_TIMEOUT, group="mesh")
+    )
+    kept = result.get("offer") or {}
+    click.echo(
+        f"kept {kept.get('name')} ({kept.get('size')} bytes, sha256 {kept.get('sha256')}):"
+        f" {result.get('path')}"
+    )
+
+
+@click.command("decline")
+@click.argument("offer", metavar="ID")
+def decline_command(offer: str) -> None:
+    """Decline the offer ID."""
+    _call("decline", "mesh.decline", {"offer": offer}, _CALL_TIMEOUT, group="mesh")
+    click.echo(f"declined {offer}")
