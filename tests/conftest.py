@@ -7,6 +7,12 @@ in CI instead of in a user's hands.
 Two tiers: a test that starts real processes is marked ``processes`` at collection, by the rule
 in ``tests/support/tiers.py``; ``./dev test --quick`` deselects them (``-m "not processes"``) for
 the inner loop, ``./dev test`` runs both.
+
+``./dev test`` runs the tests in parallel workers (pytest-xdist, ``--dist loadgroup``): each test
+makes its own sandbox (temporary directories, free ports, its own tmux server, network
+namespaces named after its pid), so any two may run at once; a test that cannot share the
+machine would carry ``@pytest.mark.xdist_group("name")`` and run in one worker with the rest of
+its group.
 """
 
 from __future__ import annotations
@@ -17,8 +23,15 @@ import sys
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, settings
 
 from .support.tiers import starts_processes
+
+# The suite runs in parallel workers (./dev test) on a machine other work shares: how fast
+# Hypothesis makes its inputs says nothing of robota, so its too_slow health check is off. What
+# the properties assert, and each example's deadline where a test keeps one, are unchanged.
+settings.register_profile("robota", suppress_health_check=[HealthCheck.too_slow])
+settings.load_profile("robota")
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:

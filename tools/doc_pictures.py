@@ -6,8 +6,10 @@ Offline, as the benchmarks run (``tools/bench/_real.Sandbox``: a private profile
 isolated and pointed at the fake model on 127.0.0.1):
 
 * the TUI mid-turn: ``robota`` in a tmux terminal of 100 x 30 (``tests/support/terminal``),
-  a prompt that runs a shell command, the screen captured while the approval waits; then the
-  command is allowed and robota leaves with Ctrl-C, its agent with it;
+  a prompt that runs a shell command, the screen captured while the approval waits, as text
+  and with its colours (``capture-pane -e``), drawn as ``docs/img/tui-mid-turn.png`` by
+  ``tools/screen_png.py``; then the command is allowed and robota leaves with Ctrl-C, its agent
+  with it;
 * the cards: one print-mode turn that runs a command, written as stream-json, then drawn by
   ``robota cards preview`` as Feishu and Slack would show its last update and its final answer.
 
@@ -33,17 +35,22 @@ for path in (ROOT, ROOT / "tools" / "bench"):
 
 from _real import Sandbox, fake_model  # noqa: E402
 from tests.support.terminal import Tmux  # noqa: E402
+from tools.screen_png import parse, render  # noqa: E402
 
 PAGE = ROOT / "docs" / "pictures.md"
+SCREENSHOT = ROOT / "docs" / "img" / "tui-mid-turn.png"
+WIDTH, HEIGHT = 100, 30
 PROMPT = "SHELL: echo hello from robota"
 SHOWN_CWD = "~/src/app"
 """What the sandbox's working directory is shown as: the page does not change with the
 temporary directory of each run."""
 
 
-def tui(sandbox: Sandbox, work: Path) -> str:
-    """The TUI's screen while the turn's approval waits."""
-    terminal = Tmux(f"robota-pictures-{os.getpid()}-{uuid.uuid4().hex[:8]}", width=100, height=30)
+def tui(sandbox: Sandbox, work: Path) -> tuple[str, str]:
+    """The TUI's screen while the turn's approval waits: as text, and with its colours."""
+    terminal = Tmux(
+        f"robota-pictures-{os.getpid()}-{uuid.uuid4().hex[:8]}", width=WIDTH, height=HEIGHT
+    )
     status = work / "tui-exit-status"
     try:
         terminal.start(sandbox.robota(), env=sandbox.env, cwd=sandbox.cwd, status=status)
@@ -57,13 +64,15 @@ def tui(sandbox: Sandbox, work: Path) -> str:
             lambda s: "[a] allow once" in s and "waiting for a decision" in s,
             "the approval shows, in the dialog and in the turn's activity",
         )
+        # The approval waits for a key, so the screen is still this one.
+        coloured = terminal.coloured_screen()
         terminal.keys("a")
         terminal.wait_for(lambda s: "RESULT:" in s and "· idle" in s, "the turn ends")
         terminal.keys("C-c")
         terminal.wait_for(lambda _: status.exists() and status.read_text().strip() != "", "exit")
     finally:
         terminal.close()
-    return "\n".join(line.rstrip() for line in screen.splitlines()).strip("\n")
+    return "\n".join(line.rstrip() for line in screen.splitlines()).strip("\n"), coloured
 
 
 def shown(text: str, sandbox: Sandbox, *, screen: bool = False) -> str:
@@ -125,7 +134,11 @@ def main() -> int:
     with fake_model() as url, tempfile.TemporaryDirectory(prefix="robota-pictures-") as tmp:
         work = Path(tmp)
         sandbox = Sandbox(work, url, ["codex"], tap=False)
-        pictures = {"tui": (shown(tui(sandbox, work), sandbox, screen=True), "text")}
+        text, coloured = tui(sandbox, work)
+        pictures = {"tui": (shown(text, sandbox, screen=True), "text")}
+        # The directory padded to its width, as on the text screen (robota draws a path in one
+        # colour, so no escape falls inside it).
+        coloured = coloured.replace(str(sandbox.cwd), SHOWN_CWD.ljust(len(str(sandbox.cwd))))
         pictures.update(
             {name: (shown(text, sandbox), "json") for name, text in cards(sandbox, work).items()}
         )
@@ -133,7 +146,9 @@ def main() -> int:
     for name, (text, fence) in pictures.items():
         page = replace(page, name, text, fence)
     PAGE.write_text(page, encoding="utf-8")
-    print(f"wrote {PAGE.relative_to(ROOT)}: {', '.join(pictures)}")
+    SCREENSHOT.parent.mkdir(exist_ok=True)
+    render(parse(coloured, WIDTH, HEIGHT)).save(SCREENSHOT, optimize=True)
+    print(f"wrote {PAGE.relative_to(ROOT)}: {', '.join(pictures)}; {SCREENSHOT.relative_to(ROOT)}")
     return 0
 
 

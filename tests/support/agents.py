@@ -9,6 +9,7 @@ telemetry and plugin sync switched off, so the only traffic is to loopback.
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import subprocess
@@ -36,27 +37,29 @@ KINDS = {
 }
 
 
-def prefix() -> Path:
-    """Where tools/agents.py installs the agents (outside the checkout)."""
+@functools.cache
+def _ask_agents_py(flag: str) -> str:
+    """What ``tools/agents.py FLAG`` prints, asked once per test process: the installed agents
+    do not change during a run (./dev test installs them before pytest starts), and a fresh
+    interpreter for each agent a test sets up cost a third of a second on a loaded machine."""
     out = subprocess.run(
-        [sys.executable, str(ROOT / "tools" / "agents.py"), "--print-prefix"],
+        [sys.executable, str(ROOT / "tools" / "agents.py"), flag],
         check=True,
         capture_output=True,
         text=True,
         timeout=60,
     )
-    return Path(out.stdout.strip())
+    return out.stdout
+
+
+def prefix() -> Path:
+    """Where tools/agents.py installs the agents (outside the checkout)."""
+    return Path(_ask_agents_py("--print-prefix").strip())
 
 
 def installed() -> dict[str, str]:
-    out = subprocess.run(
-        [sys.executable, str(ROOT / "tools" / "agents.py"), "--print-paths"],
-        check=True,
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
-    paths: dict[str, str] = json.loads(out.stdout)
+    """The installed agents' commands by name (a new dict each call: the caller may change it)."""
+    paths: dict[str, str] = json.loads(_ask_agents_py("--print-paths"))
     return paths
 
 

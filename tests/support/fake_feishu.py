@@ -180,10 +180,18 @@ class FakePlatform:
         self._changed.set()
         self._changed = trio.Event()
 
-    async def wait_until(self, condition: Callable[[], object], timeout: float = WAIT) -> None:
+    async def wait_until(
+        self, condition: Callable[[], object], timeout: float = WAIT, *, every: float = math.inf
+    ) -> None:
+        """Until ``condition()`` holds: checked on every change of the fake, and every ``every``
+        seconds too for a condition on what the fake does not see (the host's store), which
+        otherwise is checked again only at the connection's next ping, a minute on. Only on
+        changes by default: a test may count on a change coming first (an ack after a held
+        reaction, which is recorded without one)."""
         with trio.fail_after(timeout):
             while not condition():
-                await self._changed.wait()
+                with trio.move_on_after(every):
+                    await self._changed.wait()
 
     # -- steering --------------------------------------------------------------------------
 

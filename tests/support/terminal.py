@@ -130,6 +130,11 @@ class Tmux:
         done = self._run("capture-pane", "-p", "-J", "-t", self.name, check=False)
         return done.stdout
 
+    def coloured_screen(self) -> str:
+        """The visible screen, one line a row, its colours and attributes as SGR escapes
+        (``capture-pane -e``, trailing cells kept by ``-N``; what ``tools/screen_png.py`` draws)."""
+        return self._run("capture-pane", "-p", "-e", "-N", "-t", self.name, check=False).stdout
+
     def keys(self, *keys: str) -> None:
         """tmux key names (``Enter``, ``C-c``, ``a``)."""
         self._run("send-keys", "-t", self.name, *keys)

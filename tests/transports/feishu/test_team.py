@@ -42,6 +42,9 @@ from ...support.processes import processes_with_home_under
 
 MEMBER = "ou_member"
 
+STORE_POLL = 0.05
+"""How often a wait on the host's store looks again (no change of the fake announces it)."""
+
 
 def held(robota: Any) -> int:
     with closing(open_reader(store_path(robota))) as db:
@@ -97,7 +100,7 @@ async def test_a_team_group_decides_answers_in_threads_and_pauses(
         assert paused.returncode == 0, paused.stderr
         await bot.noted("已下线")
         await fake.push_event(team_event(5, "are you there?", MEMBER))
-        await fake.wait_until(lambda: held(robota) == 1, timeout=BOUND)
+        await fake.wait_until(lambda: held(robota) == 1, timeout=BOUND, every=STORE_POLL)
         resumed = await trio.to_thread.run_sync(robota.run, "team", "resume", "web")
         assert resumed.returncode == 0, resumed.stderr
         assert "1 messages arrived" in resumed.stdout
@@ -137,7 +140,9 @@ async def test_the_operators_turn_on_the_project_holds_a_write_slot(
         )
         assert sent.returncode == 0, sent.stderr
         # The host sees the terminal's turn on the project and gives it a slot.
-        await fake.wait_until(lambda: running_senders(robota) == ["operator"], timeout=BOUND)
+        await fake.wait_until(
+            lambda: running_senders(robota) == ["operator"], timeout=BOUND, every=STORE_POLL
+        )
 
         # A member's question only reads: it runs beside the operator.
         await fake.push_event(team_event(1, "what is going on?", MEMBER))
@@ -261,7 +266,9 @@ async def test_a_host_killed_with_a_queue_of_two_runs_both_after_its_restart_onc
                 assert final.in_thread
                 queued = [m for m in bot.replies_to(message_id) if "已排队" in m.content["text"]]
                 assert len(queued) == 1  # told once, before the restart; never again
-            await fake.wait_until(lambda: running_senders(robota) == [], timeout=BOUND)
+            await fake.wait_until(
+                lambda: running_senders(robota) == [], timeout=BOUND, every=STORE_POLL
+            )
         assert second.returncode == 0, log.read_text()[-4000:]
     assert processes_with_home_under(short_root / "agents") == []
 
