@@ -288,3 +288,49 @@ async def test_a_settled_turns_card_is_freed_without_the_garbage_collector(
             await wait_until(lambda: supervisor() is None)
         finally:
             gc.enable()
+
+
+async def test_the_threads_stay_bounded_while_many_cards_are_open_at_once(
+    tmp_path: Path,
+) -> None:
+    """Issue 28 s.3: a card costs no thread of its own (it runs on the host's loop), so 50
+    turns streaming at once add no thread to the process, where each card was a thread (and a
+    one-child supervisor) before, and their heaps outlived the burst."""
+    async with host_world(tmp_path / "s.db") as world:
+        baseline = threading.active_count()
+        most = baseline
+
+        async def watch() -> None:
+            nonlocal most
+            while True:
+                most = max(most, threading.active_count())
+                await trio.sleep(0.005)
+
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(watch)
+            cards = [
+                world.host.open(
+                    CardTurn(f"t{i}", "task", f"chat-{i}", fresh=True),
+                    feishu,
+                    world.delivery,
+                    notify=world.notices.add,
+                )
+                for i in range(50)
+            ]
+            assert len(world.host.open_turns) == 50
+            for i, card in enumerate(cards):
+                card.tell(TurnStarted(f"t{i}"))
+            await wait_until(lambda: len(world.sink.cards) == 50, timeout=30.0)
+            for i, card in enumerate(cards):
+                for event in turn_events(f"t{i}", f"Answer {i}.")[1:]:
+                    card.tell(event)
+            await wait_until(
+                lambda: (
+                    sum(isinstance(n, FinalAnswerDelivered) for n in world.notices.messages) == 50
+                ),
+                timeout=30.0,
+            )
+            await wait_until(lambda: world.host.open_turns == [])
+            nursery.cancel_scope.cancel()
+        assert most <= baseline + 2, f"{most} threads with 50 cards open, {baseline} before"
+        assert all(card.is_closed for card in cards)

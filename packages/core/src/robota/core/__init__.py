@@ -88,6 +88,8 @@ if typing.TYPE_CHECKING:
         Crashed,
         DeadLetters,
         ExitReason,
+        LoopActor,
+        LoopChild,
         LoopMailbox,
         LoopPort,
         Mailbox,
@@ -130,6 +132,9 @@ __all__ = [
     "Service",
     "Strategy",
     "Supervisor",
+    # actors on the loop
+    "LoopActor",
+    "LoopChild",
     # the trio bridge
     "Coalescer",
     "LoopMailbox",
@@ -200,6 +205,8 @@ _HOMES = {
     "DeadLetters": ".kernel",
     "Mailbox": ".kernel",
     "Coalescer": ".kernel",
+    "LoopActor": ".kernel",
+    "LoopChild": ".kernel",
     "LoopMailbox": ".kernel",
     "LoopPort": ".kernel",
     "Outbox": ".kernel",

@@ -13,16 +13,18 @@ Design, in four parts (layer 7 of ``robota.core``: it uses the kernel, the store
   failures backed off 2, 4, 8, 16, 30 s or the platform's ``retry_after``, the terminal state
   never dropped); the final answer goes once the terminal card is on screen. It returns effects
   and a next deadline, so it is tested on a hand-held clock.
-* ``CardActor`` is the shell: one pykka actor per turn that feeds ``TurnCard``, sends its
-  requests to the delivery service, its store ops to the writer, its notices to the engine, and
-  keeps one ``Timers`` wake-up for its next deadline. It never does I/O.
+* ``CardShell`` is the shell: it feeds ``TurnCard``, sends its requests to the delivery
+  service, its store ops to the writer, its notices to the engine, and keeps one ``Timers``
+  wake-up for its next deadline. It never does I/O, so it runs on either kind of actor: the
+  card host's ``LoopCard`` (on the trio loop, no thread of its own) or ``CardActor`` (a pykka
+  thread, under any supervisor).
 * ``CardDelivery`` is the trio side (one service per sink): per-turn ordered lanes, the sink's
   calls under a timeout, and the ledger: ``RecordProgressCard`` around each edit (no edit once
   the answer is out) and ``RecordFinalDelivery`` after the answer (never sent twice, chunks
   never repeated).
-* ``CardHost`` runs one small supervisor per open turn, so a card actor that crashes restarts
-  from its saved snapshot (``SaveTurnSnapshot``) with the ledger's card id and its live approval
-  tokens, and sends nothing if the answer is already out.
+* ``CardHost`` runs each open turn's ``LoopCard`` under a ``LoopChild`` (no task or thread per
+  turn), so a card that crashes restarts from its saved snapshot (``SaveTurnSnapshot``) with the
+  ledger's card id and its live approval tokens, and sends nothing if the answer is already out.
 
 The platform is a strategy (``CardPlatform``: core's ``TerminalPlatform``, and each chat
 transport plugin's, which it declares as ``CardRenderers``): view to payload, answer to chunks
@@ -54,7 +56,7 @@ Wiring (the engine's side)::
 
 What the engine gets back, on ``notify``: ``ProgressCardPosted(turn_id, message_id)`` when the
 card exists, then one of ``FinalAnswerDelivered(turn_id, message_ids, card_message_id,
-already)`` or ``FinalAnswerFailed(turn_id, error)``, after which the host stops the actor.
+already)`` or ``FinalAnswerFailed(turn_id, error)``, after which the host stops the card.
 Notices may repeat across restarts (``already=True``): handle them idempotently. A turn that
 never ends (the agent vanished) is the engine's to end: tell the actor a ``TurnCompleted``
 (interrupted or failed), or ``host.close(turn_id)`` to drop it unanswered. Tests and print

@@ -1,18 +1,20 @@
-"""The card host: one card actor per turn, each under a small supervisor of its own.
+"""The card host: one card per open turn, each on the trio loop and restarted after a crash.
 
-A kernel ``Supervisor`` has a fixed list of children; turns come and go. ``CardHost`` is a trio
-``Service`` that gives each turn a one-child supervisor (the card actor, restarted after a crash
-with a short backoff) and runs it in its own nursery:
+Turns come and go, by the hundred in a burst. ``CardHost`` is a trio ``Service`` that runs each
+turn's card as a ``LoopCard`` under a ``LoopChild`` of its own (restarted after a crash with a
+short backoff), on the host's loop: an open turn costs no thread and no supervisor task, so the
+thread count stays what it was however many cards are open (issue 28 s.3: their threads' heaps
+outlived a burst):
 
-* ``open(turn, platform, delivery, notify=...)`` is thread-safe and returns the actor's stable
-  ``Address`` at once (on the host's loop its actor starts at once too, elsewhere on the
-  loop's next turn); events told to it before the actor runs wait in the address's stash
-  (``stash_limit``, generous: a turn streams fast while its actor restarts);
-* when the actor reports the turn settled (``FinalAnswerDelivered`` or ``FinalAnswerFailed``)
-  its supervisor is stopped and the turn forgotten; ``close(turn_id)`` stops one early;
-* a card actor that keeps crashing trips its supervisor's intensity: the engine hears
+* ``open(turn, platform, delivery, notify=...)`` is thread-safe and returns the card's stable
+  ``Address`` at once (on the host's loop its card starts at once too, elsewhere on the
+  loop's next turn); events told to it before the card runs wait in the address's stash
+  (``stash_limit``, generous: a turn streams fast while its card restarts);
+* when the card reports the turn settled (``FinalAnswerDelivered`` or ``FinalAnswerFailed``)
+  it is stopped and the turn forgotten; ``close(turn_id)`` stops one early;
+* a card that keeps crashing trips its child's intensity: the engine hears
   ``FinalAnswerFailed`` and the turn is forgotten;
-* stopping the host stops every card actor, and each saves its snapshot on the way out.
+* stopping the host stops every card, and each saves its snapshot on the way out.
 """
 
 from __future__ import annotations
@@ -28,35 +30,37 @@ from typing import Any
 import trio
 
 from .._errors import SupervisorFailed
-from ..kernel import Address, Backoff, ChildSpec, LoopPort, Restart, Supervisor, Timers
+from ..kernel import Address, Backoff, LoopChild, LoopPort, Stopped, Timers
 from ..store import StoreClient
-from ._actor import CardActor
 from ._core import CardPolicy
 from ._delivery import CardDelivery
+from ._loop import LoopCard
 from ._messages import CardTurn, FinalAnswerDelivered, FinalAnswerFailed
 from ._platforms import CardPlatform
+from ._reads import LedgerEntry
+from ._shell import CardWiring
 
 __all__ = ["CardHost"]
 
 logger = logging.getLogger("robota.core.cards")
 
 CARD_BACKOFF = Backoff(base=0.05, cap=2.0, reset_after=10.0)
-"""A card actor restarts fast: the turn keeps streaming into its stash meanwhile."""
+"""A card restarts fast: the turn keeps streaming into its stash meanwhile."""
 
 
 @dataclass(slots=True, weakref_slot=True)
 class _Entry:
     turn_id: str
-    supervisor: Supervisor
+    supervisor: LoopChild
+    """What runs the turn's card and restarts it after a crash."""
     address: Address
-    notify: Callable[[Any], object] | None
     delivery: CardDelivery
     fresh: bool
     stop_requested: bool = False
 
 
 class CardHost:
-    """Runs the card actors of open turns; see the module docstring."""
+    """Runs the cards of open turns; see the module docstring."""
 
     def __init__(
         self,
@@ -73,18 +77,15 @@ class CardHost:
     ) -> None:
         self._store = store
         self._timers = timers
-        self._policy = policy
+        self._wiring = CardWiring(store, timers, policy, clock, wall)
         self._backoff = backoff
         self._intensity = intensity
         self._period = period
         self._stash_limit = stash_limit
-        self._clock = clock
-        self._wall = wall
         self._lock = threading.Lock()
         self._turns: dict[str, _Entry] = {}
         self._waiting: list[_Entry] = []
         self._port: LoopPort | None = None
-        self._nursery: trio.Nursery | None = None
 
     def __repr__(self) -> str:
         return f"<CardHost turns={len(self._turns)}>"
@@ -104,14 +105,14 @@ class CardHost:
         *,
         notify: Callable[[Any], object] | None = None,
     ) -> Address:
-        """The card actor of ``turn``, started if it is not running yet.
+        """The card of ``turn``, started if it is not running yet.
 
         ``platform`` makes a fresh platform for each incarnation (renderers keep caches a
         crash should not carry over). ``notify`` gets the ``CardNotice``s; it is called on the
-        actor's thread and must not block. Opening an open turn returns its address."""
+        host's loop and must not block. Opening an open turn returns its address."""
         with self._lock:
             entry = self._turns.get(turn.turn_id)
-            if entry is not None:
+            if entry is not None and not entry.supervisor.ended:
                 return entry.address
             entry = self._entry(turn, platform, delivery, notify)
             self._turns[turn.turn_id] = entry
@@ -124,7 +125,7 @@ class CardHost:
         return entry.address
 
     def close(self, turn_id: str) -> None:
-        """Stop a turn's card actor now (it saves its snapshot); a no-op for unknown turns."""
+        """Stop a turn's card now (it saves its snapshot); a no-op for unknown turns."""
         with self._lock:
             entry = self._turns.get(turn_id)
             port = self._port
@@ -135,46 +136,35 @@ class CardHost:
 
     async def run(self, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
         try:
-            async with trio.open_nursery() as nursery:
-                self._nursery = nursery
-                with self._lock:
-                    self._port = LoopPort()
-                self._start_waiting()
-                task_status.started()
-                await trio.sleep_forever()
+            with self._lock:
+                self._port = LoopPort()
+            self._start_waiting()
+            task_status.started()
+            await trio.sleep_forever()
         finally:
             with self._lock:
                 self._port = None
+                waiting = {id(e) for e in self._waiting}
+                running = [e for e in self._turns.values() if id(e) not in waiting]
                 # Turns not started yet start with the next run; the rest are gone.
                 self._turns = {e.turn_id: e for e in self._waiting}
-            self._nursery = None
+            for entry in running:
+                # The loop runs no more drains: each card handles what it was told and saves
+                # its snapshot before this returns (the store writer stops after the host).
+                entry.stop_requested = True
+                entry.supervisor.stop(now=True)
 
     def _start_waiting(self) -> None:
-        nursery = self._nursery
-        if nursery is None:
+        if self._port is None:
             return
         with self._lock:
             waiting, self._waiting = self._waiting, []
         for entry in waiting:
-            if entry.fresh:  # before its actor can ask to show it
+            if entry.stop_requested:
+                continue  # closed before it started: forgotten already
+            if entry.fresh:  # before its card can ask to show it
                 entry.delivery.expect_new(entry.turn_id)
-            nursery.start_soon(self._supervise, entry)
-
-    async def _supervise(self, entry: _Entry) -> None:
-        try:
-            if not entry.stop_requested:
-                await entry.supervisor.run()
-        except SupervisorFailed as error:
-            logger.exception("card host: the card of turn %s keeps crashing", entry.turn_id)
-            if entry.notify is not None:
-                try:
-                    entry.notify(FinalAnswerFailed(entry.turn_id, f"card renderer failed: {error}"))
-                except Exception:
-                    logger.exception("card host: notify raised")
-        finally:
-            with self._lock:
-                if self._turns.get(entry.turn_id) is entry:
-                    del self._turns[entry.turn_id]
+            entry.supervisor.start()
 
     def _stop(self, entry: _Entry) -> None:
         entry.stop_requested = True
@@ -199,35 +189,51 @@ class CardHost:
                     if port is not None and settling is not None:
                         port.post(self._stop, settling)
 
-        incarnations = 0
-        address: Address | None = None  # set below; named here, not the supervisor: no cycle
+        def ended(reason: Stopped | SupervisorFailed) -> None:
+            if isinstance(reason, SupervisorFailed):
+                logger.error(
+                    "card host: the card of turn %s keeps crashing",
+                    turn.turn_id,
+                    exc_info=reason,
+                )
+                if notify is not None:
+                    try:
+                        notify(FinalAnswerFailed(turn.turn_id, f"card renderer failed: {reason}"))
+                    except Exception:
+                        logger.exception("card host: notify raised")
+            # Forgotten once what the card wrote on its way out (its snapshot) is committed: a
+            # read queued behind it on the same client, so a turn no longer open is saved.
+            self._store.submit(LedgerEntry(turn.turn_id), forget)
 
-        def card() -> CardActor:
+        def forget(_: object) -> None:  # the writer's thread
+            forgotten = entry_ref()
+            with self._lock:
+                if forgotten is not None and self._turns.get(turn.turn_id) is forgotten:
+                    del self._turns[turn.turn_id]
+
+        incarnations = 0
+        wiring = self._wiring
+        address: Address | None = None  # set below; named here, not the child: no cycle
+
+        def card() -> LoopCard:
             nonlocal incarnations
             incarnations += 1
-            return CardActor(
-                turn,
-                platform(),
-                delivery=delivery,
-                store=self._store,
-                timers=self._timers,
-                notify=settled,
-                address=address,
-                policy=self._policy,
-                clock=self._clock,
-                wall=self._wall,
-                # A successor restores what its predecessor saved.
-                fresh=turn.fresh and incarnations == 1,
-            )
+            assert address is not None
+            # A successor restores what its predecessor saved.
+            fresh = turn.fresh and incarnations == 1
+            return LoopCard(turn, platform(), wiring, delivery, address, settled, fresh=fresh)
 
-        supervisor = Supervisor(
+        child = LoopChild(
             f"card {turn.turn_id}",
-            [ChildSpec("card", card, restart=Restart.TRANSIENT, stash_limit=self._stash_limit)],
+            card,
+            timers=self._timers,
+            on_exit=ended,
             backoff=self._backoff,
             intensity=self._intensity,
             period=self._period,
+            stash_limit=self._stash_limit,
         )
-        address = supervisor.address("card")
-        entry = _Entry(turn.turn_id, supervisor, address, notify, delivery, turn.fresh)
+        address = child.address
+        entry = _Entry(turn.turn_id, child, address, delivery, turn.fresh)
         entry_ref = weakref.ref(entry)
         return entry

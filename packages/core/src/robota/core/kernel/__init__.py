@@ -18,6 +18,7 @@ Layering, bottom up (a module imports only from the ones before it):
 5. ``_supervisor``   supervision trees as trio tasks
    ``_timers``       delays as messages, on the loop
 6. ``_routes``       the route directory with passivation
+   ``_loop_actor``   actors on the trio loop, each restarted without a task of its own
    ``_main``         a trio run as a process's main (termination signals end it cleanly)
 
 The facade is lazy (PEP 562) like ``robota.core``'s: importing it loads this file and ``_lazy``
@@ -44,6 +45,7 @@ if typing.TYPE_CHECKING:
         Reply,
         request,
     )
+    from ._loop_actor import LoopActor, LoopChild
     from ._main import Terminated, run_main
     from ._memory import release_free_memory
     from ._routes import (
@@ -73,6 +75,9 @@ __all__ = [
     "Service",
     "Strategy",
     "Supervisor",
+    # actors on the loop
+    "LoopActor",
+    "LoopChild",
     # the trio bridge
     "Coalescer",
     "LoopMailbox",
@@ -117,6 +122,8 @@ _HOMES = {
     "Overflow": "._bridge",
     "Reply": "._bridge",
     "request": "._bridge",
+    "LoopActor": "._loop_actor",
+    "LoopChild": "._loop_actor",
     "Terminated": "._main",
     "run_main": "._main",
     "release_free_memory": "._memory",

@@ -19,7 +19,7 @@ from __future__ import annotations
 import logging
 import queue
 from collections.abc import Callable, Iterator
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Protocol
 
 import pykka
 from pykka import messages as pykka_messages
@@ -36,6 +36,7 @@ __all__ = [
     "RequestCrash",
     "Stopped",
     "launch",
+    "terminate",
 ]
 
 logger = logging.getLogger("robota.core.kernel")
@@ -245,10 +246,7 @@ class Actor(pykka.ThreadingActor):
         if self._exited:
             return
         self._exited = True
-        try:
-            self.terminated(reason)
-        except Exception:
-            logger.exception("%s: terminated() raised", type(self).__name__)
+        terminate(self, reason)
         binding = self._binding
         if binding is None:
             return
@@ -275,6 +273,19 @@ class Actor(pykka.ThreadingActor):
                 )
                 continue
             yield message
+
+
+class _Terminable(Protocol):
+    def terminated(self, reason: ExitReason) -> None: ...
+
+
+def terminate(actor: _Terminable, reason: ExitReason) -> None:
+    """Call an ending incarnation's ``terminated`` hook; what it raises is logged, never
+    raised (the exit must still be reported)."""
+    try:
+        actor.terminated(reason)
+    except Exception:
+        logger.exception("%s: terminated() raised", type(actor).__name__)
 
 
 def launch(actor: Actor, binding: Binding | None = None) -> pykka.ActorRef[Any]:

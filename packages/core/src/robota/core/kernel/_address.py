@@ -20,9 +20,17 @@ from typing import Any, Protocol
 
 import pykka
 
-__all__ = ["Address", "DeadLetters", "Mailbox"]
+__all__ = ["Address", "DeadLetters", "Incarnation", "Mailbox"]
 
 logger = logging.getLogger("robota.core.kernel")
+
+
+class Incarnation(Protocol):
+    """What an ``Address`` hands messages to: a pykka ``ActorRef`` (an actor on its thread) or
+    a ``LoopActor``'s ref (an actor on the trio loop). ``tell`` raises
+    ``pykka.ActorDeadError`` once that incarnation is gone."""
+
+    def tell(self, message: Any) -> None: ...
 
 
 class Mailbox(Protocol):
@@ -72,7 +80,7 @@ class Address:
         self.stash_limit = stash_limit
         self._dead_letters = dead_letters if dead_letters is not None else DeadLetters()
         self._lock = threading.Lock()
-        self._ref: pykka.ActorRef[Any] | None = None
+        self._ref: Incarnation | None = None
         self._stash: deque[object] = deque()
         self._closed = False
 
@@ -115,7 +123,7 @@ class Address:
 
     # -- the kernel's side -------------------------------------------------------------------
 
-    def _attach(self, ref: pykka.ActorRef[Any]) -> None:
+    def _attach(self, ref: Incarnation) -> None:
         """Make ``ref`` the current incarnation, handing it the stash first, in order."""
         with self._lock:
             if self._closed:
@@ -133,9 +141,7 @@ class Address:
         with self._lock:
             self._ref = None
 
-    def _detach(
-        self, ref: pykka.ActorRef[Any], drain_inbox: Callable[[], Iterable[object]]
-    ) -> None:
+    def _detach(self, ref: Incarnation, drain_inbox: Callable[[], Iterable[object]]) -> None:
         """Incarnation ``ref`` ended: rescue what is still in its inbox to the front of the stash.
 
         ``drain_inbox`` runs under the lock, after the address stopped delivering to it, so no
