@@ -60,11 +60,25 @@ async def one(transport: str, count: int, rng: random.Random, keep: bool) -> Tal
         else:
             async with feishu_chaos(root, team=transport == "team") as run:
                 tally = await kills(run, count, rng)
+    except BaseException:
+        # A host that never came up (or a wait that ran out) ends the run: its logs say why.
+        if keep:
+            print(_logs(root), file=sys.stderr)
+        raise
+    else:
         if not tally.clean and keep:
-            print(host_logs(root)[-8000:], file=sys.stderr)
+            print(_logs(root), file=sys.stderr)
         return tally
     finally:
         shutil.rmtree(root, ignore_errors=True)
+
+
+def _logs(root: Path) -> str:
+    """The end of the hosts' logs and of their output (``host.log``: what a host printed
+    before it logged anything, a traceback)."""
+    output = root / "host.log"
+    printed = output.read_text(errors="replace")[-4000:] if output.exists() else ""
+    return host_logs(root)[-8000:] + "\n-- host output --\n" + printed
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -30,7 +30,7 @@ from robota.core.frontend import (
     TransportContext,
     TransportStatus,
 )
-from robota.core.frontend._service import STOP
+from robota.core.frontend._clicks import STOP
 from robota.core.store import (
     ActionBinding,
     BindCardActions,

@@ -37,9 +37,10 @@ through the platform's ``send``),
 ``_queue`` (``QueueNotes``: a queued prompt's note and its Cancel action, pure),
 ``_recovery_notes`` (pure: what a restarted host tells a chat of a turn it left unsettled),
 ``_media`` (a chat's images and files once downloaded: limits, folder, what the agent gets),
-``_service`` (``ChatService``: one chat service, composed: the shell that runs
-``_admission``'s effects and ``_link``'s machine for any ``Platform``, the protocol a chat
-transport's adapter implements; above all the others).
+``_clicks`` (``Clicks``: a click on a chat's button checked, claimed once and acted on, through
+what of the service ``ClickSite`` names), ``_service`` (``ChatService``: one chat service,
+composed: the shell that runs ``_admission``'s effects and ``_link``'s machine for any
+``Platform``, the protocol a chat transport's adapter implements; above all the others).
 """
 
 import typing
@@ -62,6 +63,7 @@ if typing.TYPE_CHECKING:
         take_pending,
     )
     from ._chat_inbox import Accepted, ChatInbox, InboxLeft
+    from ._clicks import Clicked, ClickVerdict
     from ._inbound import STALE_AFTER, Dated, Ignore, freshness, inbound_claims, owner_filter
     from ._link import Identified, IdentifyFailed, LinkConnecting, LinkUp, PlatformRefused
     from ._media import (
@@ -98,8 +100,6 @@ if typing.TYPE_CHECKING:
     from ._service import (
         Card,
         ChatService,
-        Clicked,
-        ClickVerdict,
         Hearing,
         LinkStatus,
         Platform,
@@ -233,8 +233,8 @@ __all__ = [
 
 _HOMES = {
     "ChatService": "._service",
-    "Clicked": "._service",
-    "ClickVerdict": "._service",
+    "Clicked": "._clicks",
+    "ClickVerdict": "._clicks",
     "Platform": "._service",
     "Hearing": "._service",
     "Card": "._service",

@@ -20,7 +20,9 @@ platform:
 * the routes' notices (``ChatTurns``, which this extends with the platform's part): a turn's
   card opened through the adapter, its buttons bound when posted, its messages' reactions
   settled from ``working`` to the outcome's (the inbox row marked), a command's reply, a
-  queued prompt's note and its Cancel, a click claimed once and acted on.
+  queued prompt's note and its Cancel;
+* a click (``clicked``): handed to ``_clicks``, which checks the clicker, claims it once and
+  acts on it through this service (``ClickSite``).
 
 Every reaction is named neutrally (``working`` or an ``Outcome``); the adapter says what its
 platform calls it.
@@ -40,16 +42,12 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol
 import trio
 
 from ..cards import CardDelivery, CardHost, CardPlatform, CardSink
-from ..engine import AnswerApproval, ForkTask, Interrupt, RouteReply, UserInput
+from ..engine import ForkTask, RouteReply, UserInput
 from ..kernel import LoopPort, Timers
 from ..store import (
     ActionBinding,
     AppendAuditEvent,
     BindCardActions,
-    CardAction,
-    ClaimCardAction,
-    Claimed,
-    ClaimInboundEvent,
     ConsumeInbox,
     InboxRow,
     JSONValue,
@@ -79,6 +77,7 @@ from ._admission import (
 from ._admission import NoteChat as NoteChatEffect
 from ._chat import ChatRoute, ChatTurn, ChatTurns, Opening, Outcome, Pending, RecoveredTurn
 from ._chat_inbox import Accepted, InboxLeft
+from ._clicks import Clicked, Clicks
 from ._inbound import Ignore
 from ._link import (
     Event,
@@ -92,19 +91,16 @@ from ._link import (
 )
 from ._media import Prepared
 from ._media import Refused as FileRefused
-from ._queue import QUEUE_CANCEL, QueueNote, queue_texts
+from ._queue import QueueNote, queue_texts
 from ._recovery_notes import recovery_notes
-from ._restarts import NOTE_TIMEOUT, RESTART_CANCEL, RestartDesk
+from ._restarts import NOTE_TIMEOUT, RestartDesk
 
 if TYPE_CHECKING:
     from ..teams import GroupNote, TeamMessage, ThreadReply
     from ._transport import RestartNote, TransportContext
 
 __all__ = [
-    "STOP",
     "ChatService",
-    "ClickVerdict",
-    "Clicked",
     "Hearing",
     "LinkStatus",
     "Platform",
@@ -113,8 +109,6 @@ __all__ = [
 ]
 
 STORE_TIMEOUT = 10.0
-STOP = "stop"
-"""The ``approval_id`` of a turn card's Stop button."""
 IDENTIFY_CAP = 30.0
 """Seconds between two tries to identify the bot, at the most (doubling from 1)."""
 IDENTIFY_AGAIN = 5.0
@@ -166,34 +160,6 @@ class PlatformTurn(ChatTurn):
     """Where its answer goes (``Card.anchor``): a recovery note is said there too."""
     extra: Any = None
     """The adapter's own of the turn (its card's other buttons)."""
-
-
-ClickVerdict = Literal[
-    "not_admin",
-    "not_owner",
-    "not_ours",
-    "duplicate",
-    "refused",
-    "restart_cancelled",
-    "not_cancelled",
-    "stopping",
-    "queue_cancelled",
-    "too_late",
-    "answered",
-    "claimed",
-]
-
-
-@dataclass(frozen=True, slots=True)
-class Clicked:
-    """What became of a click (``ChatService.clicked``): ``detail`` says why a refused one
-    was; ``claimed``: an action of the platform's own, for it to act on (``action``, on
-    ``route_key``)."""
-
-    verdict: ClickVerdict
-    detail: str | None = None
-    route_key: str = ""
-    action: CardAction | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -375,6 +341,7 @@ class ChatService(ChatTurns[PlatformTurn]):
         self._served = False
         self._refused = trio.Event()
         self._teams: list[LoopReplies] = []
+        self.clicks = Clicks(self, platform, context, name=platform.name, log=log)
         platform.bind(self)
 
     @property
@@ -752,7 +719,7 @@ class ChatService(ChatTurns[PlatformTurn]):
                 "%s: the queued note could not be updated: %s", self._chat_name, error
             )
 
-    # -- clicks -----------------------------------------------------------------------------
+    # -- clicks (``_clicks``) -------------------------------------------------------------------
 
     async def clicked(
         self, card: str, user: str, token: str | None, chat: str, *, event_key: str | None = None
@@ -761,60 +728,4 @@ class ChatService(ChatTurns[PlatformTurn]):
         team's thread: an admin of the team), the click's event (``event_key``, when the
         platform names one) and its token claimed once, then acted on; what became of it (an
         action of the platform's own, ``Platform.own_actions``, is left to it, claimed)."""
-        route_key = self.card_routes.get(card)
-        door = self.platform.team_of(route_key or "")
-        if door is not None:
-            if not door.may_approve(user):
-                return self._click("not_admin", door.refusal("approval_admins_only"))
-        else:
-            refused = self.platform.allowed(user)
-            if refused is not None:
-                return self._click("not_owner", refused.reason)
-        if token is None:
-            return self._click("not_ours", "not one of robota's buttons")
-        if event_key is not None:
-            first = await self._store.write(
-                ClaimInboundEvent(event_key, "card_action"), timeout=STORE_TIMEOUT
-            )
-            if not first:
-                return self._click("duplicate", "its event was handled")
-        route_key = route_key or self.platform.chat_route(chat)
-        outcome = await self._store.write(
-            ClaimCardAction(token, card, route_key), timeout=STORE_TIMEOUT
-        )
-        if not isinstance(outcome, Claimed):
-            return self._click("refused", outcome.message, log=outcome.reason)
-        action = outcome.action
-        port = self.context.port
-        if action.approval_id in self.platform.own_actions:
-            return Clicked("claimed", route_key=route_key, action=action)
-        if action.approval_id == RESTART_CANCEL:
-            host = self.context.host
-            if host is None or not host.cancel_restart(action.decision):
-                return self._click("not_cancelled", f"the restart {action.decision}")
-            return Clicked("restart_cancelled")
-        if action.approval_id == STOP:
-            port.tell(route_key, Interrupt())
-            return Clicked("stopping")
-        if action.approval_id == QUEUE_CANCEL:
-            return self._queue_click(route_key, card, action.decision)
-        port.tell(route_key, AnswerApproval(action.approval_id, action.decision))  # type: ignore[arg-type]
-        return Clicked("answered")
-
-    def _click(self, verdict: ClickVerdict, detail: str, *, log: str | None = None) -> Clicked:
-        self._log.info("%s click %s: %s", self._chat_name, verdict, log or detail)
-        return Clicked(verdict, detail)
-
-    def _queue_click(self, route_key: str, card: str, decision: str) -> Clicked:
-        """A claimed Cancel (``ChatTurns.cancel_queued``): the note says cancelled and the
-        message's reaction settles; nothing once the prompt's turn began (the note says so)."""
-        route = self.route_of(route_key)
-        if not decision.isdigit() or route is None:
-            return self._click("not_ours", f"a queue action names no prompt: {decision!r}")
-        cancelled = self.cancel_queued(route, int(decision), card)
-        if cancelled is None:
-            return Clicked("too_late")
-        if cancelled.anchor is not None:
-            self.nursery.start_soon(self.settle, route.channel, cancelled.anchor, "interrupted")
-        self.nursery.start_soon(self.settle_note, cancelled)
-        return Clicked("queue_cancelled")
+        return await self.clicks.clicked(card, user, token, chat, event_key=event_key)
