@@ -108,6 +108,8 @@ class Reads:
     pending: list[QueuedPrompt] = field(default_factory=list)
     attempts: list[TurnAttempt] = field(default_factory=list)
     dirs: set[Path] = field(default_factory=lambda: {CWD})
+    refusals: dict[str, str] = field(default_factory=dict)
+    """Each task's ``immobile`` answer (a task a handoff moves)."""
 
     def task(self, task_id: str) -> Task | None:
         return self.tasks_by_id.get(task_id)
@@ -156,6 +158,9 @@ class Reads:
 
     def is_dir(self, path: Path) -> bool:
         return path in self.dirs
+
+    def immobile(self, task_id: str) -> str | None:
+        return self.refusals.get(task_id)
 
 
 def ids() -> IdsAndClocks:

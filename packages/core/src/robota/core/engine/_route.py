@@ -40,8 +40,10 @@ from ..store import (
     find_task,
     find_turn_attempt,
     head_attempt,
+    mobility_refusal,
     pending_prompts,
     route_binding,
+    task_mobility,
     task_turn_attempts,
     task_with_remote,
     tasks,
@@ -278,3 +280,7 @@ class StoreReads:
 
     def is_dir(self, path: Path) -> bool:
         return path.is_dir()
+
+    def immobile(self, task_id: str) -> str | None:
+        with self.readers.reading() as db:
+            return mobility_refusal(task_id, task_mobility(db, task_id))

@@ -101,6 +101,7 @@ if typing.TYPE_CHECKING:
         handoff_row,
         handoff_rows,
         imported_transcript,
+        mobility_refusal,
         task_mobility,
     )
     from ._inbox import (
@@ -328,6 +329,7 @@ __all__ = [
     "handoff_row",
     "handoff_rows",
     "imported_transcript",
+    "mobility_refusal",
     "task_mobility",
     # the device mesh's conversations
     "MeshConversation",
@@ -523,6 +525,7 @@ _LAZY = {
     "handoff_row": "._handoffs",
     "handoff_rows": "._handoffs",
     "imported_transcript": "._handoffs",
+    "mobility_refusal": "._handoffs",
     "task_mobility": "._handoffs",
     "MeshConversation": "._mesh_talks",
     "SaveMeshConversation": "._mesh_talks",

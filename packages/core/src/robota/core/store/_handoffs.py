@@ -47,6 +47,7 @@ __all__ = [
     "handoff_row",
     "handoff_rows",
     "imported_transcript",
+    "mobility_refusal",
     "task_mobility",
 ]
 
@@ -194,6 +195,25 @@ def task_mobility(db: Database, task_id: str) -> TaskMobility | None:
         if phase == "committed":
             return None  # it arrived and is this device's now
     return None
+
+
+def mobility_refusal(task_id: str, mobility: TaskMobility | None) -> str | None:
+    """Why ``task_id`` takes no input on this device (a prompt, a queued prompt, a steer, a
+    binding): it is moving or has moved to another device, or its copy here is held until its
+    source releases it; ``None`` when it takes input like any task."""
+    if mobility is None:
+        return None
+    if mobility.state == "moving":
+        return (
+            f"task {task_id} is moving to device {mobility.peer} (handoff {mobility.handoff}); "
+            "it takes no input until the handoff ends"
+        )
+    if mobility.state == "moved":
+        return f"task {task_id} has moved to device {mobility.peer}; continue it there"
+    return (
+        f"task {task_id} is held: device {mobility.peer} has not released it yet "
+        f"(handoff {mobility.handoff}); it cannot start until then"
+    )
 
 
 def _manifest_json(manifest: dict[str, object]) -> str:
