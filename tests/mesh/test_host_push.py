@@ -1,0 +1,80 @@
+"""``robota task push`` through two linked hosts with a real agent against the fake model
+(issue 30 §3, the source's side): a push mid-turn is refused saying a turn is running; an idle
+task is offered to the other device, which records the offer; from the push on the task takes
+no input on the source, saying it is moving, and lists as ``moving``."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from ..support.model_server import FakeModel
+from ._hosts import _until
+from ._profiles import _robota
+from ._talking import TALK, linked, new_task
+
+__all__ = ["linked"]  # the fixture, from _talking.py
+
+
+@pytest.fixture
+def model() -> Iterator[FakeModel]:
+    """The fake model, its ``SLOW`` answer long enough (60 x 0.5 s) to push during it."""
+    with FakeModel(slow_delay=0.5) as fake:
+        yield fake
+
+
+def _state(home: Path, task: str) -> str:
+    done = _robota(home, "task", "list", "--json")
+    assert done.returncode == 0, done.stderr
+    rows: list[dict[str, Any]] = json.loads(done.stdout)
+    return str(next(row["state"] for row in rows if row["id"] == task))
+
+
+def _handoffs(home: Path) -> list[dict[str, Any]]:
+    done = _robota(home, "mesh", "handoffs", "--json")
+    assert done.returncode == 0, done.stderr
+    items: list[dict[str, Any]] = json.loads(done.stdout)
+    return items
+
+
+def test_a_push_is_refused_mid_turn_then_an_idle_task_is_offered_and_frozen(
+    linked: tuple[Path, Path, str, str],
+) -> None:
+    laptop, desk, laptop_id, desk_id = linked
+    task = new_task(laptop)
+    said = _robota(laptop, "task", "send", task, "HELLO", "--wait")
+    assert said.returncode == 0, said.stderr
+
+    started = _robota(laptop, "task", "send", task, "SLOW long one")
+    assert started.returncode == 0, started.stderr
+    refused = _robota(laptop, "task", "push", task, "--to", "desk")
+    assert refused.returncode == 1, refused.stdout
+    assert "cannot move while a turn is running" in refused.stderr, refused.stderr
+    assert _handoffs(laptop) == []
+    _until(lambda: _state(laptop, task) != "running", "the slow turn ends", TALK)
+
+    pushed = _robota(laptop, "task", "push", task, "--to", "desk", "--json")
+    assert pushed.returncode == 0, pushed.stderr
+    answer = json.loads(pushed.stdout)
+    assert answer["task"]["id"] == task and answer["to"] == desk_id
+    assert answer["inventory"]["transferred"][1] == "2 turns"
+    [mine] = _handoffs(laptop)
+    assert (mine["id"], mine["task"], mine["to"]) == (answer["handoff"], task, desk_id)
+    _until(lambda: bool(_handoffs(desk)), "the desk records the offer", TALK)
+    [theirs] = _handoffs(desk)
+    assert (theirs["id"], theirs["from"], theirs["phase"]) == (
+        answer["handoff"],
+        laptop_id,
+        "offered",
+    )
+
+    more = _robota(laptop, "task", "send", task, "one more")
+    assert more.returncode == 1, more.stdout
+    assert f"task {task} is moving to device {desk_id}" in more.stderr, more.stderr
+    assert _state(laptop, task) == "moving"
+    again = _robota(laptop, "task", "push", task, "--to", "desk")
+    assert again.returncode == 1 and "already moving" in again.stderr, again.stderr
