@@ -1,7 +1,10 @@
-"""``robota task push`` through two linked hosts with a real agent against the fake model
-(issue 30 §3, the source's side): a push mid-turn is refused saying a turn is running; an idle
-task is offered to the other device, which records the offer; from the push on the task takes
-no input on the source, saying it is moving, and lists as ``moving``."""
+"""``robota task push`` and ``mesh accept`` through two linked hosts with a real agent against
+the fake model (issue 30 §3): a push mid-turn is refused saying a turn is running; an idle
+task is offered to the other device, which lists it among its offers (``kind`` ``handoff``);
+from the push on the task takes no input on the source, saying it is moving, and lists as
+``moving``; an accept with no terminal to ask on takes nothing; the operator's yes on the
+desk's terminal saves it there into the folder chosen, and the source lists it ``moved`` to
+the desk and refuses its input saying so."""
 
 from __future__ import annotations
 
@@ -14,8 +17,9 @@ import pytest
 
 from ..support.model_server import FakeModel
 from ._hosts import _until
-from ._profiles import _robota
+from ._profiles import _env, _robota
 from ._talking import TALK, linked, new_task
+from ._terminal import Step, run_on_terminal
 
 __all__ = ["linked"]  # the fixture, from _talking.py
 
@@ -27,11 +31,15 @@ def model() -> Iterator[FakeModel]:
         yield fake
 
 
-def _state(home: Path, task: str) -> str:
+def _row(home: Path, task: str) -> dict[str, Any]:
     done = _robota(home, "task", "list", "--json")
     assert done.returncode == 0, done.stderr
     rows: list[dict[str, Any]] = json.loads(done.stdout)
-    return str(next(row["state"] for row in rows if row["id"] == task))
+    return next(row for row in rows if row["id"] == task)
+
+
+def _state(home: Path, task: str) -> str:
+    return str(_row(home, task)["state"])
 
 
 def _handoffs(home: Path) -> list[dict[str, Any]]:
@@ -78,3 +86,44 @@ def test_a_push_is_refused_mid_turn_then_an_idle_task_is_offered_and_frozen(
     assert _state(laptop, task) == "moving"
     again = _robota(laptop, "task", "push", task, "--to", "desk")
     assert again.returncode == 1 and "already moving" in again.stderr, again.stderr
+
+    [offer] = [i for i in _offers(desk) if i["kind"] == "handoff"]
+    assert offer == {
+        "id": answer["handoff"],
+        "kind": "handoff",
+        "from": laptop_id,
+        "name": task,
+        "size": offer["size"],
+        "sha256": offer["sha256"],
+        "expiresAt": offer["expiresAt"],
+    }
+    assert offer["size"] > 0 and len(offer["sha256"]) == 64
+
+    # No terminal to ask on (as an agent's command has none): nothing is accepted.
+    agent = _robota(desk, "mesh", "accept", answer["handoff"])
+    assert agent.returncode != 0 and _handoffs(desk)[0]["phase"] == "offered"
+
+    folder = desk.parent / "work"
+    folder.mkdir()
+    took = run_on_terminal(
+        ["mesh", "accept", answer["handoff"][:8], "--dir", str(folder)],
+        _env(desk),
+        desk.parent,
+        [Step("? [y/N]", lambda _screen: "y\n")],
+        timeout=TALK,
+    )
+    assert took.code == 0, took.screen
+    assert f"task {task} saved here from {laptop_id}, working in {folder}" in took.stdout
+    assert "warning" not in took.stderr  # the source's folder was no git checkout
+    _until(lambda: _state(laptop, task) == "moved", "the laptop lets the task go", TALK)
+    assert _row(laptop, task)["movedTo"] == desk_id
+    assert _row(desk, task)["cwd"] == str(folder)
+    still = _robota(laptop, "task", "send", task, "and now")
+    assert still.returncode == 1 and f"has moved to device {desk_id}" in still.stderr
+
+
+def _offers(home: Path) -> list[dict[str, Any]]:
+    done = _robota(home, "mesh", "offers", "--json")
+    assert done.returncode == 0, done.stderr
+    items: list[dict[str, Any]] = json.loads(done.stdout)
+    return items

@@ -23,6 +23,7 @@ from robota.core.store import (
 )
 from robota.core.store import task as load_task
 from robota.host._mesh_push import git_checkout, push_busy, session_task, task_snapshot
+from robota.host._mesh_take import checkout_warnings
 from robota.mesh import HandoffBusy, SourceCheckout, seal
 
 
@@ -116,3 +117,24 @@ def test_the_folder_as_git_sees_it_names_what_stays_behind(tmp_path: Path) -> No
     assert checkout.origin == "https://example.org/me/p.git"
     assert checkout.head == _git(tmp_path, "rev-parse", "HEAD")
     assert checkout.uncommitted == ("kept.py", "new.txt")
+
+
+@pytest.mark.parametrize(
+    ("origin", "head", "local", "warned"),
+    [
+        (None, None, SourceCheckout("/w"), []),  # the source's was no checkout
+        ("o", "h" * 40, SourceCheckout("/w", "o", "h" * 40), []),
+        ("o", "h" * 40, SourceCheckout("/w"), ["/w is not a git checkout; the source's was (o)"]),
+        ("o", "h" * 40, SourceCheckout("/w", "x", "h" * 40), ["/w: origin x, the source's o"]),
+        (
+            "o",
+            "a" * 40,
+            SourceCheckout("/w", None, "b" * 40),
+            ["/w: origin none, the source's o", f"/w: HEAD {'b' * 12}, the source's {'a' * 12}"],
+        ),
+    ],
+)
+def test_the_destination_is_warned_when_its_folder_is_not_the_sources_checkout(
+    origin: str | None, head: str | None, local: SourceCheckout, warned: list[str]
+) -> None:
+    assert checkout_warnings({"origin": origin, "head": head}, local) == warned

@@ -193,9 +193,9 @@ class HostMesh:
             endpoints += [
                 Endpoint(MeshOfferFile, offers.offer),
                 Endpoint(MeshOfferAny, offers.offer_any, operator=True),
-                Endpoint(MeshOffersList, offers.offers),
-                Endpoint(MeshAccept, offers.accept, operator=True),
-                Endpoint(MeshDecline, offers.decline),
+                Endpoint(MeshOffersList, self.offers_list),
+                Endpoint(MeshAccept, self.accept, operator=True),
+                Endpoint(MeshDecline, self.decline),
             ]
         return endpoints
 
@@ -489,6 +489,37 @@ class HostMesh:
         if self.talk is not None:
             problems.extend(await self.talk.problems())
         return {"links": links, "problems": problems}
+
+    async def offers_list(self, request: MeshOffersList) -> dict[str, object]:
+        """``mesh.offers``: the files offered here, then the handoffs (``_mesh_take``)."""
+        from ._mesh_take import handoff_item, offered_handoffs  # noqa: PLC0415
+
+        assert self.offers is not None
+        listed = await self.offers.offers(request)
+        if self.handoffs is not None:
+            items = [handoff_item(row) for row in await offered_handoffs(self.handoffs)]
+            listed = {"offers": [*listed["offers"], *items]}  # type: ignore[misc]
+        return listed
+
+    async def accept(self, request: MeshAccept) -> dict[str, object]:
+        """``mesh.accept``: a handoff's (``_mesh_take``), else a file offer's."""
+        from ._mesh_take import accept_handoff, offered_handoff  # noqa: PLC0415
+
+        assert self.offers is not None
+        row = await offered_handoff(self.handoffs, request.offer)
+        if row is None or self.handoffs is None:
+            return await self.offers.accept(request)
+        return await accept_handoff(self.handoffs, row, request.dir)
+
+    async def decline(self, request: MeshDecline) -> dict[str, object]:
+        """``mesh.decline``: a handoff's (``_mesh_take``), else a file offer's."""
+        from ._mesh_take import decline_handoff, offered_handoff  # noqa: PLC0415
+
+        assert self.offers is not None
+        row = await offered_handoff(self.handoffs, request.offer)
+        if row is None or self.handoffs is None:
+            return await self.offers.decline(request)
+        return await decline_handoff(self.handoffs, row)
 
     async def push(self, request: MeshPush) -> dict[str, object]:
         """``mesh.push``: the task offered to the device named (``_mesh_push``)."""
