@@ -1,5 +1,7 @@
 """A task a handoff moves, moved or holds takes no input on its route: prompts, steers, queued
-prompts and a binding are refused with the reason; commands and a new task still pass."""
+prompts and a binding are refused with the reason; commands and a new task still pass. A task
+that arrived primes its first agent session with its transcript, unless its runtime restores
+the history itself (a capability, never the agent's kind)."""
 
 from __future__ import annotations
 
@@ -7,10 +9,20 @@ from collections.abc import Sequence
 
 import pytest
 
+from robota.core import replace
+from robota.core.agents import StartTurn
 from robota.core.engine import Notify, RouteReply, Tell, UserInput, UseTask, Write
-from robota.core.store import EnqueuePrompt, InsertTurnAttempt, TaskMobility, mobility_refusal
+from robota.core.engine._route_turns import primer
+from robota.core.store import (
+    EnqueuePrompt,
+    InsertTurnAttempt,
+    MarkPrimed,
+    TaskMobility,
+    Together,
+    mobility_refusal,
+)
 
-from ._route import Reads, of, route, running_turn, task
+from ._route import CODEX, Reads, of, route, running_turn, task
 
 MOVING = "task t0 is moving"
 
@@ -76,3 +88,36 @@ def test_mobility_refusal_names_state_and_device(state: str | None, says: str | 
         assert refusal is None
     else:
         assert refusal is not None and refusal.startswith(says)
+
+
+ARRIVED = [{"prompt": "HELLO", "answer": "hi"}, {"prompt": "more", "answer": "done"}]
+
+
+@pytest.mark.parametrize(
+    ("transcript", "remote_id", "native", "primed"),
+    [
+        (ARRIVED, None, False, True),  # arrived, its first session: primed
+        (None, None, False, False),  # a task like any other, or one primed already
+        (ARRIVED, "thread-9", False, True),  # the session opened to take the prompt
+        (ARRIVED, None, True, False),  # the runtime restores the history itself
+    ],
+)
+def test_a_task_that_arrived_primes_its_first_session_with_its_transcript(
+    transcript: list[dict[str, object]] | None, remote_id: str | None, native: bool, primed: bool
+) -> None:
+    reads = Reads(transcripts={"t0": transcript} if transcript is not None else {})
+    agent = replace(CODEX, capabilities=replace(CODEX.capabilities, import_history=native))
+    core = route(agent, current=task(remote_id=remote_id), reads=reads)
+    effects = list(core.handle(UserInput("HISTORY")))
+    [write] = of(effects, Write)
+    ops = write.op.ops if isinstance(write.op, Together) else (write.op,)
+    assert (MarkPrimed("t0") in ops) is primed
+    [sent] = [e.request for e in write.then if isinstance(e, Tell)]
+    assert isinstance(sent, StartTurn)
+    if primed:
+        assert sent.text == primer(ARRIVED) + "HISTORY"
+        assert "HELLO" in sent.text and "done" in sent.text
+    else:
+        assert sent.text == "HISTORY"
+    [insert] = [op for op in ops if isinstance(op, InsertTurnAttempt)]
+    assert insert.prompt == "HISTORY"  # what the user typed is the turn's prompt

@@ -3,8 +3,9 @@ the fake model (issue 30 §3): a push mid-turn is refused saying a turn is runni
 task is offered to the other device, which lists it among its offers (``kind`` ``handoff``);
 from the push on the task takes no input on the source, saying it is moving, and lists as
 ``moving``; an accept with no terminal to ask on takes nothing; the operator's yes on the
-desk's terminal saves it there into the folder chosen, and the source lists it ``moved`` to
-the desk and refuses its input saying so."""
+desk's terminal saves it there into the folder chosen, the source lists it ``moved`` to the
+desk and refuses its input saying so, and on the desk it continues with its history (the fake
+model's ``HISTORY`` answer names the prompts it had on the laptop)."""
 
 from __future__ import annotations
 
@@ -120,6 +121,12 @@ def test_a_push_is_refused_mid_turn_then_an_idle_task_is_offered_and_frozen(
     assert _row(desk, task)["cwd"] == str(folder)
     still = _robota(laptop, "task", "send", task, "and now")
     assert still.returncode == 1 and f"has moved to device {desk_id}" in still.stderr
+
+    # Released, the task continues on the desk: its new agent session knows its history.
+    _until(lambda: _state(desk, task) != "held", "the desk's copy is released", TALK)
+    history = _robota(desk, "task", "send", task, "HISTORY", "--wait")
+    assert history.returncode == 0, history.stderr
+    assert history.stdout.strip() == "HISTORY: HELLO | SLOW long one | HISTORY", history.stdout
 
 
 def _offers(home: Path) -> list[dict[str, Any]]:

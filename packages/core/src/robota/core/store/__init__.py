@@ -92,6 +92,7 @@ if typing.TYPE_CHECKING:
         HandoffSide,
         HeldTask,
         LetGoTask,
+        MarkPrimed,
         MarkReleased,
         MoveHandoff,
         OfferHandoff,
@@ -103,6 +104,7 @@ if typing.TYPE_CHECKING:
         imported_transcript,
         mobility_refusal,
         task_mobility,
+        transcript_to_prime,
     )
     from ._inbox import (
         AcceptInbound,
@@ -320,6 +322,7 @@ __all__ = [
     "HandoffSide",
     "HeldTask",
     "LetGoTask",
+    "MarkPrimed",
     "MarkReleased",
     "MoveHandoff",
     "OfferHandoff",
@@ -331,6 +334,7 @@ __all__ = [
     "imported_transcript",
     "mobility_refusal",
     "task_mobility",
+    "transcript_to_prime",
     # the device mesh's conversations
     "MeshConversation",
     "SaveMeshConversation",
@@ -516,6 +520,7 @@ _LAZY = {
     "HandoffSide": "._handoffs",
     "HeldTask": "._handoffs",
     "LetGoTask": "._handoffs",
+    "MarkPrimed": "._handoffs",
     "MarkReleased": "._handoffs",
     "MoveHandoff": "._handoffs",
     "OfferHandoff": "._handoffs",
@@ -527,6 +532,7 @@ _LAZY = {
     "imported_transcript": "._handoffs",
     "mobility_refusal": "._handoffs",
     "task_mobility": "._handoffs",
+    "transcript_to_prime": "._handoffs",
     "MeshConversation": "._mesh_talks",
     "SaveMeshConversation": "._mesh_talks",
     "mesh_conversation": "._mesh_talks",
