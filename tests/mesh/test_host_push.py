@@ -50,7 +50,7 @@ def _handoffs(home: Path) -> list[dict[str, Any]]:
     return items
 
 
-def test_a_push_is_refused_mid_turn_then_an_idle_task_is_offered_and_frozen(
+def test_a_task_pushed_idle_is_accepted_and_continues_with_its_history(
     linked: tuple[Path, Path, str, str],
 ) -> None:
     laptop, desk, laptop_id, desk_id = linked
