@@ -5,7 +5,8 @@ from the push on the task takes no input on the source, saying it is moving, and
 ``moving``; an accept with no terminal to ask on takes nothing; the operator's yes on the
 desk's terminal saves it there into the folder chosen, the source lists it ``moved`` to the
 desk and refuses its input saying so, and on the desk it continues with its history (the fake
-model's ``HISTORY`` answer names the prompts it had on the laptop)."""
+model's ``HISTORY`` answer names the prompts it had on the laptop). A background session
+pushed stays up while its task is moving and ends once the desk saved the task."""
 
 from __future__ import annotations
 
@@ -134,3 +135,37 @@ def _offers(home: Path) -> list[dict[str, Any]]:
     assert done.returncode == 0, done.stderr
     items: list[dict[str, Any]] = json.loads(done.stdout)
     return items
+
+
+def test_a_pushed_background_session_ends_once_the_desk_saved_its_task(
+    linked: tuple[Path, Path, str, str],
+) -> None:
+    laptop, desk, _laptop_id, desk_id = linked
+    started = _robota(laptop, "session", "start", "--background", "--restricted", "--json")
+    assert started.returncode == 0, started.stderr
+    session = json.loads(started.stdout)["id"]
+    try:
+        assert session in _robota(laptop, "session", "list", "--json").stdout
+        pushed = _robota(laptop, "session", "push", session, "--to", "desk", "--json")
+        assert pushed.returncode == 0, pushed.stderr
+        answer = json.loads(pushed.stdout)
+        task = answer["task"]["id"]
+
+        def ended() -> bool:
+            listed = _robota(laptop, "session", "list", "--json")
+            return listed.returncode == 0 and session not in listed.stdout
+
+        assert not ended()  # moving, not gone: only the desk's acknowledgement ends it
+        took = run_on_terminal(
+            ["mesh", "accept", answer["handoff"]],
+            _env(desk),
+            desk.parent,
+            [Step("? [y/N]", lambda _screen: "y\n")],
+            timeout=TALK,
+        )
+        assert took.code == 0, took.screen
+        _until(lambda: _state(laptop, task) == "moved", "the laptop lets the task go", TALK)
+        assert _row(laptop, task)["movedTo"] == desk_id
+        _until(ended, "the session's process ends", TALK)
+    finally:
+        _robota(laptop, "session", "stop", session)
