@@ -4,7 +4,7 @@ route core built from them, and the effects of a kind."""
 from __future__ import annotations
 
 import itertools
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -108,6 +108,10 @@ class Reads:
     pending: list[QueuedPrompt] = field(default_factory=list)
     attempts: list[TurnAttempt] = field(default_factory=list)
     dirs: set[Path] = field(default_factory=lambda: {CWD})
+    refusals: dict[str, str] = field(default_factory=dict)
+    transcripts: dict[str, list[dict[str, object]]] = field(default_factory=dict)
+    """Each task's imported transcript not yet primed (``transcript_to_prime``)."""
+    """Each task's ``immobile`` answer (a task a handoff moves)."""
 
     def task(self, task_id: str) -> Task | None:
         return self.tasks_by_id.get(task_id)
@@ -156,6 +160,12 @@ class Reads:
 
     def is_dir(self, path: Path) -> bool:
         return path in self.dirs
+
+    def transcript_to_prime(self, task_id: str) -> Sequence[Mapping[str, object]] | None:
+        return self.transcripts.get(task_id)
+
+    def immobile(self, task_id: str) -> str | None:
+        return self.refusals.get(task_id)
 
 
 def ids() -> IdsAndClocks:

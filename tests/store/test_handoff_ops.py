@@ -9,6 +9,7 @@ from robota.core.store import (
     CommitHeldTask,
     HeldTask,
     LetGoTask,
+    MarkPrimed,
     MarkReleased,
     MoveHandoff,
     OfferHandoff,
@@ -19,6 +20,7 @@ from robota.core.store import (
     imported_transcript,
     open_reader,
     task_mobility,
+    transcript_to_prime,
 )
 
 DIGEST = b"\x07" * 32
@@ -172,3 +174,23 @@ def test_a_failed_commit_writes_nothing(store, reader) -> None:
     assert write(again, timeout=5) is False
     row = handoff_row(reader, "h9", "destination")
     assert row is not None and (row.phase, row.ack) == ("staged", None)
+
+
+def test_an_arrived_task_is_primed_once(store, reader) -> None:
+    write = store.client.write_sync
+    write(receive(), timeout=5)
+    write(move("h1", "destination", ("offered",), "transferring"), timeout=5)
+    write(move("h1", "destination", ("transferring",), "staged"), timeout=5)
+    held = HeldTask(id="t1", agent="codex", runtime_kind="app-server", cwd="/w", title="fix")
+    transcript = ({"prompt": "HELLO", "answer": "hi"},)
+    assert write(
+        CommitHeldTask(handoff="h1", task=held, transcript=transcript, ack=b"a"), timeout=5
+    )
+    assert transcript_to_prime(reader, "t1") == [{"prompt": "HELLO", "answer": "hi"}]
+    assert transcript_to_prime(reader, "t-other") is None
+    write(MarkPrimed("t1", at=5.0), timeout=5)
+    assert transcript_to_prime(reader, "t1") is None
+    write(MarkPrimed("t1", at=9.0), timeout=5)  # primed once: the first time stays
+    row = reader.execute("SELECT primed_at FROM task_transcripts WHERE task_id = 't1'").fetchone()
+    assert row[0] == 5.0
+    assert imported_transcript(reader, "t1") == [{"prompt": "HELLO", "answer": "hi"}]

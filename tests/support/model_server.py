@@ -37,6 +37,7 @@ Scenario keywords (case-sensitive, at the start of the prompt):
                     Codex: ``cat`` through ``exec_command``)
 ``SLOW``            a slow text stream: ``slow_deltas`` deltas, ``slow_delay`` s apart (60 x 50 ms)
 ``HISTORY``         answer ``HISTORY: <p1> | <p2> | ...``: every user prompt of the conversation
+                    (a transcript robota primed a prompt with counts its prompts: ``primed``)
 ``TOOLNAMES``       answer ``TOOLNAMES: <name> <name> ...``: the tools the request offers, sorted
                     (an agent's configured MCP servers' tools among them)
 ``FAIL400``         HTTP 400, ``invalid_request_error``, message ``fake invalid request``
@@ -186,6 +187,20 @@ def strip_context(text: str) -> str:
     return text.strip()
 
 
+_PRIMED_END = "[robota: the conversation goes on with the user's next message:]"
+_PRIMED_TURN = re.compile(r"--- turn \d+, the user:\n(.*?)\n--- turn \d+, you answered:", re.DOTALL)
+
+
+def primed(text: str) -> tuple[list[str], str]:
+    """A prompt robota primed with the transcript a task brought from another device
+    (``robota.core.engine._route_turns.primer``): its earlier prompts, as a model reading the
+    transcript knows them, and the user's own words after it."""
+    if _PRIMED_END not in text:
+        return [], text
+    head, own = text.split(_PRIMED_END, 1)
+    return _PRIMED_TURN.findall(head), own.strip()
+
+
 def _text_of(value: Any) -> str:
     """Tool output of any shape (string, list of content blocks, object) as text."""
     if isinstance(value, str):
@@ -216,7 +231,9 @@ class _Builder:
     def user_message(self, texts: list[str], results: list[ToolResult]) -> None:
         real = [t for t in (strip_context(x) for x in texts) if t]
         if real:
-            self.conversation.prompts.append(real[-1])
+            earlier, own = primed(real[-1])
+            self.conversation.prompts.extend(earlier)
+            self.conversation.prompts.append(own)
             self.conversation.tool_result = None
             self.conversation.tool_results = 0
         elif results:

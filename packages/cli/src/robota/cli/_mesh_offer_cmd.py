@@ -9,7 +9,9 @@ secret (``mesh.offer``). TASK names the task on DEVICE whose conversation is tol
 once it is kept. ``offers [--json]`` lists the offers waiting here (``id``,
 ``kind``, ``from``, ``name``, ``size``, ``sha256``, ``expiresAt``). ``accept ID`` asks the
 operator on ``/dev/tty`` (refused without one and to an agent's descendant), then waits for the
-copy and prints where it was kept, its size and SHA-256. ``decline ID``.
+copy and prints where it was kept, its size and SHA-256. ``decline ID``. A task another
+device pushes is listed and answered the same way (``kind`` ``handoff``; ``accept ID --dir
+PATH`` the folder it works in here, ``robota.host._mesh_take``).
 """
 
 from __future__ import annotations
@@ -73,7 +75,7 @@ def offer_command(device: str, path: Path, task: str | None) -> None:
 @click.command("offers")
 @click.option("--json", "as_json", is_flag=True, help="Print the offers as JSON.")
 def offers_command(as_json: bool) -> None:
-    """The files other devices offer this one, waiting for an answer."""
+    """The files and tasks other devices offer this one, waiting for an answer."""
     offers = _as_dict(_call("offers", "mesh.offers", {}, _CALL_TIMEOUT, group="mesh"))
     items = offers.get("offers") or []
     if as_json:
@@ -83,16 +85,23 @@ def offers_command(as_json: bool) -> None:
         click.echo("no offers")
     for item in items:
         click.echo(
-            f"{item['id']}  {item['name']}  {item['size']} bytes  from {item['from']}"
+            f"{item['id']}  {'task ' if item.get('kind') == 'handoff' else ''}{item['name']}"
+            f"  {item['size']} bytes  from {item['from']}"
             f"  sha256 {item['sha256']}  until {item['expiresAt']}"
         )
 
 
 @click.command("accept")
 @click.argument("offer", metavar="ID")
-def accept_command(offer: str) -> None:
-    """Accept the offer ID, asked on this terminal: the file is kept under the profile's
-    data/peers/<device id>/."""
+@click.option(
+    "--dir",
+    "directory",
+    type=click.Path(file_okay=False, exists=True, resolve_path=True, path_type=Path),
+    help="For a task (kind handoff): the folder it works in here (default: the source's).",
+)
+def accept_command(offer: str, directory: Path | None) -> None:
+    """Accept the offer ID, asked on this terminal: a file is kept under the profile's
+    data/peers/<device id>/; a task (kind handoff) is saved here and continues here."""
     from ._trust_ask import ask_terminal  # noqa: PLC0415
 
     listed = _as_dict(_call("accept", "mesh.offers", {}, _CALL_TIMEOUT, group="mesh"))
@@ -101,21 +110,41 @@ def accept_command(offer: str) -> None:
         click.echo(f"robota: mesh accept: no one waiting offer {offer!r} (mesh offers)", err=True)
         sys.exit(2)
     item = items[0]
+    handoff = item.get("kind") == "handoff"
+    what = f"task {item['name']}" if handoff else repr(item["name"])
     answer = ask_terminal(
-        f"Keep {item['name']!r} ({item['size']} bytes, sha256 {item['sha256']}) from"
-        f" {item['from']}? [y/N] "
+        f"{'Take' if handoff else 'Keep'} {what} ({item['size']} bytes, sha256 {item['sha256']})"
+        f" from {item['from']}? [y/N] "
     )
     if answer != "y":
         click.echo("robota: mesh accept: not accepted (answer y on this terminal)", err=True)
         sys.exit(2)
-    result = _as_dict(
-        _call("accept", "mesh.accept", {"offer": item["id"]}, _ACCEPT_TIMEOUT, group="mesh")
-    )
+    fields: dict[str, object] = {"offer": item["id"]}
+    if handoff and directory is not None:
+        fields["dir"] = str(directory)
+    result = _as_dict(_call("accept", "mesh.accept", fields, _ACCEPT_TIMEOUT, group="mesh"))
+    if handoff:
+        _say_taken(result)
+        return
     kept = result.get("offer") or {}
     click.echo(
         f"kept {kept.get('name')} ({kept.get('size')} bytes, sha256 {kept.get('sha256')}):"
         f" {result.get('path')}"
     )
+
+
+def _say_taken(result: dict[str, Any]) -> None:
+    click.echo(
+        f"task {result.get('task')} saved here from {result.get('from')}, working in"
+        f" {result.get('cwd')}; it starts once its source let it go"
+    )
+    for warning in result.get("warnings") or []:
+        click.echo(f"robota: warning: {warning}", err=True)
+    staying = result.get("sourceLocal") or []
+    if staying:
+        click.echo(f"stayed on {result.get('from')} (uncommitted or untracked):")
+        for path in staying:
+            click.echo(f"  {path}")
 
 
 @click.command("decline")

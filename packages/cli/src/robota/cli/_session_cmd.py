@@ -340,3 +340,21 @@ def run_command(  # noqa: PLR0917 (click passes the options positionally)
         restricted=restricted,
     )
     sys.exit(run_session(spec))
+
+
+@session_group.command("push")
+@click.argument("session_id", metavar="ID")
+@click.option(
+    "--to", "to", required=True, metavar="DEVICE", help="The device (id, prefix or name)."
+)
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object on stdout.")
+def push_command(session_id: str, to: str, as_json: bool) -> None:
+    """Move the session ID's task to another of your devices (it must be idle); the session
+    ends once the other device saved it. What stays on this device is printed."""
+    from ._handoff_push_cmd import say_pushed  # noqa: PLC0415
+    from ._task_cmd import PUSH_TIMEOUT  # noqa: PLC0415
+    from ._task_cmd import _call as call_host  # noqa: PLC0415
+
+    registration = _verified(_profile(), session_id)
+    fields: dict[str, object] = {"session": registration.id, "to": to}
+    say_pushed(call_host("push", "mesh.push", fields, PUSH_TIMEOUT, group="session"), as_json)

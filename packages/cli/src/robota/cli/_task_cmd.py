@@ -50,6 +50,9 @@ _TASK_OPTION = click.option(
     help="The task (list number, id or id prefix); the same as the leading TASK argument.",
 )
 
+PUSH_TIMEOUT = 120.0
+"""Seconds a push may take: the task read, git asked about its folder, the offer sent."""
+
 _JSON_OPTION = click.option("--json", "as_json", is_flag=True, help="Print JSON on stdout.")
 
 
@@ -496,3 +499,19 @@ def _inside_agent() -> bool:
     from robota.host import ENV_NAMES  # noqa: PLC0415
 
     return any(os.environ.get(name, "").strip() for name in ENV_NAMES)
+
+
+@task_group.command("push")
+@click.argument("task", required=False)
+@_TASK_OPTION
+@click.option(
+    "--to", "to", required=True, metavar="DEVICE", help="The device (id, prefix or name)."
+)
+@_JSON_OPTION
+def push_command(task: str | None, task_option: str | None, to: str, as_json: bool) -> None:
+    """Move TASK to another of your devices (it must be idle); it takes no input here from
+    then on. What stays on this device (uncommitted and untracked files) is printed."""
+    from ._handoff_push_cmd import say_pushed  # noqa: PLC0415
+
+    fields = {**_named(_one_task(task, task_option)), "to": to}
+    say_pushed(_call("push", "mesh.push", fields, PUSH_TIMEOUT), as_json)

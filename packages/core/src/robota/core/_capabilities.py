@@ -35,6 +35,9 @@ class AgentCapabilities:
     """Prompts may carry images."""
     resume: bool = False
     """A session can be opened again by its id after the agent process ended."""
+    import_history: bool = False
+    """The runtime restores a conversation a task brought from another device on its own;
+    else the task's first agent session is primed with its transcript before its prompt."""
 
     def refined(self, reported: Mapping[str, object]) -> AgentCapabilities:
         """These capabilities with what a session reported laid over them: a reported key

@@ -44,7 +44,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 import trio
 
 from robota.core import ChildSpec, RequestTimeout, StoreError
-from robota.core.control import Endpoint, StreamEndpoint
+from robota.core.control import Endpoint, HandlerError, StreamEndpoint
 
 from ._mesh_files import LINK_CERTS, load_link_certs, save_link_certs, split_address
 from ._mesh_handoff import MeshHandoffs, MeshHandoffsList
@@ -57,6 +57,7 @@ from ._mesh_offers import (
     MeshOffersList,
 )
 from ._mesh_pair import MeshJoin, MeshPair, MeshPairing
+from ._mesh_push import MeshPush, handoff_hooks, push_task
 from ._mesh_talk import MeshSend, MeshTalk
 from ._services import ServiceSpec
 
@@ -185,14 +186,16 @@ class HostMesh:
         if self.talk is not None:
             endpoints.append(Endpoint(MeshSend, self.talk.send))
         endpoints.append(Endpoint(MeshHandoffsList, self.handoffs_list))
+        if self.desk is not None:
+            endpoints.append(Endpoint(MeshPush, self.push, operator=True))
         if self.offers is not None:
             offers = self.offers
             endpoints += [
                 Endpoint(MeshOfferFile, offers.offer),
                 Endpoint(MeshOfferAny, offers.offer_any, operator=True),
-                Endpoint(MeshOffersList, offers.offers),
-                Endpoint(MeshAccept, offers.accept, operator=True),
-                Endpoint(MeshDecline, offers.decline),
+                Endpoint(MeshOffersList, self.offers_list),
+                Endpoint(MeshAccept, self.accept, operator=True),
+                Endpoint(MeshDecline, self.decline),
             ]
         return endpoints
 
@@ -294,7 +297,10 @@ class HostMesh:
 
         assert self.desk is not None
         keys = HandoffKeys(links.trust.device, device_id(root), key, public_key)
-        return MeshHandoffs(DeskBook(self.desk), keys, lambda: self.links, clock=self.clock)
+        hooks = handoff_hooks(self.desk)
+        return MeshHandoffs(
+            DeskBook(self.desk), keys, lambda: self.links, hooks=hooks, clock=self.clock
+        )
 
     async def _deliver(self, peer: str, frame: object) -> None:
         """A conversation's frame to the conversations, an offer's to the offers."""
@@ -483,6 +489,43 @@ class HostMesh:
         if self.talk is not None:
             problems.extend(await self.talk.problems())
         return {"links": links, "problems": problems}
+
+    async def offers_list(self, request: MeshOffersList) -> dict[str, object]:
+        """``mesh.offers``: the files offered here, then the handoffs (``_mesh_take``)."""
+        from ._mesh_take import handoff_item, offered_handoffs  # noqa: PLC0415
+
+        assert self.offers is not None
+        listed = await self.offers.offers(request)
+        if self.handoffs is not None:
+            items = [handoff_item(row) for row in await offered_handoffs(self.handoffs)]
+            listed = {"offers": [*listed["offers"], *items]}  # type: ignore[misc]
+        return listed
+
+    async def accept(self, request: MeshAccept) -> dict[str, object]:
+        """``mesh.accept``: a handoff's (``_mesh_take``), else a file offer's."""
+        from ._mesh_take import accept_handoff, offered_handoff  # noqa: PLC0415
+
+        assert self.offers is not None
+        row = await offered_handoff(self.handoffs, request.offer)
+        if row is None or self.handoffs is None:
+            return await self.offers.accept(request)
+        return await accept_handoff(self.handoffs, row, request.dir)
+
+    async def decline(self, request: MeshDecline) -> dict[str, object]:
+        """``mesh.decline``: a handoff's (``_mesh_take``), else a file offer's."""
+        from ._mesh_take import decline_handoff, offered_handoff  # noqa: PLC0415
+
+        assert self.offers is not None
+        row = await offered_handoff(self.handoffs, request.offer)
+        if row is None or self.handoffs is None:
+            return await self.offers.decline(request)
+        return await decline_handoff(self.handoffs, row)
+
+    async def push(self, request: MeshPush) -> dict[str, object]:
+        """``mesh.push``: the task offered to the device named (``_mesh_push``)."""
+        if self.desk is None or self.handoffs is None:
+            raise HandlerError("unavailable", "the mesh is not open (robota mesh status)")
+        return await push_task(self.desk, self.handoffs, request)
 
     async def handoffs_list(self, _request: MeshHandoffsList) -> dict[str, object]:
         """``mesh.handoffs``: read from the store, open links or not."""

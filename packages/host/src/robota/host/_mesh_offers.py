@@ -102,10 +102,12 @@ class MeshOffersList:
 
 @dataclass(frozen=True, slots=True)
 class MeshAccept:
-    """Accept the offer ``id`` (operator-only) and wait for its copy."""
+    """Accept the offer ``id`` (operator-only) and wait for its copy; a handoff's task to work
+    in ``dir`` (``_mesh_take``)."""
 
     TYPE: ClassVar[str] = "mesh.accept"
     offer: str
+    dir: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -225,3 +225,16 @@ class TaskOwners:
         if not isinstance(reply, dict):
             raise HandlerError("internal", f"{describe(row)} replied with no object")
         return {**reply, "owner": row.owner}
+
+    async def stop_session(self, row: TaskOwner) -> None:
+        """End the session that owns ``row``'s task (``session.stop`` with its generation): a
+        task moved to another device runs there, not here. A session already gone is fine."""
+
+        def call() -> object:
+            with ControlClient(Path(row.socket), timeout=CLAIM_TIMEOUT) as client:
+                return client.call("session.stop", {"generation": row.token})
+
+        try:
+            await trio.to_thread.run_sync(call)
+        except ControlError as error:
+            logger.info("task %s: %s did not stop: %s", row.task_id, describe(row), error)

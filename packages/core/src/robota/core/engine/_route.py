@@ -21,7 +21,7 @@ and a round trip through this route's inbox first would add a thread wake-up to 
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -40,11 +40,14 @@ from ..store import (
     find_task,
     find_turn_attempt,
     head_attempt,
+    mobility_refusal,
     pending_prompts,
     route_binding,
+    task_mobility,
     task_turn_attempts,
     task_with_remote,
     tasks,
+    transcript_to_prime,
 )
 from ..store import task as load_task
 from ._context import EngineContext
@@ -278,3 +281,11 @@ class StoreReads:
 
     def is_dir(self, path: Path) -> bool:
         return path.is_dir()
+
+    def transcript_to_prime(self, task_id: str) -> Sequence[Mapping[str, object]] | None:
+        with self.readers.reading() as db:
+            return transcript_to_prime(db, task_id)
+
+    def immobile(self, task_id: str) -> str | None:
+        with self.readers.reading() as db:
+            return mobility_refusal(task_id, task_mobility(db, task_id))

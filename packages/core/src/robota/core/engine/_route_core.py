@@ -229,7 +229,11 @@ class RouteCore:
         it its effect: the turn's attempt, the queued prompt, or (a reply, a command, a steer)
         a write of its own, the steer's naming the turn it went into."""
         route, inbox = self.state, message.inbox
-        match decide(route.policy_state(), message.text):
+        decision = decide(route.policy_state(), message.text)
+        refusal = _immobile(route, decision)
+        if refusal is not None:
+            decision = Say(refusal)
+        match decision:
             case Say(text=text):
                 route.reply(text, error=True)
                 if inbox is not None:
@@ -292,3 +296,14 @@ class RouteCore:
                 agent_version=opened.agent_version,
             )
         )
+
+
+def _immobile(route: RouteData, decision: object) -> str | None:
+    """Why input that would reach the current task is refused: a handoff moves it, moved it
+    or holds it (the one place a task's input is admitted, so a chat's message, a ``task
+    send``, a print-mode prompt and a background session's all meet it); commands pass."""
+    if route.task is None or not isinstance(decision, Prompt | SteerRunningTurn | Enqueue):
+        return None
+    if isinstance(decision, Prompt) and decision.new_task:
+        return None
+    return route.reads.immobile(route.task.id)

@@ -24,7 +24,7 @@ Everything here is a frozen record except the port; no module of the core import
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, Literal, Protocol
 
@@ -605,3 +605,13 @@ class RouteReads(Protocol):
     ) -> Sequence[TurnAttempt]: ...
 
     def is_dir(self, path: Path) -> bool: ...
+
+    def transcript_to_prime(self, task_id: str) -> Sequence[Mapping[str, object]] | None:
+        """The turns ``task_id`` arrived with from another device while no session of it was
+        primed with them (``store.transcript_to_prime``)."""
+        ...
+
+    def immobile(self, task_id: str) -> str | None:
+        """Why ``task_id`` takes no input here (a handoff moves it, moved it, or holds this
+        device's copy: ``store.mobility_refusal``), ``None`` when it takes input."""
+        ...

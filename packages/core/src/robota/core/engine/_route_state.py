@@ -113,6 +113,9 @@ class Turn:
     """The agent ended the turn; its outcome is being written and the final claimed."""
     message_id: str | None = None
     """The chat message the turn answers (``TurnBegan.message_id``)."""
+    primer: str = ""
+    """What goes to the agent before the prompt: the transcript a task brought from another
+    device, on its first session's first turn (``_route_turns.primer``)."""
 
 
 class Restored(Record):

@@ -32,6 +32,10 @@ def use_task(route: RouteData, task_id: str) -> bool:
             f"task {task_id} belongs to agent {task.agent!r}, not configured here", error=True
         )
         return False
+    refusal = route.reads.immobile(task_id)
+    if refusal is not None:
+        route.reply(refusal, error=True)  # its session is not opened: it runs elsewhere
+        return False
     route.bind_task(task, create=False)
     route.open_session(task)
     return True

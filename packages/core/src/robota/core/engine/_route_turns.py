@@ -21,6 +21,7 @@ Functions of ``RouteData``, pure: they change the state and append effects.
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, cast
 
@@ -32,6 +33,7 @@ from ..store import (
     FinishTurnAttempt,
     InsertTurnAttempt,
     JSONValue,
+    MarkPrimed,
     TakeQueuedTurn,
     Together,
     UpdateTurnAttempt,
@@ -120,8 +122,24 @@ def begin(
         inbox=inbox,
         takes_over=takes_over,
     )
+    # The task's first turn here since it arrived (its session is a new one, opened for it).
+    turns = route.reads.transcript_to_prime(task.id)
+    if turns and not route.declared(task.agent).import_history:
+        turn.primer = primer(turns)
+        along = (*along, MarkPrimed(task.id))
     op = Together((*along, insert)) if along else insert
     route.emit(Write(op, AttemptAck(turn.attempt_id), then=_dispatch(route, turn)))
+
+
+def primer(turns: Sequence[Mapping[str, object]]) -> str:
+    """The transcript a task brought from another device, as the text its new agent session
+    reads before the first prompt there (its own session could not move)."""
+    lines = ["[robota: this conversation continues one held on another device; its turns so far:]"]
+    for number, turn in enumerate(turns, start=1):
+        lines.append(f"--- turn {number}, the user:\n{turn.get('prompt', '')}")
+        lines.append(f"--- turn {number}, you answered:\n{turn.get('answer', '')}")
+    lines.append("[robota: the conversation goes on with the user's next message:]\n")
+    return "\n".join(lines)
 
 
 def _dispatch(route: RouteData, turn: Turn) -> tuple[Effect, ...]:
@@ -142,7 +160,7 @@ def _dispatch(route: RouteData, turn: Turn) -> tuple[Effect, ...]:
     return (
         Running(turn.attempt_id, running=True),
         Notify(began),
-        Tell(route.task.agent, StartTurn(turn.task_id, turn.prompt, turn.images)),
+        Tell(route.task.agent, StartTurn(turn.task_id, turn.primer + turn.prompt, turn.images)),
     )
 
 
