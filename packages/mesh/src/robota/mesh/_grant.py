@@ -166,8 +166,7 @@ def verify_grant(
     try:
         body = verify_signed(blob, source_key)
     except Refused as refused:
-        reason: GrantReason = "signature-invalid" if refused.reason != "malformed" else "malformed"
-        raise GrantRefused(reason, refused.detail) from None
+        raise _refused(refused) from None
     grant = _read_grant(body, blob)
     checks: tuple[tuple[bool, GrantReason, str], ...] = (
         (grant.user == user, "wrong-user", "a grant of another user"),
@@ -186,6 +185,13 @@ def verify_grant(
         if not holds:
             raise GrantRefused(reason, detail)
     return grant
+
+
+def _refused(refused: Refused) -> GrantRefused:
+    """A signed object's refusal as a grant's: malformed stays so, anything else is a bad
+    signature (the only other check before a claim is read)."""
+    reason: GrantReason = "malformed" if refused.reason == "malformed" else "signature-invalid"
+    return GrantRefused(reason, refused.detail)
 
 
 def _read_grant(body: bytes, blob: bytes) -> Grant:
@@ -251,8 +257,7 @@ def verify_ack(
         claimed = tuple(as_text(field, limit=_ID_LIMIT) for field in fields[:4])
         digest, state = fields[4], as_text(fields[5])
     except Refused as refused:
-        reason: GrantReason = "signature-invalid" if refused.reason != "malformed" else "malformed"
-        raise GrantRefused(reason, refused.detail) from None
+        raise _refused(refused) from None
     if state != "persisted":
         raise GrantRefused("malformed", "an acknowledgement that is not of a saved task")
     if claimed != (handoff, source, destination, session) or digest != manifest_sha256:

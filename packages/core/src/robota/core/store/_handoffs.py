@@ -82,12 +82,6 @@ class HandoffRow:
     created_at: float
     updated_at: float
 
-    @property
-    def source(self) -> str:
-        """The source device, as ``mesh handoffs --json`` names it (``from``); ``""`` for this
-        device."""
-        return self.peer if self.side == "destination" else ""
-
     def to_json(self, me: str) -> dict[str, object]:
         """The ``mesh handoffs --json`` item (``me``: this device's id)."""
         return {
@@ -161,21 +155,18 @@ def handoff_payload(db: Database, handoff: str) -> bytes | None:
 def imported_transcript(db: Database, task_id: str) -> list[dict[str, object]] | None:
     """The turns a task arrived with from another device (its new agent session is primed
     with them), or ``None`` for a task that did not arrive by a handoff."""
-    row = db.execute(
-        "SELECT transcript_json FROM task_transcripts WHERE task_id = ?", (task_id,)
-    ).fetchone()
-    if row is None:
-        return None
-    turns = json.loads(str(row[0]))
-    return [dict(turn) for turn in turns]
+    return _transcript(db, task_id, "")
 
 
 def transcript_to_prime(db: Database, task_id: str) -> list[dict[str, object]] | None:
     """The turns a task arrived with while no agent session of it has been primed with them
     yet (``MarkPrimed``), else ``None``."""
+    return _transcript(db, task_id, " AND primed_at IS NULL")
+
+
+def _transcript(db: Database, task_id: str, condition: str) -> list[dict[str, object]] | None:
     row = db.execute(
-        "SELECT transcript_json FROM task_transcripts WHERE task_id = ? AND primed_at IS NULL",
-        (task_id,),
+        f"SELECT transcript_json FROM task_transcripts WHERE task_id = ?{condition}", (task_id,)
     ).fetchone()
     return None if row is None else [dict(turn) for turn in json.loads(str(row[0]))]
 
