@@ -8,8 +8,11 @@ import json
 import re
 import signal
 import subprocess
+import tempfile
+import threading
 import time
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -100,10 +103,13 @@ def hosted(short_root: Path, model: FakeModel) -> Iterator[tuple[Robota, Profile
 def run(
     robota: Robota,
     *args: str,
-    stdin: str | None = None,
+    stdin: str | list[str] | None = None,
     cwd: Path | None = None,
     env: dict[str, str] | None = None,
 ) -> subprocess.CompletedProcess[str]:
+    """``robota ARGS``; a list of ``stdin`` lines is a conversation (``converse``)."""
+    if isinstance(stdin, list):
+        return converse(robota, args, stdin, cwd=cwd or robota.root)
     return subprocess.run(
         [str(ROBOTA), *args],
         env=robota.environment(env, ()),
@@ -115,6 +121,61 @@ def run(
         check=False,
         cwd=cwd or robota.root,
     )
+
+
+def converse(
+    robota: Robota, args: tuple[str, ...], lines: list[str], cwd: Path
+) -> subprocess.CompletedProcess[str]:
+    """``robota ARGS`` (``--input-format stream-json``) given each of ``lines`` once the turn
+    of the line before has printed its ``result``: a line that arrives while a turn runs
+    steers it or is queued, depending on timing, and this run is about neither."""
+    with (
+        tempfile.TemporaryFile("w+") as err,
+        subprocess.Popen(
+            [str(ROBOTA), *args],
+            env=robota.environment(None, ()),
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=err,
+            text=True,
+            cwd=cwd,
+        ) as process,
+    ):
+        assert process.stdin is not None and process.stdout is not None
+        out: list[str] = []
+        try:
+            with timeout_kills(process):
+                for line in lines:
+                    process.stdin.write(line)
+                    process.stdin.flush()
+                    while (got := process.stdout.readline()) and not is_result(got):
+                        out.append(got)
+                    out.append(got)
+                process.stdin.close()
+                out.append(process.stdout.read())
+                process.wait(timeout=BOUND)
+        finally:
+            if process.poll() is None:
+                process.kill()
+        err.seek(0)
+        return subprocess.CompletedProcess(
+            process.args, process.returncode, "".join(out), err.read()
+        )
+
+
+def is_result(line: str) -> bool:
+    return line.strip().startswith("{") and json.loads(line).get("type") == "result"
+
+
+@contextmanager
+def timeout_kills(process: subprocess.Popen[str]) -> Iterator[None]:
+    """Kills ``process`` if the block has not ended within ``BOUND`` (a read would wait)."""
+    timer = threading.Timer(BOUND, process.kill)
+    timer.start()
+    try:
+        yield
+    finally:
+        timer.cancel()
 
 
 def known_routes(robota: Robota) -> int:
@@ -152,7 +213,7 @@ def unqueued(stdout: str) -> tuple[list[Any], list[Any]]:
 
 
 def both(
-    robota: Robota, *args: str, stdin: str | None = None, cwd: Path | None = None
+    robota: Robota, *args: str, stdin: str | list[str] | None = None, cwd: Path | None = None
 ) -> tuple[subprocess.CompletedProcess[str], subprocess.CompletedProcess[str]]:
     """The run through the host (checked to be: the host knows one more route) and the same
     run in its own process."""
@@ -200,12 +261,14 @@ def test_each_format_through_the_host_equals_the_run_in_process(
     )
     assert on_host.returncode == 1 and "fake invalid request" in on_host.stderr
 
-    lines = '{"type": "user", "text": "one"}\n{"type": "user", "text": "two"}\n'
+    lines = ['{"type": "user", "text": "one"}\n', '{"type": "user", "text": "two"}\n']
     stream_in = ("-p", "--input-format", "stream-json", "--output-format", "stream-json")
     on_host, local = both(robota, *stream_in, stdin=lines)
     assert on_host.returncode == local.returncode == 0, on_host.stderr
-    # Whether the second line is queued before or after the session opened is a race in either
-    # process (the lines arrive together): the same notices, ``queued`` wherever it fell.
+    # The second line goes in once the first turn printed its result (``converse``): sent
+    # together, it steers or queues behind the first turn as timing has it (tests/cli/test_print
+    # steers on purpose). Whether a line is queued before or after the session opened is a race
+    # in either process: the same notices, ``queued`` wherever it fell.
     assert unqueued(on_host.stdout) == unqueued(local.stdout)
     results = [o["result"] for o in json_lines(on_host.stdout) if o["type"] == "result"]
     assert results == ["ECHO: one", "ECHO: two"]

@@ -25,7 +25,7 @@ from robota.core.config import Profile
 from robota.core.control import MAX_LINE, ControlClient, probe_host
 from robota.host import process_gone
 
-from ..support.host import BOUND, agent_name
+from ..support.host import BOUND, agent_name, wait_for_status
 from ..support.model_server import FakeModel
 from ..support.processes import processes_with_home_under
 from ..support.robota import ROBOTA, Robota
@@ -141,12 +141,8 @@ def test_server_run_stops_cleanly_on_sigterm(sandbox: tuple[Robota, Profile]) ->
         text=True,
     ) as host:
         try:
-            deadline = time.monotonic() + BOUND
-            while not profile.control_socket.is_socket():
-                assert host.poll() is None, host.communicate()
-                assert time.monotonic() < deadline, "the host never came up"
-                time.sleep(0.05)
-            assert call(profile, "server.status")["pid"] == host.pid
+            with ControlClient(profile.control_socket, timeout=BOUND) as client:
+                assert wait_for_status(client, host)["pid"] == host.pid
             host.send_signal(signal.SIGTERM)
             _, err = host.communicate(timeout=BOUND)
         finally:

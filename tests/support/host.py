@@ -21,7 +21,7 @@ import pytest
 import trio
 
 from robota.core.config import Profile, load_config, resolve_profile
-from robota.core.control import ControlClient, acquire_host_lock
+from robota.core.control import ControlClient, NoHostRunning, acquire_host_lock
 from robota.host import Host
 
 from .model_server import FakeModel
@@ -86,12 +86,18 @@ async def ask(socket: Path, type_name: str, fields: dict[str, Any] | None = None
 
 
 def wait_for_status(client: ControlClient, host: subprocess.Popen[str]) -> Any:
-    """The host's first status, once its endpoint is up (bounded by the client's timeout)."""
+    """The host's first status, once its endpoint is up (bounded by the client's timeout).
+
+    The socket's file appears when it is bound, a moment before it listens: a connection
+    refused then is a host still starting (a loaded machine stretches that moment)."""
     deadline = time.monotonic() + client.timeout
     while True:
         assert host.poll() is None, host.communicate()
         if client.socket_path.is_socket():
-            return client.call("server.status")
+            try:
+                return client.call("server.status")
+            except NoHostRunning:
+                pass
         assert time.monotonic() < deadline, "the host never came up"
         time.sleep(0.05)
 
