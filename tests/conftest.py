@@ -12,7 +12,8 @@ the inner loop, ``./dev test`` runs both.
 makes its own sandbox (temporary directories, free ports, its own tmux server, network
 namespaces named after its pid), so any two may run at once; a test that cannot share the
 machine would carry ``@pytest.mark.xdist_group("name")`` and run in one worker with the rest of
-its group.
+its group. The slowest tests are handed out first, by the table ``tests/support/slowest.txt``
+(``tools/slowest.py`` writes it), so the run does not end waiting on one long test.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, settings
 
+from .support.slowest import read_table, slowest_first
 from .support.tiers import starts_processes
 
 # The suite runs in parallel workers (./dev test) on a machine other work shares: how fast
@@ -66,6 +68,9 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
         fixtures = getattr(item, "fixturenames", ())
         if starts_processes(fixtures, _module_source(item.path)):
             item.add_marker(pytest.mark.processes)
+    # The slowest first, so the workers' last tests are short ones (tests/support/slowest.py).
+    order = slowest_first([item.nodeid for item in items], read_table())
+    items[:] = [items[i] for i in order]
 
 
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
