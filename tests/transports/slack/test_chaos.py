@@ -9,8 +9,15 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from ...support.chaos import MOMENTS, chaos, host_logs, slack_chaos
 from ...support.processes import processes_with_home_under
+
+# The chaos runs kill and restart a host at a moment a few milliseconds wide, a dozen times a
+# run: one worker runs them one after another (``./dev test``'s --dist loadgroup), so no two
+# of them load the machine at once.
+pytestmark = pytest.mark.xdist_group("chaos")
 
 
 async def test_a_host_killed_at_each_exposed_moment_answers_every_message_once(
