@@ -33,12 +33,13 @@ sandboxed profile (``_real.Sandbox``), and the same agent set up again for the r
 * idle RSS: the host's resident memory once the store knows 10 000 routes (tasks bound to
   ``cli:`` routes, written straight into SQLite) of which 100 are active (each told ``/status``
   by ``task.send`` on the host's control socket, the request ``robota task send --wait``
-  makes, so its route actor is alive; one of them runs a turn, so its agent runs too), read
-  from /proc 2 s after the load, and again 12 s after it (the host passivates a route with
+  makes, so its route actor is alive; one of them runs a turn first, so its agent runs too),
+  read from /proc 2 s after the load, and again 12 s after it (the host passivates a route with
   nothing in flight after 5 s of quiet); the agent's processes are counted apart
   (``--quick``: 1 000 routes, 10 active; ``--rss-only``: this part alone). Target: under 60 MB.
   The load goes straight to the socket (about 10 ms a request) rather than through 100 CLI
-  processes (0.2-0.5 s each), so every route it made active still is when it is counted.
+  processes (0.2-0.5 s each), and the routes are counted there (``server.status``) right
+  after it, so every route it made active still is when it is counted.
 
 Every answer is checked (``ECHO: <prompt>``); the host is stopped and no process is left.
 The load average is printed at the start and at the end.
@@ -335,14 +336,17 @@ def bench_rss(sandbox: Sandbox, agent: str, known: int, active: int) -> list[str
             sent = client.call("task.send", {"task": task_id, "text": text, "wait": True})
         return [turn["final"] for turn in sent["turns"]]
 
-    for task_id in ids[:active]:
-        send(task_id, "/status")
-    # A command needs no agent: one turn, so the idle host has its agent running as in use.
+    # A command needs no agent: one turn, so the idle host has its agent running as in use. It
+    # goes first, and the status is read on the socket right after the commands: a route is
+    # passivated after 5 s of quiet, which a turn and a CLI start can outlast on a loaded
+    # machine, and then fewer routes than were made active would be counted.
     if send(ids[0], "one turn") != ["ECHO: one turn"]:
         raise SystemExit("the host's turn did not answer ECHO: one turn")
+    for task_id in ids[:active]:
+        send(task_id, "/status")
     loaded = time.monotonic()
-    _, out = run(sandbox, "server", "status", "--json")
-    status = json.loads(out)
+    with ControlClient(socket, timeout=120) as client:
+        status = client.call("server.status")
     time.sleep(max(0.0, loaded + 2.0 - time.monotonic()))
     host_kib = rss_kib(pid)
     agent_pids = [a["pid"] for a in status["agents"] if a["pid"]]
