@@ -11,13 +11,14 @@ from typing import Any
 
 import trio
 
-from robota.core import Address, ChildSpec, Restart, Supervisor, Timers
+from robota.core import Address, ChildSpec, Reply, Restart, Supervisor, Timers
 from robota.core.cards import (
     CardActor,
     CardDelivery,
     CardFailed,
     CardHost,
     CardPolicy,
+    CardRequest,
     CardShown,
     CardSkipped,
     CardTurn,
@@ -292,6 +293,25 @@ class FakeSink:
 # -- a whole card tree: store, timers, delivery, one card actor ---------------------------------
 
 
+class TimedDelivery(CardDelivery):
+    """The real delivery service, noting when the card actor handed it each request, on trio's
+    clock read on the actor's own thread: when the actor decided, before the hop to the loop and
+    the sink, whose delay a loaded machine stretches and the design does not bound."""
+
+    def __init__(self, sink: FakeSink, store: StoreClient) -> None:
+        super().__init__(sink, store)
+        self._now = trio.lowlevel.current_clock().current_time  # thread-safe: a clock, not the run
+        self.handed: list[tuple[float, CardRequest]] = []
+
+    def submit(self, request: CardRequest, reply_to: Reply) -> None:
+        self.handed.append((self._now(), request))
+        super().submit(request, reply_to)
+
+    def shown_at(self) -> list[float]:
+        """When each ``ShowCard`` was handed over, in order."""
+        return [at for at, request in self.handed if isinstance(request, ShowCard)]
+
+
 FAST = CardPolicy(
     interval=0.2,
     critical_interval=0.05,
@@ -308,7 +328,7 @@ class World:
     store: StoreClient
     path: Path
     notices: Recording
-    delivery: CardDelivery
+    delivery: TimedDelivery
     timers: Timers
     turn: CardTurn
 
@@ -383,7 +403,7 @@ async def card_world(
         backoff=FAST_BACKOFF,
     )
     store = StoreClient(supervisor.address("store"))
-    parts.update(supervisor=supervisor, store=store, delivery=CardDelivery(sink, store))
+    parts.update(supervisor=supervisor, store=store, delivery=TimedDelivery(sink, store))
     async with trio.open_nursery() as nursery:
         await nursery.start(supervisor.run)
         try:
