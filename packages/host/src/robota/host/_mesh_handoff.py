@@ -36,7 +36,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Protocol, TypeVar
 if TYPE_CHECKING:
     from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
-    from robota.core.store import Database, HandoffRow, HandoffSide, HeldTask
+    from robota.core.store import Database, HandoffRow, HandoffSide, HeldTask, OfferHandoff
     from robota.mesh import (
         Handoff,
         HandoffChunk,
@@ -181,10 +181,19 @@ class MeshHandoffs:
 
     # -- the source ----------------------------------------------------------------------------
 
-    async def push(self, task: str, peer: str, sealed: Sealed) -> str:
+    async def push(
+        self,
+        task: str,
+        peer: str,
+        sealed: Sealed,
+        *,
+        guard: Callable[[OfferHandoff], Any] | None = None,
+    ) -> str:
         """Offer ``task`` (sealed idle by the caller) to ``peer``: recorded ``offered`` with its
         payload and a grant for the link it goes on, then sent. The new handoff's id;
-        ``ValueError`` when the peer has no link or the task is already moving or moved."""
+        ``ValueError`` when the peer has no link or the task is already moving or moved.
+        ``guard`` wraps the record in an op of the caller's that checks the task in the same
+        transaction (``_mesh_push.OfferIdle``); what it raises is raised here."""
         from robota.core.store import OfferHandoff  # noqa: PLC0415
         from robota.mesh import OFFER_SECONDS, Handoff, manifest_document  # noqa: PLC0415
 
@@ -196,20 +205,19 @@ class MeshHandoffs:
         now = int(self.clock())
         expires = now + OFFER_SECONDS
         offer = self._offer(handoff, sealed, channel, now, expires)
-        recorded = await self.book.write(
-            OfferHandoff(
-                handoff=handoff.id,
-                task=task,
-                peer=peer,
-                payload=sealed.payload,
-                manifest_length=sealed.manifest.length,
-                manifest_sha256=sealed.manifest.sha256,
-                manifest=manifest_document(sealed.manifest),
-                grant=offer.grant,
-                expires_at=float(expires),
-                at=float(now),
-            )
+        record = OfferHandoff(
+            handoff=handoff.id,
+            task=task,
+            peer=peer,
+            payload=sealed.payload,
+            manifest_length=sealed.manifest.length,
+            manifest_sha256=sealed.manifest.sha256,
+            manifest=manifest_document(sealed.manifest),
+            grant=offer.grant,
+            expires_at=float(expires),
+            at=float(now),
         )
+        recorded = await self.book.write(record if guard is None else guard(record))
         if not recorded:
             raise ValueError(f"task {task} is already moving or has moved")
         await links.send_handoff(peer, offer, channel=channel)
