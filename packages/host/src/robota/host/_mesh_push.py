@@ -4,7 +4,12 @@ request, ``mesh.push``.
 
 The push reads the task as the store has it in one read (its settings, its completed turns as
 prompts and answers, its queue, whether a turn is running) and ``robota.mesh.seal`` refuses
-it, naming why, while anything is in flight (``push_busy``, a table tests it). The working
+it, naming why, while anything is in flight (``push_busy``, a table tests it). Approvals are
+not stored: one waits in the process driving the task's turn, so the push asks it
+(``approval_waiting``): a background session that owns the task says ``needs-input`` in its
+``session.status`` while a question of its agent waits for an answer. (The host's own ``cli:``
+routes never wait on one: policy decides there; a chat route's waits inside its running turn,
+which refuses the push as a running turn.) The working
 folder is read with git (origin, HEAD, what is uncommitted or untracked: that stays on this
 device and the operator is shown it). ``MeshHandoffs.push`` then records the offer, which is
 what freezes the task: from that write on ``task_mobility`` says ``moving`` and the one place
@@ -51,6 +56,7 @@ __all__ = [
     "MeshPush",
     "OfferIdle",
     "TaskSnapshot",
+    "approval_waiting",
     "handoff_hooks",
     "push_busy",
     "push_task",
@@ -219,6 +225,17 @@ def git_checkout(cwd: str) -> SourceCheckout:
     )
 
 
+async def approval_waiting(desk: TaskDesk, task_id: str) -> bool:
+    """Whether the live background session that owns ``task_id`` waits on an approval
+    (module docstring)."""
+    if desk.owners is None:
+        return False
+    owner = await desk.owners.other(task_id)
+    if owner is None:
+        return False
+    return await desk.owners.session_state(owner) == "needs-input"
+
+
 async def push_task(desk: TaskDesk, handoffs: MeshHandoffs, request: MeshPush) -> dict[str, Any]:
     """``mesh.push``: the task sealed idle and offered (module docstring)."""
     from robota.mesh import HandoffBusy, MeshError, seal  # noqa: PLC0415
@@ -234,9 +251,10 @@ async def push_task(desk: TaskDesk, handoffs: MeshHandoffs, request: MeshPush) -
         if name is None:
             raise HandlerError("not_found", f"session {session} owns no task", "session")
     task = await desk.resolve(name, request.caller)
+    asking = await approval_waiting(desk, task.id)
     snapshot = await desk.reads.query(lambda db: task_snapshot(db, task))
     busy = push_busy(
-        turn_running=snapshot.turn_running, queued=len(snapshot.queue), approval_waiting=False
+        turn_running=snapshot.turn_running, queued=len(snapshot.queue), approval_waiting=asking
     )
     checkout = await trio.to_thread.run_sync(git_checkout, str(task.cwd))
     try:

@@ -226,6 +226,23 @@ class TaskOwners:
             raise HandlerError("internal", f"{describe(row)} replied with no object")
         return {**reply, "owner": row.owner}
 
+    async def session_state(self, row: TaskOwner) -> str | None:
+        """The state the session that owns ``row``'s task reports (``session.status``:
+        ``working``, ``needs-input`` while an approval waits, ``idle``); ``None`` when it does
+        not answer."""
+
+        def call() -> object:
+            with ControlClient(Path(row.socket), timeout=CLAIM_TIMEOUT) as client:
+                return client.call("session.status", {})
+
+        try:
+            reply = await trio.to_thread.run_sync(call)
+        except ControlError as error:
+            logger.info("task %s: %s did not say its state: %s", row.task_id, describe(row), error)
+            return None
+        state = reply.get("state") if isinstance(reply, dict) else None
+        return state if isinstance(state, str) else None
+
     async def stop_session(self, row: TaskOwner) -> None:
         """End the session that owns ``row``'s task (``session.stop`` with its generation): a
         task moved to another device runs there, not here. A session already gone is fine."""
