@@ -305,13 +305,9 @@ class MeshHandoffs:
         if key is None:
             logger.warning("mesh: an offer from %s, not in the roster", peer)
             return
-        row = await self._row(offer.handoff, "destination")
-        if row is not None:
-            # The source sent its offer again (a reconnect): say again what it may have missed.
-            handoff = _handoff(row)
-            step = destination_step(handoff, _offer_arrived(), new=handoff)
-            await self._do(row, step.effects, channel)
-            return
+        # Verified before anything is said, a repeat too: an offer sent again after a
+        # reconnect is granted afresh for the new link, so one replayed from another link
+        # is refused (wrong-channel) and answered nothing.
         event = offer_event(
             offer,
             source_key=key,
@@ -323,6 +319,13 @@ class MeshHandoffs:
         )
         if isinstance(event, Unwired):
             logger.warning("mesh: an offer from %s refused: %s", peer, event.reason)
+            return
+        row = await self._row(offer.handoff, "destination")
+        if row is not None:
+            # The source sent its offer again (a reconnect): say again what it may have missed.
+            handoff = _handoff(row)
+            step = destination_step(handoff, _offer_arrived(), new=handoff)
+            await self._do(row, step.effects, channel)
             return
         arrived, grant = event
         new = Handoff(offer.handoff, offer.task, peer, "offered")
