@@ -280,9 +280,10 @@ class TaskDesk:
 
     # -- shared with the group requests ------------------------------------------------------------
 
-    async def open_on(self, key: str, request: NewTask | ForkTask) -> Task:
-        """Tell route ``key`` to make a task current (``NewTask`` or ``ForkTask``) and wait
-        until it did; the task as the store has it. Refused with the route's own reason."""
+    async def open_on(self, key: str, request: NewTask | ForkTask | UseTask) -> Task:
+        """Tell route ``key`` to make a task current (``NewTask``, ``ForkTask`` or ``UseTask``)
+        and wait until it did; the task as the store has it. Refused with the route's own
+        reason."""
         async with self.taps.tap(key) as notices:
             self.taps.tell(key, request)
             timeout = REPLY_TIMEOUT if isinstance(request, NewTask) else OPEN_TIMEOUT
@@ -293,6 +294,9 @@ class TaskDesk:
                     if isinstance(request, NewTask):
                         if isinstance(notice, RouteReply):
                             break  # announced: written, and no session to wait for
+                    elif isinstance(request, UseTask):
+                        if isinstance(notice, TaskOpened) and notice.task_id == request.task_id:
+                            break  # its session opened (resumed, or afresh) at its agent
                     elif isinstance(notice, TaskOpened) and notice.forked_from == request.task_id:
                         break  # the fork's session opened at its agent
             if waited.cancelled_caught:
