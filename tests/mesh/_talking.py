@@ -102,12 +102,12 @@ def conversations(home: Path) -> list[dict[str, Any]]:
 
 
 @contextmanager
-def fake_model_in(namespace: str) -> Iterator[str]:
-    """``tools/fake_model.py`` run inside ``namespace`` (its own loopback): its URL. Ended
-    (its process group) afterwards."""
+def fake_model_in(namespace: str, *options: str) -> Iterator[str]:
+    """``tools/fake_model.py [OPTIONS]`` run inside ``namespace`` (its own loopback): its URL.
+    Ended (its process group) afterwards."""
     ip = "/usr/sbin/ip" if Path("/usr/sbin/ip").exists() else "ip"
     model = subprocess.Popen(
-        [ip, "netns", "exec", namespace, sys.executable, str(FAKE_MODEL)],
+        [ip, "netns", "exec", namespace, sys.executable, str(FAKE_MODEL), *options],
         stdout=subprocess.PIPE,
         stderr=subprocess.DEVNULL,
         text=True,
