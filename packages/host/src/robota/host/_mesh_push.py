@@ -4,16 +4,19 @@ request, ``mesh.push``.
 
 The push reads the task as the store has it in one read (its settings, its completed turns as
 prompts and answers, its queue, whether a turn is running) and ``robota.mesh.seal`` refuses
-it, naming why, while anything is in flight (``push_busy``, a table tests it). Approvals are
-not stored: one waits in the process driving the task's turn, so the push asks it
-(``approval_waiting``): a background session that owns the task says ``needs-input`` in its
-``session.status`` while a question of its agent waits for an answer. (The host's own ``cli:``
-routes never wait on one: policy decides there; a chat route's waits inside its running turn,
-which refuses the push as a running turn.) The working
+it, naming why, while anything is in flight (``push_busy``, a table tests it). The working
 folder is read with git (origin, HEAD, what is uncommitted or untracked: that stays on this
-device and the operator is shown it). ``MeshHandoffs.push`` then records the offer, which is
-what freezes the task: from that write on ``task_mobility`` says ``moving`` and the one place
-a task's input is admitted (the route's core, ``mobility_refusal``) refuses every prompt to it.
+device and the operator is shown it).
+
+Approvals are not stored: one waits in the process driving the task's turn, so the push asks
+it (``approval_waiting``): a background session that owns the task says ``needs-input`` in its
+``session.status`` while a question of its agent waits for an answer. (The host's own ``cli:``
+routes never wait on one, policy decides there; a chat route's waits inside its running turn,
+which refuses the push as a running turn.)
+
+``MeshHandoffs.push`` then records the offer, which is what freezes the task: from that write
+on ``task_mobility`` says ``moving`` and the one place a task's input is admitted (the route's
+core, ``mobility_refusal``) refuses every prompt to it.
 
 The offer's record is guarded (``OfferIdle``): in the writer's one transaction it reads the
 task again as the push did and records the offer only while it is still idle and has the
@@ -270,8 +273,10 @@ async def push_task(desk: TaskDesk, handoffs: MeshHandoffs, request: MeshPush) -
         )
     except HandoffBusy as error:
         raise HandlerError("busy", f"task {task.id}: {error}") from None
-    except (ValueError, MeshError) as error:
+    except MeshError as error:
         raise HandlerError("refused", f"task {task.id}: {error}") from None
+    except ValueError as error:  # it names the task already
+        raise HandlerError("refused", str(error)) from None
     inventory = {key: list(value) for key, value in sealed.manifest.inventory.items()}
     return {
         "handoff": handoff,
