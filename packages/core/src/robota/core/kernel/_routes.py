@@ -322,7 +322,8 @@ class RouteDirectory(Generic[S]):
             )
 
     def passivate_all(self, timeout: float) -> bool:
-        """Passivate every active route and wait until they have saved. Blocks the caller."""
+        """Passivate every active route and wait until they have saved. Blocks the caller:
+        never call it on the loop that runs loop routes (they could not passivate)."""
         deadline = time.monotonic() + timeout
         with self._lock:
             for key, entry in self._entries.items():
