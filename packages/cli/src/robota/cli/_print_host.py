@@ -15,6 +15,11 @@ message and exit 2), chooses the task as print mode does (``choose_print_task``)
 ``local`` where its engine would not run the turn as print mode's own would (a ``--restricted``
 run in a trusted workspace, a project's settings): this process then runs it in-process, as
 it does when the host is of an older robota or refuses for any other reason.
+A task taken up as it is (``-c``, ``-r``) runs on the host's route that holds its agent
+session; one another live process owns (a background session, the daemon) the host refuses as
+``owned``, naming it: the workspace's daemon is asked next (it runs its own task), and when it
+does not take it either, print mode says the host's words and exits 1, never opening that
+session in its own process.
 
 Once the host said ``hello``, this process only relays: ``_print_relay.HostPrint`` sends the
 input and Ctrl-C's interrupt as ``submit`` and ``abort`` frames and writes the output from the
@@ -235,9 +240,11 @@ def print_on_host(
     prompt: str | None,
     sock: socket.socket,
     print_options: Callable[[], PrintOptions],
-) -> int | None:
-    """Run print mode's conversation on the host ``sock`` is connected to: the exit code, or
-    ``None`` when the host leaves it to this process (it closes ``sock`` either way).
+) -> int | str | None:
+    """Run print mode's conversation on the host ``sock`` is connected to: the exit code,
+    ``None`` when the host leaves it to this process, or the host's words when another live
+    process owns the task (``owned``: the workspace's daemon may be that owner; it closes
+    ``sock`` either way).
     ``options``: the command line's; ``prompt``: the text input's (``None``: stdin's
     stream-json lines); ``print_options``: them as ``PrintRun`` takes them (progress only)."""
     import sys  # noqa: PLC0415
@@ -252,6 +259,8 @@ def print_on_host(
         if isinstance(error, dict) and error.get("code") in ("refused", "usage"):
             sys.stderr.write(f"robota: {error.get('message')}\n")
             return 2
+        if isinstance(error, dict) and error.get("code") == "owned":
+            return str(error.get("message"))
         return None  # ``local``, an older host, a host stopping: print mode runs here
     sock.settimeout(None)
     agent = first.get("agent")
