@@ -81,6 +81,10 @@ def daemon_socket(profile: Profile, cwd: Path | None) -> Path | None:
     return Path(found.socket) if found is not None else None
 
 
+SHORT_ADDRESS = 103
+"""Bytes of a Unix socket path that ``connect`` takes as it is on any platform (Linux: 107)."""
+
+
 def connect_host(socket_path: Path) -> socket.socket | None:
     """A connection to the host listening at ``socket_path``, or ``None`` (none listens)."""
     if not socket_path.exists():
@@ -88,11 +92,26 @@ def connect_host(socket_path: Path) -> socket.socket | None:
     sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     try:
         sock.settimeout(HANDSHAKE_TIMEOUT)
-        sock.connect(str(socket_path))
+        if len(os.fsencode(socket_path)) <= SHORT_ADDRESS:
+            sock.connect(str(socket_path))
+        else:
+            _connect_long(sock, socket_path)
     except OSError:
         sock.close()
         return None
     return sock
+
+
+def _connect_long(sock: socket.socket, socket_path: Path) -> None:
+    """Connect to a socket under a path too long for an address (a profile deep in a tree):
+    through its directory, as the host bound it (``OSError`` where that cannot be)."""
+    from robota.core.control import ControlError, socket_address  # noqa: PLC0415
+
+    try:
+        with socket_address(socket_path) as address:
+            sock.connect(address)
+    except ControlError as error:
+        raise OSError(str(error)) from None
 
 
 class HostRoute:
