@@ -6,7 +6,9 @@ from __future__ import annotations
 
 import json
 import re
+import signal
 import subprocess
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -90,3 +92,36 @@ def unqueued(stdout: str) -> tuple[list[Any], list[Any]]:
 def host_log(robota: Robota) -> str:
     """What the profile's logs say (the host's and the daemons')."""
     return "".join(p.read_text(errors="replace") for p in (robota.home / "logs").glob("*.log*"))
+
+
+def signalled_mid_turn(robota: Robota, sent: signal.Signals, *args: str) -> tuple[int, str]:
+    """``robota *args --output-format stream-json``, sent ``sent`` once its turn streams: its
+    exit code and stderr."""
+    with subprocess.Popen(
+        [str(ROBOTA), *args, "--output-format", "stream-json"],
+        env=robota.environment(None, ()),
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        cwd=robota.root,
+    ) as printing:
+        assert printing.stdout is not None
+        for line in printing.stdout:
+            if json.loads(line)["type"] == "text_delta":
+                break
+        printing.send_signal(sent)
+        _, stderr = printing.communicate(timeout=BOUND)
+    return printing.returncode, stderr
+
+
+def wait_until_no_turn_runs(robota: Robota) -> None:
+    """Until the host runs no turn (it still runs, and within the bound)."""
+    deadline = time.monotonic() + BOUND
+    while True:
+        status_code, status = server_json(robota, "status")
+        assert status_code == 0 and status["running"], "the host went on"
+        if status["turns_running"] == 0:
+            return
+        assert time.monotonic() < deadline, "the host's turn was not interrupted"
+        time.sleep(0.2)

@@ -19,10 +19,18 @@ from robota.host import print_placement
 from ..support.host import BOUND, sandboxed
 from ..support.model_server import FakeModel
 from ..support.processes import kill_processes_with_home_under
-from ..support.robota import ROBOTA, Robota
+from ..support.robota import Robota
 from ..support.sessions import ok_json, robota_cmd, workspace
-from ._printing import host_log, hosted_sandbox, json_lines, known_routes, run, unqueued
-from ._server import server_json
+from ._printing import (
+    host_log,
+    hosted_sandbox,
+    json_lines,
+    known_routes,
+    run,
+    signalled_mid_turn,
+    unqueued,
+    wait_until_no_turn_runs,
+)
 
 
 @pytest.mark.parametrize(
@@ -215,31 +223,10 @@ def test_ctrl_c_or_sigterm_interrupts_the_hosts_turn_and_the_host_goes_on(
     hosted: tuple[Robota, Profile], sent: signal.Signals, code: int | None
 ) -> None:
     robota, _ = hosted
-    with subprocess.Popen(
-        [str(ROBOTA), "-p", "SLOW: 200", "--output-format", "stream-json"],
-        env=robota.environment(None, ()),
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        cwd=robota.root,
-    ) as printing:
-        assert printing.stdout is not None
-        for line in printing.stdout:
-            if json.loads(line)["type"] == "text_delta":
-                break
-        printing.send_signal(sent)
-        _, stderr = printing.communicate(timeout=BOUND)
+    returncode, stderr = signalled_mid_turn(robota, sent, "-p", "SLOW: 200")
     if code is not None:
-        assert printing.returncode == code, stderr
-    deadline = time.monotonic() + BOUND
-    while True:
-        status_code, status = server_json(robota, "status")
-        assert status_code == 0 and status["running"], "the host went on"
-        if status["turns_running"] == 0:
-            break
-        assert time.monotonic() < deadline, "the host's turn was not interrupted"
-        time.sleep(0.2)
+        assert returncode == code, stderr
+    wait_until_no_turn_runs(robota)
     after = run(robota, "-p", "still there")
     assert (after.returncode, after.stdout) == (0, "ECHO: still there\n"), after.stderr
 

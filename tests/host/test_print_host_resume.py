@@ -7,6 +7,7 @@ the same run in print mode's own process."""
 from __future__ import annotations
 
 import json
+import signal
 from collections.abc import Iterator
 from contextlib import closing
 from pathlib import Path
@@ -22,7 +23,14 @@ from ..support.host import task_json
 from ..support.model_server import FakeModel
 from ..support.robota import Robota
 from ..support.sessions import ok_json, registration, robota_cmd, workspace
-from ._printing import host_log, hosted_sandbox, json_lines, run
+from ._printing import (
+    host_log,
+    hosted_sandbox,
+    json_lines,
+    run,
+    signalled_mid_turn,
+    wait_until_no_turn_runs,
+)
 from ._server import server_json
 
 
@@ -45,7 +53,7 @@ def test_a_shared_routes_idle_count_as_the_terminals_inputs(
 
 @pytest.fixture
 def model() -> Iterator[FakeModel]:
-    with FakeModel() as fake:
+    with FakeModel(slow_deltas=40, slow_delay=0.05) as fake:
         yield fake
 
 
@@ -219,3 +227,24 @@ def test_a_task_the_workspaces_daemon_owns_runs_on_the_daemon(
         assert f"driven by background session {daemon['id']}" in local.stderr
     finally:
         robota_cmd(robota, "daemon", "stop", cwd=project)
+
+
+@pytest.mark.parametrize(("sent", "code"), [(signal.SIGINT, 130), (signal.SIGTERM, None)])
+def test_ctrl_c_or_sigterm_interrupts_a_resumed_turn_on_the_route_that_holds_it(
+    hosted: tuple[Robota, Profile], sent: signal.Signals, code: int | None
+) -> None:
+    """As for a new task: the terminal's turn on the host's route is interrupted, the host
+    goes on, and the task with it (its next turn on the same route hears the whole history)."""
+    robota, profile = hosted
+    task_id = answer(run(robota, "-p", "first", "--output-format", "json"))["session_id"]
+    (route,) = routes(robota, task_id)
+    returncode, stderr = signalled_mid_turn(robota, sent, "-p", "SLOW: 200", "-r", task_id)
+    if code is not None:
+        assert returncode == code, stderr
+    wait_until_no_turn_runs(robota)
+    after = answer(run(robota, "-p", "HISTORY", "-c", "--output-format", "json"))
+    assert (after["session_id"], after["result"]) == (
+        task_id,
+        "HISTORY: first | SLOW: 200 | HISTORY",
+    )
+    assert attempt_routes(profile, task_id) == [route] * 3
