@@ -143,8 +143,8 @@ def test_continue_and_resume_run_on_the_hosts_route_that_holds_the_task(
     assert local.returncode == 1
     assert local.stderr == (
         f"robota: task {task_id} is driven by host (pid {host_pid}); print mode does not "
-        "open its session beside that process (run it where the host takes it, or after "
-        "that process ended)\n"
+        "open its agent session beside that process: `robota task send` reaches it, or run "
+        "this once that process ended\n"
     )
     assert attempt_routes(profile, task_id) == [route] * 4
 

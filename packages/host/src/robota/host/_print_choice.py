@@ -286,8 +286,8 @@ async def held_elsewhere(engine: Engine, task_id: str) -> str | None:
             return None
         return (
             f"task {task_id} is driven by {describe(row)}; print mode does not open its "
-            "session beside that process (run it where the host takes it, or after that "
-            "process ended)"
+            "agent session beside that process: `robota task send` reaches it, or run this "
+            "once that process ended"
         )
 
     return await trio.to_thread.run_sync(read)
