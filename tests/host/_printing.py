@@ -22,10 +22,12 @@ from ..support.robota import ROBOTA, Robota
 from ._server import server_json
 
 
-def hosted_sandbox(root: Path, model: FakeModel) -> Iterator[tuple[Robota, Profile]]:
+def hosted_sandbox(
+    root: Path, model: FakeModel, agent: str = "codex"
+) -> Iterator[tuple[Robota, Profile]]:
     """A sandbox whose host runs (a real ``robota server start``), ended afterwards (a
     fixture's body)."""
-    robota, profile = sandboxed(root, model, "codex")
+    robota, profile = sandboxed(root, model, agent)
     code, started = server_json(robota, "start")
     assert code == 0, started
     try:

@@ -248,3 +248,34 @@ def test_ctrl_c_or_sigterm_interrupts_a_resumed_turn_on_the_route_that_holds_it(
         "HISTORY: first | SLOW: 200 | HISTORY",
     )
     assert attempt_routes(profile, task_id) == [route] * 3
+
+
+@pytest.fixture
+def hosted_acp(short_root: Path, model: FakeModel) -> Iterator[tuple[Robota, Profile]]:
+    """``hosted`` with an ACP agent, codex-acp."""
+    yield from hosted_sandbox(short_root, model, "codex-acp")
+
+
+def test_an_acp_task_resumes_on_the_host_and_after_the_host_restarted(
+    hosted_acp: tuple[Robota, Profile],
+) -> None:
+    """An ACP agent (codex-acp): ``-c`` on the print route that holds the task; after a new host
+    started, the task is on none of its routes, so it is taken over and bound to its ``cli:``
+    route, where its session is loaded (``session/load``) with the conversation so far."""
+    robota, profile = hosted_acp
+    task_id = answer(run(robota, "-p", "HELLO", "--output-format", "json"))["session_id"]
+    (route,) = routes(robota, task_id)
+    again = answer(run(robota, "-p", "HISTORY", "-c", "--output-format", "json"))
+    assert (again["session_id"], again["result"]) == (task_id, "HISTORY: HELLO | HISTORY")
+    assert attempt_routes(profile, task_id) == [route] * 2
+
+    for command in ("stop", "start"):
+        code, said = server_json(robota, command)
+        assert code == 0, said
+    resumed = run(robota, "-p", "HISTORY", "-r", task_id, "--output-format", "stream-json")
+    assert resumed.returncode == 0, resumed.stderr
+    lines = [json.loads(line) for line in resumed.stdout.splitlines()]
+    assert [o["resumed"] for o in lines if o["type"] == "session_started"] == [True]
+    assert lines[-1]["result"] == "HISTORY: HELLO | HISTORY | HISTORY"
+    assert attempt_routes(profile, task_id) == [route, route, f"cli:{task_id}"]
+    assert owner_of(profile, task_id) == ("host", host_status(robota)["pid"], 2)
