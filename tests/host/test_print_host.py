@@ -5,13 +5,11 @@ the fake model, and the real ``robota`` script, compared with the same run in it
 from __future__ import annotations
 
 import json
-import re
 import signal
 import subprocess
 import time
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -21,9 +19,18 @@ from robota.host import print_placement
 from ..support.host import BOUND, sandboxed
 from ..support.model_server import FakeModel
 from ..support.processes import kill_processes_with_home_under
-from ..support.robota import ROBOTA, Robota
+from ..support.robota import Robota
 from ..support.sessions import ok_json, robota_cmd, workspace
-from ._server import server_json
+from ._printing import (
+    host_log,
+    hosted_sandbox,
+    json_lines,
+    known_routes,
+    run,
+    signalled_mid_turn,
+    unqueued,
+    wait_until_no_turn_runs,
+)
 
 
 @pytest.mark.parametrize(
@@ -87,68 +94,7 @@ def model() -> Iterator[FakeModel]:
 @pytest.fixture
 def hosted(short_root: Path, model: FakeModel) -> Iterator[tuple[Robota, Profile]]:
     """A sandbox whose host runs (a real ``robota server start``), ended afterwards."""
-    robota, profile = sandboxed(short_root, model, "codex")
-    code, started = server_json(robota, "start")
-    assert code == 0, started
-    try:
-        yield robota, profile
-    finally:
-        server_json(robota, "stop")
-        kill_processes_with_home_under(short_root)
-
-
-def run(
-    robota: Robota,
-    *args: str,
-    stdin: str | None = None,
-    cwd: Path | None = None,
-    env: dict[str, str] | None = None,
-) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [str(ROBOTA), *args],
-        env=robota.environment(env, ()),
-        input=stdin,
-        stdin=None if stdin is not None else subprocess.DEVNULL,
-        capture_output=True,
-        text=True,
-        timeout=BOUND,
-        check=False,
-        cwd=cwd or robota.root,
-    )
-
-
-def known_routes(robota: Robota) -> int:
-    """The tasks the host opened for ``print.run`` so far (its log says each)."""
-    logs = (robota.home / "logs").glob("*.log*")
-    return sum(path.read_text(errors="replace").count("print.run: task ") for path in logs)
-
-
-_VARYING = re.compile(r"(^|_)id$|_ms$")
-_VARYING_TEXT = re.compile(r"(Chunk ID: |Wall time: )\S+")
-"""What Codex's shell tool output says that differs on every run."""
-
-
-def normalized(value: Any) -> Any:
-    """``value`` with what differs between two runs of the same turn (ids, times, the fake
-    model's running item numbers) blanked."""
-    if isinstance(value, dict):
-        return {k: "*" if _VARYING.search(k) else normalized(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [normalized(v) for v in value]
-    if isinstance(value, str):
-        return _VARYING_TEXT.sub(r"\1*", value)
-    return value
-
-
-def json_lines(stdout: str) -> list[Any]:
-    return [normalized(json.loads(line)) for line in stdout.splitlines() if line.strip()]
-
-
-def unqueued(stdout: str) -> tuple[list[Any], list[Any]]:
-    """The lines but ``queued``, in order, and the ``queued`` ones."""
-    objects = json_lines(stdout)
-    queued = [o for o in objects if o["type"] == "queued"]
-    return [o for o in objects if o["type"] != "queued"], queued
+    yield from hosted_sandbox(short_root, model)
 
 
 def both(
@@ -219,8 +165,9 @@ def test_tasks_usage_errors_and_trust_through_the_host(
     assert first.returncode == 0, first.stderr
     task = json.loads(first.stdout)["session_id"]
 
-    # -c and -r take the task print mode would take; the host leaves them to print mode's
-    # own process (``print_placement``), and forks one itself.
+    # -c and -r take the task print mode would take; the host runs them on the route that
+    # holds it (no new print route: tests/host/test_print_host_resume.py), and forks one
+    # itself.
     for args in (("-c",), ("-r", "kept"), ("-r", task)):
         before = known_routes(robota)
         again = run(robota, "-p", "again", *args, "--output-format", "json")
@@ -276,37 +223,12 @@ def test_ctrl_c_or_sigterm_interrupts_the_hosts_turn_and_the_host_goes_on(
     hosted: tuple[Robota, Profile], sent: signal.Signals, code: int | None
 ) -> None:
     robota, _ = hosted
-    with subprocess.Popen(
-        [str(ROBOTA), "-p", "SLOW: 200", "--output-format", "stream-json"],
-        env=robota.environment(None, ()),
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        cwd=robota.root,
-    ) as printing:
-        assert printing.stdout is not None
-        for line in printing.stdout:
-            if json.loads(line)["type"] == "text_delta":
-                break
-        printing.send_signal(sent)
-        _, stderr = printing.communicate(timeout=BOUND)
+    returncode, stderr = signalled_mid_turn(robota, sent, "-p", "SLOW: 200")
     if code is not None:
-        assert printing.returncode == code, stderr
-    deadline = time.monotonic() + BOUND
-    while True:
-        status_code, status = server_json(robota, "status")
-        assert status_code == 0 and status["running"], "the host went on"
-        if status["turns_running"] == 0:
-            break
-        assert time.monotonic() < deadline, "the host's turn was not interrupted"
-        time.sleep(0.2)
+        assert returncode == code, stderr
+    wait_until_no_turn_runs(robota)
     after = run(robota, "-p", "still there")
     assert (after.returncode, after.stdout) == (0, "ECHO: still there\n"), after.stderr
-
-
-def host_log(robota: Robota) -> str:
-    return "".join(p.read_text(errors="replace") for p in (robota.home / "logs").glob("*.log*"))
 
 
 def test_a_run_takes_the_session_opened_ahead_with_nothing_of_the_run_before(

@@ -74,6 +74,7 @@ brackets::
     ├── SkillError                     ``robota skills``: a directory robota must not change
     ├── AutostartError                 ``robota server autostart``: no service manager, or it failed
     ├── UsageError                     print mode: the command line or its session is wrong
+    ├── TaskHeld                       print mode: the task is another live process's (exit 1)
     ├── TrustError                     workspace trust (robota.core.trust)
     │   └── TrustStoreUnreadable       the trust store cannot be read or is damaged: fail closed
     ├── WorkspaceRefused               a headless start in a workspace nobody trusted (exit 2)

@@ -54,6 +54,7 @@ if typing.TYPE_CHECKING:
         PrintTask,
         TaskChoice,
         choose_print_task,
+        held_elsewhere,
         print_placement,
     )
     from ._print_turns import PrintTurns
@@ -299,6 +300,7 @@ __all__ = [
     "PrintTurns",
     "TaskChoice",
     "choose_print_task",
+    "held_elsewhere",
     "print_placement",
     # routes
     "CLI_KIND",
@@ -454,6 +456,7 @@ _HOMES = {
     "PrintTask": "._print_choice",
     "TaskChoice": "._print_choice",
     "choose_print_task": "._print_choice",
+    "held_elsewhere": "._print_choice",
     "print_placement": "._print_choice",
     "PrintTurns": "._print_turns",
 }

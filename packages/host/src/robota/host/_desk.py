@@ -128,6 +128,9 @@ class TaskDesk:
         self.owners = TaskOwners(owner, engine.store, self.reads) if owner is not None else None
         """The host's: a task another live process owns is passed to it or refused
         (``_owners``); a session's desk serves only the task it owns."""
+        self.print_routes: set[str] = set()
+        """The print routes this process's print runs made (``_print_turns``): a task current
+        on one is driven there, where its agent session is open."""
 
     def close(self) -> None:
         """Close the read connections (the host's or session's run ends with them)."""
@@ -371,7 +374,7 @@ class TaskDesk:
         self, name: str | None, caller: Mapping[str, str] | None
     ) -> tuple[Task, TaskRoute]:
         task, current_on = await self._resolved(name, caller, with_routes=True)
-        return task, route_for_task(task.id, current_on, self.kinds)
+        return task, route_for_task(task.id, current_on, self.kinds, self.print_routes)
 
     async def _resolved(
         self, name: str | None, caller: Mapping[str, str] | None, *, with_routes: bool

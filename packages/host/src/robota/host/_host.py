@@ -175,7 +175,7 @@ class Host:
             teams=self.teams.for_transport,
             restricted_task=task_restricted_hook(profile, config.storage.sqlite_path),
         )
-        self.prints = PrintDesk(self.engine, config, profile, lambda: self.accepting)
+        self.prints = PrintDesk(self.engine, config, profile, lambda: self.accepting, desk)
         self.groups = groups = GroupDesk(desk, lambda: self.transports.makers)
         self._endpoints: list[Endpoint[Any] | StreamEndpoint[Any]] | None = [
             Endpoint(HostStatus, self._status),

@@ -209,6 +209,7 @@ class SessionHost:
             print_config,
             self.profile,
             lambda: self.accepting and self.ready,
+            self.desk,
             engine_config=config,
             forced=self.spec.restricted,
         )

@@ -1,0 +1,129 @@
+"""Print mode's runs for the tests of ``print.run`` (a warm host's print mode): the real
+``robota`` script run in a sandbox, its JSON output with what differs between two runs of the
+same turn blanked, and what the hosts' logs say of their print runs."""
+
+from __future__ import annotations
+
+import json
+import re
+import signal
+import subprocess
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from robota.core.config import Profile
+
+from ..support.host import BOUND, sandboxed
+from ..support.model_server import FakeModel
+from ..support.processes import kill_processes_with_home_under
+from ..support.robota import ROBOTA, Robota
+from ._server import server_json
+
+
+def hosted_sandbox(
+    root: Path, model: FakeModel, agent: str = "codex"
+) -> Iterator[tuple[Robota, Profile]]:
+    """A sandbox whose host runs (a real ``robota server start``), ended afterwards (a
+    fixture's body)."""
+    robota, profile = sandboxed(root, model, agent)
+    code, started = server_json(robota, "start")
+    assert code == 0, started
+    try:
+        yield robota, profile
+    finally:
+        server_json(robota, "stop")
+        kill_processes_with_home_under(root)
+
+
+def run(
+    robota: Robota,
+    *args: str,
+    stdin: str | None = None,
+    cwd: Path | None = None,
+    env: dict[str, str] | None = None,
+) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [str(ROBOTA), *args],
+        env=robota.environment(env, ()),
+        input=stdin,
+        stdin=None if stdin is not None else subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=BOUND,
+        check=False,
+        cwd=cwd or robota.root,
+    )
+
+
+def known_routes(robota: Robota) -> int:
+    """The tasks the host opened for ``print.run`` so far (its log says each)."""
+    logs = (robota.home / "logs").glob("*.log*")
+    return sum(path.read_text(errors="replace").count("print.run: task ") for path in logs)
+
+
+_VARYING = re.compile(r"(^|_)id$|_ms$")
+_VARYING_TEXT = re.compile(r"(Chunk ID: |Wall time: )\S+")
+"""What Codex's shell tool output says that differs on every run."""
+
+
+def normalized(value: Any) -> Any:
+    """``value`` with what differs between two runs of the same turn (ids, times, the fake
+    model's running item numbers) blanked."""
+    if isinstance(value, dict):
+        return {k: "*" if _VARYING.search(k) else normalized(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [normalized(v) for v in value]
+    if isinstance(value, str):
+        return _VARYING_TEXT.sub(r"\1*", value)
+    return value
+
+
+def json_lines(stdout: str) -> list[Any]:
+    return [normalized(json.loads(line)) for line in stdout.splitlines() if line.strip()]
+
+
+def unqueued(stdout: str) -> tuple[list[Any], list[Any]]:
+    """The lines but ``queued``, in order, and the ``queued`` ones."""
+    objects = json_lines(stdout)
+    queued = [o for o in objects if o["type"] == "queued"]
+    return [o for o in objects if o["type"] != "queued"], queued
+
+
+def host_log(robota: Robota) -> str:
+    """What the profile's logs say (the host's and the daemons')."""
+    return "".join(p.read_text(errors="replace") for p in (robota.home / "logs").glob("*.log*"))
+
+
+def signalled_mid_turn(robota: Robota, sent: signal.Signals, *args: str) -> tuple[int, str]:
+    """``robota *args --output-format stream-json``, sent ``sent`` once its turn streams: its
+    exit code and stderr."""
+    with subprocess.Popen(
+        [str(ROBOTA), *args, "--output-format", "stream-json"],
+        env=robota.environment(None, ()),
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        cwd=robota.root,
+    ) as printing:
+        assert printing.stdout is not None
+        for line in printing.stdout:
+            if json.loads(line)["type"] == "text_delta":
+                break
+        printing.send_signal(sent)
+        _, stderr = printing.communicate(timeout=BOUND)
+    return printing.returncode, stderr
+
+
+def wait_until_no_turn_runs(robota: Robota) -> None:
+    """Until the host runs no turn (it still runs, and within the bound)."""
+    deadline = time.monotonic() + BOUND
+    while True:
+        status_code, status = server_json(robota, "status")
+        assert status_code == 0 and status["running"], "the host went on"
+        if status["turns_running"] == 0:
+            return
+        assert time.monotonic() < deadline, "the host's turn was not interrupted"
+        time.sleep(0.2)
