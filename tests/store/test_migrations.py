@@ -367,6 +367,11 @@ SAMPLE_ROWS: dict[int, dict[str, list[dict[str, object]]]] = {
             }
         ],
     },
+    13: {
+        "mesh_handoff_staged": [
+            {"handoff": "0123abcd", "path": "/p/data/handoffs/0123abcd.staged", "staged_at": 17.0}
+        ],
+    },
 }
 
 

@@ -31,7 +31,7 @@ queue, the audit trail, what chat transports keep of their chats (``_chats``) an
 they accepted until their routes took them in (``_inbox``), and team groups' registry, decision
 audit and stored requests (``_teams``), and which process owns a task (``_owners``), and the
 device mesh's high-water marks (``_mesh``) and session handoffs between devices
-(``_handoffs``). The schema
+(``_handoffs``, their staged payloads ``_handoff_staged``). The schema
 grows through ``MIGRATIONS``, applied by the writer when it starts; a database from a newer
 robota is refused with ``StoreError``. Migrations that change tables are written with
 sqlite-utils (``schema_change``), which is also what ``inspect_store`` (``robota store``) reads
@@ -85,6 +85,7 @@ if typing.TYPE_CHECKING:
     from ._client import StoreClient
     from ._connection import open_reader
     from ._database import Database, Parameters
+    from ._handoff_staged import StageHandoff, staged_payloads
     from ._handoffs import (
         HANDOFF_SIDES,
         CommitHeldTask,
@@ -327,8 +328,10 @@ __all__ = [
     "MoveHandoff",
     "OfferHandoff",
     "ReceiveHandoff",
+    "StageHandoff",
     "TaskMobility",
     "handoff_payload",
+    "staged_payloads",
     "handoff_row",
     "handoff_rows",
     "imported_transcript",
@@ -515,6 +518,8 @@ _LAZY = {
     "RaiseMeshMark": "._mesh",
     "mesh_marks": "._mesh",
     "HANDOFF_SIDES": "._handoffs",
+    "StageHandoff": "._handoff_staged",
+    "staged_payloads": "._handoff_staged",
     "CommitHeldTask": "._handoffs",
     "HandoffRow": "._handoffs",
     "HandoffSide": "._handoffs",

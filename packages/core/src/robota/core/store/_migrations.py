@@ -522,6 +522,18 @@ def _v12_mesh_offers(db: sqlite_utils.Database) -> None:
     db.table("mesh_offers").create_index(["direction", "phase"], index_name="mesh_offers_by_phase")
 
 
+def _v13_mesh_handoff_staged(db: sqlite_utils.Database) -> None:
+    # Where a destination staged a handoff's payload on disk (``_handoff_staged``), written in
+    # the transaction that records the phase ``staged``, so a restart commits from that file
+    # without asking the source again.
+    db.create_table(
+        "mesh_handoff_staged",
+        {"handoff": str, "path": str, "staged_at": float},
+        pk="handoff",
+        not_null={"handoff", "path", "staged_at"},
+    )
+
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "conversation state", _V1_CONVERSATIONS),
     Migration(2, "presentation and audit", _V2_PRESENTATION_AND_AUDIT),
@@ -535,6 +547,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(10, "mesh handoffs", _V10_MESH_HANDOFFS),
     Migration(11, "mesh conversations", schema_change(_v11_mesh_conversations)),
     Migration(12, "mesh offers", schema_change(_v12_mesh_offers)),
+    Migration(13, "mesh handoff staged", schema_change(_v13_mesh_handoff_staged)),
 )
 """Every migration this code knows, oldest first; the last one's version is the schema's."""
 
