@@ -25,6 +25,7 @@ mid-transfer removes the partial file (``resume``'s sweep) and asks the source f
 from its first byte again; a restart after staging commits from the staged file without asking
 the source (``resume``). The folder an operator accepted into (``answer(cwd=...)``) is kept in
 memory until the commit; a restart before it falls back to the source's folder.
+``_handoff_pause.pause_at`` marks the moments the chaos tests kill a host at (inert otherwise).
 """
 
 from __future__ import annotations
@@ -38,6 +39,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Protocol, TypeVar
 
 import trio
 
+from ._handoff_pause import pause_at
 from ._handoff_staging import HandoffStaging, StagedFile, StagingFailed
 
 if TYPE_CHECKING:
@@ -348,6 +350,7 @@ class MeshHandoffs:
         if recorded == "replayed":
             logger.warning("mesh: an offer from %s refused: replayed: its grant's nonce", peer)
             return
+        pause_at("offered")
         step = destination_step(None, arrived, new=new)
         for effect in step.effects:
             if isinstance(effect, TellOperator):  # its RecordPhase was ReceiveHandoff's
@@ -382,6 +385,7 @@ class MeshHandoffs:
         if isinstance(event, PayloadChecked) and event.problem:
             return event  # nothing of a chunk that cannot be taken is written
         await trio.to_thread.run_sync(receiving.file.write, chunk.data)
+        pause_at("mid-transfer")
         if isinstance(event, PayloadChecked):
             path = await trio.to_thread.run_sync(receiving.file.finish)
             receiving.path = str(path)
@@ -557,8 +561,12 @@ class MeshHandoffs:
             case SendSaved() if row.ack is not None or phase == "committed":
                 await self._send_saved(row, channel)
             case CommitHeld():
-                return "committed" if await self._commit(row) else False
+                if not await self._commit(row):
+                    return False
+                pause_at("committed")
+                return "committed"
             case LetGo():
+                pause_at("acked")
                 if not await self.book.write(LetGoTask(handoff=row.id)):
                     return False
                 await self.hooks.let_go(row.task)
@@ -621,8 +629,10 @@ class MeshHandoffs:
         receiving = self._receiving.get(row.id)
         if receiving is None or receiving.path is None:
             return False
-        staged = await self.book.write(StageHandoff(handoff=row.id, path=receiving.path))
-        return "staged" if staged else False
+        if not await self.book.write(StageHandoff(handoff=row.id, path=receiving.path)):
+            return False
+        pause_at("staged")
+        return "staged"
 
     async def _discard(self, handoff: str) -> None:
         """Whatever of ``handoff``'s payload is staged, in memory and on disk, removed."""
