@@ -18,6 +18,7 @@ from __future__ import annotations
 import json
 import os
 import pty
+import random
 import signal
 import subprocess
 import time
@@ -51,6 +52,7 @@ __all__ = [
     "chaos_run",
     "loopback_devices",
     "namespace_devices",
+    "plan_for",
 ]
 
 MOMENTS = HANDOFF_MOMENTS
@@ -198,6 +200,16 @@ class Tally:
         for point, (runs, neither, both, incomplete, ok) in self.rows.items():
             lines.append(f"{point:<14}{runs:>6}{neither:>9}{both:>6}{incomplete:>12}{ok:>5}")
         return "\n".join(lines)
+
+
+def plan_for(point: str, rng: random.Random) -> list[Kill]:
+    """A run's kills (the tool's): at ``point`` first, the side drawn; then, one time in two,
+    one more at a later moment, drawn too."""
+    plan = [Kill(point, rng.choice(WHO))]
+    later = MOMENTS[MOMENTS.index(point) + 1 :]
+    if later and rng.random() < 0.5:
+        plan.append(Kill(rng.choice(later), rng.choice(WHO)))
+    return plan
 
 
 def _query(device: Device, query: Callable[[Database], T]) -> T:
