@@ -2,7 +2,8 @@
 a folder of its own under the profile, owner-only; a partial file never under the staged name;
 length then SHA-256 checked when the payload is read back; partial and orphaned files removed at
 start. Through the host's driver on two real stores (``_handoff_pair``): a host that stops after
-staging commits from its staged file when it starts again, without asking the source; one that
+staging commits from its staged file when it starts again, into the folder its operator chose,
+without asking the source; one that
 stops between the rename and the ``staged`` transaction asks again from the first byte, the
 orphan gone; a staged file changed on disk meanwhile abandons the handoff on both sides."""
 
@@ -112,10 +113,10 @@ def test_a_new_transfer_replaces_what_an_earlier_one_left(tmp_path: Path) -> Non
     assert list(staging.folder.iterdir()) == []
 
 
-async def _accepted(pair: Pair) -> str:
+async def _accepted(pair: Pair, cwd: str | None = None) -> str:
     handoff = await pair.source.push("t-build", pair.dst, sealed_task())
     await pair.wire.pump()
-    assert await pair.destination.answer(handoff, yes=True) == "transferring"
+    assert await pair.destination.answer(handoff, yes=True, cwd=cwd) == "transferring"
     return handoff
 
 
@@ -139,7 +140,7 @@ async def _started(pair: Pair) -> MeshHandoffs:
 async def test_a_host_stopped_after_staging_commits_from_disk_without_asking_again(
     pair: Pair,
 ) -> None:
-    handoff = await _accepted(pair)
+    handoff = await _accepted(pair, cwd="/here/p")
     await _stopped(pair, CommitHeldTask)
     assert await phases(pair, handoff) == ("transferring", "staged")
     staging = pair.destination.staging
@@ -151,6 +152,10 @@ async def test_a_host_stopped_after_staging_commits_from_disk_without_asking_aga
     assert await pair.wire.pump() == ["HandoffSaved", "HandoffReleased", "HandoffClosed"]
     assert await phases(pair, handoff) == ("committed", "committed")
     assert await pair.dst_book.read(lambda db: imported_transcript(db, "t-build")) == TURNS
+    cwd = await pair.dst_book.read(
+        lambda db: db.execute("SELECT cwd FROM tasks WHERE id = 't-build'").fetchone()[0]
+    )
+    assert cwd == "/here/p"  # the folder its operator chose, though the host stopped since
     assert list(staging.folder.iterdir()) == []  # the staged payload went with the commit
     assert "source let go t-build" in pair.happened
 

@@ -23,8 +23,9 @@ then digest, then the staged file's content) and records ``staged`` with the sta
 in one transaction (``StageHandoff``); the commit reads that file back, checked again. A restart
 mid-transfer removes the partial file (``resume``'s sweep) and asks the source for the payload
 from its first byte again; a restart after staging commits from the staged file without asking
-the source (``resume``). The folder an operator accepted into (``answer(cwd=...)``) is kept in
-memory until the commit; a restart before it falls back to the source's folder.
+the source (``resume``). The folder an operator accepted into (``answer(cwd=...)``) is written
+with the phase ``transferring`` (``AnswerHandoff``), so the commit saves the task there after a
+restart too.
 ``_handoff_pause.pause_at`` marks the moments the chaos tests kill a host at (inert otherwise).
 """
 
@@ -191,7 +192,7 @@ class MeshHandoffs:
         self.clock = clock
         self._receiving: dict[str, _Receiving] = {}
         self._dirs: dict[str, str] = {}
-        """The folder each accepted handoff's task is to work in (``mesh accept --dir``)."""
+        """The folder an answer chose (``mesh accept --dir``), until its transaction takes it."""
 
     # -- the source ----------------------------------------------------------------------------
 
@@ -524,6 +525,7 @@ class MeshHandoffs:
         self, row: HandoffRow, phase: str, effect: HandoffEffect, channel: bytes | None
     ) -> bool | str | None:
         from robota.core.store import (  # noqa: PLC0415
+            AnswerHandoff,
             LetGoTask,
             MarkReleased,
             MoveHandoff,
@@ -547,6 +549,9 @@ class MeshHandoffs:
             case RecordPhase(phase=target) if target == phase:
                 # The source hears the destination's close: nothing is sent again.
                 return bool(await self.book.write(MarkReleased(handoff=row.id, side=row.side)))
+            case RecordPhase(phase="transferring") if row.side == "destination":
+                answered = AnswerHandoff(handoff=row.id, cwd=self._dirs.pop(row.id, None))
+                return "transferring" if await self.book.write(answered) else False
             case RecordPhase(phase="staged") if row.side == "destination":
                 return await self._record_staged(row)
             case RecordPhase(phase=target):
@@ -645,7 +650,11 @@ class MeshHandoffs:
         """Save the task held with its transcript and the signed acknowledgement (one
         transaction), from the staged file read back and checked again; the staged payload
         is then removed."""
-        from robota.core.store import CommitHeldTask, staged_payloads  # noqa: PLC0415
+        from robota.core.store import (  # noqa: PLC0415
+            CommitHeldTask,
+            accepted_cwd,
+            staged_payloads,
+        )
         from robota.mesh import read_payload, sign_ack  # noqa: PLC0415
 
         path = (await self.book.read(staged_payloads)).get(row.id, "")
@@ -663,7 +672,7 @@ class MeshHandoffs:
             session=row.task,
             manifest_sha256=row.manifest_sha256,
         )
-        task = held_task(payload, self._dirs.pop(row.id, None))
+        task = held_task(payload, await self.book.read(lambda db: accepted_cwd(db, row.id)))
         transcript = tuple(dict(turn) for turn in payload.turns)
         op = CommitHeldTask(handoff=row.id, task=task, transcript=transcript, ack=ack.blob)
         if not await self.book.write(op):
