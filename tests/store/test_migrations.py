@@ -367,6 +367,16 @@ SAMPLE_ROWS: dict[int, dict[str, list[dict[str, object]]]] = {
             }
         ],
     },
+    13: {
+        "mesh_handoff_landing": [
+            {
+                "handoff": "0123abcd",
+                "cwd": "/src/p",
+                "staged_path": "/p/data/handoffs/0123abcd.staged",
+                "updated_at": 17.0,
+            }
+        ],
+    },
 }
 
 

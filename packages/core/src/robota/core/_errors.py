@@ -78,6 +78,7 @@ brackets::
     ├── TrustError                     workspace trust (robota.core.trust)
     │   └── TrustStoreUnreadable       the trust store cannot be read or is damaged: fail closed
     ├── WorkspaceRefused               a headless start in a workspace nobody trusted (exit 2)
+    ├── StagingFailed                  a handoff payload that does not stage or read back as stated
     ├── AttachRefused                  ``robota --attach``: the session did not take the attach
     │   └── _OlderSession              it refused ``protocol``: asked again as version 1 (internal)
     ├── PreviewError                   [ValueError] a line ``robota cards preview`` cannot draw

@@ -31,7 +31,7 @@ queue, the audit trail, what chat transports keep of their chats (``_chats``) an
 they accepted until their routes took them in (``_inbox``), and team groups' registry, decision
 audit and stored requests (``_teams``), and which process owns a task (``_owners``), and the
 device mesh's high-water marks (``_mesh``) and session handoffs between devices
-(``_handoffs``). The schema
+(``_handoffs``, what a destination keeps of one it takes ``_handoff_staged``). The schema
 grows through ``MIGRATIONS``, applied by the writer when it starts; a database from a newer
 robota is refused with ``StoreError``. Migrations that change tables are written with
 sqlite-utils (``schema_change``), which is also what ``inspect_store`` (``robota store``) reads
@@ -85,6 +85,7 @@ if typing.TYPE_CHECKING:
     from ._client import StoreClient
     from ._connection import open_reader
     from ._database import Database, Parameters
+    from ._handoff_staged import AnswerHandoff, StageHandoff, accepted_cwd, staged_payloads
     from ._handoffs import (
         HANDOFF_SIDES,
         CommitHeldTask,
@@ -317,6 +318,7 @@ __all__ = [
     "RaiseMeshMark",
     "mesh_marks",
     "HANDOFF_SIDES",
+    "AnswerHandoff",
     "CommitHeldTask",
     "HandoffRow",
     "HandoffSide",
@@ -327,8 +329,11 @@ __all__ = [
     "MoveHandoff",
     "OfferHandoff",
     "ReceiveHandoff",
+    "StageHandoff",
     "TaskMobility",
     "handoff_payload",
+    "accepted_cwd",
+    "staged_payloads",
     "handoff_row",
     "handoff_rows",
     "imported_transcript",
@@ -515,6 +520,10 @@ _LAZY = {
     "RaiseMeshMark": "._mesh",
     "mesh_marks": "._mesh",
     "HANDOFF_SIDES": "._handoffs",
+    "AnswerHandoff": "._handoff_staged",
+    "StageHandoff": "._handoff_staged",
+    "accepted_cwd": "._handoff_staged",
+    "staged_payloads": "._handoff_staged",
     "CommitHeldTask": "._handoffs",
     "HandoffRow": "._handoffs",
     "HandoffSide": "._handoffs",
