@@ -522,6 +522,13 @@ def _v12_mesh_offers(db: sqlite_utils.Database) -> None:
     db.table("mesh_offers").create_index(["direction", "phase"], index_name="mesh_offers_by_phase")
 
 
+_V13_FINAL_CLAIMS = _statements(
+    # When a final answer's send was first claimed (``_finals``): a claim with no delivery
+    # after a crash means the answer may have reached the platform already.
+    "ALTER TABLE final_deliveries ADD COLUMN final_claimed_at REAL",
+)
+
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "conversation state", _V1_CONVERSATIONS),
     Migration(2, "presentation and audit", _V2_PRESENTATION_AND_AUDIT),
@@ -535,6 +542,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(10, "mesh handoffs", _V10_MESH_HANDOFFS),
     Migration(11, "mesh conversations", schema_change(_v11_mesh_conversations)),
     Migration(12, "mesh offers", schema_change(_v12_mesh_offers)),
+    Migration(13, "final sends claimed", _V13_FINAL_CLAIMS),
 )
 """Every migration this code knows, oldest first; the last one's version is the schema's."""
 
