@@ -377,6 +377,18 @@ SAMPLE_ROWS: dict[int, dict[str, list[dict[str, object]]]] = {
             }
         ],
     },
+    14: {
+        "final_deliveries": [
+            {
+                "turn_id": "turn-2",
+                "progress_message_id": "m5",
+                "final_message_ids_json": "[]",
+                "final_delivered_at": None,
+                "last_card_hash": "def",
+                "final_claimed_at": 17.0,
+            }
+        ],
+    },
 }
 
 

@@ -85,6 +85,7 @@ if typing.TYPE_CHECKING:
     from ._client import StoreClient
     from ._connection import open_reader
     from ._database import Database, Parameters
+    from ._finals import ClaimFinalSend, FinalGate, FinalVerdict, final_gate
     from ._handoff_staged import AnswerHandoff, StageHandoff, accepted_cwd, staged_payloads
     from ._handoffs import (
         HANDOFF_SIDES,
@@ -244,6 +245,10 @@ __all__ = [
     "ClaimInboundEvent",
     "SaveRouteState",
     "RecordFinalDelivery",
+    "ClaimFinalSend",
+    "FinalGate",
+    "FinalVerdict",
+    "final_gate",
     "RecordProgressCard",
     "InsertTurnAttempt",
     "UpdateTurnAttempt",
@@ -425,6 +430,10 @@ _LAZY = {
     "StoreReport": "._inspect",
     "TableReport": "._inspect",
     "inspect_store": "._inspect",
+    "ClaimFinalSend": "._finals",
+    "FinalGate": "._finals",
+    "FinalVerdict": "._finals",
+    "final_gate": "._finals",
     "Ack": "._messages",
     "Failable": "._messages",
     "Write": "._messages",

@@ -535,6 +535,13 @@ def _v13_mesh_handoff_landing(db: sqlite_utils.Database) -> None:
     )
 
 
+_V14_FINAL_CLAIMS = _statements(
+    # When a final answer's send was first claimed (``_finals``): a claim with no delivery
+    # after a crash means the answer may have reached the platform already.
+    "ALTER TABLE final_deliveries ADD COLUMN final_claimed_at REAL",
+)
+
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "conversation state", _V1_CONVERSATIONS),
     Migration(2, "presentation and audit", _V2_PRESENTATION_AND_AUDIT),
@@ -549,6 +556,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(11, "mesh conversations", schema_change(_v11_mesh_conversations)),
     Migration(12, "mesh offers", schema_change(_v12_mesh_offers)),
     Migration(13, "mesh handoff landing", schema_change(_v13_mesh_handoff_landing)),
+    Migration(14, "final sends claimed", _V14_FINAL_CLAIMS),
 )
 """Every migration this code knows, oldest first; the last one's version is the schema's."""
 
