@@ -8,6 +8,7 @@ runs: print mode, ``task send`` and the host refuse it in turn, naming the termi
 from __future__ import annotations
 
 import shlex
+from pathlib import Path
 
 import pytest
 
@@ -110,7 +111,7 @@ def test_the_tui_refuses_a_task_a_live_host_or_session_drives_and_takes_it_over_
 
 def refused_while_the_terminal_holds_it(robota: Robota, task_id: str, pid: int) -> None:
     """While the TUI runs the task is the terminal's: print mode (through the host and in its
-    own process) and task send are refused, naming it."""
+    own process), task send and a background session on it are refused, naming it."""
     said = f"task {task_id} is driven by robota's terminal UI (pid {pid})"
     for where in ((), ("--no-host",)):
         refused = run(robota, "-p", "x", "-r", task_id, *where)
@@ -119,6 +120,12 @@ def refused_while_the_terminal_holds_it(robota: Robota, task_id: str, pid: int) 
     sent = robota_cmd(robota, "task", "send", task_id, "x", "--wait")
     assert sent.returncode != 0
     assert said in sent.stderr
+    project = robota.root / "project"
+    session = ("session", "start", "--background", "--task", task_id, "--cwd", str(project))
+    started = robota_cmd(robota, *session)
+    assert started.returncode != 0
+    assert "see " in started.stderr  # the session said why in its log
+    assert said in Path(started.stderr.rsplit("see ", 1)[1].strip()).read_text()
 
 
 def refused_run(terminal: Tmux, robota: Robota, *args: str) -> tuple[int, str]:
