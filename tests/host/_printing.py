@@ -1,6 +1,8 @@
 """Print mode's runs for the tests of ``print.run`` (a warm host's print mode): the real
 ``robota`` script run in a sandbox, its JSON output with what differs between two runs of the
-same turn blanked, and what the hosts' logs say of their print runs."""
+same turn blanked, what the hosts' logs and the store say of their print runs and tasks, and
+the fixtures ``model`` (a slowly streaming fake model) and ``hosted`` (a sandbox whose host
+runs)."""
 
 from __future__ import annotations
 
@@ -10,10 +12,14 @@ import signal
 import subprocess
 import time
 from collections.abc import Iterator
+from contextlib import closing
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from robota.core.config import Profile
+from robota.core.store import open_reader
 
 from ..support.host import BOUND, sandboxed
 from ..support.model_server import FakeModel
@@ -35,6 +41,18 @@ def hosted_sandbox(
     finally:
         server_json(robota, "stop")
         kill_processes_with_home_under(root)
+
+
+@pytest.fixture
+def model() -> Iterator[FakeModel]:
+    with FakeModel(slow_deltas=40, slow_delay=0.05) as fake:
+        yield fake
+
+
+@pytest.fixture
+def hosted(short_root: Path, model: FakeModel) -> Iterator[tuple[Robota, Profile]]:
+    """A sandbox whose host runs (a real ``robota server start``), ended afterwards."""
+    yield from hosted_sandbox(short_root, model)
 
 
 def run(
@@ -127,3 +145,32 @@ def wait_until_no_turn_runs(robota: Robota) -> None:
             return
         assert time.monotonic() < deadline, "the host's turn was not interrupted"
         time.sleep(0.2)
+
+
+def attempt_routes(profile: Profile, task_id: str) -> list[str]:
+    """The route each of the task's turns ran on, oldest first, from the store itself."""
+    with closing(open_reader(profile.data_dir / "robota.sqlite")) as db:
+        rows = db.execute(
+            "SELECT route_key FROM turn_attempts WHERE task_id = ? ORDER BY rowid", (task_id,)
+        ).fetchall()
+    return [str(row[0]) for row in rows]
+
+
+def owner_of(profile: Profile, task_id: str) -> tuple[str, int, int] | None:
+    with closing(open_reader(profile.data_dir / "robota.sqlite")) as db:
+        row = db.execute(
+            "SELECT owner, pid, generation FROM task_owners WHERE task_id = ?", (task_id,)
+        ).fetchone()
+    return None if row is None else (str(row[0]), int(row[1]), int(row[2]))
+
+
+def owned_by(profile: Profile, owner: str) -> list[str]:
+    with closing(open_reader(profile.data_dir / "robota.sqlite")) as db:
+        rows = db.execute("SELECT task_id FROM task_owners WHERE owner = ?", (owner,)).fetchall()
+    return [str(row[0]) for row in rows]
+
+
+def host_status(robota: Robota) -> Any:
+    code, status = server_json(robota, "status")
+    assert code == 0 and status["running"], status
+    return status

@@ -8,7 +8,6 @@ import json
 import signal
 import subprocess
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -23,14 +22,17 @@ from ..support.robota import Robota
 from ..support.sessions import ok_json, robota_cmd, workspace
 from ._printing import (
     host_log,
-    hosted_sandbox,
+    hosted,
     json_lines,
     known_routes,
+    model,
     run,
     signalled_mid_turn,
     unqueued,
     wait_until_no_turn_runs,
 )
+
+__all__ = ["hosted", "model"]  # the fixtures, from _printing.py
 
 
 @pytest.mark.parametrize(
@@ -83,18 +85,6 @@ def test_where_print_modes_turns_run_on_a_restricted_daemon(
         forced=True,
     )
     assert where == placement
-
-
-@pytest.fixture
-def model() -> Iterator[FakeModel]:
-    with FakeModel(slow_deltas=40, slow_delay=0.05) as fake:
-        yield fake
-
-
-@pytest.fixture
-def hosted(short_root: Path, model: FakeModel) -> Iterator[tuple[Robota, Profile]]:
-    """A sandbox whose host runs (a real ``robota server start``), ended afterwards."""
-    yield from hosted_sandbox(short_root, model)
 
 
 def both(

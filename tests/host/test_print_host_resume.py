@@ -9,14 +9,12 @@ from __future__ import annotations
 import json
 import signal
 from collections.abc import Iterator
-from contextlib import closing
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from robota.core.config import Profile
-from robota.core.store import open_reader
 from robota.host._print_turns import own_inputs
 
 from ..support.host import task_json
@@ -24,14 +22,22 @@ from ..support.model_server import FakeModel
 from ..support.robota import Robota
 from ..support.sessions import ok_json, registration, robota_cmd, workspace
 from ._printing import (
+    attempt_routes,
     host_log,
+    host_status,
+    hosted,
     hosted_sandbox,
     json_lines,
+    model,
+    owned_by,
+    owner_of,
     run,
     signalled_mid_turn,
     wait_until_no_turn_runs,
 )
 from ._server import server_json
+
+__all__ = ["hosted", "model"]  # the fixtures, from _printing.py
 
 
 @pytest.mark.parametrize(
@@ -51,18 +57,6 @@ def test_a_shared_routes_idle_count_as_the_terminals_inputs(
     assert own_inputs(sent, route_inputs) == answered
 
 
-@pytest.fixture
-def model() -> Iterator[FakeModel]:
-    with FakeModel(slow_deltas=40, slow_delay=0.05) as fake:
-        yield fake
-
-
-@pytest.fixture
-def hosted(short_root: Path, model: FakeModel) -> Iterator[tuple[Robota, Profile]]:
-    """A sandbox whose host runs (a real ``robota server start``), ended afterwards."""
-    yield from hosted_sandbox(short_root, model)
-
-
 def answer(done: Any) -> Any:
     assert done.returncode == 0, done.stderr
     return json.loads(done.stdout.splitlines()[-1])
@@ -71,35 +65,6 @@ def answer(done: Any) -> Any:
 def routes(robota: Robota, task_id: str) -> list[str]:
     """The routes the task is current on (``task status``)."""
     status: list[str] = task_json(robota, "status", task_id)["routes"]
-    return status
-
-
-def attempt_routes(profile: Profile, task_id: str) -> list[str]:
-    """The route each of the task's turns ran on, oldest first, from the store itself."""
-    with closing(open_reader(profile.data_dir / "robota.sqlite")) as db:
-        rows = db.execute(
-            "SELECT route_key FROM turn_attempts WHERE task_id = ? ORDER BY rowid", (task_id,)
-        ).fetchall()
-    return [str(row[0]) for row in rows]
-
-
-def owner_of(profile: Profile, task_id: str) -> tuple[str, int, int] | None:
-    with closing(open_reader(profile.data_dir / "robota.sqlite")) as db:
-        row = db.execute(
-            "SELECT owner, pid, generation FROM task_owners WHERE task_id = ?", (task_id,)
-        ).fetchone()
-    return None if row is None else (str(row[0]), int(row[1]), int(row[2]))
-
-
-def owned_by(profile: Profile, owner: str) -> list[str]:
-    with closing(open_reader(profile.data_dir / "robota.sqlite")) as db:
-        rows = db.execute("SELECT task_id FROM task_owners WHERE owner = ?", (owner,)).fetchall()
-    return [str(row[0]) for row in rows]
-
-
-def host_status(robota: Robota) -> Any:
-    code, status = server_json(robota, "status")
-    assert code == 0 and status["running"], status
     return status
 
 

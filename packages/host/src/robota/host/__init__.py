@@ -56,6 +56,8 @@ if typing.TYPE_CHECKING:
         choose_print_task,
         held_elsewhere,
         print_placement,
+        terminal_refusal,
+        terminal_takes,
     )
     from ._print_turns import PrintTurns
     from ._reads import (
@@ -301,6 +303,8 @@ __all__ = [
     "TaskChoice",
     "choose_print_task",
     "held_elsewhere",
+    "terminal_refusal",
+    "terminal_takes",
     "print_placement",
     # routes
     "CLI_KIND",
@@ -457,6 +461,8 @@ _HOMES = {
     "TaskChoice": "._print_choice",
     "choose_print_task": "._print_choice",
     "held_elsewhere": "._print_choice",
+    "terminal_refusal": "._print_choice",
+    "terminal_takes": "._print_choice",
     "print_placement": "._print_choice",
     "PrintTurns": "._print_turns",
 }
