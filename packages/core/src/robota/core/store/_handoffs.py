@@ -29,6 +29,7 @@ import sqlite3
 from dataclasses import dataclass
 from typing import Literal, cast, get_args
 
+from .._errors import StoreError
 from .._records import Record
 from ._database import Database
 from ._records import stamp
@@ -258,7 +259,7 @@ def mobility_refusal(task_id: str, mobility: TaskMobility | None) -> str | None:
     )
 
 
-class TaskImmobile(Exception):
+class TaskImmobile(StoreError):
     """A write that would give ``task_id`` input found it moving, moved or held; its text is
     ``mobility_refusal``'s, what the route's admission says."""
 
