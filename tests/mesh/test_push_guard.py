@@ -2,7 +2,8 @@
 ``OfferIdle``, issue 30 §3): on a real store, a task still as it was sealed is recorded
 ``offered`` (and moving); a turn that began, a prompt queued, or a turn that ran to its end
 since the push read it refuses the push naming which, and nothing is recorded; a task already
-moving is not offered twice."""
+moving is not offered twice. The other way round, a turn's attempt written after the offer
+committed is refused (``TaskImmobile``): one of the two writes always sees the other."""
 
 from __future__ import annotations
 
@@ -21,6 +22,7 @@ from robota.core.store import (
     FinishTurnAttempt,
     InsertTurnAttempt,
     OfferHandoff,
+    TaskImmobile,
     handoff_rows,
     open_reader,
     task_mobility,
@@ -126,3 +128,12 @@ def test_a_busy_refusal_names_the_most_pressing(tmp_path: Path) -> None:
     with pytest.raises(HandoffBusy) as busy:
         write_once(path, OfferIdle(offer=_offer(), turns=1))
     assert busy.value.busy == "turn-running"
+
+
+def test_a_turn_after_the_offer_is_refused_and_the_task_frozen_as_sealed(tmp_path: Path) -> None:
+    path = _store(tmp_path)
+    assert write_once(path, OfferIdle(offer=_offer(), turns=1)) is True
+    with pytest.raises(TaskImmobile, match="is moving to device DESK"):
+        _began(path)  # the route admitted it on a read before the offer committed
+    count = "SELECT count(*) FROM turn_attempts WHERE task_id = 't1'"
+    assert _read(path, lambda db: db.execute(count).fetchone()[0]) == 1  # the sealed turn only

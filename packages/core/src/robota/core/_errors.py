@@ -16,6 +16,7 @@ brackets::
     ├── InitLockTimeout                [TimeoutError] another ``robota init`` holds the lock
     ├── PluginError                    an entry-point plugin failed to load or is not one
     ├── StoreError                     the SQLite store cannot be opened, migrated or written
+    │   ├── TaskImmobile               a turn's write for a task a handoff moves, moved or holds
     │   └── _BatchFailed               the writer's batch failed as a whole (internal)
     ├── EventFormatError               [ValueError] JSON that is not a valid turn event
     ├── ThrottleError                  [RuntimeError] the card throttle driven out of order

@@ -23,8 +23,9 @@ task again as the push did and records the offer only while it is still idle and
 turns it was sealed with; a turn that began, a prompt queued or a turn that ran to its end
 since the read refuses the push, naming which (``HandoffBusy``, or that the task changed),
 and nothing is recorded. So the task is frozen exactly as it was sealed. (The route admits a
-prompt on a read of the task's mobility before its turn's first write; a prompt admitted in
-the instant before the offer commits still runs here, the engine's window, not the push's.)
+prompt on a read of the task's mobility before its turn's first write; that write checks
+again in its own transaction, ``store.refuse_immobile``, so a prompt admitted in the instant
+before the offer commits is refused there: one of the two writes always sees the other.)
 
 The desk's side of a handoff (``handoff_hooks``): ``let_go`` ends the process of a background
 session that owns the moved task (``session.stop`` to its socket); ``unfreeze`` has nothing to
