@@ -134,6 +134,14 @@ class Device:
         while self.state() not in ("", "Z") and time.monotonic() < deadline:
             time.sleep(0.05)
 
+    def _ours(self) -> bool:
+        """Whether ``pid`` is still this device's host (not a pid reused since)."""
+        try:
+            environ = Path(f"/proc/{self.pid}/environ").read_bytes().split(b"\0")
+        except OSError:
+            return False
+        return f"ROBOTA_HOME={self.home}".encode() in environ
+
     def go_on(self) -> None:
         with suppress(ProcessLookupError):
             os.kill(self.pid, signal.SIGCONT)
@@ -143,6 +151,16 @@ class Device:
         waited for."""
         self.go_on()
         _robota(self.home, "server", "stop")
+        # A host ``server stop`` did not end (it missed the request, or stopped itself again
+        # at a moment) is ended by its pid, once known to be this device's: no process left.
+        state = self.home / "data" / "run" / "host.json"
+        with suppress(OSError, ValueError, KeyError):
+            self.pid = int(json.loads(state.read_text())["pid"])
+        deadline = time.monotonic() + 30
+        while self.state() not in ("", "Z") and time.monotonic() < deadline:
+            time.sleep(0.05)
+        if self.state() not in ("", "Z") and self._ours():
+            self.kill()
         for process in self.starting:
             with suppress(subprocess.TimeoutExpired):
                 process.wait(60)
