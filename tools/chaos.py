@@ -6,8 +6,9 @@ Per transport, a real host (``robota server run``'s process, with codex-acp on t
 serves the tests' fake platform (tests/transports/chaos.py: the Feishu Open Platform, Slack, a
 Feishu team group with one slot). One message after another, each host is SIGKILLed at a moment
 drawn at random from ``chaos.MOMENTS`` (after the message's reaction, mid-turn, during the turn
-continued after the last kill, between the terminal card and the final, between the terminal
-reaction and the removal of the working one, while a queued prompt waits) or at a random delay
+continued after the last kill, between the terminal card and the final, between the platform
+keeping the final and the host's record of it, between the terminal reaction and the removal
+of the working one, while a queued prompt waits) or at a random delay
 of up to 3 s after the message was pushed (``random``), and started again, until N kills were
 made; an event a killed host never acknowledged is delivered again to the next, as the platform
 does. Then a last host runs until everything settled (or 120 s).

@@ -237,6 +237,8 @@ class FakeSink:
         self.delay = 0.0
         self.final_sent: trio.Event | None = None
         """Set (on the loop) when ``send_final`` succeeds: a wait that needs no polling."""
+        self.keys: dict[str, str] = {}
+        """Each final chunk's key -> its message id, as a platform that keeps them would."""
         self._ids = 0
 
     def fail_when(self, predicate: Callable[[str, tuple[Any, ...]], bool], error: Exception):
@@ -273,10 +275,11 @@ class FakeSink:
     async def send_final(self, route: str, chunks: Sequence[Any], *, keys: Sequence[str]):
         await self._enter("send_final", route, tuple(chunks), tuple(keys))
         ids = []
-        for chunk in chunks:
+        for chunk, key in zip(chunks, keys, strict=True):
             message_id = self._new_id("final")
             self.messages[message_id] = chunk
             self.finals.append((message_id, chunk))
+            self.keys[key] = message_id
             ids.append(message_id)
         if self.final_sent is not None:
             self.final_sent.set()
@@ -288,6 +291,15 @@ class FakeSink:
 
     def methods(self) -> list[str]:
         return [call.method for call in self.calls]
+
+
+class LookupSink(FakeSink):
+    """A ``FakeSink`` that is a ``FinalLookup`` too: it says which final chunks it keeps (by
+    ``keys``, which a test may fill as a platform that kept a send would)."""
+
+    async def sent_finals(self, route: str, keys: Sequence[str]) -> Mapping[str, str]:
+        await self._enter("sent_finals", route, tuple(keys))
+        return {key: self.keys[key] for key in keys if key in self.keys}
 
 
 # -- a whole card tree: store, timers, delivery, one card actor ---------------------------------

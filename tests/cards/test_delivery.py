@@ -22,9 +22,12 @@ from robota.core.cards import (
     FinalSent,
     PermanentSendError,
     ShowCard,
+    TransientSendError,
 )
 from robota.core.store import (
+    ClaimFinalSend,
     Database,
+    FinalGate,
     RecordFinalDelivery,
     StoreClient,
     StoreWriter,
@@ -33,7 +36,7 @@ from robota.core.store import (
 )
 from robota.core.testing import FAST_BACKOFF, Recording, wait_until
 
-from ._harness import FakeSink
+from ._harness import FakeSink, LookupSink
 
 
 @dataclass
@@ -62,8 +65,8 @@ class Rig:
 
 
 @asynccontextmanager
-async def rig(path: Path, **options: Any) -> AsyncIterator[Rig]:
-    sink = FakeSink()
+async def rig(path: Path, sink: FakeSink | None = None, **options: Any) -> AsyncIterator[Rig]:
+    sink = sink if sink is not None else FakeSink()
     parts: dict[str, CardDelivery] = {}
     supervisor = Supervisor(
         "delivery-test",
@@ -214,3 +217,85 @@ async def test_a_full_queue_refuses_at_once(tmp_path: Path) -> None:
         delivery.submit(ShowCard(f"t-{n}", "t", "r", {}, "h"), replies.add)
     [refused] = replies.messages
     assert refused == CardFailed("t-2", "t", True, None, "delivery queue full")
+
+
+# -- a final's send claimed first: what may have reached the platform is asked about -----------
+
+
+async def test_a_first_final_is_claimed_then_sent_without_asking(tmp_path: Path) -> None:
+    async with rig(tmp_path / "s.db", LookupSink()) as r:
+        r.final("t", 1, ("a", "b"))
+        [sent] = await r.replies.received(1)
+        assert sent == FinalSent("t-1", "t", ("final-1", "final-2"), already=False)
+        assert r.sink.methods() == ["send_final"]
+        # Claimed before: a second path (another run) finds it delivered.
+        gate = await r.store.write(ClaimFinalSend("t"), timeout=5)
+        assert gate == FinalGate("sent", ("final-1", "final-2"))
+
+
+async def test_a_final_a_killed_run_claimed_is_looked_up_and_only_the_rest_sent(
+    tmp_path: Path,
+) -> None:
+    """The last run claimed the send, Slack kept its first chunk, and the run died before the
+    ledger's record: the chunk kept is not sent again."""
+    sink = LookupSink()
+    sink.keys["t:final:0"] = "kept-0"
+    async with rig(tmp_path / "s.db", sink) as r:
+        assert await r.store.write(ClaimFinalSend("t"), timeout=5) == FinalGate("send")
+        r.final("t", 1, ("a", "b"))
+        [sent] = await r.replies.received(1)
+        assert sent == FinalSent("t-1", "t", ("kept-0", "final-1"), already=False)
+        assert r.sink.methods() == ["sent_finals", "send_final"]
+        assert r.sink.calls[1].args[1:] == (("b",), ("t:final:1",))
+        assert r.ledger("t").final_message_ids == ("kept-0", "final-1")
+
+
+async def test_a_final_kept_whole_by_the_platform_is_recorded_not_sent(tmp_path: Path) -> None:
+    sink = LookupSink()
+    sink.keys.update({"t:final:0": "kept-0", "t:final:1": "kept-1"})
+    async with rig(tmp_path / "s.db", sink) as r:
+        await r.store.write(ClaimFinalSend("t"), timeout=5)
+        r.final("t", 1, ("a", "b"))
+        [sent] = await r.replies.received(1)
+        assert sent == FinalSent("t-1", "t", ("kept-0", "kept-1"), already=False)
+        assert r.sink.methods() == ["sent_finals"]
+
+
+async def test_a_sink_that_cannot_tell_sends_a_claimed_final_again(tmp_path: Path) -> None:
+    """Its platform drops the repeat by the chunks' keys (Feishu's ``uuid``)."""
+    async with rig(tmp_path / "s.db") as r:
+        await r.store.write(ClaimFinalSend("t"), timeout=5)
+        r.final("t", 1, ("a",))
+        [sent] = await r.replies.received(1)
+        assert sent == FinalSent("t-1", "t", ("final-1",), already=False)
+        assert r.sink.calls[0].args[1:] == (("a",), ("t:final:0",))
+
+
+async def test_a_send_that_failed_is_asked_about_before_its_retry(tmp_path: Path) -> None:
+    """No answer came: the post may have been kept all the same."""
+    async with rig(tmp_path / "s.db", LookupSink()) as r:
+        r.sink.fail.append(TransientSendError("no answer within 10 s"))
+        r.final("t", 1, ("a",))
+        [failed] = await r.replies.received(1)
+        assert isinstance(failed, FinalFailed) and failed.transient
+        r.sink.keys["t:final:0"] = "kept-0"  # the platform had kept it
+        r.final("t", 2, ("a",))
+        sent = (await r.replies.received(2))[1]
+        assert sent == FinalSent("t-2", "t", ("kept-0",), already=False)
+        assert r.sink.methods() == ["send_final", "sent_finals"]
+
+
+async def test_a_lookup_that_fails_for_now_is_retried_and_one_refused_for_good_sends(
+    tmp_path: Path,
+) -> None:
+    async with rig(tmp_path / "s.db", LookupSink()) as r:
+        await r.store.write(ClaimFinalSend("t"), timeout=5)
+        r.sink.fail += [TransientSendError("HTTP 503"), PermanentSendError("missing_scope")]
+        r.final("t", 1, ("a",))
+        [failed] = await r.replies.received(1)
+        assert isinstance(failed, FinalFailed) and failed.transient
+        assert r.sink.methods() == ["sent_finals"], "nothing sent while it cannot tell"
+        r.final("t", 2, ("a",))
+        sent = (await r.replies.received(2))[1]
+        assert sent == FinalSent("t-2", "t", ("final-1",), already=False)
+        assert r.sink.methods() == ["sent_finals", "sent_finals", "send_final"]

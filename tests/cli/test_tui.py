@@ -651,6 +651,55 @@ def test_continue_without_an_earlier_task_starts_a_new_one() -> None:
 # -- keeping `robota --help` fast ----------------------------------------------------------------
 
 
+HELD = "task t-held is driven by host (pid 7); the terminal does not open its agent session"
+
+
+@pytest.mark.parametrize(
+    ("start", "pick", "asked", "told"),
+    [
+        (Start(resume="t-held"), False, ["t-held"], []),
+        (Start(continue_=True), False, ["t-held"], []),  # t-held is the latest here
+        (Start(resume=True), True, ["t-held"], []),  # the picker's first row
+        (Start(resume="t-free"), False, ["t-free"], [UseTask("t-free")]),
+        (Start(resume="t-held", fork=True), False, [], [ForkTask("t-held", None)]),
+        (Start(), False, [], [NewTask(TaskSettings())]),
+    ],
+)
+def test_a_task_another_live_process_drives_is_refused_and_the_tui_exits_1(
+    start: Start, pick: bool, asked: list[str], told: list[FrontEndRequest]
+) -> None:
+    """One owner per task: a task taken up as it is is claimed first (``take_task``), and the
+    TUI leaves, saying why, when another live process drives it; a fork or a new task is
+    this terminal's own and asks nothing."""
+    fake = FakeEngine([task("t-free", age=60), task("t-held", age=1)])
+    asks: list[str] = []
+
+    async def takes(task_id: str) -> str | None:
+        asks.append(task_id)
+        return HELD if task_id == "t-held" else None
+
+    link = FrontEndPort(fake).subscribe(ROUTE)
+    thread = EngineThread(fake, link=link, takes=takes)
+    app = RobotaApp(thread, link, start)
+
+    async def main() -> None:
+        thread.start()
+        async with app.run_test(size=(110, 40)) as pilot:
+            if pick:
+                await until(pilot, lambda: app.screen.query("#picker-list"), "the picker shows")
+                await pilot.press("enter")
+            await until(pilot, lambda: fake.told or not app.is_running, "the task is decided")
+            await pilot.pause(0.1)
+
+    try:
+        asyncio.run(main())
+    finally:
+        assert thread.stop(10)
+    assert (asks, fake.told) == (asked, told)
+    refused = "t-held" in asked
+    assert (app.return_code, app.refused) == ((1, HELD) if refused else (None, None))
+
+
 def test_help_and_the_tui_entry_point_import_no_textual() -> None:
     probe = (
         "import sys\n"

@@ -21,6 +21,7 @@ from robota.core.control import (
     NoHostRunning,
     ServerLimits,
     SocketInUse,
+    listening_socket,
 )
 
 from ._serving import ENDPOINTS, Raw, serving
@@ -189,6 +190,30 @@ async def test_something_else_at_the_socket_path_is_not_removed(socket_path: Pat
     with pytest.raises(ControlError, match="expected a socket, found a file; not removed"):
         await ControlServer(socket_path, ENDPOINTS).serve()
     assert socket_path.read_text() == "not a socket"
+
+
+def test_the_socket_appears_listening_and_never_replaces_what_appeared_meanwhile(
+    socket_path: Path,
+) -> None:
+    socket_path.parent.mkdir(mode=0o700)
+    sock = listening_socket(socket_path, 4)
+    try:
+        info = socket_path.lstat()
+        assert stat.S_ISSOCK(info.st_mode)
+        assert stat.S_IMODE(info.st_mode) == 0o600
+        # Listening from its first moment: a client's connect is queued, never refused.
+        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as client:
+            client.connect(str(socket_path))
+        # The private name it was bound under is gone; only the socket's path is left.
+        assert sorted(p.name for p in socket_path.parent.iterdir()) == [socket_path.name]
+        # A second one at the same path (a host that claimed it at the same moment) is refused
+        # and leaves the first in place.
+        with pytest.raises(SocketInUse):
+            listening_socket(socket_path, 4)
+        assert socket_path.lstat().st_ino == info.st_ino
+        assert sorted(p.name for p in socket_path.parent.iterdir()) == [socket_path.name]
+    finally:
+        sock.close()
 
 
 async def test_stopping_late_never_removes_a_successors_socket(socket_path: Path) -> None:

@@ -5,16 +5,10 @@ the fake model, and the real ``robota`` script, compared with the same run in it
 from __future__ import annotations
 
 import json
-import re
 import signal
 import subprocess
-import tempfile
-import threading
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -24,9 +18,21 @@ from robota.host import print_placement
 from ..support.host import BOUND, sandboxed
 from ..support.model_server import FakeModel
 from ..support.processes import kill_processes_with_home_under
-from ..support.robota import ROBOTA, Robota
+from ..support.robota import Robota
 from ..support.sessions import ok_json, robota_cmd, workspace
-from ._server import server_json
+from ._printing import (
+    host_log,
+    hosted,
+    json_lines,
+    known_routes,
+    model,
+    run,
+    signalled_mid_turn,
+    unqueued,
+    wait_until_no_turn_runs,
+)
+
+__all__ = ["hosted", "model"]  # the fixtures, from _printing.py
 
 
 @pytest.mark.parametrize(
@@ -79,137 +85,6 @@ def test_where_print_modes_turns_run_on_a_restricted_daemon(
         forced=True,
     )
     assert where == placement
-
-
-@pytest.fixture
-def model() -> Iterator[FakeModel]:
-    with FakeModel(slow_deltas=40, slow_delay=0.05) as fake:
-        yield fake
-
-
-@pytest.fixture
-def hosted(short_root: Path, model: FakeModel) -> Iterator[tuple[Robota, Profile]]:
-    """A sandbox whose host runs (a real ``robota server start``), ended afterwards."""
-    robota, profile = sandboxed(short_root, model, "codex")
-    code, started = server_json(robota, "start")
-    assert code == 0, started
-    try:
-        yield robota, profile
-    finally:
-        server_json(robota, "stop")
-        kill_processes_with_home_under(short_root)
-
-
-def run(
-    robota: Robota,
-    *args: str,
-    stdin: str | list[str] | None = None,
-    cwd: Path | None = None,
-    env: dict[str, str] | None = None,
-) -> subprocess.CompletedProcess[str]:
-    """``robota ARGS``; a list of ``stdin`` lines is a conversation (``converse``)."""
-    if isinstance(stdin, list):
-        return converse(robota, args, stdin, cwd=cwd or robota.root)
-    return subprocess.run(
-        [str(ROBOTA), *args],
-        env=robota.environment(env, ()),
-        input=stdin,
-        stdin=None if stdin is not None else subprocess.DEVNULL,
-        capture_output=True,
-        text=True,
-        timeout=BOUND,
-        check=False,
-        cwd=cwd or robota.root,
-    )
-
-
-def converse(
-    robota: Robota, args: tuple[str, ...], lines: list[str], cwd: Path
-) -> subprocess.CompletedProcess[str]:
-    """``robota ARGS`` (``--input-format stream-json``) given each of ``lines`` once the turn
-    of the line before has printed its ``result``: a line that arrives while a turn runs
-    steers it or is queued, depending on timing, and this run is about neither."""
-    with (
-        tempfile.TemporaryFile("w+") as err,
-        subprocess.Popen(
-            [str(ROBOTA), *args],
-            env=robota.environment(None, ()),
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=err,
-            text=True,
-            cwd=cwd,
-        ) as process,
-    ):
-        assert process.stdin is not None and process.stdout is not None
-        out: list[str] = []
-        try:
-            with timeout_kills(process):
-                for line in lines:
-                    process.stdin.write(line)
-                    process.stdin.flush()
-                    while (got := process.stdout.readline()) and not is_result(got):
-                        out.append(got)
-                    out.append(got)
-                process.stdin.close()
-                out.append(process.stdout.read())
-                process.wait(timeout=BOUND)
-        finally:
-            if process.poll() is None:
-                process.kill()
-        err.seek(0)
-        return subprocess.CompletedProcess(
-            process.args, process.returncode, "".join(out), err.read()
-        )
-
-
-def is_result(line: str) -> bool:
-    return line.strip().startswith("{") and json.loads(line).get("type") == "result"
-
-
-@contextmanager
-def timeout_kills(process: subprocess.Popen[str]) -> Iterator[None]:
-    """Kills ``process`` if the block has not ended within ``BOUND`` (a read would wait)."""
-    timer = threading.Timer(BOUND, process.kill)
-    timer.start()
-    try:
-        yield
-    finally:
-        timer.cancel()
-
-
-def known_routes(robota: Robota) -> int:
-    """The tasks the host opened for ``print.run`` so far (its log says each)."""
-    logs = (robota.home / "logs").glob("*.log*")
-    return sum(path.read_text(errors="replace").count("print.run: task ") for path in logs)
-
-
-_VARYING = re.compile(r"(^|_)id$|_ms$")
-_VARYING_TEXT = re.compile(r"(Chunk ID: |Wall time: )\S+")
-"""What Codex's shell tool output says that differs on every run."""
-
-
-def normalized(value: Any) -> Any:
-    """``value`` with what differs between two runs of the same turn (ids, times, the fake
-    model's running item numbers) blanked."""
-    if isinstance(value, dict):
-        return {k: "*" if _VARYING.search(k) else normalized(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [normalized(v) for v in value]
-    if isinstance(value, str):
-        return _VARYING_TEXT.sub(r"\1*", value)
-    return value
-
-
-def json_lines(stdout: str) -> list[Any]:
-    return [normalized(json.loads(line)) for line in stdout.splitlines() if line.strip()]
-
-
-def unqueued(stdout: str) -> tuple[list[Any], list[Any]]:
-    """The lines but ``queued``, in order, and the ``queued`` ones."""
-    objects = json_lines(stdout)
-    queued = [o for o in objects if o["type"] == "queued"]
-    return [o for o in objects if o["type"] != "queued"], queued
 
 
 def both(
@@ -282,8 +157,9 @@ def test_tasks_usage_errors_and_trust_through_the_host(
     assert first.returncode == 0, first.stderr
     task = json.loads(first.stdout)["session_id"]
 
-    # -c and -r take the task print mode would take; the host leaves them to print mode's
-    # own process (``print_placement``), and forks one itself.
+    # -c and -r take the task print mode would take; the host runs them on the route that
+    # holds it (no new print route: tests/host/test_print_host_resume.py), and forks one
+    # itself.
     for args in (("-c",), ("-r", "kept"), ("-r", task)):
         before = known_routes(robota)
         again = run(robota, "-p", "again", *args, "--output-format", "json")
@@ -339,37 +215,12 @@ def test_ctrl_c_or_sigterm_interrupts_the_hosts_turn_and_the_host_goes_on(
     hosted: tuple[Robota, Profile], sent: signal.Signals, code: int | None
 ) -> None:
     robota, _ = hosted
-    with subprocess.Popen(
-        [str(ROBOTA), "-p", "SLOW: 200", "--output-format", "stream-json"],
-        env=robota.environment(None, ()),
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        cwd=robota.root,
-    ) as printing:
-        assert printing.stdout is not None
-        for line in printing.stdout:
-            if json.loads(line)["type"] == "text_delta":
-                break
-        printing.send_signal(sent)
-        _, stderr = printing.communicate(timeout=BOUND)
+    returncode, stderr = signalled_mid_turn(robota, sent, "-p", "SLOW: 200")
     if code is not None:
-        assert printing.returncode == code, stderr
-    deadline = time.monotonic() + BOUND
-    while True:
-        status_code, status = server_json(robota, "status")
-        assert status_code == 0 and status["running"], "the host went on"
-        if status["turns_running"] == 0:
-            break
-        assert time.monotonic() < deadline, "the host's turn was not interrupted"
-        time.sleep(0.2)
+        assert returncode == code, stderr
+    wait_until_no_turn_runs(robota)
     after = run(robota, "-p", "still there")
     assert (after.returncode, after.stdout) == (0, "ECHO: still there\n"), after.stderr
-
-
-def host_log(robota: Robota) -> str:
-    return "".join(p.read_text(errors="replace") for p in (robota.home / "logs").glob("*.log*"))
 
 
 def test_a_run_takes_the_session_opened_ahead_with_nothing_of_the_run_before(

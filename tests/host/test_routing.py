@@ -67,3 +67,22 @@ def test_a_host_serving_only_cli_does_not_adopt_a_chat_route() -> None:
 def test_cli_route_names_a_cli_kind_key() -> None:
     assert cli_route("t1") == "cli:t1"
     assert route_kind(cli_route("t1")) == CLI_KIND
+
+
+@pytest.mark.parametrize(
+    ("current_on", "made", "expected"),
+    [
+        # a print route this host's print run made holds its task's session: driven there
+        (["print:7"], {"print:7"}, TaskRoute("print:7", bind=False)),
+        # another process's print route (same store, not made here) is never adopted
+        (["print:8"], {"print:7"}, TaskRoute("cli:t1", bind=True)),
+        # the newest binding of the host's own routes wins, made or served
+        (["print:7", "cli:t1"], {"print:7"}, TaskRoute("print:7", bind=False)),
+        (["cli:t1", "print:7"], {"print:7"}, TaskRoute("cli:t1", bind=False)),
+        (["print:8", "tui:99:1", "print:7"], {"print:7"}, TaskRoute("print:7", bind=False)),
+    ],
+)
+def test_route_for_task_with_the_print_routes_this_host_made(
+    current_on: list[str], made: set[str], expected: TaskRoute
+) -> None:
+    assert route_for_task("t1", current_on, KINDS, made) == expected

@@ -111,19 +111,32 @@ def start_in(
     namespace: str, home: Path, extra: Mapping[str, str] | None = None
 ) -> subprocess.CompletedProcess[str]:
     """``robota server start`` for ``home``'s profile inside ``namespace``."""
-    run = subprocess.run(
-        [_ip_path(), "netns", "exec", namespace, str(ROBOTA), "server", "start"],
+    run = robota_in(namespace, home, "server", "start", extra=extra)
+    assert run.returncode == 0, run.stderr
+    return run
+
+
+def robota_in(
+    namespace: str,
+    home: Path,
+    *args: str,
+    extra: Mapping[str, str] | None = None,
+    cwd: Path | None = None,
+    timeout: float = 120,
+) -> subprocess.CompletedProcess[str]:
+    """``robota ARGS`` for ``home``'s profile inside ``namespace``, without a terminal: what
+    it starts (a background session, an agent) reaches that namespace's addresses."""
+    return subprocess.run(
+        [_ip_path(), "netns", "exec", namespace, str(ROBOTA), *args],
         check=False,
         env={**_env(home), **(extra or {})},
-        cwd=home.parent,
+        cwd=cwd or home.parent,
         stdin=subprocess.DEVNULL,
         capture_output=True,
         text=True,
-        timeout=120,
+        timeout=timeout,
         start_new_session=True,
     )
-    assert run.returncode == 0, run.stderr
-    return run
 
 
 def spawn_in(namespace: str, argv: list[str]) -> subprocess.Popen[str]:

@@ -1,17 +1,19 @@
 """The mesh commands' test profiles: a profile's config, the environment its ``robota`` runs
 in (no session bus, so the file store is used and no test touches the keychain of the person
-running it), ``robota`` run without a controlling terminal, and ``mesh init`` on a
-pseudo-terminal with the phrase typed back."""
+running it), ``robota`` run without a controlling terminal (``listed``: a listing's
+``--json``), and ``mesh init`` on a pseudo-terminal with the phrase typed back."""
 
 from __future__ import annotations
 
+import json
 import re
 import subprocess
 from pathlib import Path
+from typing import Any
 
 from ._terminal import ROBOTA, Run, Step, run_on_terminal
 
-__all__ = ["CONFIG", "WORD", "_env", "_init", "_robota", "_shown_phrase"]
+__all__ = ["CONFIG", "WORD", "_env", "_init", "_robota", "_shown_phrase", "listed"]
 
 CONFIG = """\
 agents:
@@ -46,6 +48,15 @@ def _robota(home: Path, *args: str, cwd: Path | None = None) -> subprocess.Compl
         timeout=60,
         start_new_session=True,  # no controlling terminal
     )
+
+
+def listed(home: Path, *command: str) -> list[dict[str, Any]]:
+    """``robota COMMAND --json`` (a listing: ``task list``, ``mesh offers``, ``mesh
+    handoffs``, ``session list``), its rows."""
+    done = _robota(home, *command, "--json")
+    assert done.returncode == 0, (command, done.stderr)
+    rows: list[dict[str, Any]] = json.loads(done.stdout)
+    return rows
 
 
 def _shown_phrase(screen: str) -> str:

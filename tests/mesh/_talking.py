@@ -21,12 +21,13 @@ from ..support.model_server import FakeModel
 from ..support.real_agents import write_real_agents_config
 from ..support.robota import Robota
 from ._hosts import _free_port, _link_state, _status, _until, hosts
-from ._netns import start_in
+from ._netns import PORT, SUBNET, namespaces_and_veth, start_in
 from ._paired import _paired
 from ._profiles import _init, _robota
 
 __all__ = [
     "AGENT",
+    "agents_in_namespaces",
     "linked",
     "model",
     "TALK",
@@ -102,12 +103,12 @@ def conversations(home: Path) -> list[dict[str, Any]]:
 
 
 @contextmanager
-def fake_model_in(namespace: str) -> Iterator[str]:
-    """``tools/fake_model.py`` run inside ``namespace`` (its own loopback): its URL. Ended
-    (its process group) afterwards."""
+def fake_model_in(namespace: str, *options: str) -> Iterator[str]:
+    """``tools/fake_model.py [OPTIONS]`` run inside ``namespace`` (its own loopback): its URL.
+    Ended (its process group) afterwards."""
     ip = "/usr/sbin/ip" if Path("/usr/sbin/ip").exists() else "ip"
     model = subprocess.Popen(
-        [ip, "netns", "exec", namespace, sys.executable, str(FAKE_MODEL)],
+        [ip, "netns", "exec", namespace, sys.executable, str(FAKE_MODEL), *options],
         stdout=subprocess.PIPE,
         stderr=subprocess.DEVNULL,
         text=True,
@@ -182,6 +183,27 @@ def linked(tmp_path: Path, model: FakeModel) -> Iterator[tuple[Path, Path, str, 
         _until(lambda: _link_state(desk, laptop_id) == "connected", "the desk links")
         _until(lambda: _link_state(laptop, desk_id) == "connected", "the laptop sees it")
         yield laptop, desk, laptop_id, desk_id
+
+
+Device = tuple[Path, str, str]
+"""A profile's home, the namespace its host runs in, its device id."""
+
+
+@contextmanager
+def agents_in_namespaces(root: Path, tag: str) -> Iterator[tuple[Device, Device]]:
+    """Two namespaces the test creates, joined by a veth pair, each with its own fake model on
+    its own loopback; a laptop listening in the first and a desk dialling it, each with the
+    real agent against its namespace's model (``linked_agents``; hosts not started)."""
+    address = f"{SUBNET}.1:{PORT}"
+    with (
+        namespaces_and_veth(tag) as (laptop_ns, desk_ns),
+        fake_model_in(laptop_ns) as laptop_model,
+        fake_model_in(desk_ns) as desk_model,
+    ):
+        laptop, desk, laptop_id, desk_id = linked_agents(
+            root, (laptop_model, desk_model), address, address
+        )
+        yield (laptop, laptop_ns, laptop_id), (desk, desk_ns, desk_id)
 
 
 @contextmanager

@@ -6,157 +6,30 @@ acknowledgement moves nothing; a repeated offer records nothing twice."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from robota.core.store import (
-    handoff_row,
     handoff_rows,
     imported_transcript,
-    open_reader,
     task_mobility,
-    write_once,
 )
-from robota.host._mesh_handoff import HandoffHooks, HandoffKeys, MeshHandoffs
 from robota.mesh import (
     HandoffChunk,
     HandoffFrame,
     HandoffSaved,
-    SourceCheckout,
-    device_id,
     new_key,
-    public_bytes,
-    seal,
     sign_ack,
 )
-from robota.mesh._frames import decode, encode
 
-from ._chain import Chain
-
-CHANNEL = b"\x05" * 32
-TURNS = [{"prompt": "HELLO", "answer": "hi"}, {"prompt": "HISTORY", "answer": "HELLO"}]
-TASK = {"id": "t-build", "agent": "codex", "runtime_kind": "acp", "cwd": "/src/p", "title": "b"}
-
-
-class Nothing:
-    def apply(self, _db: Any) -> None:
-        return None
-
-
-class Book:
-    """One store, written one transaction at a time."""
-
-    def __init__(self, path: Path) -> None:
-        self.path = path
-        write_once(path, Nothing())  # the schema, so a read before any write finds it
-
-    async def write(self, op: Any) -> Any:
-        return write_once(self.path, op)
-
-    async def read(self, query: Callable[[Any], Any]) -> Any:
-        db = open_reader(self.path)
-        try:
-            return query(db)
-        finally:
-            db.close()
-
-
-@dataclass
-class Wire:
-    """Both ends of one link: what each side sends waits here until ``pump`` delivers it."""
-
-    sides: dict[str, MeshHandoffs] = field(default_factory=dict)
-    queue: list[tuple[str, str, HandoffFrame]] = field(default_factory=list)
-    tamper: Callable[[HandoffFrame], HandoffFrame] = lambda frame: frame
-
-    def end(self, me: str) -> Any:
-        wire = self
-
-        class End:
-            def channel(self, _peer: str) -> bytes:
-                return CHANNEL
-
-            async def send_handoff(self, peer: str, frame: HandoffFrame, *, channel: bytes) -> bool:
-                assert channel == CHANNEL
-                wire.queue.append((me, peer, frame))
-                return True
-
-        return End()
-
-    async def pump(self) -> list[str]:
-        seen: list[str] = []
-        while self.queue:
-            sender, peer, frame = self.queue.pop(0)
-            arrived = decode(encode(self.tamper(frame)))
-            seen.append(type(arrived).__name__)
-            await self.sides[peer].on_handoff(sender, CHANNEL, arrived)  # type: ignore[arg-type]
-        return seen
-
-
-@dataclass
-class Pair:
-    wire: Wire
-    source: MeshHandoffs
-    destination: MeshHandoffs
-    src: str
-    dst: str
-    src_book: Book
-    dst_book: Book
-    happened: list[str]
+from ._handoff_pair import CHANNEL, TURNS, Pair, make_pair, phases, sealed_task
 
 
 @pytest.fixture
 def pair(tmp_path: Path) -> Pair:
-    chain = Chain()
-    src_key, dst_key = chain.devices[:2]
-    src, dst = device_id(src_key), device_id(dst_key)
-    keys = {src: public_bytes(src_key), dst: public_bytes(dst_key)}
-    wire, happened = Wire(), []
-
-    def hooks(side: str) -> HandoffHooks:
-        async def let_go(task: str) -> None:
-            happened.append(f"{side} let go {task}")
-
-        async def unfreeze(task: str) -> None:
-            happened.append(f"{side} unfroze {task}")
-
-        async def released(task: str) -> None:
-            happened.append(f"{side} may start {task}")
-
-        return HandoffHooks(let_go, unfreeze, released, happened.append)
-
-    books = Book(tmp_path / "source.db"), Book(tmp_path / "destination.db")
-    sides = [
-        MeshHandoffs(
-            book,
-            HandoffKeys(me, "USER", key, keys.get),
-            lambda me=me: wire.end(me),
-            hooks=hooks(name),
-        )
-        for book, me, key, name in zip(
-            books, (src, dst), (src_key, dst_key), ("source", "destination"), strict=True
-        )
-    ]
-    wire.sides = {src: sides[0], dst: sides[1]}
-    return Pair(wire, sides[0], sides[1], src, dst, *books, happened)
-
-
-def sealed_task() -> Any:
-    checkout = SourceCheckout("/src/p", "git@example.org:me/p.git", "a" * 40, ("dirty.py",))
-    return seal(TASK, TURNS, [], checkout, busy=None)
-
-
-async def phases(pair: Pair, handoff: str) -> tuple[str, str]:
-    source = await pair.src_book.read(lambda db: handoff_row(db, handoff, "source"))
-    destination = await pair.dst_book.read(lambda db: handoff_row(db, handoff, "destination"))
-    return (
-        source.phase if source else "-",
-        destination.phase if destination else "-",
-    )
+    return make_pair(tmp_path)
 
 
 async def test_a_pushed_task_moves_only_on_the_acknowledgement_and_starts_after_release(

@@ -94,7 +94,7 @@ def test_a_task_pushed_idle_is_accepted_and_continues_with_its_history(
         "id": answer["handoff"],
         "kind": "handoff",
         "from": laptop_id,
-        "name": task,
+        "name": "asker",  # the task's title (new_task), which the offer carries
         "size": offer["size"],
         "sha256": offer["sha256"],
         "expiresAt": offer["expiresAt"],

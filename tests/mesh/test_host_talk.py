@@ -15,14 +15,12 @@ import os
 from pathlib import Path
 
 from ._hosts import _status
-from ._netns import PORT, SUBNET, namespaces_and_veth
 from ._profiles import _robota
 from ._talking import (
+    agents_in_namespaces,
     conversations,
     converse_to_the_limit,
-    fake_model_in,
     linked,
-    linked_agents,
     linked_in_namespaces,
     model,
 )
@@ -65,15 +63,8 @@ def test_a_message_to_a_task_that_is_not_there_ends_the_conversation(
 def test_agents_in_two_network_namespaces_converse_to_the_limit(tmp_path: Path) -> None:
     """The same conversation between hosts in two namespaces the test creates, each with its
     own fake model on its own loopback, linked across a veth pair."""
-    address = f"{SUBNET}.1:{PORT}"
-    tag = f"rt{os.getpid() % 100000}"
     with (
-        namespaces_and_veth(tag) as (laptop_ns, desk_ns),
-        fake_model_in(laptop_ns) as laptop_model,
-        fake_model_in(desk_ns) as desk_model,
+        agents_in_namespaces(tmp_path, f"rt{os.getpid() % 100000}") as (laptop, desk),
+        linked_in_namespaces(laptop, desk),
     ):
-        laptop, desk, laptop_id, desk_id = linked_agents(
-            tmp_path, (laptop_model, desk_model), address, address
-        )
-        with linked_in_namespaces((laptop, laptop_ns, laptop_id), (desk, desk_ns, desk_id)):
-            converse_to_the_limit(laptop, desk, laptop_id, desk_id)
+        converse_to_the_limit(laptop[0], desk[0], laptop[2], desk[2])

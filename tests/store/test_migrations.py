@@ -367,6 +367,28 @@ SAMPLE_ROWS: dict[int, dict[str, list[dict[str, object]]]] = {
             }
         ],
     },
+    13: {
+        "mesh_handoff_landing": [
+            {
+                "handoff": "0123abcd",
+                "cwd": "/src/p",
+                "staged_path": "/p/data/handoffs/0123abcd.staged",
+                "updated_at": 17.0,
+            }
+        ],
+    },
+    14: {
+        "final_deliveries": [
+            {
+                "turn_id": "turn-2",
+                "progress_message_id": "m5",
+                "final_message_ids_json": "[]",
+                "final_delivered_at": None,
+                "last_card_hash": "def",
+                "final_claimed_at": 17.0,
+            }
+        ],
+    },
 }
 
 

@@ -10,6 +10,9 @@ The moments (``MOMENTS``), each made exact by holding the platform or the model 
 * ``recovered``: killed mid-turn, then again while the next host's continued turn runs;
 * ``final``: the final answer is taken and neither kept nor answered: killed between the
   terminal card and the final;
+* ``sent``: the final answer is kept by the platform and never answered: killed between the
+  platform keeping it and the host's record of it (Slack keeps no deduplication key: the next
+  host must find it there, not send it again);
 * ``settling``: the working reaction's removal is taken and neither made nor answered: killed
   between the terminal reaction and that removal;
 * ``queued``: a turn held at the model and a second message queued behind it (its note shown):
@@ -43,7 +46,7 @@ from .feishu_team import add_team, team_event
 from .host import sandboxed
 from .model_server import FakeModel, RecordedRequest
 
-MOMENTS = ("reaction", "mid-turn", "recovered", "final", "settling", "queued")
+MOMENTS = ("reaction", "mid-turn", "recovered", "final", "sent", "settling", "queued")
 WAIT = 120.0
 """Seconds one wait may take: reached only when something is broken."""
 
@@ -100,6 +103,13 @@ class Chat(Protocol):
     def hold_reaction(self, on: bool) -> None: ...
 
     def stall_final(self, on: bool) -> None: ...
+
+    def hold_final(self, on: bool) -> None:
+        """Finals are kept by the platform but their posts never answered."""
+
+    def final_held(self, n: int) -> bool:
+        """Message ``n``'s final is kept and its post not answered."""
+        ...
 
     def stall_settling(self, on: bool) -> None: ...
 
@@ -209,38 +219,22 @@ class Run:
         self.tally.moments[moment] = self.tally.moments.get(moment, 0) + 1
         chat, hold = self.chat, self.hold
         n, text = self._next()
-        if moment == "reaction":
-            chat.hold_reaction(True)
-        elif moment == "final":
-            chat.stall_final(True)
-        elif moment == "settling":
-            chat.stall_settling(True)
-        elif moment in ("mid-turn", "recovered", "queued"):
-            hold.hold(text)
+        self._arm(moment, text, on=True)
         try:
             async with self.host() as process:
                 await self._started()
                 await chat.push(n, text)
-                if moment == "reaction":
-                    await self.until(lambda: chat.reacted(n))
-                elif moment == "final":
-                    await self.until(lambda: chat.final_stalled(n))
-                elif moment == "settling":
-                    await self.until(lambda: chat.ended_reacted(n))
-                elif moment == "random":
+                if moment == "random":
                     await trio.sleep((rng or random.Random()).uniform(0.0, 3.0))
                 else:
-                    await self.until(lambda: hold.waiting(text))
+                    await self.until(self._reached(moment, n, text))
                 if moment == "queued":
                     m, later = self._next()
                     await chat.push(m, later)
                     await self.until(lambda: chat.queued(m))
                 await self._kill(process)
         finally:
-            chat.hold_reaction(False)
-            chat.stall_final(False)
-            chat.stall_settling(False)
-            hold.release()
+            self._arm(moment, text, on=False)
         if moment == "recovered":  # the next host continues the turn: killed during it
             again = recovery_prompt(text)
             hold.hold(again)
@@ -251,6 +245,37 @@ class Run:
                     await self._kill(process)
             finally:
                 hold.release()
+
+    def _arm(self, moment: str, text: str, *, on: bool) -> None:
+        """The fake (or the model) set to hold still at ``moment`` (``on``), or let go."""
+        chat = self.chat
+        if not on:
+            chat.hold_reaction(False)
+            chat.stall_final(False)
+            chat.hold_final(False)
+            chat.stall_settling(False)
+            self.hold.release()
+        elif moment == "reaction":
+            chat.hold_reaction(True)
+        elif moment == "final":
+            chat.stall_final(True)
+        elif moment == "sent":
+            chat.hold_final(True)
+        elif moment == "settling":
+            chat.stall_settling(True)
+        elif moment in ("mid-turn", "recovered", "queued"):
+            self.hold.hold(text)
+
+    def _reached(self, moment: str, n: int, text: str) -> Callable[[], bool]:
+        """Whether message ``n`` (``text``) got to ``moment``, where the fake holds still."""
+        chat = self.chat
+        reached: dict[str, Callable[[], bool]] = {
+            "reaction": lambda: chat.reacted(n),
+            "final": lambda: chat.final_stalled(n),
+            "sent": lambda: chat.final_held(n),
+            "settling": lambda: chat.ended_reacted(n),
+        }
+        return reached.get(moment, lambda: self.hold.waiting(text))
 
     async def _kill(self, process: trio.Process) -> None:
         process.kill()  # SIGKILL: nothing is said, nothing is flushed
@@ -342,6 +367,12 @@ class FeishuChat:
 
     def stall_final(self, on: bool) -> None:
         self.fake.stall_posts = on
+
+    def hold_final(self, on: bool) -> None:
+        self.fake.hold_posts = on
+
+    def final_held(self, n: int) -> bool:
+        return self.finals(n) > 0  # every post is held while ``hold_final``
 
     def stall_settling(self, on: bool) -> None:
         self.fake.stall_unreactions = on
@@ -436,6 +467,12 @@ class SlackChat:
 
     def stall_final(self, on: bool) -> None:
         self.fake.stall_finals = on
+
+    def hold_final(self, on: bool) -> None:
+        self.fake.hold_finals = on
+
+    def final_held(self, n: int) -> bool:
+        return self.ts.get(n) in self.fake.held
 
     def stall_settling(self, on: bool) -> None:
         self.fake.stall_removals = on

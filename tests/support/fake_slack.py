@@ -122,6 +122,11 @@ class FakeSlack:
         answer it: the moment a crash falls between a turn's terminal progress message and its
         final (``stalled``: the thread of each)."""
         self.stalled: list[str] = []
+        self.hold_finals = False
+        """Keep a final answer (it is in its thread) but never answer its post: the moment a
+        crash falls between Slack keeping the final and the host's record of it (``held``:
+        the thread of each)."""
+        self.held: list[str] = []
         self.stall_removals = False
         """Take ``reactions.remove`` and neither make nor answer it: the moment a crash falls
         between a message's terminal reaction and the removal of its ``eyes``."""
@@ -314,6 +319,8 @@ class FakeSlack:
             return 200, {}, {"ok": True, "channel": {"id": "D" + users[1:]}}
         if call.method in ("chat.postMessage", "chat.update"):
             return self._chat(call.method, args)
+        if call.method in ("conversations.replies", "conversations.history"):
+            return self._read(call.method, args)
         if call.method in ("reactions.add", "reactions.remove"):
             key = (str(args.get("channel")), str(args.get("timestamp")), str(args.get("name")))
             if not key[0] or key[1] in ("", "None"):
@@ -332,6 +339,29 @@ class FakeSlack:
                 self.reactions.discard(key)
             return 200, {}, {"ok": True}
         return 404, {}, {"ok": False, "error": "unknown_method"}
+
+    def _read(self, method: str, args: Mapping[str, Any]) -> Answer:
+        """A thread's messages, oldest first (its parent, when Slack has it, then its replies),
+        or the channel's messages outside threads, newest first; their metadata only with
+        ``include_all_metadata``. One page: ``limit`` is not honoured (a test's threads are
+        short)."""
+        channel = str(args.get("channel") or "")
+        with_metadata = str(args.get("include_all_metadata", "")).lower() in ("true", "1")
+        mine = sorted(
+            ((ts, message) for (c, ts), message in self.messages.items() if c == channel),
+            key=lambda item: item[0],
+        )
+        if method == "conversations.replies":
+            thread = str(args.get("ts") or "")
+            if not thread:
+                return 200, {}, {"ok": False, "error": "invalid_arguments"}
+            found = [m for ts, m in mine if ts == thread or m.get("thread_ts") == thread]
+        else:
+            found = [m for ts, m in reversed(mine) if m.get("thread_ts") in (None, ts)]
+        shown = [
+            m if with_metadata else {k: v for k, v in m.items() if k != "metadata"} for m in found
+        ]
+        return 200, {}, {"ok": True, "messages": shown, "has_more": False}
 
     def _chat(self, method: str, args: Mapping[str, Any]) -> Answer:
         channel = args.get("channel")
@@ -376,7 +406,15 @@ class FakeSlack:
             }
             if args.get("thread_ts"):
                 message["thread_ts"] = args["thread_ts"]
+            metadata = args.get("metadata")
+            if isinstance(metadata, str):  # form-encoded bodies carry it as JSON text
+                metadata = json.loads(metadata)
+            if isinstance(metadata, dict):
+                message["metadata"] = metadata
             self.messages[channel, ts] = message
+            if self.hold_finals and markdown:
+                self.held.append(str(args.get("thread_ts")))
+                return 200, {}, Ellipsis
             return 200, {}, {"ok": True, "channel": channel, "ts": ts, "message": message}
         ts = str(args.get("ts"))
         message = self.messages.get((channel, ts))

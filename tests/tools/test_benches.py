@@ -39,6 +39,14 @@ def test_print_vs_raw_against_a_baseline_checkout(tmp_path: Path) -> None:
         ), out
 
 
+def test_print_vs_raw_resuming_through_a_warm_host(tmp_path: Path) -> None:
+    """``--warm-host --resume``: every measured ``robota -p -c`` ran on the host's route that
+    holds the task (the bench checks the host's log and exits 1 otherwise)."""
+    out = run_bench("print_vs_raw.py", tmp_path, "--agent", "codex", "--warm-host", "--resume")
+    assert "robota -p through a warm host, robota -p -c continuing one task" in out, out
+    assert re.search(r"^codex \(app-server\) +\d+ ms +\d+ ms +-?\d+ ms +\d+\.\d\dx$", out, re.M)
+
+
 def test_warm_turns(tmp_path: Path) -> None:
     out = run_bench("warm_turns.py", tmp_path)
     assert out.count("per turn over raw (share - share)") == 2, out

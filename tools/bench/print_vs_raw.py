@@ -1,7 +1,7 @@
 """One turn through ``robota -p`` against the same turn through a minimal raw protocol client.
 
     .venv/bin/python tools/bench/print_vs_raw.py [--quick] [--pairs N] [--agent NAME ...]
-        [--baseline CHECKOUT] [--warm-host]
+        [--baseline CHECKOUT] [--warm-host] [--resume]
 
 Both are what a user runs: a fresh process each time, from spawn to exit. robota: ``robota -p
 "<prompt>"`` (text output) in a sandboxed profile whose agent is real and offline; the raw
@@ -32,6 +32,13 @@ agent, and then each round's ``robota -p`` hands its turn to the host, while the
 starts its agent every run. The host's log is checked afterwards: every measured run went
 through it. The machine's load (``/proc/loadavg``) is printed before and after: the ratio on a
 shared machine is only as steady as its spread says.
+
+``--resume`` measures a task taken up again: one unmeasured ``robota -p`` per agent makes the
+task, and every robota run after it (the warm-up and the rounds) is ``robota -p PROMPT -c``,
+continuing it; the raw client still runs its one-shot turn. Without ``--warm-host`` that is
+print mode in its own process (it resumes the agent's session in an agent of its own); with it,
+the host runs each turn on the route that holds the task (the log is checked: one new task per
+agent, every other run resumed there).
 """
 
 from __future__ import annotations
@@ -74,9 +81,14 @@ def timed(command: list[str], env: dict[str, str], cwd: Path) -> tuple[float, st
 
 
 def run_robota(
-    sandbox: Sandbox, pair: Pair, prompt: str, env: dict[str, str] | None = None
+    sandbox: Sandbox,
+    pair: Pair,
+    prompt: str,
+    env: dict[str, str] | None = None,
+    *,
+    resume: bool = False,
 ) -> float:
-    command = sandbox.robota("-p", prompt, "--agent", pair.name)
+    command = sandbox.robota("-p", prompt, "--agent", pair.name, *(["-c"] if resume else []))
     seconds, out, err = timed(command, env or sandbox.env, sandbox.cwd)
     if out != f"ECHO: {prompt}\n":
         raise SystemExit(f"robota -p ({pair.name}) failed: {err}")
@@ -164,10 +176,11 @@ def load() -> str:
     return " ".join(Path("/proc/loadavg").read_text().split()[:3])
 
 
-def host_runs(sandbox: Sandbox) -> int:
-    """The turns the sandbox's host ran for print mode so far (its log says each)."""
+def host_runs(sandbox: Sandbox, said: str = "print.run: task ") -> int:
+    """The turns the sandbox's host ran for print mode so far (its log says each: ``said``,
+    or ``print.run: resumed task`` for a task taken up again)."""
     logs = (sandbox.home / "logs").glob("*.log*")
-    return sum(path.read_text(errors="replace").count("print.run: task ") for path in logs)
+    return sum(path.read_text(errors="replace").count(said) for path in logs)
 
 
 def server(sandbox: Sandbox, command: str) -> None:
@@ -186,7 +199,13 @@ def server(sandbox: Sandbox, command: str) -> None:
 
 
 def bench(
-    names: list[str], pairs: int, baseline: Path | None, *, tap: bool, warm_host: bool = False
+    names: list[str],
+    pairs: int,
+    baseline: Path | None,
+    *,
+    tap: bool,
+    warm_host: bool = False,
+    resume: bool = False,
 ) -> None:
     order = "robota, raw, robota, raw, ..."
     if baseline is not None:
@@ -196,6 +215,7 @@ def bench(
         f"interleaved ({order}), python {sys.version.split()[0]}"
         + (", each agent behind a wire tap" if tap else "")
         + (", robota -p through a warm host" if warm_host else "")
+        + (", robota -p -c continuing one task" if resume else "")
     )
     print(f"load average (1, 5, 15 min) before: {load()}")
     header = f"{'agent':26} {'robota p50':>11} {'raw p50':>9} {'diff p50':>9} {'ratio':>7}"
@@ -207,9 +227,9 @@ def bench(
         if warm_host:
             server(sandbox, "start")
         try:
-            rows += measure_agents(sandbox, names, pairs, old_env, tap=tap)
-            if warm_host and host_runs(sandbox) != len(names) * (pairs + 1):
-                raise SystemExit(f"only {host_runs(sandbox)} runs went through the host")
+            rows += measure_agents(sandbox, names, pairs, old_env, tap=tap, resume=resume)
+            if warm_host:
+                check_host_runs(sandbox, len(names), pairs, resume=resume)
         finally:
             if warm_host:
                 server(sandbox, "stop")
@@ -220,6 +240,16 @@ def bench(
     print(f"load average (1, 5, 15 min) after: {load()}")
 
 
+def check_host_runs(sandbox: Sandbox, agents: int, pairs: int, *, resume: bool) -> None:
+    """Every measured run went through the host (and, resuming, to the task it holds)."""
+    expected = {"print.run: task ": agents * (pairs + 1)}
+    if resume:
+        expected = {"print.run: task ": agents, "print.run: resumed task ": agents * (pairs + 1)}
+    for said, runs in expected.items():
+        if host_runs(sandbox, said) != runs:
+            raise SystemExit(f"{host_runs(sandbox, said)} runs said {said!r}, not {runs}")
+
+
 def measure_agents(
     sandbox: Sandbox,
     names: list[str],
@@ -227,14 +257,17 @@ def measure_agents(
     old_env: dict[str, str] | None,
     *,
     tap: bool,
+    resume: bool = False,
 ) -> list[str]:
     """The rows of each agent's rounds."""
     rows: list[str] = []
     for name in names:
         pair = sandbox.pairs[name]
+        if resume:
+            run_robota(sandbox, pair, "the task")  # the task every run after continues
 
         def this(prompt: str, pair: Pair = pair) -> float:
-            return run_robota(sandbox, pair, prompt)
+            return run_robota(sandbox, pair, prompt, resume=resume)
 
         def raw(prompt: str, pair: Pair = pair) -> float:
             return run_raw(pair, prompt)
@@ -246,7 +279,7 @@ def measure_agents(
         if old_env is not None:
 
             def base(prompt: str, pair: Pair = pair, env: dict[str, str] = old_env) -> float:
-                return run_robota(sandbox, pair, prompt, env)
+                return run_robota(sandbox, pair, prompt, env, resume=resume)
 
             old = Side("baseline", base, pair.robota_tap, pair.protocol)
             sides.insert(0, old)
@@ -293,10 +326,22 @@ def main() -> None:
         action="store_true",
         help="start the sandbox's host once; robota -p then hands each turn to it",
     )
+    parser.add_argument(
+        "--resume",
+        action="store_true",
+        help="robota continues one task (-c) each run, made by an unmeasured first run",
+    )
     args = parser.parse_args()
     names = args.agent or list(DEFAULT_AGENTS)
     pairs = 1 if args.quick else args.pairs
-    bench(names, pairs, args.baseline, tap=args.tap, warm_host=args.warm_host)
+    bench(
+        names,
+        pairs,
+        args.baseline,
+        tap=args.tap,
+        warm_host=args.warm_host,
+        resume=args.resume,
+    )
 
 
 if __name__ == "__main__":

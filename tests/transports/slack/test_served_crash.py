@@ -53,3 +53,42 @@ async def test_a_host_killed_right_after_eyes_answers_the_message_once_after_its
         assert second.returncode == 0, log.read_text()[-4000:]
         assert bot.prompts("answer me after the crash") == 1
     assert processes_with_home_under(short_root / "agents") == []
+
+
+async def test_a_host_killed_after_slack_kept_the_answer_and_before_its_record_answers_once(
+    short_root: Path, model: FakeModel
+) -> None:
+    """Slack keeps no deduplication key: the next host finds the answer in the thread by the
+    key in its metadata and records it instead of posting it again."""
+    robota, profile = sandboxed(short_root, model, "codex-acp")
+    log = short_root / "host.log"
+    async with fake_slack() as fake:
+        configure(robota.home, fake.api_url)
+        bot = Served(fake, model, profile.control_socket)
+        ts = now_ts()
+        fake.hold_finals = True  # kept, never answered
+        async with host_process(robota, fake, log) as first:
+            await bot.push(dm("answer me once", ts=ts), event_id="EvKept")
+            await fake.wait_until(lambda: ts in fake.held, timeout=BOUND)
+            first.kill()
+            await first.wait()
+        fake.hold_finals = False
+
+        def finals() -> list[dict[str, object]]:
+            return [m for m in bot.replies(ts) if any(b["type"] == "markdown" for b in m["blocks"])]
+
+        (kept,) = finals()
+        async with host_process(robota, fake, log) as second:
+            await fake.wait_until(
+                lambda: (
+                    bot.reactions(ts) == {"white_check_mark"}
+                    and not any("⏳" in words(m) for m in bot.replies(ts))
+                ),
+                timeout=BOUND,
+            )
+            assert fake.calls_of("conversations.replies"), "the thread was read for the key"
+            assert finals() == [kept]
+            assert "answer me once" in words(kept).lower()
+        assert second.returncode == 0, log.read_text()[-4000:]
+        assert bot.prompts("answer me once") == 1, "the turn was not run again"
+    assert processes_with_home_under(short_root / "agents") == []

@@ -201,6 +201,8 @@ def _print_on_host(options: dict[str, Any], prompt: str) -> tuple[int | None, st
     except (OSError, ValueError):
         return None, prompt  # print mode's own path reports a profile it cannot resolve
     read = False
+    owned: str | None = None
+    """The host's words for a task another live process owns."""
     for socket_path in (profile.control_socket, daemon_socket(profile, options["cwd"])):
         sock = connect_host(socket_path) if socket_path is not None else None
         if sock is None:
@@ -221,8 +223,13 @@ def _print_on_host(options: dict[str, Any], prompt: str) -> tuple[int | None, st
             code = print_on_host(options, prompt, sock, full)
         finally:
             sock.close()
-        if code is not None:
+        if isinstance(code, str):
+            owned = code
+        elif code is not None:
             return code, prompt
+    if owned is not None:
+        sys.stderr.write(f"robota: {owned}\n")
+        return 1, prompt  # one owner per task: its session is not opened here too
     return None, prompt
 
 

@@ -44,10 +44,11 @@ from robota.core.engine import (
     TurnFinished,
     TurnUpdate,
     UserInput,
+    UseTask,
 )
 from robota.core.events import dataclass_to_json, event_to_json
 from robota.core.frontend import FrontEndPort, RouteLink
-from robota.host import PrintTask, choose_print_task
+from robota.host import PrintTask, choose_print_task, held_elsewhere
 
 from ._beacon import HostBeacon
 from ._print_input import INTERRUPT_GRACE, input_text, parse_input_line, prompt_text
@@ -125,6 +126,10 @@ class UsageError(RobotaError):
     """Exit 2: the command line or the session it names is wrong."""
 
 
+class TaskHeld(RobotaError):
+    """Exit 1: the task to take up as it is is another live process's (``held_elsewhere``)."""
+
+
 class PrintRun:
     """One print-mode run against a running engine, or a warm host's route (``port`` and
     ``chosen``: ``_print_host``); ``main`` returns the exit code."""
@@ -186,6 +191,9 @@ class PrintRun:
             except UsageError as error:
                 self.stderr.write(f"robota: {error}\n")
                 return 2
+            except TaskHeld as held:
+                self.stderr.write(f"robota: {held}\n")
+                return 1
             interrupted = await self._converse(link)
         finally:
             link.close()
@@ -245,6 +253,11 @@ class PrintRun:
             chosen = await choose_print_task(self.engine, task)
             if isinstance(chosen, str):
                 raise UsageError(chosen)
+            if isinstance(chosen.request, UseTask):
+                # One owner per task: never its session opened beside the process holding it.
+                held = await held_elsewhere(self.engine, chosen.request.task_id)
+                if held is not None:
+                    raise TaskHeld(held)
             choice = chosen
         if choice.request is not None:
             self.link.send(choice.request)

@@ -15,6 +15,11 @@ message and exit 2), chooses the task as print mode does (``choose_print_task``)
 ``local`` where its engine would not run the turn as print mode's own would (a ``--restricted``
 run in a trusted workspace, a project's settings): this process then runs it in-process, as
 it does when the host is of an older robota or refuses for any other reason.
+A task taken up as it is (``-c``, ``-r``) runs on the host's route that holds its agent
+session; one another live process owns (a background session, the daemon) the host refuses as
+``owned``, naming it: the workspace's daemon is asked next (it runs its own task), and when it
+does not take it either, print mode says the host's words and exits 1, never opening that
+session in its own process.
 
 Once the host said ``hello``, this process only relays: ``_print_relay.HostPrint`` sends the
 input and Ctrl-C's interrupt as ``submit`` and ``abort`` frames and writes the output from the
@@ -76,6 +81,10 @@ def daemon_socket(profile: Profile, cwd: Path | None) -> Path | None:
     return Path(found.socket) if found is not None else None
 
 
+SHORT_ADDRESS = 103
+"""Bytes of a Unix socket path that ``connect`` takes as it is on any platform (Linux: 107)."""
+
+
 def connect_host(socket_path: Path) -> socket.socket | None:
     """A connection to the host listening at ``socket_path``, or ``None`` (none listens)."""
     if not socket_path.exists():
@@ -83,11 +92,26 @@ def connect_host(socket_path: Path) -> socket.socket | None:
     sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     try:
         sock.settimeout(HANDSHAKE_TIMEOUT)
-        sock.connect(str(socket_path))
+        if len(os.fsencode(socket_path)) <= SHORT_ADDRESS:
+            sock.connect(str(socket_path))
+        else:
+            _connect_long(sock, socket_path)
     except OSError:
         sock.close()
         return None
     return sock
+
+
+def _connect_long(sock: socket.socket, socket_path: Path) -> None:
+    """Connect to a socket under a path too long for an address (a profile deep in a tree):
+    through its directory, as the host bound it (``OSError`` where that cannot be)."""
+    from robota.core.control import ControlError, socket_address  # noqa: PLC0415
+
+    try:
+        with socket_address(socket_path) as address:
+            sock.connect(address)
+    except ControlError as error:
+        raise OSError(str(error)) from None
 
 
 class HostRoute:
@@ -235,9 +259,11 @@ def print_on_host(
     prompt: str | None,
     sock: socket.socket,
     print_options: Callable[[], PrintOptions],
-) -> int | None:
-    """Run print mode's conversation on the host ``sock`` is connected to: the exit code, or
-    ``None`` when the host leaves it to this process (it closes ``sock`` either way).
+) -> int | str | None:
+    """Run print mode's conversation on the host ``sock`` is connected to: the exit code,
+    ``None`` when the host leaves it to this process, or the host's words when another live
+    process owns the task (``owned``: the workspace's daemon may be that owner; it closes
+    ``sock`` either way).
     ``options``: the command line's; ``prompt``: the text input's (``None``: stdin's
     stream-json lines); ``print_options``: them as ``PrintRun`` takes them (progress only)."""
     import sys  # noqa: PLC0415
@@ -252,6 +278,8 @@ def print_on_host(
         if isinstance(error, dict) and error.get("code") in ("refused", "usage"):
             sys.stderr.write(f"robota: {error.get('message')}\n")
             return 2
+        if isinstance(error, dict) and error.get("code") == "owned":
+            return str(error.get("message"))
         return None  # ``local``, an older host, a host stopping: print mode runs here
     sock.settimeout(None)
     agent = first.get("agent")

@@ -51,6 +51,7 @@ def start_background(
     cwd: Path | None,
     daemon: bool = False,
     restricted: bool = False,
+    task: str | None = None,
 ) -> Registration:
     """Start a background session detached and wait until it is ready; exit 1 (with the
     reason and its log) when it is not. Shared with ``robota daemon start``."""
@@ -103,6 +104,7 @@ def start_background(
         workspace=workspace_of(directory),
         daemon=daemon,
         restricted=restricted,
+        task=task,
     )
     process = spawn_session(profile, spec)
     outcome = wait_session_ready(profile, session_id, process, READY_TIMEOUT)
@@ -136,6 +138,11 @@ def start_background(
     help="Run Restricted (project settings ignored, permission mode plan); needed in an "
     "untrusted workspace.",
 )
+@click.option(
+    "--task",
+    metavar="TASK",
+    help="Continue this task (id or title; it works in --cwd's workspace) instead of a new one.",
+)
 def start_command(  # noqa: PLR0917 (click passes the options positionally)
     background: bool,
     name: str | None,
@@ -143,11 +150,14 @@ def start_command(  # noqa: PLR0917 (click passes the options positionally)
     cwd: Path | None,
     as_json: bool,
     restricted: bool,
+    task: str | None,
 ) -> None:
     """Start a background session and print its id once it is ready."""
     if not background:
         raise click.UsageError("only background sessions start here: add --background")
-    registration = start_background(name=name, agent=agent, cwd=cwd, restricted=restricted)
+    registration = start_background(
+        name=name, agent=agent, cwd=cwd, restricted=restricted, task=task
+    )
     if as_json:
         _echo_json({"id": registration.id, "name": registration.name})
     else:
@@ -316,8 +326,15 @@ def attach_command(session_id: str, observe: bool) -> None:
 @click.option("--cwd", required=True, type=click.Path(file_okay=False, path_type=Path))
 @click.option("--daemon", is_flag=True)
 @click.option("--restricted", is_flag=True)
+@click.option("--task")
 def run_command(  # noqa: PLR0917 (click passes the options positionally)
-    session_id: str, name: str, agent: str, cwd: Path, daemon: bool, restricted: bool
+    session_id: str,
+    name: str,
+    agent: str,
+    cwd: Path,
+    daemon: bool,
+    restricted: bool,
+    task: str | None,
 ) -> None:
     """Serve one background session in this process (what ``start`` runs detached)."""
     from robota.core.control import SESSION_ID  # noqa: PLC0415
@@ -338,6 +355,7 @@ def run_command(  # noqa: PLR0917 (click passes the options positionally)
         workspace=workspace_of(directory),
         daemon=daemon,
         restricted=restricted,
+        task=task,
     )
     sys.exit(run_session(spec))
 

@@ -92,6 +92,7 @@ if typing.TYPE_CHECKING:
         LoopChild,
         LoopMailbox,
         LoopPort,
+        LoopRouteActor,
         Mailbox,
         MemoryRouteStates,
         Outbox,
@@ -135,6 +136,7 @@ __all__ = [
     # actors on the loop
     "LoopActor",
     "LoopChild",
+    "LoopRouteActor",
     # the trio bridge
     "Coalescer",
     "LoopMailbox",
@@ -207,6 +209,7 @@ _HOMES = {
     "Coalescer": ".kernel",
     "LoopActor": ".kernel",
     "LoopChild": ".kernel",
+    "LoopRouteActor": ".kernel",
     "LoopMailbox": ".kernel",
     "LoopPort": ".kernel",
     "Outbox": ".kernel",

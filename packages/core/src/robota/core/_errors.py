@@ -16,6 +16,7 @@ brackets::
     ├── InitLockTimeout                [TimeoutError] another ``robota init`` holds the lock
     ├── PluginError                    an entry-point plugin failed to load or is not one
     ├── StoreError                     the SQLite store cannot be opened, migrated or written
+    │   ├── TaskImmobile               a turn's write for a task a handoff moves, moved or holds
     │   └── _BatchFailed               the writer's batch failed as a whole (internal)
     ├── EventFormatError               [ValueError] JSON that is not a valid turn event
     ├── ThrottleError                  [RuntimeError] the card throttle driven out of order
@@ -74,9 +75,11 @@ brackets::
     ├── SkillError                     ``robota skills``: a directory robota must not change
     ├── AutostartError                 ``robota server autostart``: no service manager, or it failed
     ├── UsageError                     print mode: the command line or its session is wrong
+    ├── TaskHeld                       print mode: the task is another live process's (exit 1)
     ├── TrustError                     workspace trust (robota.core.trust)
     │   └── TrustStoreUnreadable       the trust store cannot be read or is damaged: fail closed
     ├── WorkspaceRefused               a headless start in a workspace nobody trusted (exit 2)
+    ├── StagingFailed                  a handoff payload that does not stage or read back as stated
     ├── AttachRefused                  ``robota --attach``: the session did not take the attach
     │   └── _OlderSession              it refused ``protocol``: asked again as version 1 (internal)
     ├── PreviewError                   [ValueError] a line ``robota cards preview`` cannot draw

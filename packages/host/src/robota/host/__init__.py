@@ -54,7 +54,10 @@ if typing.TYPE_CHECKING:
         PrintTask,
         TaskChoice,
         choose_print_task,
+        held_elsewhere,
         print_placement,
+        terminal_refusal,
+        terminal_takes,
     )
     from ._print_turns import PrintTurns
     from ._reads import (
@@ -299,6 +302,9 @@ __all__ = [
     "PrintTurns",
     "TaskChoice",
     "choose_print_task",
+    "held_elsewhere",
+    "terminal_refusal",
+    "terminal_takes",
     "print_placement",
     # routes
     "CLI_KIND",
@@ -454,6 +460,9 @@ _HOMES = {
     "PrintTask": "._print_choice",
     "TaskChoice": "._print_choice",
     "choose_print_task": "._print_choice",
+    "held_elsewhere": "._print_choice",
+    "terminal_refusal": "._print_choice",
+    "terminal_takes": "._print_choice",
     "print_placement": "._print_choice",
     "PrintTurns": "._print_turns",
 }

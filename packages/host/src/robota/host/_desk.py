@@ -128,6 +128,9 @@ class TaskDesk:
         self.owners = TaskOwners(owner, engine.store, self.reads) if owner is not None else None
         """The host's: a task another live process owns is passed to it or refused
         (``_owners``); a session's desk serves only the task it owns."""
+        self.print_routes: set[str] = set()
+        """The print routes this process's print runs made (``_print_turns``): a task current
+        on one is driven there, where its agent session is open."""
 
     def close(self) -> None:
         """Close the read connections (the host's or session's run ends with them)."""
@@ -280,9 +283,10 @@ class TaskDesk:
 
     # -- shared with the group requests ------------------------------------------------------------
 
-    async def open_on(self, key: str, request: NewTask | ForkTask) -> Task:
-        """Tell route ``key`` to make a task current (``NewTask`` or ``ForkTask``) and wait
-        until it did; the task as the store has it. Refused with the route's own reason."""
+    async def open_on(self, key: str, request: NewTask | ForkTask | UseTask) -> Task:
+        """Tell route ``key`` to make a task current (``NewTask``, ``ForkTask`` or ``UseTask``)
+        and wait until it did; the task as the store has it. Refused with the route's own
+        reason."""
         async with self.taps.tap(key) as notices:
             self.taps.tell(key, request)
             timeout = REPLY_TIMEOUT if isinstance(request, NewTask) else OPEN_TIMEOUT
@@ -293,6 +297,9 @@ class TaskDesk:
                     if isinstance(request, NewTask):
                         if isinstance(notice, RouteReply):
                             break  # announced: written, and no session to wait for
+                    elif isinstance(request, UseTask):
+                        if isinstance(notice, TaskOpened) and notice.task_id == request.task_id:
+                            break  # its session opened (resumed, or afresh) at its agent
                     elif isinstance(notice, TaskOpened) and notice.forked_from == request.task_id:
                         break  # the fork's session opened at its agent
             if waited.cancelled_caught:
@@ -367,7 +374,7 @@ class TaskDesk:
         self, name: str | None, caller: Mapping[str, str] | None
     ) -> tuple[Task, TaskRoute]:
         task, current_on = await self._resolved(name, caller, with_routes=True)
-        return task, route_for_task(task.id, current_on, self.kinds)
+        return task, route_for_task(task.id, current_on, self.kinds, self.print_routes)
 
     async def _resolved(
         self, name: str | None, caller: Mapping[str, str] | None, *, with_routes: bool

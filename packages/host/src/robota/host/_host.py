@@ -96,8 +96,8 @@ __all__ = ["Host", "status_json"]
 logger = logging.getLogger("robota.host")
 
 QUIET_ROUTES = 5.0
-"""Seconds after which a route with nothing in flight passivates (its thread, its heap and its
-share of the store's readers freed; the next message brings it back in a few ms): a host with
+"""Seconds after which a route with nothing in flight passivates (its state and its heap
+freed; the next message brings it back in a few ms): a host with
 hundreds of chats keeps only the busy ones alive."""
 
 UNATTENDED = frozenset({CLI_KIND, PRINT_KIND})
@@ -175,7 +175,7 @@ class Host:
             teams=self.teams.for_transport,
             restricted_task=task_restricted_hook(profile, config.storage.sqlite_path),
         )
-        self.prints = PrintDesk(self.engine, config, profile, lambda: self.accepting)
+        self.prints = PrintDesk(self.engine, config, profile, lambda: self.accepting, desk)
         self.groups = groups = GroupDesk(desk, lambda: self.transports.makers)
         self._endpoints: list[Endpoint[Any] | StreamEndpoint[Any]] | None = [
             Endpoint(HostStatus, self._status),

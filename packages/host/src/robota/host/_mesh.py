@@ -229,6 +229,8 @@ class HostMesh:
                     nursery.start_soon(self.talk.run)
                 if self.offers is not None:
                     nursery.start_soon(self.offers.run)
+                if self.handoffs is not None:
+                    nursery.start_soon(self.handoffs.resume)
                 await trio.sleep_forever()
             finally:
                 self._nursery = None
@@ -288,6 +290,7 @@ class HostMesh:
         peers' keys are the ones the roster the links hold certifies now."""
         from robota.mesh import device_id, parse_device_id  # noqa: PLC0415
 
+        from ._handoff_staging import HandoffStaging  # noqa: PLC0415
         from ._mesh_handoff import DeskBook, HandoffKeys  # noqa: PLC0415
 
         def public_key(device: str) -> bytes | None:
@@ -299,7 +302,12 @@ class HostMesh:
         keys = HandoffKeys(links.trust.device, device_id(root), key, public_key)
         hooks = handoff_hooks(self.desk)
         return MeshHandoffs(
-            DeskBook(self.desk), keys, lambda: self.links, hooks=hooks, clock=self.clock
+            DeskBook(self.desk),
+            keys,
+            lambda: self.links,
+            staging=HandoffStaging(self.profile.data_dir),
+            hooks=hooks,
+            clock=self.clock,
         )
 
     async def _deliver(self, peer: str, frame: object) -> None:

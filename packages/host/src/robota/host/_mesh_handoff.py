@@ -17,11 +17,16 @@ missed; ``expire`` ends the offers whose ten minutes passed unanswered.
 
 What a handoff does to the task on the desk (frozen from the push, let go on the
 acknowledgement, started on the destination after the release) is the host's, through
-``HandoffHooks``; this module only moves the handoff. The destination stages the payload in
-memory (``Staging`` checks length, then digest, then content) and keeps nothing of a partial
-one: a restart mid-transfer asks the source for the payload from its first byte again. The
-folder an operator accepted into (``answer(cwd=...)``) is kept in memory until the commit; a
-restart before it falls back to the source's folder.
+``HandoffHooks``; this module only moves the handoff. The destination stages the payload on
+disk (``_handoff_staging``: a partial file under the profile, ``Staging`` checking length,
+then digest, then the staged file's content) and records ``staged`` with the staged file's path
+in one transaction (``StageHandoff``); the commit reads that file back, checked again. A restart
+mid-transfer removes the partial file (``resume``'s sweep) and asks the source for the payload
+from its first byte again; a restart after staging commits from the staged file without asking
+the source (``resume``). The folder an operator accepted into (``answer(cwd=...)``) is written
+with the phase ``transferring`` (``AnswerHandoff``), so the commit saves the task there after a
+restart too.
+``_handoff_pause.pause_at`` marks the moments the chaos tests kill a host at (inert otherwise).
 """
 
 from __future__ import annotations
@@ -33,11 +38,17 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol, TypeVar
 
+import trio
+
+from ._handoff_pause import pause_at
+from ._handoff_staging import HandoffStaging, StagedFile, StagingFailed
+
 if TYPE_CHECKING:
     from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
-    from robota.core.store import Database, HandoffRow, HandoffSide, HeldTask
+    from robota.core.store import Database, HandoffRow, HandoffSide, HeldTask, OfferHandoff
     from robota.mesh import (
+        Chunked,
         Handoff,
         HandoffChunk,
         HandoffEffect,
@@ -155,7 +166,9 @@ def held_task(payload: Payload, cwd: str | None = None) -> HeldTask:
 @dataclass
 class _Receiving:
     staging: Staging
-    data: bytearray = field(default_factory=bytearray)
+    file: StagedFile
+    path: str | None = None
+    """Where the checked payload was staged (recorded with ``staged``)."""
 
 
 class MeshHandoffs:
@@ -167,24 +180,35 @@ class MeshHandoffs:
         keys: HandoffKeys,
         links: Callable[[], Links | None],
         *,
+        staging: HandoffStaging,
         hooks: HandoffHooks | None = None,
         clock: Callable[[], float] = time.time,
     ) -> None:
         self.book = book
+        self.staging = staging
         self.keys = keys
         self._links = links
         self.hooks = hooks or HandoffHooks()
         self.clock = clock
         self._receiving: dict[str, _Receiving] = {}
         self._dirs: dict[str, str] = {}
-        """The folder each accepted handoff's task is to work in (``mesh accept --dir``)."""
+        """The folder an answer chose (``mesh accept --dir``), until its transaction takes it."""
 
     # -- the source ----------------------------------------------------------------------------
 
-    async def push(self, task: str, peer: str, sealed: Sealed) -> str:
+    async def push(
+        self,
+        task: str,
+        peer: str,
+        sealed: Sealed,
+        *,
+        guard: Callable[[OfferHandoff], Any] | None = None,
+    ) -> str:
         """Offer ``task`` (sealed idle by the caller) to ``peer``: recorded ``offered`` with its
         payload and a grant for the link it goes on, then sent. The new handoff's id;
-        ``ValueError`` when the peer has no link or the task is already moving or moved."""
+        ``ValueError`` when the peer has no link or the task is already moving or moved.
+        ``guard`` wraps the record in an op of the caller's that checks the task in the same
+        transaction (``_mesh_push.OfferIdle``); what it raises is raised here."""
         from robota.core.store import OfferHandoff  # noqa: PLC0415
         from robota.mesh import OFFER_SECONDS, Handoff, manifest_document  # noqa: PLC0415
 
@@ -196,20 +220,19 @@ class MeshHandoffs:
         now = int(self.clock())
         expires = now + OFFER_SECONDS
         offer = self._offer(handoff, sealed, channel, now, expires)
-        recorded = await self.book.write(
-            OfferHandoff(
-                handoff=handoff.id,
-                task=task,
-                peer=peer,
-                payload=sealed.payload,
-                manifest_length=sealed.manifest.length,
-                manifest_sha256=sealed.manifest.sha256,
-                manifest=manifest_document(sealed.manifest),
-                grant=offer.grant,
-                expires_at=float(expires),
-                at=float(now),
-            )
+        record = OfferHandoff(
+            handoff=handoff.id,
+            task=task,
+            peer=peer,
+            payload=sealed.payload,
+            manifest_length=sealed.manifest.length,
+            manifest_sha256=sealed.manifest.sha256,
+            manifest=manifest_document(sealed.manifest),
+            grant=offer.grant,
+            expires_at=float(expires),
+            at=float(now),
         )
+        recorded = await self.book.write(record if guard is None else guard(record))
         if not recorded:
             raise ValueError(f"task {task} is already moving or has moved")
         await links.send_handoff(peer, offer, channel=channel)
@@ -297,13 +320,9 @@ class MeshHandoffs:
         if key is None:
             logger.warning("mesh: an offer from %s, not in the roster", peer)
             return
-        row = await self._row(offer.handoff, "destination")
-        if row is not None:
-            # The source sent its offer again (a reconnect): say again what it may have missed.
-            handoff = _handoff(row)
-            step = destination_step(handoff, _offer_arrived(), new=handoff)
-            await self._do(row, step.effects, channel)
-            return
+        # Verified before anything is said, a repeat too: an offer sent again after a
+        # reconnect is granted afresh for the new link, so one replayed from another link
+        # is refused (wrong-channel) and answered nothing.
         event = offer_event(
             offer,
             source_key=key,
@@ -315,6 +334,13 @@ class MeshHandoffs:
         )
         if isinstance(event, Unwired):
             logger.warning("mesh: an offer from %s refused: %s", peer, event.reason)
+            return
+        row = await self._row(offer.handoff, "destination")
+        if row is not None:
+            # The source sent its offer again (a reconnect): say again what it may have missed.
+            handoff = _handoff(row)
+            step = destination_step(handoff, _offer_arrived(), new=handoff)
+            await self._do(row, step.effects, channel)
             return
         arrived, grant = event
         new = Handoff(offer.handoff, offer.task, peer, "offered")
@@ -336,32 +362,88 @@ class MeshHandoffs:
         if recorded == "replayed":
             logger.warning("mesh: an offer from %s refused: replayed: its grant's nonce", peer)
             return
+        pause_at("offered")
         step = destination_step(None, arrived, new=new)
         for effect in step.effects:
             if isinstance(effect, TellOperator):  # its RecordPhase was ReceiveHandoff's
                 self.hooks.told(effect.text)
 
     async def _chunk(self, peer: str, channel: bytes, chunk: HandoffChunk) -> None:
-        from robota.mesh import (  # noqa: PLC0415
-            PayloadChecked,
-            Staging,
-            chunk_event,
-            destination_step,
-        )
+        from robota.mesh import PayloadChecked, destination_step  # noqa: PLC0415
 
         row = await self._row(chunk.handoff, "destination")
         if row is None or row.peer != peer or row.phase != "transferring":
             return
+        handoff = _handoff(row)
+        try:
+            event = await self._stage(row, chunk)
+        except StagingFailed as failed:
+            event = PayloadChecked(str(failed))
+        await self._do(row, destination_step(handoff, event, new=handoff).effects, channel)
+
+    async def _stage(self, row: HandoffRow, chunk: HandoffChunk) -> Chunked | PayloadChecked:
+        """Feed ``chunk`` to the check and its bytes to the partial file; once every byte
+        arrived and checked, the file is staged and read back for its content."""
+        from robota.mesh import PayloadChecked, Staging, chunk_event  # noqa: PLC0415
+
         receiving = self._receiving.get(row.id)
         if receiving is None or chunk.offset == 0:
-            receiving = _Receiving(Staging(row.manifest_length, row.manifest_sha256))
+            if receiving is not None:
+                receiving.file.abandon()
+            staged = await trio.to_thread.run_sync(self.staging.begin, row.id)
+            receiving = _Receiving(Staging(row.manifest_length, row.manifest_sha256), staged)
             self._receiving[row.id] = receiving
         event = chunk_event(receiving.staging, chunk)
-        receiving.data += chunk.data
-        if isinstance(event, PayloadChecked) and not event.problem:
-            event = _content_checked(bytes(receiving.data))
-        handoff = _handoff(row)
-        await self._do(row, destination_step(handoff, event, new=handoff).effects, channel)
+        if isinstance(event, PayloadChecked) and event.problem:
+            return event  # nothing of a chunk that cannot be taken is written
+        await trio.to_thread.run_sync(receiving.file.write, chunk.data)
+        pause_at("mid-transfer")
+        if isinstance(event, PayloadChecked):
+            path = await trio.to_thread.run_sync(receiving.file.finish)
+            receiving.path = str(path)
+            return await self._checked(row, receiving.path)
+        return event
+
+    async def _checked(self, row: HandoffRow, path: str) -> PayloadChecked:
+        """The staged payload at ``path`` read back: length, digest, then content."""
+        from robota.mesh import PayloadChecked  # noqa: PLC0415
+
+        try:
+            data = await self._staged_bytes(row, path)
+        except StagingFailed as failed:
+            return PayloadChecked(str(failed))
+        return _content_checked(data)
+
+    async def _staged_bytes(self, row: HandoffRow, path: str) -> bytes:
+        def read() -> bytes:
+            return self.staging.read(
+                row.id, path, length=row.manifest_length, sha256=row.manifest_sha256
+            )
+
+        return await trio.to_thread.run_sync(read)
+
+    # -- a restart -----------------------------------------------------------------------------
+
+    async def resume(self) -> None:
+        """At start: the partial files and orphaned staged files a stopped host left are
+        removed, and each handoff this side staged commits from its staged file (checked
+        again) without asking the source; one whose file no longer checks is abandoned."""
+        from robota.core.store import staged_payloads  # noqa: PLC0415
+        from robota.mesh import destination_step  # noqa: PLC0415
+
+        staged = await self.book.read(staged_payloads)
+        removed = await trio.to_thread.run_sync(self.staging.sweep, set(staged))
+        if removed:
+            logger.info("mesh: removed %d staged or partial payloads a stopped host left", removed)
+        for handoff, path in staged.items():
+            row = await self._row(handoff, "destination")
+            if row is None or row.phase != "staged":
+                continue
+            event = await self._checked(row, path)
+            links = self._links()
+            channel = links.channel(row.peer) if links is not None else None
+            current = _handoff(row)
+            await self._do(row, destination_step(current, event, new=current).effects, channel)
 
     # -- the destination's operator -------------------------------------------------------------
 
@@ -454,6 +536,7 @@ class MeshHandoffs:
         self, row: HandoffRow, phase: str, effect: HandoffEffect, channel: bytes | None
     ) -> bool | str | None:
         from robota.core.store import (  # noqa: PLC0415
+            AnswerHandoff,
             LetGoTask,
             MarkReleased,
             MoveHandoff,
@@ -477,6 +560,11 @@ class MeshHandoffs:
             case RecordPhase(phase=target) if target == phase:
                 # The source hears the destination's close: nothing is sent again.
                 return bool(await self.book.write(MarkReleased(handoff=row.id, side=row.side)))
+            case RecordPhase(phase="transferring") if row.side == "destination":
+                answered = AnswerHandoff(handoff=row.id, cwd=self._dirs.pop(row.id, None))
+                return "transferring" if await self.book.write(answered) else False
+            case RecordPhase(phase="staged") if row.side == "destination":
+                return await self._record_staged(row)
             case RecordPhase(phase=target):
                 move = MoveHandoff(handoff=row.id, side=row.side, expected=(phase,), to=target)
                 return target if await self.book.write(move) else False
@@ -489,8 +577,12 @@ class MeshHandoffs:
             case SendSaved() if row.ack is not None or phase == "committed":
                 await self._send_saved(row, channel)
             case CommitHeld():
-                return "committed" if await self._commit(row) else False
+                if not await self._commit(row):
+                    return False
+                pause_at("committed")
+                return "committed"
             case LetGo():
+                pause_at("acked")
                 if not await self.book.write(LetGoTask(handoff=row.id)):
                     return False
                 await self.hooks.let_go(row.task)
@@ -501,7 +593,7 @@ class MeshHandoffs:
             case Unfreeze():
                 await self.hooks.unfreeze(row.task)
             case DiscardStaging():
-                self._receiving.pop(row.id, None)
+                await self._discard(row.id)
             case TellOperator(text=text):
                 self.hooks.told(text)
             case RefuseEvent(reason=reason):
@@ -546,16 +638,43 @@ class MeshHandoffs:
         if fresh is not None and fresh.ack is not None:
             await self._send(row.peer, HandoffSaved(row.id, fresh.ack), channel)
 
+    async def _record_staged(self, row: HandoffRow) -> str | bool:
+        """``staged`` and where the checked payload is, in one transaction."""
+        from robota.core.store import StageHandoff  # noqa: PLC0415
+
+        receiving = self._receiving.get(row.id)
+        if receiving is None or receiving.path is None:
+            return False
+        if not await self.book.write(StageHandoff(handoff=row.id, path=receiving.path)):
+            return False
+        pause_at("staged")
+        return "staged"
+
+    async def _discard(self, handoff: str) -> None:
+        """Whatever of ``handoff``'s payload is staged, in memory and on disk, removed."""
+        receiving = self._receiving.pop(handoff, None)
+        if receiving is not None:
+            receiving.file.abandon()
+        await trio.to_thread.run_sync(self.staging.discard, handoff)
+
     async def _commit(self, row: HandoffRow) -> bool:
         """Save the task held with its transcript and the signed acknowledgement (one
-        transaction); the staged payload is then dropped."""
-        from robota.core.store import CommitHeldTask  # noqa: PLC0415
+        transaction), from the staged file read back and checked again; the staged payload
+        is then removed."""
+        from robota.core.store import (  # noqa: PLC0415
+            CommitHeldTask,
+            accepted_cwd,
+            staged_payloads,
+        )
         from robota.mesh import read_payload, sign_ack  # noqa: PLC0415
 
-        receiving = self._receiving.pop(row.id, None)
-        if receiving is None:
+        path = (await self.book.read(staged_payloads)).get(row.id, "")
+        try:
+            data = await self._staged_bytes(row, path)
+        except StagingFailed as failed:
+            logger.warning("mesh: handoff %s cannot commit: %s", row.id, failed)
             return False
-        payload = read_payload(bytes(receiving.data))
+        payload = read_payload(data)
         ack = sign_ack(
             self.keys.key,
             handoff=row.id,
@@ -564,10 +683,13 @@ class MeshHandoffs:
             session=row.task,
             manifest_sha256=row.manifest_sha256,
         )
-        task = held_task(payload, self._dirs.pop(row.id, None))
+        task = held_task(payload, await self.book.read(lambda db: accepted_cwd(db, row.id)))
         transcript = tuple(dict(turn) for turn in payload.turns)
         op = CommitHeldTask(handoff=row.id, task=task, transcript=transcript, ack=ack.blob)
-        return bool(await self.book.write(op))
+        if not await self.book.write(op):
+            return False
+        await self._discard(row.id)
+        return True
 
     async def _row(self, handoff: str, side: HandoffSide) -> HandoffRow | None:
         from robota.core.store import handoff_row  # noqa: PLC0415

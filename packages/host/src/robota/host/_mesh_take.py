@@ -10,8 +10,9 @@ committed (the task saved held here) or ended otherwise. Its answer names the fo
 works in, what stayed on the source, and the warnings ``checkout_warnings`` gives when the
 source's folder was a git checkout whose origin or HEAD this folder does not share.
 
-The offer does not carry the task's title (the manifest names no content), so an item's
-``name`` is the task's id.
+An item's ``name`` is the task's title as the offer carries it (the manifest's ``title``,
+which the source's grant signs), so the operator recognises what is offered; a task with no
+title is named by its id.
 """
 
 from __future__ import annotations
@@ -35,6 +36,7 @@ __all__ = [
     "checkout_warnings",
     "decline_handoff",
     "handoff_item",
+    "handoff_name",
     "offered_handoff",
     "offered_handoffs",
 ]
@@ -52,11 +54,18 @@ def handoff_item(row: HandoffRow) -> dict[str, Any]:
         "id": row.id,
         "kind": "handoff",
         "from": row.peer,
-        "name": row.task,
+        "name": handoff_name(row.manifest, row.task),
         "size": row.manifest_length,
         "sha256": row.manifest_sha256.hex(),
         "expiresAt": iso_time(row.expires_at),
     }
+
+
+def handoff_name(manifest: Mapping[str, object], task: str) -> str:
+    """What a handoff is called to its destination's operator: the title its manifest carries,
+    else the task's id."""
+    title = manifest.get("title")
+    return title if isinstance(title, str) and title else task
 
 
 def checkout_warnings(manifest: Mapping[str, object], local: SourceCheckout) -> list[str]:

@@ -2,9 +2,10 @@
 
 A task is driven by one process at a time, recorded in the store (``task_owners``, with its
 generation: ``robota.core.store.ClaimTask``): the host, or the background session (a daemon is
-one) that made it. A session claims its task before it publishes its registration; the host
-claims a task the first time it drives one through its desk (``task send | stop | queue |
-rename``).
+one) that made it, or an interactive terminal that took it up (``TERMINAL_KIND``). A session
+claims its task before it publishes its registration; the host claims a task the first time it
+drives one through its desk (``task send | stop | queue | rename``); a terminal when it resumes
+one (``_print_choice.terminal_takes``).
 
 What the host's desk does with a request for a task, by ``ownership`` (pure, a table tests it):
 
@@ -12,11 +13,11 @@ What the host's desk does with a request for a task, by ``ownership`` (pure, a t
   another process start): the host claims it (a takeover names the generation it found gone,
   so of two processes racing for it one wins) and drives it as before;
 * ``Mine``: drives it;
-* ``Theirs`` (a live session owns it): a ``task send`` is passed to that session over its
-  control socket (``session.send`` with the session's registration generation), so its turn
-  runs in the session, on the session's agent, and its answer comes back as the host's own
-  reply (with ``owner`` naming the session); any other request is refused (``owned``) naming
-  the owner.
+* ``Theirs`` (a live session or terminal owns it): a ``task send`` is passed to a session over
+  its control socket (``session.send`` with the session's registration generation), so its
+  turn runs in the session, on the session's agent, and its answer comes back as the host's
+  own reply (with ``owner`` naming the session); a terminal has no socket, so there it is
+  refused as any other request is (``owned``, naming the owner).
 
 Another host is never a live owner: one host runs per profile (its lock), so a row naming a
 host that is not this one is a host that ended.
@@ -52,6 +53,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "HOST_OWNER",
+    "TERMINAL_KIND",
     "Free",
     "Gone",
     "Mine",
@@ -66,6 +68,10 @@ __all__ = [
 logger = logging.getLogger("robota.host")
 
 HOST_OWNER = "host"
+TERMINAL_KIND = "tui"
+"""The interactive terminal as an owner (``tui:<hex>``, its route's key), which runs its engine
+in its own process (``_print_choice.terminal_takes``): it has no control socket, so what would
+be passed to it is refused naming it."""
 CLAIM_TIMEOUT = 10.0
 FORWARD_MARGIN = 10.0
 """Seconds a forwarded ``task send --wait`` may take beyond its own wait (the session's reply
@@ -149,11 +155,18 @@ def runs(row: TaskOwner) -> bool:
     return row.process_start is not None and process_start_ticks(row.pid) == row.process_start
 
 
+def is_terminal(row: TaskOwner) -> bool:
+    """Whether ``row``'s owner is an interactive terminal (``TERMINAL_KIND``)."""
+    return row.owner.partition(":")[0] == TERMINAL_KIND
+
+
 def describe(row: TaskOwner) -> str:
     """The owner as a person reads it: ``background session ID (pid N)``, ``host (pid N)``."""
     kind, _, name = row.owner.partition(":")
     if kind == SESSION_KIND:
         return f"background session {name} (pid {row.pid})"
+    if kind == TERMINAL_KIND:
+        return f"robota's terminal UI (pid {row.pid})"
     return f"{row.owner} (pid {row.pid})"
 
 
@@ -192,16 +205,20 @@ class TaskOwners:
         return None if self.me.is_(claimed) else claimed
 
     def refuse(self, row: TaskOwner, what: str) -> HandlerError:
+        # A terminal is reached only at its own screen; a session also by attaching to it.
+        reached = "at that terminal" if is_terminal(row) else "(robota session attach)"
         return HandlerError(
             "owned",
             f"task {row.task_id} is driven by {describe(row)}; {what} goes to that process "
-            "(robota session attach) or after it ended",
+            f"{reached} or after it ended",
             "task",
         )
 
     async def forward_send(self, row: TaskOwner, request: TaskSend) -> dict[str, object]:
         """``request`` passed to the session that owns its task; the session's reply, with
         ``owner`` naming it."""
+        if is_terminal(row):  # no control socket to pass it over
+            raise self.refuse(row, "task send")
         wait = SEND_WAIT if request.timeout is None else request.timeout
         fields = {
             "generation": row.token,
@@ -225,6 +242,23 @@ class TaskOwners:
         if not isinstance(reply, dict):
             raise HandlerError("internal", f"{describe(row)} replied with no object")
         return {**reply, "owner": row.owner}
+
+    async def session_state(self, row: TaskOwner) -> str | None:
+        """The state the session that owns ``row``'s task reports (``session.status``:
+        ``working``, ``needs-input`` while an approval waits, ``idle``); ``None`` when it does
+        not answer."""
+
+        def call() -> object:
+            with ControlClient(Path(row.socket), timeout=CLAIM_TIMEOUT) as client:
+                return client.call("session.status", {})
+
+        try:
+            reply = await trio.to_thread.run_sync(call)
+        except ControlError as error:
+            logger.info("task %s: %s did not say its state: %s", row.task_id, describe(row), error)
+            return None
+        state = reply.get("state") if isinstance(reply, dict) else None
+        return state if isinstance(state, str) else None
 
     async def stop_session(self, row: TaskOwner) -> None:
         """End the session that owns ``row``'s task (``session.stop`` with its generation): a

@@ -5,10 +5,23 @@ engine (``robota.cli._print``) and a warm host's (``_print_turns``).
 directory (for the agent, when named), ``-r`` one by id or title, ``--fork-session`` a new task
 from either; what is wrong with the options is said, never raised, and both callers report it
 as print mode's usage error (exit 2). ``print_placement`` is pure (a table in the tests).
+
+A task taken up as it is (``-c``, ``-r`` without ``--fork-session``) keeps one agent session,
+which one route drives (docs/architecture.md §9, one owner per task): a warm host runs its turn
+on the route of its own that holds the task (``_routing.route_for_task``: the route it is
+current on, newest first, of a kind the host serves or one of its own print runs made), else
+on the task's ``cli`` route, which reopens the session there (``_print_turns``). A task
+another live process owns is that process's (``held_elsewhere``): print mode in its own
+process refuses it naming the owner rather than open the same agent session a second time.
+The interactive terminal, whose engine runs in its own process too, refuses it the same way
+(``terminal_takes``, saying where the task can be reached: ``terminal_refusal``) and otherwise
+owns the task while it drives it (taking it over, generation bumped, when its owner is gone),
+so the host, a background session or print mode refuse it in turn, naming the terminal.
 """
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
@@ -29,7 +42,10 @@ __all__ = [
     "PrintTask",
     "TaskChoice",
     "choose_print_task",
+    "held_elsewhere",
     "print_placement",
+    "terminal_refusal",
+    "terminal_takes",
 ]
 
 PRINT_KIND = "print"
@@ -209,10 +225,10 @@ def print_placement(
     (a daemon started ``--restricted``, ``forced``: every directory), and with the settings it
     was built from (``project_applies``: print mode's own would differ), so it runs the turn
     as print mode would only when the two agree. An untrusted directory runs Restricted either
-    way. A task taken up again as it is (``-c``, ``-r`` without ``--fork-session``:
-    ``uses_task``) runs in print mode's own process: in the host, the task's agent session may
-    still be open on the route that ran it last, and a second route opening it is only rebound
-    to it, never told it opened."""
+    way. ``uses_task``: a task taken up again as it is (``-c``, ``-r`` without
+    ``--fork-session``) that this engine has no route to run on (``route_for_task``: a daemon
+    runs only its own task so, and the tasks its print runs made) runs in print mode's own
+    process, which refuses it if another live process owns it (``held_elsewhere``)."""
     if untrusted and not restricted:
         return "refused"
     if uses_task:
@@ -258,3 +274,78 @@ async def choose_print_task(engine: Engine, task: PrintTask) -> TaskChoice | str
         return TaskChoice(NewTask(settings, announce=False), agent, await_task=False)
     request: FrontEndRequest = ForkTask(source.id, task.name) if task.fork else UseTask(source.id)
     return TaskChoice(request, source.agent, await_task=True)
+
+
+async def held_elsewhere(engine: Engine, task_id: str) -> str | None:
+    """Why print mode in its own process must not take up ``task_id`` as it is: a live process
+    (the host, a background session, the daemon) owns it and may hold its agent session open
+    (``robota.core.store.task_owner``); ``None`` when none does. This process never owns a
+    task, so any live owner is another process."""
+    # Only a task taken up as it is asks: a one-shot run's start loads none of it.
+    from robota.core.store import task_owner  # noqa: PLC0415
+
+    from ._owners import describe, runs  # noqa: PLC0415
+
+    def read() -> str | None:
+        with engine.context.readers.reading() as db:
+            row = task_owner(db, task_id)
+        if row is None or not runs(row):
+            return None
+        return (
+            f"task {task_id} is driven by {describe(row)}; print mode does not open its "
+            "agent session beside that process: `robota task send` reaches it, or run this "
+            "once that process ended"
+        )
+
+    return await trio.to_thread.run_sync(read)
+
+
+def terminal_refusal(task_id: str, owner: str, said: str) -> str:
+    """Why the terminal does not take up ``task_id``, which ``owner`` (a live process, as
+    ``describe`` says it: ``said``) drives, and where the task can be reached instead."""
+    # Here, not at the top: print mode's start loads none of the owners' module.
+    from ._owners import HOST_OWNER  # noqa: PLC0415
+    from ._session_requests import SESSION_KIND  # noqa: PLC0415
+
+    kind, _, name = owner.partition(":")
+    if kind == SESSION_KIND:
+        way = f"`robota session attach {name}` is the way in"
+    elif owner == HOST_OWNER:
+        way = f"`robota task send {task_id}` reaches it, or resume it here once the host stopped"
+    else:
+        way = "resume it here once that process ended"
+    return (
+        f"task {task_id} is driven by {said}; the terminal does not open its agent session "
+        f"beside that process: {way}"
+    )
+
+
+async def terminal_takes(engine: Engine, task_id: str, route_key: str) -> str | None:
+    """The terminal (its route ``route_key``, this process) owns ``task_id`` from now on:
+    claimed when nobody owns it, taken over (``replaces`` the row's generation) when its owner
+    is gone; else, a live process owning it (or winning the race for it), why not
+    (``terminal_refusal``)."""
+    from robota.core.control import own_process_start  # noqa: PLC0415
+    from robota.core.store import task_owner  # noqa: PLC0415
+
+    from ._owners import Owner, describe, runs  # noqa: PLC0415
+
+    # No socket: nothing is passed to a terminal; what would be is refused naming it.
+    me = Owner(route_key, os.getpid(), own_process_start(), "")
+
+    def read() -> tuple[int | None, str | None]:
+        with engine.context.readers.reading() as db:
+            row = task_owner(db, task_id)
+        if row is None or me.is_(row):
+            return None, None
+        if runs(row):
+            return None, terminal_refusal(task_id, row.owner, describe(row))
+        return row.generation, None
+
+    replaces, refused = await trio.to_thread.run_sync(read)
+    if refused is not None:
+        return refused
+    claimed = await engine.store.write(me.claim(task_id, replaces), timeout=10.0)
+    if me.is_(claimed):
+        return None
+    return terminal_refusal(task_id, claimed.owner, describe(claimed))

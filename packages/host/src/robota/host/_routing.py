@@ -6,9 +6,11 @@ routes belong to the terminal process that made them and are never adopted, neit
 ``task send`` nor by recovery (that process may still run, and recovers its own turns).
 
 A task is driven through the route it is current on, newest binding first, when the host
-serves that route's kind: its answers then go where that route's answers go (a chat). A task
-current on no served route gets the host's own ``cli:<task id>`` route, which must first be
-bound to it (``UseTask``).
+serves that route's kind or made it (a print run's ``print:`` route on the host, which holds its
+task's agent session until another route of the host binds it): its answers then go where that
+route's answers go (a chat). A task current on no such route gets the host's own ``cli:<task
+id>`` route, which must first be bound to it (``UseTask``). So one route of the host drives a
+task's agent session: a second route opening it would only be rebound to it at the agent.
 """
 
 from __future__ import annotations
@@ -41,10 +43,16 @@ class TaskRoute:
     """The route is not yet on the task: tell it ``UseTask`` first."""
 
 
-def route_for_task(task_id: str, current_on: Sequence[str], kinds: Collection[str]) -> TaskRoute:
+def route_for_task(
+    task_id: str,
+    current_on: Sequence[str],
+    kinds: Collection[str],
+    made: Collection[str] = (),
+) -> TaskRoute:
     """The route to drive ``task_id`` through; ``current_on`` lists the routes the task is
-    current on, most recently bound first."""
+    current on, most recently bound first; ``made``: routes of other kinds this process made
+    (its print runs')."""
     for route_key in current_on:
-        if serves(kinds, route_key):
+        if serves(kinds, route_key) or route_key in made:
             return TaskRoute(route_key, bind=False)
     return TaskRoute(cli_route(task_id), bind=True)

@@ -16,7 +16,11 @@ port) with a token made fresh per process start and kept in memory only: the one
 The same pieces as the host's tree (``_host``), minus the chat transports and the safe
 restart: a background session is never restarted, by anyone. Its one route is
 ``session:ID`` (a kind no host serves or recovers); its task is made when the tree is up, with
-the agent, directory and name it was started with (permission mode ``plan`` when Restricted).
+the agent, directory and name it was started with (permission mode ``plan`` when Restricted),
+or, started with ``--task TASK``, that existing task continues in it (``_continue``): it must
+work in the session's workspace, its owner must not be another live session, and the route
+refuses it when it is moving, moved or held (a handoff's); its agent session is resumed or,
+for a task that arrived from another device, opened afresh and primed with its transcript.
 
 Once the task exists the session publishes its registration (``ID.json``, guarded by the
 ``flock`` on ``ID.lock`` it holds for its life, the host lock's code) with a fresh random
@@ -55,7 +59,14 @@ from robota.core.control import (
     now_iso,
     own_process_start,
 )
-from robota.core.engine import NewTask, SurfaceJoined, TaskSettings, TurnFinished, TurnUpdate
+from robota.core.engine import (
+    NewTask,
+    SurfaceJoined,
+    TaskSettings,
+    TurnFinished,
+    TurnUpdate,
+    UseTask,
+)
 from robota.core.events import ApprovalRequested, ApprovalResolved
 from robota.core.frontend import FrontEndPort
 from robota.core.surfaces import SurfaceHub, SurfaceProtocolError
@@ -63,7 +74,7 @@ from robota.core.surfaces import SurfaceHub, SurfaceProtocolError
 from ._attach import AttachDesk, SessionAttach
 from ._desk import TaskDesk
 from ._engine_host import open_engine
-from ._owners import CLAIM_TIMEOUT, Owner
+from ._owners import CLAIM_TIMEOUT, Gone, Owner, Theirs, describe, ownership, runs
 from ._print_choice import PRINT_ROUTES
 from ._print_turns import PrintDesk, PrintTurns
 from ._requests import TaskRename, TaskSend
@@ -76,13 +87,14 @@ from ._session_requests import (
     SessionStop,
     SessionSurface,
 )
-from ._sessions import SessionSpec, session_paths
+from ._sessions import SessionSpec, session_paths, workspace_of
 from ._taps import RouteTaps
 
 if TYPE_CHECKING:
     from collections.abc import Callable
 
     from robota.core.config import Config, Profile
+    from robota.core.store import Task
 
 __all__ = ["SessionHost"]
 
@@ -197,6 +209,7 @@ class SessionHost:
             print_config,
             self.profile,
             lambda: self.accepting and self.ready,
+            self.desk,
             engine_config=config,
             forced=self.spec.restricted,
         )
@@ -206,21 +219,24 @@ class SessionHost:
         """Start the tree, make the session's task, register, serve until ``stop``."""
         async with trio.open_nursery() as nursery:
             await nursery.start(self.supervisor.run)
-            settings = TaskSettings(
-                agent=self.spec.agent,
-                cwd=self.spec.cwd,
-                title=self.spec.name,
-                permission_mode="plan" if self.spec.restricted else None,
-            )
-            task = await self.desk.open_on(self.route, NewTask(settings))
-            self.task_id = task.id
-            # Its owner from now on (before it is registered: the host sees a live process).
             owner = Owner.this_process(
                 f"{SESSION_KIND}:{self.spec.session_id}",
                 Path(self.registration.socket),
                 self.registration.generation,
             )
-            await self.engine.store.write(owner.claim(task.id), timeout=CLAIM_TIMEOUT)
+            if self.spec.task is not None:
+                task = await self._continue(self.spec.task, owner)
+            else:
+                settings = TaskSettings(
+                    agent=self.spec.agent,
+                    cwd=self.spec.cwd,
+                    title=self.spec.name,
+                    permission_mode="plan" if self.spec.restricted else None,
+                )
+                task = await self.desk.open_on(self.route, NewTask(settings))
+                # Its owner from now on (before it is registered: the host sees a live process).
+                await self.engine.store.write(owner.claim(task.id), timeout=CLAIM_TIMEOUT)
+            self.task_id = task.id
             self.taps.tell(self.route, SurfaceJoined(SEND_SURFACE, drives=False))
             async with trio.open_nursery() as beside:
                 await beside.start(self._watch)
@@ -253,6 +269,31 @@ class SessionHost:
     def stop(self) -> None:
         self.accepting = False
         self._stop.set()
+
+    async def _continue(self, name: str, owner: Owner) -> Task:
+        """The existing task ``name`` names, claimed by this session (taken over from a host
+        or an ended owner, never from another live session) and made its route's current one
+        (module docstring); ``HandlerError`` saying why not."""
+        from robota.core.store import task_owner  # noqa: PLC0415
+
+        found = await self.desk.resolve(name, None)
+        if workspace_of(Path(found.cwd)) != self.spec.workspace:
+            raise HandlerError(
+                "refused",
+                f"task {found.id} works in {found.cwd}: start its session there (--cwd)",
+            )
+        row = await self.desk.reads.query(lambda db: task_owner(db, found.id))
+        alive = row is not None and await trio.to_thread.run_sync(runs, row)
+        decided = ownership(row, owner, owner_runs=alive)
+        if isinstance(decided, Theirs):
+            raise HandlerError("owned", f"task {found.id} is driven by {describe(decided.row)}")
+        replaces = decided.row.generation if isinstance(decided, Gone) else None
+        claimed = await self.engine.store.write(
+            owner.claim(found.id, replaces), timeout=CLAIM_TIMEOUT
+        )
+        if not owner.is_(claimed):
+            raise HandlerError("owned", f"task {found.id} is driven by {describe(claimed)}")
+        return await self.desk.open_on(self.route, UseTask(found.id))
 
     @property
     def state(self) -> str:

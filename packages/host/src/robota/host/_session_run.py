@@ -4,7 +4,8 @@ Takes the session's lock (``ID.lock``, the host lock's code: an ``flock`` the ke
 however its holder dies, guarding the registration ``ID.json``), and for the workspace's
 daemon also the workspace's daemon lock, held for the process's life: whatever races the
 starts run, a second daemon of one workspace finds it held and exits. Stop signals stop it
-cleanly (``_signals``). Exit codes: 0 stopped, 1 the tree failed or the lock was held.
+cleanly (``_signals``). Exit codes: 0 stopped, 1 the tree failed or the lock was held, or the
+task it was to continue was refused (``--task``: the reason printed as it is, ``refusal``).
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ import logging
 import sys
 
 from robota.core import ConfigError
-from robota.core.control import HostAlreadyRunning, HostLock, acquire_host_lock
+from robota.core.control import HandlerError, HostAlreadyRunning, HostLock, acquire_host_lock
 
 from ._daemon import daemon_lock_paths
 from ._engine_host import load_profile
@@ -23,7 +24,7 @@ from ._sessions import SessionSpec, session_paths
 from ._signals import run_until_stopped
 from ._trust import WorkspaceRefused, headless_workspace
 
-__all__ = ["run_session"]
+__all__ = ["refusal", "run_session"]
 
 logger = logging.getLogger("robota.host.session")
 
@@ -60,7 +61,24 @@ def run_session(spec: SessionSpec) -> int:
         try:
             run_until_stopped(host)
         except Exception as failed:
+            why = refusal(failed)
+            if why is not None:
+                print(f"robota: {why}", file=sys.stderr)
+                return 1
             logger.exception("session %s: the tree failed", spec.session_id)
             print(f"robota: the session failed: {failed}", file=sys.stderr)
             return 1
     return 0
+
+
+def refusal(failed: BaseException) -> str | None:
+    """The reason a session's start was refused (a ``HandlerError``, however deep in the
+    tree's exception groups), ``None`` when it failed otherwise."""
+    if isinstance(failed, HandlerError):
+        return failed.message
+    if isinstance(failed, BaseExceptionGroup):
+        for inner in failed.exceptions:
+            found = refusal(inner)
+            if found is not None:
+                return found
+    return None

@@ -68,6 +68,8 @@ class SessionSpec:
     workspace: Path
     daemon: bool = False
     restricted: bool = False
+    task: str | None = None
+    """An existing task to continue (its id or title as typed), instead of a new one."""
 
 
 def workspace_of(path: Path) -> Path:
@@ -102,6 +104,8 @@ def session_argv(spec: SessionSpec) -> list[str]:
         args.append("--daemon")
     if spec.restricted:
         args.append("--restricted")
+    if spec.task is not None:
+        args += ["--task", spec.task]
     return [sys.executable, "-c", f"from robota.cli import main; main({args!r})"]
 
 

@@ -2,7 +2,8 @@
 
 A **grant** is the source device's permission for exactly one transfer: the claims, in this
 order, ``user`` (the id of the user's root key), ``source`` and ``destination`` (device ids),
-``handoff`` (the transfer's id), ``session`` (the task that moves), ``nonce`` (16 random bytes),
+``handoff`` (the transfer's id), ``session`` (the task that moves), ``title`` (the task's title
+as the destination's operator is shown it, ``""`` when it has none), ``nonce`` (16 random bytes),
 ``channel`` (the fingerprint of the link it travels on), ``issued_at`` and ``expires_at``
 (seconds since the epoch), packed by ``_codec`` under their own context and signed by the
 source's device key. A grant read as another kind of signed object, or another kind read as a
@@ -11,7 +12,7 @@ grant, fails on the context before any claim is looked at.
 ``verify_grant`` checks in one fixed order and stops at the first failure, so the refusal a
 log and ``--json`` name is the same whatever else is wrong: the signature (with the source's
 key as the roster certifies it, before any claim is read), then the user, the destination
-(this device), the handoff and session (the offer's), the channel (the link it arrived on),
+(this device), the handoff, session and title (the offer's), the channel (the link it arrived on),
 the validity window (at most ``MAX_GRANT_SECONDS`` long, a little clock skew allowed), and
 last the nonce (never seen before: the caller's store keeps the nonces it accepted, written
 in the same transaction as the phase the grant moves). Each refusal is a ``GrantRefused``
@@ -34,6 +35,7 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from ._certs import sign, verify_signed
 from ._codec import as_int, as_text, pack, unpack
 from ._errors import MeshError, Refused
+from ._manifest import MAX_TITLE
 
 __all__ = [
     "CLOCK_SKEW",
@@ -51,7 +53,8 @@ __all__ = [
     "verify_grant",
 ]
 
-GRANT = b"robota.handoff-grant.v1"
+GRANT = b"robota.handoff-grant.v2"
+"""v2: the task's title is a claim (v1 grants, without it, read as malformed)."""
 ACK = b"robota.handoff-ack.v1"
 CHANNEL = b"robota.handoff-channel.v1"
 
@@ -97,6 +100,7 @@ class Grant:
     destination: str
     handoff: str
     session: str
+    title: str
     nonce: bytes
     channel: bytes
     issued_at: int
@@ -123,27 +127,18 @@ def issue_grant(
     channel: bytes,
     issued_at: int,
     expires_at: int,
+    title: str = "",
 ) -> Grant:
     """The source's signed grant (``key``: the source's device key)."""
     if len(nonce) != NONCE_BYTES:
         raise ValueError(f"a grant's nonce is {NONCE_BYTES} bytes")
     if not 0 < expires_at - issued_at <= MAX_GRANT_SECONDS:
         raise ValueError(f"a grant is valid for 1 to {MAX_GRANT_SECONDS} seconds")
-    body = pack(
-        GRANT, user, source, destination, handoff, session, nonce, channel, issued_at, expires_at
-    )
-    return Grant(
-        user,
-        source,
-        destination,
-        handoff,
-        session,
-        nonce,
-        channel,
-        issued_at,
-        expires_at,
-        sign(key, body),
-    )
+    if len(title) > MAX_TITLE or not title.isprintable():
+        raise ValueError(f"a grant's title is at most {MAX_TITLE} printable characters")
+    claims = (user, source, destination, handoff, session, title)
+    bound = (nonce, channel, issued_at, expires_at)
+    return Grant(*claims, *bound, sign(key, pack(GRANT, *claims, *bound)))
 
 
 def verify_grant(
@@ -157,11 +152,12 @@ def verify_grant(
     channel: bytes,
     now: int,
     nonce_seen: Container[bytes],
+    title: str = "",
 ) -> Grant:
     """The grant in ``blob`` once every check holds, in the module docstring's order;
     ``GrantRefused`` naming the first that fails. ``source_key``: the source device's raw
-    public key from the roster; ``me``: this device's id; ``handoff``/``session``: what the
-    offer carrying the grant names; ``channel``: the fingerprint of the link it came on;
+    public key from the roster; ``me``: this device's id; ``handoff``/``session``/``title``:
+    what the offer carrying the grant names; ``channel``: the fingerprint of the link it came on;
     ``nonce_seen``: the nonces this device already accepted."""
     try:
         body = verify_signed(blob, source_key)
@@ -172,9 +168,9 @@ def verify_grant(
         (grant.user == user, "wrong-user", "a grant of another user"),
         (grant.destination == me, "wrong-destination", "a grant for another device"),
         (
-            grant.handoff == handoff and grant.session == session,
+            grant.handoff == handoff and grant.session == session and grant.title == title,
             "wrong-handoff",
-            "a grant for another handoff or task",
+            "a grant for another handoff, task or title",
         ),
         (grant.channel == channel, "wrong-channel", "a grant made for another link"),
         (grant.issued_at <= now + CLOCK_SKEW, "not-yet-valid", "issued in the future"),
@@ -196,21 +192,23 @@ def _refused(refused: Refused) -> GrantRefused:
 
 def _read_grant(body: bytes, blob: bytes) -> Grant:
     try:
-        fields = unpack(GRANT, body, 9)
+        fields = unpack(GRANT, body, 10)
         user, source, destination, handoff, session = (
             as_text(field, limit=_ID_LIMIT) for field in fields[:5]
         )
-        nonce, channel = fields[5], fields[6]
-        issued_at, expires_at = as_int(fields[7]), as_int(fields[8])
+        title = as_text(fields[5], limit=4 * MAX_TITLE)  # UTF-8: 4 bytes a character at most
+        nonce, channel = fields[6], fields[7]
+        issued_at, expires_at = as_int(fields[8]), as_int(fields[9])
     except Refused as refused:
         raise GrantRefused("malformed", refused.detail) from None
     if len(nonce) != NONCE_BYTES or len(channel) != hashlib.sha256().digest_size:
         raise GrantRefused("malformed", "a nonce or channel of the wrong length")
     if not 0 < expires_at - issued_at <= MAX_GRANT_SECONDS:
         raise GrantRefused("malformed", "a time window longer than a grant may state")
-    return Grant(
-        user, source, destination, handoff, session, nonce, channel, issued_at, expires_at, blob
-    )
+    if len(title) > MAX_TITLE:
+        raise GrantRefused("malformed", f"a title over {MAX_TITLE} characters")
+    claims = (user, source, destination, handoff, session, title)
+    return Grant(*claims, nonce, channel, issued_at, expires_at, blob)
 
 
 @dataclass(frozen=True, slots=True)

@@ -8,7 +8,8 @@ and the manifest, its inventory flattened into one list per category so every fi
 codec checks) and ``HandoffChunk`` (payload bytes from an offset, at most ``HANDOFF_CHUNK`` so a
 chunk's frame, in base64, stays well under the link's 1 MiB). ``handoff_checked`` bounds every
 field ``_frames.decode`` has typed: the handoff id, the task id, the grant's and
-acknowledgement's sizes, the manifest's length and digest, an abandonment's reason.
+acknowledgement's sizes, the manifest's length and digest, the task's title, an abandonment's
+reason.
 
 There is no frame that asks for a session, a transcript or a task: a destination cannot pull
 anything; the source offers, and a ``type`` the codec does not know is refused as such.
@@ -29,7 +30,7 @@ from ._handoff import (
     HandoffSaved,
     HandoffStaged,
 )
-from ._manifest import INVENTORY_CATEGORIES, MAX_PAYLOAD, InventoryCategory, Manifest
+from ._manifest import INVENTORY_CATEGORIES, MAX_PAYLOAD, MAX_TITLE, InventoryCategory, Manifest
 
 __all__ = [
     "HANDOFF_CHUNK",
@@ -73,6 +74,9 @@ class HandoffOffer:
     never_transferred: tuple[str, ...]
     origin: str
     head: str
+    title: str = ""
+    """The task's title (``offer_title``), which the grant signs: what the destination's
+    operator is shown as the offer's name (``""``: none, the task's id is shown)."""
 
     @classmethod
     def of(cls, handoff: str, task: str, grant: bytes, manifest: Manifest) -> HandoffOffer:
@@ -91,6 +95,7 @@ class HandoffOffer:
             listed("never-transferred"),
             manifest.origin or "",
             manifest.head or "",
+            manifest.title,
         )
 
     def manifest(self) -> Manifest:
@@ -101,6 +106,7 @@ class HandoffOffer:
             dict(zip(INVENTORY_CATEGORIES, lists, strict=True)),
             self.origin or None,
             self.head or None,
+            self.title,
         )
 
 
@@ -195,4 +201,6 @@ def _offer_checked(offer: HandoffOffer) -> str | None:
         return f"{offer.TYPE}: an inventory category of more than {_MAX_INVENTORY} entries"
     if not all(_printable(text) for text in (offer.origin, offer.head)):
         return f"{offer.TYPE}: origin and head are printable text"
+    if not (len(offer.title) <= MAX_TITLE and _printable(offer.title)):
+        return f"{offer.TYPE}: a title of at most {MAX_TITLE} printable characters"
     return None

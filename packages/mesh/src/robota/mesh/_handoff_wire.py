@@ -132,6 +132,7 @@ def offer_event(
             me=me,
             handoff=offer.handoff,
             session=offer.task,
+            title=offer.title,
             channel=channel,
             now=now,
             nonce_seen=nonce_seen,
@@ -176,6 +177,7 @@ def offer_frame(
         destination=handoff.peer,
         handoff=handoff.id,
         session=handoff.task,
+        title=manifest.title,
         nonce=nonce,
         channel=channel,
         issued_at=now,
@@ -186,14 +188,19 @@ def offer_frame(
 
 def manifest_document(manifest: Manifest) -> dict[str, object]:
     """What the store keeps of a manifest beside its length and digest (``manifest_json``):
-    the inventory by category, and the source's git origin and head."""
+    the inventory by category, the source's git origin and head, and the task's title."""
     inventory = {c: list(manifest.inventory.get(c, ())) for c in INVENTORY_CATEGORIES}
-    return {"inventory": inventory, "origin": manifest.origin, "head": manifest.head}
+    return {
+        "inventory": inventory,
+        "origin": manifest.origin,
+        "head": manifest.head,
+        "title": manifest.title,
+    }
 
 
 def manifest_of(length: int, sha256: bytes, document: Mapping[str, object]) -> Manifest:
     """The manifest a store row keeps (``manifest_document``), field-checked: a category that
-    is not a list of texts reads as empty, an origin or head that is not text as absent."""
+    is not a list of texts reads as empty, an origin, head or title that is not text as absent."""
     raw = document.get("inventory")
     inventory = raw if isinstance(raw, Mapping) else {}
 
@@ -213,6 +220,7 @@ def manifest_of(length: int, sha256: bytes, document: Mapping[str, object]) -> M
         {c: listed(c) for c in INVENTORY_CATEGORIES},
         text("origin"),
         text("head"),
+        text("title") or "",
     )
 
 

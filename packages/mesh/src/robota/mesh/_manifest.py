@@ -3,8 +3,10 @@
 The source seals the task once, when the push starts: ``seal`` refuses while anything is in
 flight (a turn running, a prompt queued, an approval waiting: ``Busy`` names which), then
 writes the task's settings, its turns (prompts and answers) and its queue as canonical JSON
-(sorted keys, no spaces, UTF-8). The manifest is that payload's byte length and SHA-256 plus
-an **inventory** that names every category of what a task has, so both operators see what
+(sorted keys, no spaces, UTF-8). The manifest is that payload's byte length and SHA-256, the
+task's **title** (``offer_title``: the name its operator knows it by, printable and bounded, so
+the destination's operator recognises what is offered; the grant signs it), plus an
+**inventory** that names every category of what a task has, so both operators see what
 moves and what does not: ``transferred`` (settings, turns, queue), ``re-created`` (the agent's
 own session: the destination opens a new one primed with the transcript unless the runtime
 declares a native way), ``source-local`` (uncommitted and untracked files of a git checkout,
@@ -32,6 +34,7 @@ __all__ = [
     "BUSY_STATES",
     "INVENTORY_CATEGORIES",
     "MAX_PAYLOAD",
+    "MAX_TITLE",
     "Busy",
     "HandoffBusy",
     "InventoryCategory",
@@ -41,12 +44,15 @@ __all__ = [
     "Sealed",
     "SourceCheckout",
     "Staging",
+    "offer_title",
     "read_payload",
     "seal",
 ]
 
 MAX_PAYLOAD = 64 * 1024 * 1024
 """The largest payload a handoff carries (a task's transcript; files never travel in it)."""
+MAX_TITLE = 200
+"""The longest task title an offer (and its grant) carries, in characters."""
 
 Busy = Literal["turn-running", "prompt-queued", "approval-waiting"]
 BUSY_STATES: tuple[Busy, ...] = get_args(Busy)
@@ -106,6 +112,17 @@ class Manifest:
     inventory: Mapping[InventoryCategory, tuple[str, ...]]
     origin: str | None
     head: str | None
+    title: str = ""
+    """The task's title as ``offer_title`` gives it (``""``: the task has none)."""
+
+
+def offer_title(title: object) -> str:
+    """A task's title as an offer carries it: its whitespace runs as one space, anything not
+    printable dropped, at most ``MAX_TITLE`` characters; ``""`` for no title."""
+    if not isinstance(title, str):
+        return ""
+    printable = "".join(ch for ch in " ".join(title.split()) if ch.isprintable())
+    return printable[:MAX_TITLE].strip()
 
 
 @dataclass(frozen=True, slots=True)
@@ -160,7 +177,12 @@ def seal(
         "never-transferred": NEVER_TRANSFERRED,
     }
     manifest = Manifest(
-        len(payload), hashlib.sha256(payload).digest(), inventory, checkout.origin, checkout.head
+        len(payload),
+        hashlib.sha256(payload).digest(),
+        inventory,
+        checkout.origin,
+        checkout.head,
+        offer_title(task.get("title")),
     )
     return Sealed(payload, manifest)
 

@@ -68,10 +68,15 @@ def run_tui(
     (with ``resume`` or ``continue_``): a new task from the chosen one's latest completed turn,
     the original untouched. The rest set up a new task (``None``: the profile's default);
     ``cwd`` is also the directory ``continue_`` looks in, ``name`` also titles a fork.
+    One owner per task: with the profile's engine, a task taken up as it is (``-c``, ``-r``,
+    the picker; not a fork) is this terminal's while it runs (claimed, or taken over when its
+    owner is gone); one a live host or background session drives is refused, naming it and
+    where the task can be reached (exit 1).
     In an untrusted workspace the profile's engine asks first, on the terminal (trust it,
     continue Restricted, or quit); ``restricted`` runs Restricted without asking.
 
-    Exit status: 0 when the person left, 1 when the engine failed, 2 for options that do not
+    Exit status: 0 when the person left, 1 when the engine failed or the task is another
+    live process's, 2 for options that do not
     go together, 128 + N on signal N (SIGTERM, SIGHUP; the engine and its agents are stopped
     first).
     """
@@ -106,6 +111,7 @@ def run_tui(
         fork=fork,
         settings=settings,
         on_turn=on_turn,
+        owns_tasks=engine_factory is None,
     )
 
 

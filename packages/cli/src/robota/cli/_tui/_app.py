@@ -94,6 +94,10 @@ class EngineLink(Protocol):
         self, task_id: str, *, limit: int = 10, timeout: float = 60
     ) -> list[TurnAttempt]: ...
 
+    def take_task(self, task_id: str, timeout: float = 60) -> str | None:
+        """This terminal owns ``task_id`` from now on, or why it may not (another live
+        process drives it: one owner per task)."""
+
 
 class _Wake(Message):
     """Notices wait in the route's link, or it ended."""
@@ -159,6 +163,8 @@ class RobotaApp(App[None]):
         """Tasks whose earlier turns this session showed (an agent restart reopens a task)."""
         self.expanded: Literal["all"] | tuple[()] = ()
         self.engine_error: BaseException | None = None
+        self.refused: str | None = None
+        """Why the task to take up is not this terminal's (``take_task``): said on leaving."""
         self.signal_number: int | None = None
         self._route_open = False
         self._paint_due = False
@@ -255,6 +261,14 @@ class RobotaApp(App[None]):
                     request = self._use(latest)
                 else:
                     self.note("no earlier task in this directory; starting a new one")
+            if isinstance(request, UseTask):
+                # One owner per task: never its agent session opened beside the process
+                # that holds it.
+                refused = await asyncio.to_thread(self.link.take_task, request.task_id)
+                if refused is not None:
+                    self.refused = refused
+                    self.exit(return_code=1)
+                    return
         except EngineStopped as error:
             self.note(str(error), "error")
             return

@@ -7,16 +7,16 @@ contract with the rest of the TUI is two calls that never block the caller: ``te
 thread; ``RouteLink.send`` is an actor tell, so it is called directly, and requests told before
 the engine runs are held and sent first, in order) and ``stop`` (cancels the engine's run
 through the trio token and waits, bounded, for its shutdown, agents included).
-``recent_tasks``, ``find_tasks``, ``latest_task`` and ``task_history`` block on SQLite and are
-called from a worker thread, never from the UI loop nor the trio loop (a blocking read there
-would stall every route).
+``recent_tasks``, ``find_tasks``, ``latest_task``, ``task_history`` and ``take_task`` (which
+runs its claim on the engine's loop) block and are called from a worker thread, never from the
+UI loop nor the trio loop (a blocking read there would stall every route).
 """
 
 from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
@@ -78,8 +78,17 @@ class EngineThread:
     ``None`` after ``stop``, else with what ended the run.
     """
 
-    def __init__(self, engine: EngineLike, *, link: RouteLink) -> None:
+    def __init__(
+        self,
+        engine: EngineLike,
+        *,
+        link: RouteLink,
+        takes: Callable[[str], Awaitable[str | None]] | None = None,
+    ) -> None:
         self.engine = engine
+        self._takes = takes
+        """Claims a task for this terminal, or says why not (``robota.host.terminal_takes``),
+        on the engine's loop; ``None``: an engine with no store of owners (a test double)."""
         self._link = link
         self._lock = threading.Lock()
         self._token: trio.lowlevel.TrioToken | None = None
@@ -134,6 +143,23 @@ class EngineThread:
         """Blocking, like ``recent_tasks``: the task's last completed turns, oldest first."""
         self._wait_running(timeout)
         return list(self.engine.task_history(task_id, limit=limit))
+
+    def take_task(self, task_id: str, timeout: float = 60) -> str | None:
+        """Blocking, like ``recent_tasks``: this terminal owns ``task_id`` from now on
+        (``None``), or why it may not."""
+        if self._takes is None:
+            return None
+        self._wait_running(timeout)
+        with self._lock:
+            token = self._token
+        if token is None:
+            raise EngineStopped("the engine is not running")
+        try:
+            return trio.from_thread.run(self._takes, task_id, trio_token=token)
+        except trio.RunFinishedError:
+            raise EngineStopped("the engine is not running") from None
+        except (OSError, RobotaError) as error:  # the store did not record the claim
+            raise EngineStopped(f"task {task_id} could not be claimed: {error}") from error
 
     def stop(self, timeout: float = 20) -> bool:
         """Cancel the engine's run and wait for it to end; ``False`` if it outlived ``timeout``."""

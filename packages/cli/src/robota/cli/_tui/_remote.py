@@ -305,3 +305,6 @@ class RemoteLink:
         timeout: float = 60,  # noqa: ARG002
     ) -> list[TurnAttempt]:
         return []
+
+    def take_task(self, task_id: str, timeout: float = 60) -> str | None:  # noqa: ARG002
+        return None  # the session owns its task; this terminal only speaks to it

@@ -10,16 +10,16 @@ import contextlib
 import os
 import signal
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Awaitable, Callable, Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 from .. import _gc
 from ._app import RobotaApp, Start
 from ._engine_thread import EngineLike, EngineThread
 
 if TYPE_CHECKING:
-    from robota.core.engine import TaskSettings
+    from robota.core.engine import Engine, TaskSettings
 
     from ._remote import RemoteSession
 
@@ -59,14 +59,28 @@ def profile_engine(*, cwd: Path | None = None, restricted: bool = False) -> Engi
     return open_engine(workspace.config, profile, human_approves=True, restricted=workspace.hook)
 
 
-def build(engine: EngineLike, *, route_key: str, start: Start) -> tuple[RobotaApp, EngineThread]:
+def build(
+    engine: EngineLike, *, route_key: str, start: Start, owns_tasks: bool = False
+) -> tuple[RobotaApp, EngineThread]:
     """The app and the thread that will run ``engine``, neither started; the route is
-    subscribed already, so nothing it says once the engine runs is missed."""
+    subscribed already, so nothing it says once the engine runs is missed. ``owns_tasks``:
+    ``engine`` is the profile's, whose store records who owns a task: this terminal claims
+    the task it takes up, or refuses one another live process drives."""
     from robota.core.frontend import FrontEndPort  # noqa: PLC0415
 
     link = FrontEndPort(engine).subscribe(route_key)
-    thread = EngineThread(engine, link=link)
+    takes = _terminal_takes(engine, route_key) if owns_tasks else None
+    thread = EngineThread(engine, link=link, takes=takes)
     return RobotaApp(thread, link, start), thread
+
+
+def _terminal_takes(engine: EngineLike, route_key: str) -> Callable[[str], Awaitable[str | None]]:
+    from robota.host import terminal_takes  # noqa: PLC0415
+
+    async def takes(task_id: str) -> str | None:
+        return await terminal_takes(cast("Engine", engine), task_id, route_key)
+
+    return takes
 
 
 def run(
@@ -78,6 +92,7 @@ def run(
     fork: bool,
     settings: TaskSettings,
     on_turn: Callable[[], None] | None = None,
+    owns_tasks: bool = False,
 ) -> int:
     if fork and not (continue_ or resume):
         print("robota: --fork-session needs -c/--continue or -r/--resume", file=sys.stderr)
@@ -92,7 +107,7 @@ def run(
     start = Start(
         resume=resume or None, continue_=continue_, fork=fork, settings=settings, on_turn=on_turn
     )
-    app, thread = build(engine, route_key=route_key, start=start)
+    app, thread = build(engine, route_key=route_key, start=start, owns_tasks=owns_tasks)
     _gc.settle()
     thread.start()
     try:
@@ -107,6 +122,8 @@ def run(
     if app.engine_error is not None:
         print(f"robota: the engine stopped: {app.engine_error}", file=sys.stderr)
         return 1
+    if app.refused is not None:
+        print(f"robota: {app.refused}", file=sys.stderr)
     return app.return_code or 0
 
 

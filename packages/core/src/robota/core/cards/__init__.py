@@ -87,7 +87,7 @@ from ._messages import (
     ShowCard,
 )
 from ._platforms import ApprovalTokens, CardPlatform, CardRenderers, TerminalPlatform
-from ._sink import CardSink, PermanentSendError, SendError, TransientSendError
+from ._sink import CardSink, FinalLookup, PermanentSendError, SendError, TransientSendError
 
 __all__ = [
     # what the engine wires
@@ -110,6 +110,7 @@ __all__ = [
     "RUNNING_STATES",
     # what a transport implements
     "CardSink",
+    "FinalLookup",
     "SendError",
     "TransientSendError",
     "PermanentSendError",

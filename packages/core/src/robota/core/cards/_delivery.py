@@ -21,14 +21,18 @@ The ledger rules, per request:
   ``RecordProgressCard``; if that refuses because the final answer went out meanwhile, the edit
   is not made. Only the first card's buttons can be clicked before their tokens commit (for the
   few milliseconds after the send); such a click is refused as unknown and can be repeated.
-* **Final.** If the ledger says delivered, nothing is sent (``FinalSent(already=True)``).
-  Otherwise the chunks not yet sent go out, then ``RecordFinalDelivery`` records them. Chunks
-  sent before a failure are remembered, so a retry sends only the rest, and a failed record
-  after a successful send is retried without sending again. The gate holds across actor
-  crashes (the lane and this service outlive the actor) and across processes (the ledger).
-  What no gate can close is a process crash between the platform's acknowledgement and the
-  ledger's commit: the answer is then sent again by the recovered turn, with the same
-  deduplication keys, which a platform that supports them (Feishu's ``uuid``) drops.
+* **Final.** The send is claimed first (``ClaimFinalSend``, one savepoint: the ledger read,
+  ``final_gate`` decided, the claim marked): delivered, nothing is sent
+  (``FinalSent(already=True)``); claimed before and never recorded, an earlier try (a process
+  killed between the platform keeping the answer and the ledger's commit) may have reached the
+  platform, so a sink that can tell (``FinalLookup``) is asked which chunks it has, and they
+  count as sent. Then the chunks not yet sent go out, and ``RecordFinalDelivery`` records
+  them. A send that failed leaves the same doubt (its answer may have been lost, not its
+  message), so its retry asks too. Chunks sent before a failure are remembered, so a retry
+  sends only the rest, and a failed record after a successful send is retried without sending
+  again. The gate holds across actor crashes (the lane and this service outlive the actor) and
+  across processes (the ledger). A sink that cannot tell sends the chunks again with the same
+  deduplication keys, which its platform drops (Feishu's ``uuid``).
 
 Stopping the service fails every queued and running request as transient ("delivery stopped"),
 so no actor waits for an outcome that will never come; requests submitted while it is down wait
@@ -37,6 +41,7 @@ so no actor waits for an outcome that will never come; requests submitted while 
 
 from __future__ import annotations
 
+import itertools
 import logging
 import threading
 from collections import OrderedDict, deque
@@ -48,7 +53,13 @@ import trio
 
 from .._errors import RequestTimeout, RobotaError, StoreError
 from ..kernel import LoopPort
-from ..store import BindCardActions, RecordFinalDelivery, RecordProgressCard, StoreClient
+from ..store import (
+    BindCardActions,
+    ClaimFinalSend,
+    RecordFinalDelivery,
+    RecordProgressCard,
+    StoreClient,
+)
 from ._messages import (
     CardFailed,
     CardOutcome,
@@ -61,7 +72,7 @@ from ._messages import (
     ShowCard,
 )
 from ._reads import LedgerEntry
-from ._sink import CardSink, PermanentSendError, SendError, TransientSendError
+from ._sink import CardSink, FinalLookup, PermanentSendError, SendError, TransientSendError
 
 __all__ = ["CardDelivery"]
 
@@ -78,6 +89,10 @@ class _TurnState:
     delivered: bool = False
     final_ids: list[str] = field(default_factory=list)
     """Ids of the final chunks sent so far (all of them once ``delivered``)."""
+    claimed: bool = False
+    """This service claimed the final's send in the ledger (``ClaimFinalSend``)."""
+    doubt: bool = False
+    """A try may have reached the platform unheard: ask it before sending (``FinalLookup``)."""
     lanes: int = 0
     """Lanes using this entry right now: a busy entry is never evicted."""
 
@@ -258,15 +273,26 @@ class CardDelivery:
         turn_id = request.turn_id
         if state.delivered:
             return FinalSent(request.request_id, turn_id, tuple(state.final_ids), already=True)
+        if not state.claimed:
+            gate = await self._write(ClaimFinalSend(turn_id))
+            if gate.verdict == "sent":
+                state.delivered = True
+                state.final_ids = list(gate.final_message_ids)
+                return FinalSent(request.request_id, turn_id, gate.final_message_ids, already=True)
+            state.claimed = True
+            state.doubt = state.doubt or gate.verdict == "check"
         chunks = request.chunks
+        keys = [f"{turn_id}:final:{index}" for index in range(len(chunks))]
+        if state.doubt:
+            await self._look_up(request.route, keys, state)
         done = len(state.final_ids)
         if done < len(chunks):
-            keys = [f"{turn_id}:final:{index}" for index in range(done, len(chunks))]
             try:
                 ids = await self._sink_call(
-                    self.sink.send_final, request.route, chunks[done:], keys=keys
+                    self.sink.send_final, request.route, chunks[done:], keys=keys[done:]
                 )
             except _Failure as failure:
+                state.doubt = True  # the chunk that failed may have reached the platform
                 if isinstance(failure.__cause__, SendError):
                     state.final_ids.extend(failure.__cause__.sent)
                 raise
@@ -285,6 +311,28 @@ class CardDelivery:
         ids = entry.final_message_ids if entry is not None else sent
         state.final_ids = list(ids)
         return FinalSent(request.request_id, turn_id, tuple(ids), already=True)
+
+    async def _look_up(self, route: str, keys: list[str], state: _TurnState) -> None:
+        """An earlier try may have reached the platform: the leading chunks it has count as
+        sent. A sink that cannot tell (or cannot tell now, for good) sends them again."""
+        sink = self.sink
+        if isinstance(sink, FinalLookup):
+            try:
+                found = await self._sink_call(sink.sent_finals, route, keys)
+            except _Failure as failure:
+                if failure.transient:
+                    raise  # asked again on the retry
+                logger.warning(
+                    "card delivery: which chunks of %s's final went is unknown (%s): the rest "
+                    "is sent again",
+                    keys[0].partition(":final:")[0],
+                    failure.error,
+                )
+            else:
+                have = [found[key] for key in itertools.takewhile(found.__contains__, keys)]
+                if len(have) > len(state.final_ids):
+                    state.final_ids = have
+        state.doubt = False
 
     # -- helpers -------------------------------------------------------------------------------
 

@@ -13,16 +13,21 @@ Any other exception is a bug in the sink; it is logged and treated as permanent.
 
 ``sent`` on either error lists the message ids of the chunks a ``send_final`` did send before it
 failed, so the retry sends only the rest.
+
+A sink whose platform drops no repeated send (it keeps no deduplication key: Slack) is also a
+``FinalLookup``: asked which chunks of a final answer it already has before a send that may
+repeat one goes out (after a crash between the platform keeping an answer and the ledger's
+record of it, or a send whose answer never came).
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any, Protocol, runtime_checkable
 
 from .._errors import RobotaError
 
-__all__ = ["CardSink", "PermanentSendError", "SendError", "TransientSendError"]
+__all__ = ["CardSink", "FinalLookup", "PermanentSendError", "SendError", "TransientSendError"]
 
 
 class SendError(RobotaError):
@@ -69,4 +74,14 @@ class CardSink(Protocol):
 
         ``keys[i]`` is the stable deduplication key of ``chunks[i]``. On failure after some
         chunks went out, raise with ``sent`` = their ids."""
+        ...
+
+
+@runtime_checkable
+class FinalLookup(Protocol):
+    """A sink that can say which final chunks its platform has (see the module docstring)."""
+
+    async def sent_finals(self, route: str, keys: Sequence[str]) -> Mapping[str, str]:
+        """The chunks among ``keys`` (``send_final``'s keys of one turn, in order) the platform
+        has: key -> message id. Raises as a send does when it cannot tell."""
         ...

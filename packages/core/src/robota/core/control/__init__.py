@@ -81,7 +81,7 @@ if typing.TYPE_CHECKING:
     )
     from ._requests import Refused, RequestRegistry
     from ._server import ControlServer, Endpoint, HandlerError, ServerLimits, StreamEndpoint
-    from ._socket_file import ensure_runtime_dir
+    from ._socket_file import ensure_runtime_dir, listening_socket, socket_address
 
 __all__ = [
     # the protocol, sans-IO
@@ -127,6 +127,8 @@ __all__ = [
     "pid_alive",
     "probe_host",
     "ensure_runtime_dir",
+    "listening_socket",
+    "socket_address",
     # background sessions' registrations
     "SESSION_ID",
     "SESSION_STATES",
@@ -208,6 +210,8 @@ _HOMES = {
     "process_start_ticks": "._registration",
     "read_registrations": "._registration",
     "ensure_runtime_dir": "._socket_file",
+    "listening_socket": "._socket_file",
+    "socket_address": "._socket_file",
 }
 """Where each lazily loaded name lives (the same as the imports for type checkers above)."""
 

@@ -22,7 +22,6 @@ from __future__ import annotations
 import errno
 import logging
 import os
-import socket as stdlib_socket
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -37,11 +36,10 @@ from ._peer import peer_credentials
 from ._protocol import MAX_LINE, Call, ErrorCode, ServerConnection
 from ._requests import RequestRegistry
 from ._socket_file import (
-    SOCKET_MODE,
     BoundSocketFile,
     claim_socket_path,
     ensure_runtime_dir,
-    socket_address,
+    listening_socket,
 )
 
 __all__ = ["ControlServer", "Endpoint", "HandlerError", "ServerLimits", "StreamEndpoint"]
@@ -137,14 +135,14 @@ class ControlServer:
         """
         ensure_runtime_dir(self.socket_path.parent)
         await trio.to_thread.run_sync(claim_socket_path, self.socket_path)
-        sock = trio.socket.socket(stdlib_socket.AF_UNIX, stdlib_socket.SOCK_STREAM)
+        sock = trio.socket.from_stdlib_socket(
+            await trio.to_thread.run_sync(
+                listening_socket, self.socket_path, self.limits.max_connections
+            )
+        )
         bound: BoundSocketFile | None = None
         try:
-            with socket_address(self.socket_path) as address:
-                await sock.bind(address)
-            self.socket_path.chmod(SOCKET_MODE)
             bound = BoundSocketFile(self.socket_path)
-            sock.listen(self.limits.max_connections)
             listener = trio.SocketListener(sock)
             task_status.started()
             async with listener, trio.open_nursery() as nursery:

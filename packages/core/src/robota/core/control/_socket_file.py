@@ -9,6 +9,12 @@ paths. On Linux a longer path is reached through ``/proc/self/fd/N/``, ``N`` bei
 ``O_PATH`` descriptor of the socket's directory: the kernel resolves the directory from the
 descriptor, so the socket still lands at its real path. Elsewhere a long path is a clear error.
 
+A socket appears at its path only once it listens (``listening_socket``): it is bound and made
+0600 under a private name beside it, set listening, then hard-linked into place, which fails
+rather than replace a file that appeared meanwhile. A client that finds the file can so always
+connect, and a second host starting at the same moment never takes a bound but not yet listening
+socket for a dead one and removes it.
+
 A socket file outlives a host that was killed. ``claim_socket_path`` connects to it: refused
 means nobody listens and the file is removed; accepted means a live host, which is never
 replaced (``SocketInUse`` names its pid).
@@ -33,6 +39,7 @@ __all__ = [
     "SOCKET_MODE",
     "claim_socket_path",
     "ensure_runtime_dir",
+    "listening_socket",
     "socket_address",
 ]
 
@@ -90,6 +97,34 @@ def socket_address(path: Path) -> Iterator[str]:
         yield f"/proc/self/fd/{directory}/{path.name}"
     finally:
         os.close(directory)
+
+
+def listening_socket(path: Path, backlog: int) -> socket.socket:
+    """A Unix stream socket listening at ``path``, which did not exist a moment before and
+    shows only a listening socket from its first moment (see the module's docstring).
+
+    Raises ``SocketInUse`` when another socket took ``path`` since it was claimed.
+    """
+    staging = path.with_name(f".{path.name}.{os.getpid()}")
+    with contextlib.suppress(FileNotFoundError):  # this pid's leftover, from a killed host
+        staging.unlink()
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        with socket_address(staging) as address:
+            sock.bind(address)
+        try:
+            staging.chmod(SOCKET_MODE)
+            sock.listen(backlog)
+            try:
+                os.link(staging, path, follow_symlinks=False)
+            except FileExistsError:
+                raise SocketInUse(path, None) from None
+        finally:
+            staging.unlink()
+    except BaseException:
+        sock.close()
+        raise
+    return sock
 
 
 def claim_socket_path(path: Path, *, timeout: float = 2.0) -> None:

@@ -1,7 +1,8 @@
 """What every route of one engine shares: the store, the agents, the front ends, the defaults.
 
 One ``EngineContext`` is built per engine and handed to each route actor it activates. Its parts
-are thread-safe: routes run on their own threads and front ends connect from theirs.
+are thread-safe: routes run on the engine's trio loop, front ends connect from their threads, and
+the store's writer acknowledges from its own.
 """
 
 from __future__ import annotations
@@ -172,7 +173,9 @@ class EngineContext:
     """Tell a route (activating it when passive): what agents deliver through."""
     readers: ReaderPool
     """The store readers every route borrows for its reads (one each would cost a host with
-    100 active routes 14 MB)."""
+    100 active routes 14 MB). The routes all run on the trio loop, one message at a time, so
+    they hold at most one of them; the others serve the engine's other readers (a host's
+    desk and status)."""
     human_approves: bool | Callable[[str], bool] = True
     """Whether a person answers the approvals of a route's sessions (else policy declines),
     for every route or by route key (a host: chats yes, its unattended ``cli:`` routes no)."""

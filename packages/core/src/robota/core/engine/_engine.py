@@ -11,7 +11,8 @@ else; an agent's restart is its own subtree's business):
     engine
     ├── store        StoreWriter (the one SQLite writer)
     ├── agent:NAME   each configured agent's host (session actor + process service)
-    ├── routes       the route directory (activates and passivates ConversationRoutes)
+    ├── routes       the route directory (activates and passivates ConversationRoutes, on
+    │                the engine's trio loop: a route costs no thread)
     └── heartbeat    refreshes running attempts every minute, so recovery can tell them apart
 """
 
@@ -130,7 +131,7 @@ class Engine:
         routes' agents keep a session opened ahead for them (``EngineContext``). A route
         passivates after ``idle_after`` seconds without a message, or after ``quiet_after``
         already when it has nothing in flight (``RouteData.settled``; ``None``: never sooner):
-        a host with many chats keeps a thread and its heap only for the busy ones."""
+        a host with many chats keeps state and its heap only for the busy ones."""
         self.db_path = db_path
         self._recover = recover
         self._heartbeat_interval = heartbeat_interval
@@ -156,6 +157,7 @@ class Engine:
             quiet_after=quiet_after,
             backoff=backoff,
             after_passivations=release_free_memory,
+            on_loop=True,
         )
         self.context = EngineContext(
             store=self.store,
@@ -191,8 +193,8 @@ class Engine:
     # -- front ends ----------------------------------------------------------------------------
 
     def connect(self, route_key: str, deliver: Callable[[object], None]) -> None:
-        """Send everything ``route_key`` says to ``deliver`` (called on actor threads: it must
-        not block)."""
+        """Send everything ``route_key`` says to ``deliver`` (called on the engine's trio loop,
+        where routes run, and in the store writer's thread: it must not block)."""
         self.outputs.connect(route_key, deliver)
 
     def disconnect(self, route_key: str) -> None:

@@ -1,14 +1,24 @@
 """The conversation route's actor: the shell that performs what its core decides.
 
-``ConversationRoute`` is one route key's actor (a ``RouteActor`` of the engine's directory). It
+``ConversationRoute`` is one route key's actor (a ``LoopRouteActor`` of the engine's directory:
+its messages are handled on the engine's trio loop, so an active route costs no thread, and a
+burst of a hundred chats no hundred threads with their stacks and heap arenas, issue 28 s.3). It
 owns a ``RouteCore`` (``_route_core``: every decision, no I/O) and does the I/O: on activation
 it reads what the store knows of the route (``Restored``) and builds the read port the core
-queries (``StoreReads``, each read on a connection borrowed from the engine's ``ReaderPool``:
-a connection held per route for its life cost a host 146 KiB per active route before its page
-cache); for each message it asks the core for effects and performs them, in order, and then
-says whether it is ``settled`` (the directory's quiet passivation). The route never waits on
-I/O: every store write is acknowledged by a message to the route itself (built by the
-effect's ``Ack``), and every agent request is answered by a notice.
+queries (``StoreReads``); for each message it asks the core for effects and performs them, in
+order, and then says whether it is ``settled`` (the directory's quiet passivation). The route
+never waits on a write or an agent: every store write is acknowledged by a message to the route
+itself (built by the effect's ``Ack``), and every agent request is answered by a notice.
+
+Its reads are the one thing it does in place: the core asks them as plain calls in the middle of
+a decision (a prompt's task's mobility, a command's task lookup), a few indexed rows each, and
+an asynchronous read there would make every decision that reads one a state of its own. Each
+borrows a connection of the engine's ``ReaderPool`` (``EngineContext.readers``): the routes, all
+on the loop and one message at a time, hold at most one of its four, so a read does not wait for
+a connection while the engine's other readers hold fewer than the rest; SQLite in WAL mode never
+makes a reader wait for the writer, so what a read costs the loop is its rows (tens of
+microseconds from the page cache). A connection held per route for its life would cost a host
+146 KiB per active route before its page cache.
 
 Two effects act in the store writer's thread, right after the commit: a ``Write``'s ``then``
 (the prompt sent and ``TurnBegan`` told once the attempt is recorded) and ``ClaimFinal`` (the
@@ -28,7 +38,7 @@ from typing import Any
 
 from .._records import replace
 from ..agents import ListSessions, OpenSession
-from ..kernel import RouteActor
+from ..kernel import LoopRouteActor
 from ..store import (
     QueuedPrompt,
     ReaderPool,
@@ -74,7 +84,7 @@ logger = logging.getLogger("robota.core.engine")
 _LEVELS = {"debug": logging.DEBUG, "info": logging.INFO, "warning": logging.WARNING}
 
 
-class ConversationRoute(RouteActor[Kept]):
+class ConversationRoute(LoopRouteActor[Kept]):
     """One route's conversation. Its state lives in the store; ``snapshot`` keeps only the
     count of inputs taken (``RouteIdle.inputs``) and its surfaces (``Kept``) across a
     passivation."""
@@ -136,7 +146,7 @@ class ConversationRoute(RouteActor[Kept]):
 
     def receive(self, message: Any) -> None:
         self.perform(self.core.handle(message))
-        # Read by the directory's sweep (another thread): a plain bool, set after each message.
+        # Read by the directory's sweep: a plain bool, set after each message.
         self.settled = self.core.settled
 
     # -- performing ----------------------------------------------------------------------------
@@ -210,8 +220,8 @@ class ConversationRoute(RouteActor[Kept]):
 
 
 def _in_any_thread(ctx: EngineContext, key: str, effects: Sequence[Effect]) -> Callable[[], None]:
-    """``effects`` as one call safe from any thread (the writer's): resolved now, in the
-    route's thread, so the writer's thread does no more than the sends themselves."""
+    """``effects`` as one call safe from any thread (the writer's): resolved now, on the
+    route's loop, so the writer's thread does no more than the sends themselves."""
     steps: list[Callable[[], object]] = []
     for effect in effects:
         match effect:

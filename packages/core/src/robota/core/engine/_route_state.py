@@ -113,6 +113,9 @@ class Turn:
     """The agent ended the turn; its outcome is being written and the final claimed."""
     message_id: str | None = None
     """The chat message the turn answers (``TurnBegan.message_id``)."""
+    inbox: int | None = None
+    """That message's inbox row, consumed by the attempt's write: a refused write leaves it
+    for the refusal's own (``_route_turns.not_recorded``)."""
     primer: str = ""
     """What goes to the agent before the prompt: the transcript a task brought from another
     device, on its first session's first turn (``_route_turns.primer``)."""

@@ -14,7 +14,9 @@ Steps 1 and 3 act in the store writer's thread, right after the commit (``Write.
 ``ClaimFinal``): the prompt and the final answer are on every turn's critical path, and a round
 trip through the route's inbox first would add a thread wake-up to each. The route hears of a
 claim afterwards (``FinalClaimed``), of an attempt only when it could not be written
-(``AttemptNotRecorded``: the turn then ends failed).
+(``AttemptNotRecorded``: the turn then ends failed; or, when the task began to move to another
+device since the prompt was admitted, ``TaskImmobile``: the prompt is refused as the admission
+refuses it, the turn never began).
 
 Functions of ``RouteData``, pure: they change the state and append effects.
 """
@@ -29,12 +31,14 @@ from .._records import fields_of, replace
 from ..agents import InterruptTurn, StartTurn, SteerRefused, TurnRefused
 from ..events import RuntimeEvent, TurnCompleted, TurnError, TurnStarted, Usage
 from ..store import (
+    ConsumeInbox,
     EnqueuePrompt,
     FinishTurnAttempt,
     InsertTurnAttempt,
     JSONValue,
     MarkPrimed,
     TakeQueuedTurn,
+    TaskImmobile,
     Together,
     UpdateTurnAttempt,
     WriteOp,
@@ -105,7 +109,7 @@ def begin(
         return
     ids = route.ids
     turn = Turn(ids.attempt_id(), task.id, text, images, ids.monotonic(), retry_count, recovery)
-    turn.message_id = message_id
+    turn.message_id, turn.inbox = message_id, inbox
     route.turn = turn
     route.open_session(task)
     route.check_restriction(task)
@@ -176,6 +180,16 @@ def took_back(route: RouteData, turn: Turn) -> None:
 def not_recorded(route: RouteData, failed: AttemptNotRecorded) -> None:
     turn = route.turn
     if turn is None or turn.attempt_id != failed.attempt_id:
+        return
+    if isinstance(failed.error, TaskImmobile):
+        # The offer committed between the admission's read and this write (its transaction
+        # saw it): nothing was written and nothing told, so the prompt is refused exactly as
+        # the admission would have, its chat message consumed by a write of its own.
+        route.turn = None
+        route.reply(failed.error.refusal, error=True)
+        if turn.inbox is not None:
+            route.write(ConsumeInbox(turn.inbox))
+        next_prompt(route)
         return
     _finish_locally(route, turn, "failed", f"the turn could not be recorded: {failed.error}")
 

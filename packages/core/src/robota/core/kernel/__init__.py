@@ -49,6 +49,7 @@ if typing.TYPE_CHECKING:
     from ._main import Terminated, run_main
     from ._memory import release_free_memory
     from ._routes import (
+        LoopRouteActor,
         MemoryRouteStates,
         RouteActor,
         RouteDirectory,
@@ -78,6 +79,7 @@ __all__ = [
     # actors on the loop
     "LoopActor",
     "LoopChild",
+    "LoopRouteActor",
     # the trio bridge
     "Coalescer",
     "LoopMailbox",
@@ -124,6 +126,7 @@ _HOMES = {
     "request": "._bridge",
     "LoopActor": "._loop_actor",
     "LoopChild": "._loop_actor",
+    "LoopRouteActor": "._routes",
     "Terminated": "._main",
     "run_main": "._main",
     "release_free_memory": "._memory",

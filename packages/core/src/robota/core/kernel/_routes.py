@@ -15,8 +15,14 @@ topic thread, a WebSocket client) is a route with a key. The directory maps keys
 * a route actor that crashes is started again on its next message (or at once, when messages are
   waiting) from the state it last saved, after its own backoff.
 
-A thread is spent only on active routes; a known but passive route costs one dictionary entry
-and whatever its saved state takes in the ``RouteStates`` store.
+A route is a ``RouteActor`` (a pykka thread each while active) or, in a directory made
+``on_loop``, a ``LoopRouteActor``: the same hooks and crash semantics, its messages handled on
+the trio loop that runs the directory (``_loop_actor``), so a burst of a hundred active chats
+starts no thread (issue 28 s.3). A loop route is launched on the loop, from whichever thread
+activated it; messages told before ``run`` started the loop wait in the routes' stashes. Its
+``restore`` and ``snapshot`` run on the loop, so its ``RouteStates`` must not block
+(``MemoryRouteStates``). A known but passive route costs one dictionary entry and whatever its
+saved state takes in the ``RouteStates`` store.
 """
 
 from __future__ import annotations
@@ -31,11 +37,14 @@ from typing import Any, Generic, Protocol, TypeVar
 import trio
 
 from .._records import Record
-from ._actor import Actor, Binding, Crashed, ExitReason, launch
+from ._actor import Actor, Binding, Crashed, ExitReason, Stopped, launch
 from ._address import Address, DeadLetters
+from ._bridge import LoopPort
+from ._loop_actor import LoopActor
 from ._supervisor import Backoff
 
 __all__ = [
+    "LoopRouteActor",
     "MemoryRouteStates",
     "RouteActor",
     "RouteDirectory",
@@ -109,17 +118,9 @@ class _Passivate(Record):
         return hash((self.save,))
 
 
-class RouteActor(Actor, Generic[S]):
-    """Base class of route actors, constructed with their route key.
-
-    Subclasses implement ``restore`` (called in the actor's thread, before the first message,
-    with the state last saved for the key or ``None``) and ``snapshot`` (called through a message
-    when the route passivates). Routes that must survive a crash also persist as they go.
-
-    ``settled`` is the actor's own word (set in its thread, read by the directory's sweep) that
-    nothing of it is in flight, so it may passivate after the directory's short
-    ``quiet_after``; it stays ``False`` for a route that never says so.
-    """
+class _RouteHooks(Generic[S]):
+    """What a route actor of either kind is: its key, ``restore`` and ``snapshot`` (its
+    subclasses' to implement), and ``settled``."""
 
     def __init__(self, key: str) -> None:
         super().__init__()
@@ -133,14 +134,30 @@ class RouteActor(Actor, Generic[S]):
     def snapshot(self) -> S:
         raise NotImplementedError
 
-    def on_start(self) -> None:
+    def _restore_saved(self) -> None:
         states = self._states
         if states is not None:
-            try:
-                self.restore(states.load(self.key))
-            except Exception as error:
-                self._exit(Crashed(error))
-                raise
+            self.restore(states.load(self.key))
+
+
+class RouteActor(_RouteHooks[S], Actor):
+    """Base class of route actors, constructed with their route key.
+
+    Subclasses implement ``restore`` (called in the actor's thread, before the first message,
+    with the state last saved for the key or ``None``) and ``snapshot`` (called through a message
+    when the route passivates). Routes that must survive a crash also persist as they go.
+
+    ``settled`` is the actor's own word (set in its thread, read by the directory's sweep) that
+    nothing of it is in flight, so it may passivate after the directory's short
+    ``quiet_after``; it stays ``False`` for a route that never says so.
+    """
+
+    def on_start(self) -> None:
+        try:
+            self._restore_saved()
+        except Exception as error:
+            self._exit(Crashed(error))
+            raise
         super().on_start()
 
     def on_receive(self, message: Any) -> Any:
@@ -151,12 +168,36 @@ class RouteActor(Actor, Generic[S]):
         return super().on_receive(message)
 
 
+class LoopRouteActor(_RouteHooks[S], LoopActor):
+    """Base class of route actors on the trio loop (a directory made ``on_loop``), constructed
+    with their route key: ``RouteActor``'s ``restore``, ``snapshot`` and ``settled``, each
+    called on the loop, where ``receive`` runs too and must not block. Subclasses implement
+    those and ``receive``, not ``started`` (where ``restore`` is called; raising there is a
+    crash)."""
+
+    def started(self) -> None:
+        self._restore_saved()
+
+    def _handle(self, message: object) -> None:
+        if not isinstance(message, _Passivate):
+            super()._handle(message)
+            return
+        try:
+            message.save(self.snapshot())
+        except Exception as error:
+            self._exit(Crashed(error))
+            return
+        # The address was suspended as the passivation was asked: nothing is behind it but
+        # what ``_exit`` rescues to the stash for the next incarnation.
+        self._exit(Stopped())
+
+
 class _Entry:
     __slots__ = ("actor", "address", "crashes", "incarnation", "last_crash", "last_used", "state")
 
     def __init__(self, address: Address) -> None:
         self.address = address
-        self.actor: RouteActor[Any] | None = None
+        self.actor: RouteActor[Any] | LoopRouteActor[Any] | None = None
         self.incarnation = 0
         self.state = "passive"  # passive | active | passivating | backoff
         self.last_used = 0.0
@@ -168,12 +209,13 @@ class RouteDirectory(Generic[S]):
     """Activates route actors on demand and passivates idle ones. Thread-safe.
 
     ``run`` (a ``Service``) sweeps every ``sweep_interval`` seconds and passivates every active
-    route when cancelled, so the directory can be a supervised child.
+    route when cancelled, so the directory can be a supervised child. ``on_loop``: ``factory``
+    makes ``LoopRouteActor``s, run on ``run``'s loop (none is activated before it starts).
     """
 
     def __init__(
         self,
-        factory: Callable[[str], RouteActor[S]],
+        factory: Callable[[str], RouteActor[S] | LoopRouteActor[S]],
         states: RouteStates[S],
         *,
         idle_after: float = 600.0,
@@ -184,6 +226,7 @@ class RouteDirectory(Generic[S]):
         clock: Callable[[], float] = time.monotonic,
         dead_letters: DeadLetters | None = None,
         after_passivations: Callable[[], object] | None = None,
+        on_loop: bool = False,
     ) -> None:
         if idle_after <= 0:
             raise ValueError(f"idle_after must be > 0, got {idle_after}")
@@ -197,6 +240,9 @@ class RouteDirectory(Generic[S]):
         self.sweep_interval = (
             sweep_interval if sweep_interval is not None else min(shortest / 2, 60.0)
         )
+        self._on_loop = on_loop
+        self._port: LoopPort | None = None
+        """``run``'s loop, where loop routes run (``on_loop``)."""
         self._after_passivations = after_passivations
         """Called by the sweeper, in a worker thread, once the passivations it asked for are
         done."""
@@ -276,7 +322,8 @@ class RouteDirectory(Generic[S]):
             )
 
     def passivate_all(self, timeout: float) -> bool:
-        """Passivate every active route and wait until they have saved. Blocks the caller."""
+        """Passivate every active route and wait until they have saved. Blocks the caller:
+        never call it on the loop that runs loop routes (they could not passivate)."""
         deadline = time.monotonic() + timeout
         with self._lock:
             for key, entry in self._entries.items():
@@ -292,6 +339,12 @@ class RouteDirectory(Generic[S]):
     async def run(self, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
         with self._lock:
             self._closed = False
+            if self._on_loop:
+                self._port = LoopPort()
+                # Told before the loop was known: their routes start now.
+                for key, entry in self._entries.items():
+                    if entry.state == "passive" and entry.address.stashed:
+                        self._activate(key, entry)
         task_status.started()
         released = self.passivations
         try:
@@ -310,19 +363,57 @@ class RouteDirectory(Generic[S]):
     # -- internals (called with the lock held) -------------------------------------------------
 
     def _activate(self, key: str, entry: _Entry) -> None:
+        port = self._port
+        if self._on_loop and port is None:
+            return  # no loop yet: the messages wait in the stash until ``run`` starts
         entry.incarnation += 1
         entry.state = "active"
         self.activations += 1
         incarnation = entry.incarnation
         try:
-            actor = self._factory(key)
-            actor._states = self._states
+            actor = self._made(key)
         except Exception as error:
             logger.exception("route %s: activation failed", key)
             self._on_exit(key, incarnation, Crashed(error))
             return
         entry.actor = actor
-        launch(actor, Binding(entry.address, incarnation, self._reporter(key)))
+        if isinstance(actor, RouteActor):
+            launch(actor, Binding(entry.address, incarnation, self._reporter(key)))
+        elif port is None or not port.post(self._launch_on_loop, key, incarnation, actor):
+            # The loop has ended (the directory is shutting down): it stays passive, its
+            # messages in the stash.
+            entry.actor = None
+            entry.state = "passive"
+            self._idle.notify_all()
+
+    def _made(self, key: str) -> RouteActor[S] | LoopRouteActor[S]:
+        """The factory's actor for ``key``, of the kind this directory runs."""
+        actor = self._factory(key)
+        if isinstance(actor, LoopRouteActor) != self._on_loop:
+            kind = "LoopRouteActor" if self._on_loop else "RouteActor"
+            raise TypeError(
+                f"{type(actor).__name__}: a directory made with on_loop={self._on_loop} runs "
+                f"{kind}s"
+            )
+        actor._states = self._states
+        return actor
+
+    def _launch_on_loop(self, key: str, incarnation: int, actor: LoopRouteActor[S]) -> None:
+        """Start loop route ``actor`` on the trio thread, unless it was superseded meanwhile.
+        Always posted, even from the loop: its ``restore`` may deliver notices, never from
+        inside the ``tell`` of a caller on the loop (a front end in the middle of its own work)
+        nor with the directory's lock held."""
+        with self._lock:
+            entry = self._entries[key]
+            if entry.incarnation != incarnation or entry.actor is not actor:
+                return
+            address = entry.address
+        report = self._reporter(key)
+
+        def exited(_: LoopActor, reason: ExitReason) -> None:
+            report(incarnation, reason)
+
+        actor.launch(exited, address)
 
     def _passivate(self, key: str, entry: _Entry) -> None:
         entry.state = "passivating"

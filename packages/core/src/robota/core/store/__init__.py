@@ -31,7 +31,7 @@ queue, the audit trail, what chat transports keep of their chats (``_chats``) an
 they accepted until their routes took them in (``_inbox``), and team groups' registry, decision
 audit and stored requests (``_teams``), and which process owns a task (``_owners``), and the
 device mesh's high-water marks (``_mesh``) and session handoffs between devices
-(``_handoffs``). The schema
+(``_handoffs``, what a destination keeps of one it takes ``_handoff_staged``). The schema
 grows through ``MIGRATIONS``, applied by the writer when it starts; a database from a newer
 robota is refused with ``StoreError``. Migrations that change tables are written with
 sqlite-utils (``schema_change``), which is also what ``inspect_store`` (``robota store``) reads
@@ -85,6 +85,8 @@ if typing.TYPE_CHECKING:
     from ._client import StoreClient
     from ._connection import open_reader
     from ._database import Database, Parameters
+    from ._finals import ClaimFinalSend, FinalGate, FinalVerdict, final_gate
+    from ._handoff_staged import AnswerHandoff, StageHandoff, accepted_cwd, staged_payloads
     from ._handoffs import (
         HANDOFF_SIDES,
         CommitHeldTask,
@@ -97,12 +99,14 @@ if typing.TYPE_CHECKING:
         MoveHandoff,
         OfferHandoff,
         ReceiveHandoff,
+        TaskImmobile,
         TaskMobility,
         handoff_payload,
         handoff_row,
         handoff_rows,
         imported_transcript,
         mobility_refusal,
+        refuse_immobile,
         task_mobility,
         transcript_to_prime,
     )
@@ -243,6 +247,10 @@ __all__ = [
     "ClaimInboundEvent",
     "SaveRouteState",
     "RecordFinalDelivery",
+    "ClaimFinalSend",
+    "FinalGate",
+    "FinalVerdict",
+    "final_gate",
     "RecordProgressCard",
     "InsertTurnAttempt",
     "UpdateTurnAttempt",
@@ -317,6 +325,7 @@ __all__ = [
     "RaiseMeshMark",
     "mesh_marks",
     "HANDOFF_SIDES",
+    "AnswerHandoff",
     "CommitHeldTask",
     "HandoffRow",
     "HandoffSide",
@@ -327,12 +336,17 @@ __all__ = [
     "MoveHandoff",
     "OfferHandoff",
     "ReceiveHandoff",
+    "StageHandoff",
+    "TaskImmobile",
     "TaskMobility",
     "handoff_payload",
+    "accepted_cwd",
+    "staged_payloads",
     "handoff_row",
     "handoff_rows",
     "imported_transcript",
     "mobility_refusal",
+    "refuse_immobile",
     "task_mobility",
     "transcript_to_prime",
     # the device mesh's conversations
@@ -420,6 +434,10 @@ _LAZY = {
     "StoreReport": "._inspect",
     "TableReport": "._inspect",
     "inspect_store": "._inspect",
+    "ClaimFinalSend": "._finals",
+    "FinalGate": "._finals",
+    "FinalVerdict": "._finals",
+    "final_gate": "._finals",
     "Ack": "._messages",
     "Failable": "._messages",
     "Write": "._messages",
@@ -515,6 +533,10 @@ _LAZY = {
     "RaiseMeshMark": "._mesh",
     "mesh_marks": "._mesh",
     "HANDOFF_SIDES": "._handoffs",
+    "AnswerHandoff": "._handoff_staged",
+    "StageHandoff": "._handoff_staged",
+    "accepted_cwd": "._handoff_staged",
+    "staged_payloads": "._handoff_staged",
     "CommitHeldTask": "._handoffs",
     "HandoffRow": "._handoffs",
     "HandoffSide": "._handoffs",
@@ -525,12 +547,14 @@ _LAZY = {
     "MoveHandoff": "._handoffs",
     "OfferHandoff": "._handoffs",
     "ReceiveHandoff": "._handoffs",
+    "TaskImmobile": "._handoffs",
     "TaskMobility": "._handoffs",
     "handoff_payload": "._handoffs",
     "handoff_row": "._handoffs",
     "handoff_rows": "._handoffs",
     "imported_transcript": "._handoffs",
     "mobility_refusal": "._handoffs",
+    "refuse_immobile": "._handoffs",
     "task_mobility": "._handoffs",
     "transcript_to_prime": "._handoffs",
     "MeshConversation": "._mesh_talks",

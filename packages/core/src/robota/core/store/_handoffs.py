@@ -17,7 +17,9 @@ records the offer it came with, so a replayed grant is refused across restarts.
 What a task's handoffs mean for it is read, not stored twice (``task_mobility``): a task with
 a source handoff not yet ended is ``moving`` (it takes no input), one whose source handoff
 committed has ``moved`` to the peer, and a destination copy not yet released by its source is
-``held`` (listed, not startable).
+``held`` (listed, not startable). The writes that give a task input refuse such a task in
+their own transaction (``refuse_immobile``, raising ``TaskImmobile``): recording the offer and
+a turn's attempt both run on the one store writer, so one of them always sees the other.
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ import sqlite3
 from dataclasses import dataclass
 from typing import Literal, cast, get_args
 
+from .._errors import StoreError
 from .._records import Record
 from ._database import Database
 from ._records import stamp
@@ -43,12 +46,14 @@ __all__ = [
     "MoveHandoff",
     "OfferHandoff",
     "ReceiveHandoff",
+    "TaskImmobile",
     "TaskMobility",
     "handoff_payload",
     "handoff_row",
     "handoff_rows",
     "imported_transcript",
     "mobility_refusal",
+    "refuse_immobile",
     "task_mobility",
     "transcript_to_prime",
 ]
@@ -252,6 +257,25 @@ def mobility_refusal(task_id: str, mobility: TaskMobility | None) -> str | None:
         f"task {task_id} is held: device {mobility.peer} has not released it yet "
         f"(handoff {mobility.handoff}); it cannot start until then"
     )
+
+
+class TaskImmobile(StoreError):
+    """A write that would give ``task_id`` input found it moving, moved or held; its text is
+    ``mobility_refusal``'s, what the route's admission says."""
+
+    def __init__(self, task_id: str, refusal: str) -> None:
+        super().__init__(refusal)
+        self.task_id = task_id
+        self.refusal = refusal
+
+
+def refuse_immobile(db: Database, task_id: str) -> None:
+    """Raise ``TaskImmobile`` when ``task_id`` takes no input (``mobility_refusal``). Called
+    inside a write's transaction, it closes the window between the route's admission read and
+    its turn's first write: an offer recorded in between is seen here."""
+    refusal = mobility_refusal(task_id, task_mobility(db, task_id))
+    if refusal is not None:
+        raise TaskImmobile(task_id, refusal)
 
 
 def _manifest_json(manifest: dict[str, object]) -> str:

@@ -522,6 +522,26 @@ def _v12_mesh_offers(db: sqlite_utils.Database) -> None:
     db.table("mesh_offers").create_index(["direction", "phase"], index_name="mesh_offers_by_phase")
 
 
+def _v13_mesh_handoff_landing(db: sqlite_utils.Database) -> None:
+    # What a destination keeps of a handoff it takes apart from its phase (``_handoff_staged``):
+    # the folder its operator accepted it into, written with the phase ``transferring``, and
+    # where it staged the payload on disk, written with ``staged``, so a restart commits from
+    # that file into that folder without asking the source again.
+    db.create_table(
+        "mesh_handoff_landing",
+        {"handoff": str, "cwd": str, "staged_path": str, "updated_at": float},
+        pk="handoff",
+        not_null={"handoff", "updated_at"},
+    )
+
+
+_V14_FINAL_CLAIMS = _statements(
+    # When a final answer's send was first claimed (``_finals``): a claim with no delivery
+    # after a crash means the answer may have reached the platform already.
+    "ALTER TABLE final_deliveries ADD COLUMN final_claimed_at REAL",
+)
+
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "conversation state", _V1_CONVERSATIONS),
     Migration(2, "presentation and audit", _V2_PRESENTATION_AND_AUDIT),
@@ -535,6 +555,8 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(10, "mesh handoffs", _V10_MESH_HANDOFFS),
     Migration(11, "mesh conversations", schema_change(_v11_mesh_conversations)),
     Migration(12, "mesh offers", schema_change(_v12_mesh_offers)),
+    Migration(13, "mesh handoff landing", schema_change(_v13_mesh_handoff_landing)),
+    Migration(14, "final sends claimed", _V14_FINAL_CLAIMS),
 )
 """Every migration this code knows, oldest first; the last one's version is the schema's."""
 

@@ -16,6 +16,7 @@ from typing import Protocol, TypeVar
 
 from .._records import FACTORY, Record, field
 from ._database import Database
+from ._handoffs import refuse_immobile
 from ._records import TURN_STATUSES, JSONValue, QueuedPrompt, TurnStatus, dump_json, stamp
 
 __all__ = [
@@ -268,6 +269,8 @@ class InsertTurnAttempt(Record):
 
     Written first so that a crash at any later point leaves a row recovery can find. The
     heartbeat starts at creation, so an attempt that never started still ages into recovery.
+    A task a handoff moves, moved or holds gets no turn: ``TaskImmobile``, nothing written
+    (the route admitted the prompt on an earlier read; the offer may have committed since).
     """
 
     id: str
@@ -293,6 +296,7 @@ class InsertTurnAttempt(Record):
 
     def apply(self, db: Database, /) -> None:
         _check_status(self.status)
+        refuse_immobile(db, self.task_id)
         now = stamp(self.at)
         db.execute(
             "INSERT INTO turn_attempts (id, task_id, route_key, status, prompt, images_json, "

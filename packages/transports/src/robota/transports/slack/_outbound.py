@@ -3,9 +3,13 @@
 ``SlackSink`` is ``robota.core.cards.CardSink`` for Slack: the progress message is a thread
 reply (``chat.postMessage`` with ``thread_ts``) to the person's message, updated by
 ``chat.update`` (latest state wins under a rate limit, see ``WebApi.update_message``); the
-final answer's chunks are thread replies too. A message id is ``<channel>:<ts>`` (Slack's ``ts``
-names a message only within its channel). ``anchors[turn_id]`` is the thread a turn answers
-in; a turn without one (a recovered turn) posts to its route's thread, or the channel.
+final answer's chunks are thread replies too, each with its key in Slack's message metadata:
+Slack keeps no deduplication key, so a final that may have gone already (a crash between
+Slack keeping it and the ledger's record) is looked up by it before it is sent again
+(``sent_finals``, the card renderer's ``FinalLookup``). A message id is ``<channel>:<ts>``
+(Slack's ``ts`` names a message only within its channel). ``anchors[turn_id]`` is the thread a
+turn answers in; a turn without one (a recovered turn) posts to its route's thread, or the
+channel.
 
 ``SlackCards`` is the platform strategy: the Block Kit renderer of ``robota.core.cards``, one
 block and a little text short of Slack's limits, with a Stop button while the turn runs.
@@ -54,6 +58,10 @@ _LIMITS = dataclasses.replace(
 """Room for the Stop button's block."""
 
 
+FINAL_EVENT = "robota_final"
+"""The ``event_type`` of a final chunk's message metadata (its ``event_payload``: the key)."""
+
+
 def message_id(channel: str, ts: str) -> str:
     return f"{channel}:{ts}"
 
@@ -67,6 +75,16 @@ def _send_error(error: ApiError, sent: Sequence[str] = ()) -> SendError:
     if error.status in (0, 429) or error.status >= 500 or error.error.startswith("no answer"):
         return TransientSendError(str(error), sent=sent)
     return PermanentSendError(str(error), sent=sent)
+
+
+def _final_key(message: Mapping[str, Any]) -> str | None:
+    """The key a final chunk carries in its metadata (``SlackSink.send_final``), if any."""
+    metadata = message.get("metadata")
+    if not isinstance(metadata, Mapping) or metadata.get("event_type") != FINAL_EVENT:
+        return None
+    payload = metadata.get("event_payload")
+    key = payload.get("key") if isinstance(payload, Mapping) else None
+    return key if isinstance(key, str) else None
 
 
 def _payload(payload: Any) -> tuple[str, list[Mapping[str, Any]] | None]:
@@ -115,18 +133,44 @@ class SlackSink:
     async def send_final(
         self, route: str, chunks: Sequence[Any], *, keys: Sequence[str]
     ) -> list[str]:
+        """Each chunk a thread reply carrying its key in Slack's message metadata
+        (``sent_finals`` finds it by that); posted once: a post with no answer is not made
+        again here, the card renderer asks ``sent_finals`` before its retry."""
         sent: list[str] = []
         for chunk, key in zip(chunks, keys, strict=True):
             channel, thread = self._target(route, key.partition(":final:")[0])
             text, blocks = _payload(chunk)
             try:
                 ts = await self.web.post_message(
-                    channel, text=text, blocks=blocks, thread_ts=thread
+                    channel,
+                    text=text,
+                    blocks=blocks,
+                    thread_ts=thread,
+                    metadata={"event_type": FINAL_EVENT, "event_payload": {"key": key}},
+                    retries=0,
                 )
             except ApiError as error:
                 raise _send_error(error, sent) from error
             sent.append(message_id(channel, ts))
         return sent
+
+    async def sent_finals(self, route: str, keys: Sequence[str]) -> Mapping[str, str]:
+        """``robota.core.cards.FinalLookup``: the chunks among ``keys`` the turn's thread (or
+        the channel's latest messages) holds, by their metadata's key."""
+        if not keys:
+            return {}
+        channel, thread = self._target(route, keys[0].partition(":final:")[0])
+        try:
+            messages = await self.web.messages(channel, thread)
+        except ApiError as error:
+            raise _send_error(error) from error
+        wanted = set(keys)
+        found: dict[str, str] = {}
+        for message in messages:
+            key = _final_key(message)
+            if key in wanted and isinstance(message.get("ts"), str):
+                found[key] = message_id(channel, message["ts"])
+        return found
 
 
 class SlackCards(StopButtonCards):

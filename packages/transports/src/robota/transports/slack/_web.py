@@ -18,6 +18,7 @@ import logging
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
+from urllib.parse import urlencode
 
 import trio
 
@@ -49,6 +50,11 @@ class BotIdentity:
 
 def _scrub(text: str, token: str) -> str:
     return text.replace(token, "***") if token else text
+
+
+def _form_value(value: object) -> str:
+    """A form field: JSON for what is not a string (``true``, a number, an object)."""
+    return value if isinstance(value, str) else json.dumps(value)
 
 
 def _parse(body: bytes) -> tuple[Mapping[str, Any] | None, bool, str | None]:
@@ -116,18 +122,48 @@ class WebApi:
         text: str,
         blocks: Sequence[Mapping[str, Any]] | None = None,
         thread_ts: str | None = None,
+        metadata: Mapping[str, Any] | None = None,
+        retries: int | None = None,
     ) -> str:
-        """Post a message (in the thread of ``thread_ts``); its ``ts``, the message's id."""
+        """Post a message (in the thread of ``thread_ts``, with Slack's message ``metadata``:
+        an ``event_type`` and its ``event_payload``); its ``ts``, the message's id.
+        ``retries``: how often a call with no answer is made again (``0``: a caller that must
+        not post twice asks first whether the message is there, ``messages``)."""
         body: dict[str, Any] = {"channel": channel, "text": text}
         if blocks is not None:
             body["blocks"] = list(blocks)
         if thread_ts is not None:
             body["thread_ts"] = thread_ts
-        answer = await self.call("chat.postMessage", body)
+        if metadata is not None:
+            body["metadata"] = dict(metadata)
+        answer = await self.call("chat.postMessage", body, retries=retries)
         ts = answer.get("ts")
         if not isinstance(ts, str) or not ts:
             raise ApiError("chat.postMessage", status=200, error="no ts in the answer")
         return ts
+
+    async def messages(
+        self, channel: str, thread_ts: str | None, *, limit: int = 200, pages: int = 5
+    ) -> list[Mapping[str, Any]]:
+        """The messages of ``thread_ts``'s thread (``conversations.replies``, oldest first), or
+        the channel's latest (``conversations.history``, newest first), with their metadata;
+        at most ``pages`` pages of ``limit``."""
+        method = "conversations.replies" if thread_ts is not None else "conversations.history"
+        body: dict[str, Any] = {"channel": channel, "limit": limit, "include_all_metadata": True}
+        if thread_ts is not None:
+            body["ts"] = thread_ts
+        found: list[Mapping[str, Any]] = []
+        for _ in range(pages):
+            answer = await self.call(method, body, form=True)
+            page = answer.get("messages")
+            if isinstance(page, list):
+                found.extend(m for m in page if isinstance(m, Mapping))
+            meta = answer.get("response_metadata")
+            cursor = meta.get("next_cursor") if isinstance(meta, Mapping) else None
+            if not answer.get("has_more") or not isinstance(cursor, str) or not cursor:
+                break
+            body["cursor"] = cursor
+        return found
 
     async def update_message(
         self,
@@ -238,9 +274,10 @@ class WebApi:
     ) -> Mapping[str, Any]:
         """The whole answer object of ``method`` (``ok: true``), or ``ApiError``.
 
-        ``body`` goes as JSON; ``form`` sends an empty form-encoded body instead (what
-        ``apps.connections.open`` takes). ``wait_rate_limits`` off raises ``RateLimited`` on a
-        429 instead of waiting (the gate still holds the method back for later calls)."""
+        ``body`` goes as JSON; ``form`` sends it form-encoded instead (what
+        ``apps.connections.open`` and the read methods take). ``wait_rate_limits`` off raises
+        ``RateLimited`` on a 429 instead of waiting (the gate still holds the method back for
+        later calls)."""
         import httpx  # noqa: PLC0415 (lazy, see the facade)
 
         if self._http is None:
@@ -261,7 +298,10 @@ class WebApi:
             with trio.move_on_after(self.timeout) as bounded:
                 try:
                     if form:
-                        response = await self._http.post(url, headers=headers, content=b"")
+                        fields = urlencode({k: _form_value(v) for k, v in (body or {}).items()})
+                        response = await self._http.post(
+                            url, headers=headers, content=fields.encode()
+                        )
                     else:
                         response = await self._http.post(url, headers=headers, json=body or {})
                 except httpx.HTTPError as failure:
