@@ -148,6 +148,12 @@ def converse_to_the_limit(
         return bool(rows) and rows[0]["state"] == "stopped"
 
     _until(stopped, "the laptop's fourth reply is held back", TALK)
+
+    def told() -> bool:  # the laptop tells the desk over the link once it stopped
+        rows = conversations(desk)
+        return bool(rows) and rows[0]["state"] != "open"
+
+    _until(told, "the desk is told the conversation ended", TALK)
     [mine] = conversations(laptop)
     [theirs] = conversations(desk)
     assert mine["id"] == theirs["id"]

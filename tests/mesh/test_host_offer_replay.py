@@ -20,6 +20,7 @@ from typing import Any
 import pytest
 
 from robota.core.store import handoff_rows, open_reader, write_once
+from robota.host._handoff_staging import HandoffStaging
 from robota.host._mesh_handoff import HandoffHooks, HandoffKeys, MeshHandoffs
 from robota.mesh import (
     OFFER_SECONDS,
@@ -85,6 +86,7 @@ def _device(tmp_path: Path, key: Any, told: list[str]) -> tuple[MeshHandoffs, _L
             me, "USER", key, lambda device: public_bytes(SOURCE) if device == SRC else None
         ),
         lambda: links,  # type: ignore[arg-type,return-value]
+        staging=HandoffStaging(tmp_path / f"{me[:8]}-staging"),
         hooks=HandoffHooks(told=told.append),
         clock=lambda: NOW + 5,
     )
