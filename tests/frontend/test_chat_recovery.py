@@ -60,6 +60,11 @@ CONTINUED = "Earlier the turn was cut short.\n\nhello"
         # Interrupted or failed without a card: nothing to reopen.
         ([(attempt("a1", "interrupted", anchor="m1"), None)], []),
         ([(attempt("a1", "failed", anchor="m1"), None)], []),
+        # ... with a card's send claimed and never recorded ("": the run was killed between
+        # the platform creating the card and its record): that card may exist, it goes
+        # terminal too.
+        ([(attempt("a1", "interrupted", anchor="m1"), "")], [("a1", "m1", ("m1",), "interrupted")]),
+        ([(attempt("a1", "failed", anchor="m1"), "")], [("a1", "m1", ("m1",), "failed")]),
         # ... with a card: it goes terminal.
         (
             [(attempt("a1", "failed", anchor="m1", error="boom"), "card1")],
