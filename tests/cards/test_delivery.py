@@ -25,7 +25,9 @@ from robota.core.cards import (
     TransientSendError,
 )
 from robota.core.store import (
+    CardGate,
     ClaimFinalSend,
+    ClaimProgressCard,
     Database,
     FinalGate,
     RecordFinalDelivery,
@@ -299,3 +301,59 @@ async def test_a_lookup_that_fails_for_now_is_retried_and_one_refused_for_good_s
         sent = (await r.replies.received(2))[1]
         assert sent == FinalSent("t-2", "t", ("final-1",), already=False)
         assert r.sink.methods() == ["sent_finals", "sent_finals", "send_final"]
+
+
+class KeyedSink(FakeSink):
+    """A platform that keeps a card's key as Feishu keeps its ``uuid``: the same key answers
+    with the card it made before, unchanged. ``die_after_card``: the call that made the card
+    never returns (the process is killed before it hears the answer)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.card_keys: dict[str, str] = {}
+        self.die_after_card = False
+
+    async def send_card(self, route: str, payload: Any, *, key: str) -> str:
+        if key in self.card_keys:
+            await self._enter("send_card", route, payload, key)
+            return self.card_keys[key]
+        message_id = await super().send_card(route, payload, key=key)
+        self.card_keys[key] = message_id
+        if self.die_after_card:
+            await trio.sleep_forever()
+        return message_id
+
+
+async def test_a_card_created_by_a_run_killed_before_its_record_is_found_and_edited(
+    tmp_path: Path,
+) -> None:
+    """The moment of issue 28 s.1's card left running: the platform created the card and the
+    run died before ``RecordProgressCard``. The claim it left makes the next run send under
+    the same key (the platform answers with that card) and edit it to what it shows now."""
+    platform = KeyedSink()
+    platform.die_after_card = True
+    async with rig(tmp_path / "s.db", platform) as r:
+        r.show("t", 1, {"state": "running"})
+        await wait_until(lambda: bool(platform.cards), timeout=10)
+    [card] = platform.cards
+    assert r.ledger("t").progress_message_id is None  # never recorded
+    platform.die_after_card = False
+    platform.calls.clear()
+    async with rig(tmp_path / "s.db", platform) as r2:
+        r2.show("t", 2, {"state": "interrupted"})
+        [shown] = await r2.replies.received(1)
+        assert shown == CardShown("t-2", "t", card, "h2", created=True)
+        assert platform.methods() == ["send_card", "update_card"]
+        assert platform.cards == [card]  # no second card
+        assert platform.messages[card] == {"state": "interrupted"}
+        assert r2.ledger("t").progress_message_id == card
+
+
+async def test_a_first_card_is_claimed_then_sent_without_an_edit(tmp_path: Path) -> None:
+    async with rig(tmp_path / "s.db", KeyedSink()) as r:
+        r.show("t", 1)
+        [shown] = await r.replies.received(1)
+        assert shown.created is True
+        assert r.sink.methods() == ["send_card"]
+        gate = await r.store.write(ClaimProgressCard("t"), timeout=5)
+        assert gate == CardGate("known", shown.message_id)

@@ -60,6 +60,20 @@ CONTINUED = "Earlier the turn was cut short.\n\nhello"
         # Interrupted or failed without a card: nothing to reopen.
         ([(attempt("a1", "interrupted", anchor="m1"), None)], []),
         ([(attempt("a1", "failed", anchor="m1"), None)], []),
+        # ... with a card's send claimed and never recorded ("": the run was killed between
+        # the platform creating the card and its record): that card may exist, it goes
+        # terminal too, settling no message (a successor may have answered it already).
+        ([(attempt("a1", "interrupted", anchor="m1"), "")], [("a1", "m1", (), "interrupted")]),
+        ([(attempt("a1", "failed", anchor="m1"), "")], [("a1", "m1", (), "failed")]),
+        (
+            [
+                (attempt("a1", "interrupted", anchor="m1"), ""),
+                (attempt("a2", "completed", anchor="m1", prompt=CONTINUED, final="x"), None),
+            ],
+            [("a1", "m1", (), "interrupted"), ("a2", "m1", ("m1",), "completed")],
+        ),
+        # A running or completed turn's claimed card settles as an unknown one always did.
+        ([(attempt("a1", "running", anchor="m1"), "")], [("a1", "m1", ("m1",), None)]),
         # ... with a card: it goes terminal.
         (
             [(attempt("a1", "failed", anchor="m1", error="boom"), "card1")],

@@ -389,6 +389,19 @@ SAMPLE_ROWS: dict[int, dict[str, list[dict[str, object]]]] = {
             }
         ],
     },
+    15: {
+        "final_deliveries": [
+            {
+                "turn_id": "turn-3",
+                "progress_message_id": None,
+                "final_message_ids_json": "[]",
+                "final_delivered_at": None,
+                "last_card_hash": None,
+                "final_claimed_at": None,
+                "card_claimed_at": 18.0,
+            }
+        ],
+    },
 }
 
 

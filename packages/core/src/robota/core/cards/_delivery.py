@@ -16,6 +16,10 @@ Card actors decide *what* to show and *when*; ``CardDelivery`` does it. It is a 
 The ledger rules, per request:
 
 * **Show.** If the ledger says the final answer is out, nothing is shown (``CardSkipped``).
+  A new card's send is claimed first (``ClaimProgressCard``: a process killed between the
+  platform creating the card and its record leaves the claim, so the next run ends that card
+  rather than never learning of it; claimed before and never recorded, the card is sent again
+  under the same key, which Feishu answers with the card it made, and edited to this show).
   A new card is sent, then its tokens are bound and ``RecordProgressCard`` notes it. An edit
   binds the tokens first (a button is never clickable before its token is bound), then
   ``RecordProgressCard``; if that refuses because the final answer went out meanwhile, the edit
@@ -56,6 +60,7 @@ from ..kernel import LoopPort
 from ..store import (
     BindCardActions,
     ClaimFinalSend,
+    ClaimProgressCard,
     RecordFinalDelivery,
     RecordProgressCard,
     StoreClient,
@@ -247,10 +252,17 @@ class CardDelivery:
         if state.delivered:
             return _skipped(request, state)
         if state.message_id is None:
+            gate = await self._write(ClaimProgressCard(turn_id))
+            state.message_id = gate.message_id  # ``known``: recorded by an earlier run
+        if state.message_id is None:
             message_id = await self._sink_call(
                 self.sink.send_card, request.route, request.payload, key=f"{turn_id}:card"
             )
             state.message_id = message_id
+            if gate.verdict == "check":
+                # An earlier try may have created the card, and the platform answered with it
+                # (same key): it shows that try's content, not this one's.
+                await self._sink_call(self.sink.update_card, message_id, request.payload)
             if request.actions:
                 await self._write(BindCardActions(message_id, request.route, request.actions))
             if not await self._write(

@@ -224,6 +224,15 @@ def recovery_plan(
         # An interrupted or failed turn that never showed a card needs none now.
         if card is not None or attempt.status in (*ACTIVE_TURN_STATUSES, "completed")
     ]
+    # An interrupted or failed turn whose card's send was claimed and never recorded (``""``:
+    # the kill came between the platform creating it and its record) is reopened only to end
+    # that card: it settles no message, as before such a card could be known, and a successor
+    # that already answered it is not contradicted.
+    card_only = {
+        attempt.id
+        for attempt, card in unsettled
+        if card == "" and attempt.status not in (*ACTIVE_TURN_STATUSES, "completed")
+    }
     anchors: dict[str, str | None] = {}
     taken: set[str] = set()
     continuing: set[str] = set()
@@ -252,7 +261,8 @@ def recovery_plan(
         if attempt.id not in anchors:
             continue
         anchor = anchors[attempt.id]
-        messages = (anchor,) if anchor is not None and attempt.id not in taken else ()
+        settles = attempt.id not in taken and attempt.id not in card_only
+        messages = (anchor,) if anchor is not None and settles else ()
         plan.append(
             RecoveredTurn(
                 attempt,

@@ -54,6 +54,7 @@ import typing
 from ..kernel import lazy_attributes as _lazy_attributes
 
 if typing.TYPE_CHECKING:
+    from ._card_claims import CardGate, CardVerdict, ClaimProgressCard, card_gate
     from ._cards import (
         CLAIM_REFUSALS,
         ActionBinding,
@@ -252,6 +253,10 @@ __all__ = [
     "FinalVerdict",
     "final_gate",
     "RecordProgressCard",
+    "ClaimProgressCard",
+    "CardGate",
+    "CardVerdict",
+    "card_gate",
     "InsertTurnAttempt",
     "UpdateTurnAttempt",
     "HeartbeatTurnAttempt",
@@ -434,6 +439,10 @@ _LAZY = {
     "StoreReport": "._inspect",
     "TableReport": "._inspect",
     "inspect_store": "._inspect",
+    "ClaimProgressCard": "._card_claims",
+    "CardGate": "._card_claims",
+    "CardVerdict": "._card_claims",
+    "card_gate": "._card_claims",
     "ClaimFinalSend": "._finals",
     "FinalGate": "._finals",
     "FinalVerdict": "._finals",

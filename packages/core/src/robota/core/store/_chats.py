@@ -197,9 +197,11 @@ def unsettled_chat_turns(
     """The attempts of routes starting with ``route_prefix``, created at ``since`` or later,
     whose card turn (the attempt id + ``card_suffix``) has no delivered answer in the ledger:
     running ones, and finished ones a crash kept from their card; each with its card's message
-    id, if it has one. Oldest first."""
+    id, if it has one (``""``: its send was claimed and never recorded, so a card may exist
+    that the last run never learned of, ``_card_claims``). Oldest first."""
     rows = db.query(
-        "SELECT a.*, d.progress_message_id AS card_message_id "
+        "SELECT a.*, coalesce(d.progress_message_id, "
+        "CASE WHEN d.card_claimed_at IS NOT NULL THEN '' END) AS card_message_id "
         "FROM turn_attempts a LEFT JOIN final_deliveries d "
         "ON d.turn_id = a.id || ? "
         "WHERE substr(a.route_key, 1, ?) = ? AND a.created_at >= ? "

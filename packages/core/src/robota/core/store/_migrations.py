@@ -542,6 +542,13 @@ _V14_FINAL_CLAIMS = _statements(
 )
 
 
+_V15_CARD_CLAIMS = _statements(
+    # When a progress card's send was first claimed (``_card_claims``): a claim with no card
+    # recorded after a crash means the card may exist on the platform, running.
+    "ALTER TABLE final_deliveries ADD COLUMN card_claimed_at REAL",
+)
+
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "conversation state", _V1_CONVERSATIONS),
     Migration(2, "presentation and audit", _V2_PRESENTATION_AND_AUDIT),
@@ -557,6 +564,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(12, "mesh offers", schema_change(_v12_mesh_offers)),
     Migration(13, "mesh handoff landing", schema_change(_v13_mesh_handoff_landing)),
     Migration(14, "final sends claimed", _V14_FINAL_CLAIMS),
+    Migration(15, "progress cards claimed", _V15_CARD_CLAIMS),
 )
 """Every migration this code knows, oldest first; the last one's version is the schema's."""
 
