@@ -106,7 +106,9 @@ class Tmux:
         program = shlex.join(
             ["/usr/bin/env", "-i", *(f"{k}={v}" for k, v in environment.items()), *argv]
         )
-        shell = f"{program}; echo $? > {shlex.quote(str(status))}"
+        # Written beside and renamed into place: a reader that sees ``status`` sees it whole.
+        partial = shlex.quote(f"{status}.partial")
+        shell = f"{program}; echo $? > {partial}; mv {partial} {shlex.quote(str(status))}"
         if hangup_ignored:
             shell = f"trap '' HUP; {shell}"
         self._run(
