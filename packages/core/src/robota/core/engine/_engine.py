@@ -56,6 +56,7 @@ from ._context import AgentEntry, EngineContext, Outputs, TaskDefaults
 from ._messages import FrontEndRequest
 from ._recovery import Recover, abandon
 from ._recovery_plan import plan_recovery
+from ._retire import retire_route
 from ._route import ConversationRoute
 from ._route_state import Kept
 
@@ -150,9 +151,10 @@ class Engine:
             a.host.name: AgentEntry(a.host.name, a.kind, a.host.address, capabilities)
             for a, capabilities in zip(agents, _declared(agents), strict=True)
         }
+        self._states = MemoryRouteStates[Kept]()
         self.directory: RouteDirectory[Kept] = RouteDirectory(
             lambda key: ConversationRoute(key, self.context),
-            MemoryRouteStates[Kept](),
+            self._states,
             idle_after=idle_after,
             quiet_after=quiet_after,
             backoff=backoff,
@@ -202,6 +204,22 @@ class Engine:
 
     def tell(self, route_key: str, request: FrontEndRequest) -> None:
         self.directory.tell(route_key, request)
+
+    def retire(self, route_key: str, held: Callable[[], bool]) -> None:
+        """Forget ``route_key`` and release its agent session once it is passive, when nothing
+        of it is under way and ``held`` says no front end holds it (``_retire``; the engine's
+        loop). Its next message reads it back from the store, as after a restart."""
+
+        def forget() -> bool:
+            return retire_route(
+                self.context,
+                route_key,
+                load=self._states.load,
+                forget=self._states.forget,
+                held=held,
+            )
+
+        self.directory.retire(route_key, forget)
 
     # -- reading (any thread but the trio loop's: these block on SQLite) -----------------------
 

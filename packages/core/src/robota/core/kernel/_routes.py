@@ -22,7 +22,10 @@ starts no thread (issue 28 s.3). A loop route is launched on the loop, from whic
 activated it; messages told before ``run`` started the loop wait in the routes' stashes. Its
 ``restore`` and ``snapshot`` run on the loop, so its ``RouteStates`` must not block
 (``MemoryRouteStates``). A known but passive route costs one dictionary entry and whatever its
-saved state takes in the ``RouteStates`` store.
+saved state takes in the ``RouteStates`` store, until a front end that let it go asks it
+``retire``d: once it is passive with nothing waiting (at once, or when it next passivates; a
+message meanwhile calls that off), the caller's ``forget`` decides, under the directory's lock,
+and the entry goes. Its next message makes a new entry, as for a route never seen in this run.
 """
 
 from __future__ import annotations
@@ -81,6 +84,11 @@ class MemoryRouteStates(Generic[S]):
     def save(self, key: str, state: S) -> None:
         with self._lock:
             self._states[key] = copy.deepcopy(state)
+
+    def forget(self, key: str) -> None:
+        """Drop what ``key`` saved: its next incarnation restores ``None``, as a new route."""
+        with self._lock:
+            self._states.pop(key, None)
 
     def __len__(self) -> int:
         return len(self._states)
@@ -193,10 +201,21 @@ class LoopRouteActor(_RouteHooks[S], LoopActor):
 
 
 class _Entry:
-    __slots__ = ("actor", "address", "crashes", "incarnation", "last_crash", "last_used", "state")
+    __slots__ = (
+        "actor",
+        "address",
+        "crashes",
+        "incarnation",
+        "last_crash",
+        "last_used",
+        "retiring",
+        "state",
+    )
 
     def __init__(self, address: Address) -> None:
         self.address = address
+        self.retiring: Callable[[], bool] | None = None
+        """``retire``'s ``forget``, asked when the route is next passive with nothing waiting."""
         self.actor: RouteActor[Any] | LoopRouteActor[Any] | None = None
         self.incarnation = 0
         self.state = "passive"  # passive | active | passivating | backoff
@@ -270,6 +289,7 @@ class RouteDirectory(Generic[S]):
                     Address(key, stash_limit=self._stash_limit, dead_letters=self._dead_letters)
                 )
             entry.last_used = self._clock()
+            entry.retiring = None  # spoken to again: not to be forgotten
             entry.address.tell(message)
             if entry.state == "passive" and not self._closed:
                 self._activate(key, entry)
@@ -292,6 +312,35 @@ class RouteDirectory(Generic[S]):
         with self._lock:
             entry = self._entries.get(key)
             return entry is not None and entry.state == "active"
+
+    def retire(self, key: str, forget: Callable[[], bool]) -> bool:
+        """Forget route ``key`` (its entry and address) once it is passive with nothing
+        waiting: now, or when its current incarnation passivates, unless a message reaches
+        it first. ``forget`` is asked then, with the directory's lock held (no message can
+        reach the route meanwhile): ``False`` keeps the entry; it drops what else goes with the
+        route (its saved state) before saying ``True``. Whether it was forgotten now."""
+        with self._lock:
+            entry = self._entries.get(key)
+            if entry is None:
+                return False
+            entry.retiring = forget
+            return self._retire_if_due(key, entry)
+
+    def _retire_if_due(self, key: str, entry: _Entry) -> bool:
+        forget = entry.retiring
+        if (
+            forget is None
+            or entry.state != "passive"
+            or entry.address.stashed
+            or self._closed
+            or self._entries.get(key) is not entry
+        ):
+            return False
+        entry.retiring = None
+        if not forget():
+            return False
+        del self._entries[key]
+        return True
 
     # -- passivation ---------------------------------------------------------------------------
 
@@ -456,6 +505,8 @@ class RouteDirectory(Generic[S]):
                 entry.crashes = 0
             entry.state = "passive"
             self._idle.notify_all()
+            if not isinstance(reason, Crashed) and self._retire_if_due(key, entry):
+                return
             if entry.address.stashed and not self._closed:
                 delay = self._backoff.delay(entry.crashes) if isinstance(reason, Crashed) else 0
                 if delay <= 0:

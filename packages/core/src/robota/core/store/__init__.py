@@ -160,6 +160,7 @@ if typing.TYPE_CHECKING:
         final_delivery,
         load_route_state,
         pending_prompts,
+        route_loose_ends,
         stale_turn_attempts,
         turn_attempt,
     )
@@ -288,6 +289,7 @@ __all__ = [
     "turn_attempt",
     "stale_turn_attempts",
     "pending_prompts",
+    "route_loose_ends",
     "audit_events",
     "turn_snapshot",
     "card_actions",
@@ -475,6 +477,7 @@ _LAZY = {
     "final_delivery": "._queries",
     "load_route_state": "._queries",
     "pending_prompts": "._queries",
+    "route_loose_ends": "._queries",
     "stale_turn_attempts": "._queries",
     "turn_attempt": "._queries",
     "ACTIVE_TURN_STATUSES": "._records",

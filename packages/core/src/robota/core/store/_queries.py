@@ -59,6 +59,25 @@ def stale_turn_attempts(db: Database, *, heartbeat_before: float) -> list[TurnAt
     return [TurnAttempt.from_row(row) for row in rows]
 
 
+def route_loose_ends(db: Database, route_key: str) -> frozenset[str]:
+    """What of ``route_key`` the store still has under way: ``running`` (an active turn
+    attempt), ``queued`` (a pending prompt), ``inbox`` (a message accepted whose reactions are
+    not settled yet), ``shared`` (its current task is current on another route too, whose
+    session it shares). Empty: the route can be forgotten and read back from here."""
+    placeholders = ", ".join("?" for _ in ACTIVE_TURN_STATUSES)
+    found = db.execute(
+        f"SELECT EXISTS (SELECT 1 FROM turn_attempts WHERE route_key = ? "
+        f"AND status IN ({placeholders})), "
+        "EXISTS (SELECT 1 FROM queued_prompts WHERE route_key = ? AND status = 'pending'), "
+        "EXISTS (SELECT 1 FROM chat_inbox WHERE route_key = ? AND settled_at IS NULL), "
+        "EXISTS (SELECT 1 FROM routes r JOIN routes o ON o.current_task_id = r.current_task_id "
+        "AND o.route_key != r.route_key WHERE r.route_key = ?)",
+        (route_key, *ACTIVE_TURN_STATUSES, route_key, route_key, route_key),
+    ).fetchone()
+    names = ("running", "queued", "inbox", "shared")
+    return frozenset(name for name, there in zip(names, found, strict=True) if there)
+
+
 def pending_prompts(db: Database, route_key: str) -> list[QueuedPrompt]:
     """The route's pending prompts in the order ``TakePrompt`` will take them."""
     rows = db.query(
