@@ -9,7 +9,9 @@ the request tells the route anything, so it misses nothing the route says in ans
 
 It also counts the ``UserInput`` the host sent each route in this run: the route counts the
 same inputs (``RouteIdle.inputs``), so a request that sent the n-th input knows the route has
-answered it once an idle notice says ``inputs >= n``.
+answered it once an idle notice says ``inputs >= n``. Such a route is held in the port
+(``FrontEndPort.hold``): a chat transport's quiet chat never gets it forgotten, which would
+start the route's count again.
 """
 
 from __future__ import annotations
@@ -83,6 +85,7 @@ class RouteTaps:
         """Tell the route ``request``; the number of ``UserInput`` sent to it so far."""
         if isinstance(request, UserInput):
             self._inputs[route_key] += 1
+            self.port.hold(route_key)  # its count must keep matching the route's
         self.port.tell(route_key, request)
         return self._inputs[route_key]
 

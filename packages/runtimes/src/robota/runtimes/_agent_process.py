@@ -474,6 +474,7 @@ class AgentProcessService:
                 if released is not None:
                     self._keys.pop(released, None)
                     await driver.close_session(released)
+                    logger.info("agent %s: the session of %s released", self.name, key)
             case ListJob(ref=ref, search=search, limit=limit):
                 sessions = await driver.list_sessions(search=search, limit=limit)
                 self._report(Listed(ref, tuple(sessions)))

@@ -49,7 +49,7 @@ import itertools
 import logging
 import threading
 from collections import OrderedDict, deque
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -364,6 +364,14 @@ class CardDelivery:
             self._turns[turn_id] = state
             self._evict()
         return state
+
+    def forget(self, turn_ids: Iterable[str]) -> None:
+        """Forget the idle states of ``turn_ids`` (their chat was let go): as one evicted, a
+        forgotten turn is read from the ledger again if it ever comes back (trio thread)."""
+        for turn_id in turn_ids:
+            state = self._turns.get(turn_id)
+            if state is not None and state.lanes == 0:
+                del self._turns[turn_id]
 
     def _evict(self) -> None:
         """Forget the least recently used idle turns beyond ``remember``: a forgotten turn is

@@ -83,6 +83,7 @@ from ..store import (
     unsettled_chat_turns,
 )
 from ._chat_inbox import Accepted, ChatInbox, InboxLeft
+from ._chat_retire import let_go, retire_timing
 from ._port import Overflowed
 from ._queue import QUEUE_CANCEL, QueueNote, QueueNotes
 
@@ -141,6 +142,8 @@ class ChatRoute:
     admitting: bool = False
     """An item of its lane is being admitted."""
     retired: bool = False
+    cards: deque[str] = field(default_factory=lambda: deque(maxlen=32))
+    """The card turn ids its latest turns opened: forgotten with it (``_chat_retire``)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -513,6 +516,14 @@ class ChatTurns(Generic[T]):
             route.retired = True
             route.lane.close()  # its lane task ends: the lane is empty
             route.link.close()  # and its reader with the subscription
+            let_go(
+                route.key,
+                route.cards,
+                agents=self._agents,
+                notes=self.queue_notes,
+                delivery=self._delivery,
+                context=self.context,
+            )
         return [route.key for route in gone]
 
     async def follow_routes(
@@ -521,9 +532,10 @@ class ChatTurns(Generic[T]):
         """Let quiet routes go every ``every`` seconds (a service runs it in its nursery);
         after a batch went, what they held is given back (``release``, off the loop: the
         lanes, readers and subscriptions of a burst's chats are the last of it)."""
+        after, every = retire_timing(RETIRE_AFTER, every)
         while True:
             await trio.sleep(every)
-            gone = self.retire_quiet(time.monotonic())
+            gone = self.retire_quiet(time.monotonic(), after)
             if gone:
                 self._log.debug("%s: %d quiet routes let go", self._chat_name, len(gone))
                 await trio.sleep(1.0)  # their lane and reader tasks end first
@@ -705,6 +717,7 @@ class ChatTurns(Generic[T]):
         )
         turn = self.open_turn(route, opening)
         self._turns[attempt_id] = turn
+        route.cards.append(card_id)
         return turn
 
     def open_card(

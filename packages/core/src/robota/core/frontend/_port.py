@@ -28,6 +28,11 @@ A ``deliver`` after either is dropped without raising: the route may still be sp
 To the route: ``send`` (``UserInput``, ``NewTask``, ``UseTask``, ``ForkTask``), ``interrupt``
 and ``answer`` go through ``hub.tell``, an actor tell: any thread, never blocks (the bridge's
 clause 1). They work with or without a subscription being open.
+
+Retiring. A front end that let a quiet route go (a chat transport's ``retire_quiet``) asks the
+hub to forget it (``retire``, when the hub ``RetiresRoutes``); the hub asks back whether a
+front end still holds it: a link hears it, or it was ``hold``-marked (the host counts the
+inputs it tells a route against the route's own count, which a forgotten route starts again).
 """
 
 from __future__ import annotations
@@ -36,7 +41,7 @@ import logging
 import threading
 from collections import deque
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Protocol, cast
+from typing import TYPE_CHECKING, Protocol, cast, runtime_checkable
 
 import trio
 
@@ -49,7 +54,7 @@ if TYPE_CHECKING:
     from ..engine import FrontEndRequest, RouteNotice
     from ..events import ApprovalDecision
 
-__all__ = ["FrontEndPort", "LinkEnded", "Overflowed", "RouteHub", "RouteLink"]
+__all__ = ["FrontEndPort", "LinkEnded", "Overflowed", "RetiresRoutes", "RouteHub", "RouteLink"]
 
 logger = logging.getLogger("robota.core.frontend")
 
@@ -62,6 +67,13 @@ class RouteHub(Protocol):
     def disconnect(self, route_key: str) -> None: ...
 
     def tell(self, route_key: str, request: FrontEndRequest) -> None: ...
+
+
+@runtime_checkable
+class RetiresRoutes(Protocol):
+    """A hub that can forget a quiet route (``robota.core.engine.Engine`` is one)."""
+
+    def retire(self, route_key: str, held: Callable[[], bool]) -> None: ...
 
 
 class LinkEnded(RobotaError):
@@ -92,6 +104,7 @@ class FrontEndPort:
         self.hub = hub
         self._lock = threading.Lock()
         self._fans: dict[str, _Fan] = {}
+        self._held: set[str] = set()
 
     def subscribe(
         self,
@@ -122,6 +135,22 @@ class FrontEndPort:
 
     def tell(self, route_key: str, request: FrontEndRequest) -> None:
         self.hub.tell(route_key, request)
+
+    def hold(self, route_key: str) -> None:
+        """Never let ``route_key`` be forgotten in this run (``retire``): its caller keeps
+        something of it that a forgotten route would no longer match."""
+        with self._lock:
+            self._held.add(route_key)
+
+    def retire(self, route_key: str) -> None:
+        """Ask the hub to forget ``route_key`` once it is quiet (module docstring)."""
+        hub = self.hub
+        if isinstance(hub, RetiresRoutes):
+            hub.retire(route_key, lambda: self._holds(route_key))
+
+    def _holds(self, route_key: str) -> bool:
+        with self._lock:
+            return route_key in self._held or route_key in self._fans
 
     def listeners(self, route_key: str) -> int:
         """How many links hear ``route_key`` now."""

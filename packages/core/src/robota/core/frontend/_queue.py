@@ -106,6 +106,13 @@ class QueueNotes:
     def get(self, route_key: str, prompt_id: int) -> QueueNote | None:
         return self._notes.get((route_key, prompt_id))
 
+    def forget(self, route_key: str) -> None:
+        """Drop ``route_key``'s settled notes (its chat was let go): a click on one then finds
+        it ``unknown``, as after a restart. A note still ``queued`` stays."""
+        for key in [k for k, n in self._notes.items() if k[0] == route_key]:
+            if self._notes[key].state != "queued":
+                del self._notes[key]
+
     def __len__(self) -> int:
         return len(self._notes)
 
