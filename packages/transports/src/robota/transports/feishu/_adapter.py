@@ -537,7 +537,10 @@ class FeishuAdapter:
             log.warning("feishu: the %s reaction failed: %s", emoji, error)
             return
         if reaction_id is not None:
-            self._reactions[(message_id, emoji)] = reaction_id
+            if emoji == WORKING:
+                # The one the service removes later; a terminal reaction is only recorded (a
+                # host in many chats kept every message's, issue 28 s.3).
+                self._reactions[(message_id, emoji)] = reaction_id
             self.context.store.submit(
                 RecordReaction(message_id, emoji, reaction_id), self.service.turns.logged
             )
