@@ -86,7 +86,7 @@ if typing.TYPE_CHECKING:
     from ._client import StoreClient
     from ._connection import open_reader
     from ._database import Database, Parameters
-    from ._finals import ClaimFinalSend, FinalGate, FinalVerdict, final_gate
+    from ._finals import ClaimFinalSend, FinalGate, FinalVerdict, claim_time, final_gate
     from ._handoff_staged import AnswerHandoff, StageHandoff, accepted_cwd, staged_payloads
     from ._handoffs import (
         HANDOFF_SIDES,
@@ -252,6 +252,7 @@ __all__ = [
     "FinalGate",
     "FinalVerdict",
     "final_gate",
+    "claim_time",
     "RecordProgressCard",
     "ClaimProgressCard",
     "CardGate",
@@ -447,6 +448,7 @@ _LAZY = {
     "FinalGate": "._finals",
     "FinalVerdict": "._finals",
     "final_gate": "._finals",
+    "claim_time": "._finals",
     "Ack": "._messages",
     "Failable": "._messages",
     "Write": "._messages",
