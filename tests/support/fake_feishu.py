@@ -115,6 +115,11 @@ class FakePlatform:
         self.hold_posts = False
         """Take ``post`` messages (they count as sent) but never answer: the moment a crash
         falls between the platform's acceptance and the sender's record of it."""
+        self.hold_cards = False
+        """Take ``interactive`` messages sent with a ``uuid`` (a turn's card; they count as
+        sent) but never answer: the moment a crash falls between the platform making a card
+        and the sender's record of it (``held_cards``: whom each replied to)."""
+        self.held_cards: list[str | None] = []
         self.stall_posts = False
         """Take ``post`` messages and neither keep nor answer them: the moment a crash falls
         between a turn's terminal card and its final (``stalled``: whom each replied to)."""
@@ -387,6 +392,9 @@ class FakePlatform:
         )
         self.messages.append(sent)
         if self.hold_posts and sent.msg_type == "post":
+            return 200, {}, Ellipsis
+        if self.hold_cards and sent.msg_type == "interactive" and uuid is not None:
+            self.held_cards.append(reply_to)
             return 200, {}, Ellipsis
         return 200, {}, {"code": 0, "msg": "success", "data": _message(sent)}
 
