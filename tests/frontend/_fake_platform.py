@@ -18,6 +18,7 @@ from robota.core.frontend import (
     Card,
     ChatRoute,
     ChatService,
+    ChatTurn,
     Hearing,
     Identified,
     IdentifyFailed,
@@ -27,7 +28,6 @@ from robota.core.frontend import (
     Opening,
     Pending,
     PlatformRefused,
-    PlatformTurn,
     Prepared,
     Reaction,
     Refused,
@@ -199,10 +199,10 @@ class FakePlatform:
     def card(self, route: ChatRoute, opening: Opening) -> Card:
         raise AssertionError("no turn is opened in these tests")
 
-    def card_bindings(self, attempt_id: str, turn: PlatformTurn) -> tuple[ActionBinding, ...]:
+    def card_bindings(self, attempt_id: str, turn: ChatTurn) -> tuple[ActionBinding, ...]:
         return ()
 
-    def card_done(self, turn: PlatformTurn) -> None:
+    def card_done(self, turn: ChatTurn) -> None:
         pass
 
     async def post_note(

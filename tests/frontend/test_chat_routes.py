@@ -1,12 +1,13 @@
 """``ChatTurns`` lets a quiet route go: its lane, reader and subscription end once nothing of
 it is in flight for ``RETIRE_AFTER`` seconds, and the next message follows it again (with the
-agent its last ``TaskOpened`` named). A minimal shell over a real ``FrontEndPort``; the hub
-stands in for the engine (it records the routes' deliver callbacks)."""
+agent its last ``TaskOpened`` named). A ``ChatTurns`` over a real ``FrontEndPort`` with minimal
+hooks (``TurnHooks``); the hub stands in for the engine (it records the routes' deliver
+callbacks)."""
 
 from __future__ import annotations
 
 import logging
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
@@ -14,9 +15,21 @@ from typing import Any
 import pytest
 import trio
 
-from robota.core.engine import InputQueued, TaskOpened, TurnBegan
-from robota.core.frontend import ChatRoute, ChatTurn, FrontEndPort, Opening, TransportContext
-from robota.core.frontend._chat import RETIRE_AFTER, ChatTurns, Pending
+from robota.core.engine import InputQueued, RouteReply, TaskOpened, TurnBegan
+from robota.core.frontend import (
+    ChatRoute,
+    ChatTurn,
+    ChatTurns,
+    FrontEndPort,
+    Opening,
+    Outcome,
+    Pending,
+    QueueNote,
+    RecoveredTurn,
+    TransportContext,
+)
+from robota.core.frontend._chat import RETIRE_AFTER
+from robota.core.store import InboxRow, TurnAttempt
 from robota.core.testing import wait_until
 
 
@@ -42,27 +55,11 @@ class Card:
         pass
 
 
-class Shell(ChatTurns[ChatTurn]):
-    def __init__(self, port: FrontEndPort, nursery: trio.Nursery) -> None:
-        context = TransportContext(
-            name="test",
-            settings=None,
-            port=port,
-            store=None,  # type: ignore[arg-type]  (nothing here writes)
-            db_path=Path("/nonexistent"),
-            config=None,  # type: ignore[arg-type]
-            profile=None,  # type: ignore[arg-type]
-            report=lambda _status: None,
-            started_at=0.0,
-        )
-        super().__init__(
-            context,
-            name="test",
-            route_prefix="test:",
-            card_suffix=":card",
-            log=logging.getLogger("tests.chat"),
-        )
-        self._nursery = nursery  # as a service's ``run`` sets it
+class Hooks:
+    """The platform's part (``TurnHooks``): a lane's items admitted behind ``gate``, a turn's
+    card that takes anything, every route this transport's; nothing else is said."""
+
+    def __init__(self) -> None:
         self.admitted: list[Any] = []
         self.gate = trio.Event()
         self.gate.set()
@@ -71,21 +68,85 @@ class Shell(ChatTurns[ChatTurn]):
         self.admitted.append(item)
         await self.gate.wait()
 
+    def item_extra(self, item: Any) -> Mapping[str, object]:
+        return {}
+
+    def chat_of(self, route_key: str) -> str | None:
+        return ""
+
     def open_turn(self, route: ChatRoute, opening: Opening) -> ChatTurn:
         return ChatTurn(opening.card_id, route.key, Card(), "stop")  # type: ignore[arg-type]
+
+    async def route_reply(
+        self, route: ChatRoute, anchor: Pending | None, reply: RouteReply
+    ) -> None:
+        pass
+
+    def turn_ended(self, route_key: str) -> None:
+        pass
+
+    def input_queued(self, note: QueueNote) -> None:
+        pass
+
+    async def settle_note(self, note: QueueNote) -> None:
+        pass
+
+    def card_posted(self, attempt_id: str, turn: ChatTurn, message_id: str) -> None:
+        pass
+
+    def answer_done(self, turn: ChatTurn, outcome: Outcome) -> None:
+        pass
+
+    def recovering(self, unsettled: Sequence[tuple[TurnAttempt, str | None]]) -> None:
+        pass
+
+    def recovered(self, plan: Sequence[RecoveredTurn]) -> None:
+        pass
+
+    def fed_again(self, row: InboxRow) -> None:
+        pass
+
+    async def settle_left(self, row: InboxRow, outcome: Outcome) -> None:
+        pass
+
+
+def chat_turns(port: FrontEndPort, nursery: trio.Nursery, hooks: Hooks) -> ChatTurns:
+    context = TransportContext(
+        name="test",
+        settings=None,
+        port=port,
+        store=None,  # type: ignore[arg-type]  (nothing here writes)
+        db_path=Path("/nonexistent"),
+        config=None,  # type: ignore[arg-type]
+        profile=None,  # type: ignore[arg-type]
+        report=lambda _status: None,
+        started_at=0.0,
+    )
+    turns = ChatTurns(
+        context,
+        hooks,
+        name="test",
+        route_prefix="test:",
+        card_suffix=":card",
+        log=logging.getLogger("tests.chat"),
+    )
+    turns.attach(nursery)  # as a service's ``run`` does
+    return turns
 
 
 @asynccontextmanager
 async def shell_on_a_clock(
     monkeypatch: pytest.MonkeyPatch,
-) -> AsyncIterator[tuple[Shell, Hub, list[float]]]:
-    """A shell in a nursery of its own, and ``time.monotonic`` as the test sets it
-    (``now[0]``) inside the chat shell; the nursery is cancelled at the end."""
+) -> AsyncIterator[tuple[ChatTurns, Hooks, Hub, list[float]]]:
+    """A shell (``ChatTurns``) and its hooks in a nursery of their own, and ``time.monotonic``
+    as the test sets it (``now[0]``) inside the chat shell; the nursery is cancelled at the
+    end."""
     now = [1000.0]
     monkeypatch.setattr("robota.core.frontend._chat.time.monotonic", lambda: now[0])
     hub = Hub()
+    hooks = Hooks()
     async with trio.open_nursery() as nursery:
-        yield Shell(FrontEndPort(hub), nursery), hub, now
+        yield chat_turns(FrontEndPort(hub), nursery, hooks), hooks, hub, now
         nursery.cancel_scope.cancel()
 
 
@@ -110,7 +171,7 @@ KEY = "test:chat-1"
 async def test_a_quiet_route_goes_unless_something_is_in_flight(
     monkeypatch: pytest.MonkeyPatch, under_way: str, kept: bool
 ) -> None:
-    async with shell_on_a_clock(monkeypatch) as (shell, hub, now):
+    async with shell_on_a_clock(monkeypatch) as (shell, hooks, hub, now):
         route = shell.route(KEY)
         deliver = hub.connected[KEY]
         if under_way == "a message waiting for its turn":
@@ -118,7 +179,7 @@ async def test_a_quiet_route_goes_unless_something_is_in_flight(
         elif under_way == "a command waiting for its reply":
             route.commands.append(Pending("m2", "/status"))
         elif under_way == "an item being admitted":
-            shell.gate = trio.Event()
+            hooks.gate = trio.Event()
             shell.hand_to_lane(route, "held")
         elif under_way == "an open card":
             deliver(TurnBegan(KEY, "t1", "a1", "hello"))
@@ -134,13 +195,13 @@ async def test_a_quiet_route_goes_unless_something_is_in_flight(
         assert gone == ([] if kept else [KEY])
         assert (KEY in hub.connected) is kept, "a route let go is no longer subscribed"
         assert shell.route_of(KEY) is not None  # whatever is asked follows it (again)
-        shell.gate.set()
+        hooks.gate.set()
 
 
 async def test_a_route_asked_for_is_not_quiet(monkeypatch: pytest.MonkeyPatch) -> None:
     """A handler that asks for a route and awaits something (a reaction) before it tells the
     route anything must find it still followed."""
-    async with shell_on_a_clock(monkeypatch) as (shell, hub, now):
+    async with shell_on_a_clock(monkeypatch) as (shell, _hooks, hub, now):
         shell.route(KEY)
         now[0] += RETIRE_AFTER + 1
         asked = shell.route(KEY)
@@ -151,7 +212,7 @@ async def test_a_route_asked_for_is_not_quiet(monkeypatch: pytest.MonkeyPatch) -
 async def test_a_route_let_go_is_followed_again_with_its_agent(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    async with shell_on_a_clock(monkeypatch) as (shell, hub, now):
+    async with shell_on_a_clock(monkeypatch) as (shell, hooks, hub, now):
         first = shell.route(KEY)
         hub.connected[KEY](TaskOpened(KEY, "t1", "codex", "/w", "r1", resumed=False))
         shell.hand_to_lane(first, "one")
@@ -173,13 +234,13 @@ async def test_a_route_let_go_is_followed_again_with_its_agent(
         await settle()
         assert again is not first and again.agent == "codex"
         assert KEY in hub.connected
-        assert shell.admitted == ["one", "two", "three"]
+        assert hooks.admitted == ["one", "two", "three"]
 
 
 async def test_the_shell_keeps_only_the_routes_that_speak(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    async with shell_on_a_clock(monkeypatch) as (shell, hub, now):
+    async with shell_on_a_clock(monkeypatch) as (shell, _hooks, hub, now):
         for i in range(200):
             shell.hand_to_lane(shell.route(f"test:chat-{i}"), i)
         await settle()
@@ -196,7 +257,7 @@ async def test_a_burst_of_chats_let_go_leaves_the_shell_as_it_was_and_gives_memo
     """Issue 28 s.3: after 50 chats spoke and went quiet, ``follow_routes`` lets them all go:
     the shell's tasks (a lane and a reader per chat), its routes and the port's subscriptions
     return to what they were before the burst, and what they held is given back once."""
-    async with shell_on_a_clock(monkeypatch) as (shell, hub, now):
+    async with shell_on_a_clock(monkeypatch) as (shell, hooks, hub, now):
         nursery = shell._nursery
         assert nursery is not None
         released: list[int] = []
@@ -207,7 +268,7 @@ async def test_a_burst_of_chats_let_go_leaves_the_shell_as_it_was_and_gives_memo
             shell.hand_to_lane(shell.route(f"test:chat-{i}"), i)
         await settle()
         assert len(nursery.child_tasks) == tasks + 100  # a lane and a reader each
-        assert len(hub.connected) == 50 and len(shell.admitted) == 50
+        assert len(hub.connected) == 50 and len(hooks.admitted) == 50
 
         now[0] += RETIRE_AFTER
         await wait_until(lambda: released == [0], timeout=10.0)

@@ -28,10 +28,12 @@ message's way in as effects, the screen, the accept, the lane), ``_port`` (an at
 surface's frames are the protocol's: ``robota.core.protocol``), ``_transport``
 (what the host hands a chat transport it starts: the port, the store, a status callback;
 what a transport offers back: group creation), ``_link`` (pure: a chat transport's connection
-machine and the status it reports), ``_chat`` (``ChatTurns``: the shell every chat
-transport's service extends, its routes read and its cards opened, and ``recovery_plan``, the
-restart's decision, pure; above ``robota.core.cards``; its inbox, ``_chat_inbox``: a message
-accepted before the platform is acknowledged, fed again or settled after a crash),
+machine and the status it reports), ``_chat_values`` (pure: a followed route's and a turn's
+values), ``_recovery_plan`` (``recovery_plan``, the restart's decision, pure), ``_chat``
+(``ChatTurns``: the machinery every chat service owns, its routes read and its cards opened,
+handed the platform's part as a ``TurnHooks``; above ``robota.core.cards``; its inbox,
+``_chat_inbox``: a message accepted before the platform is acknowledged, fed again or settled
+after a crash),
 ``_restarts`` (``RestartDesk``: a chat transport's side of the host's safe restart, its notes
 through the platform's ``send``),
 ``_queue`` (``QueueNotes``: a queued prompt's note and its Cancel action, pure),
@@ -50,19 +52,9 @@ from ..kernel import lazy_attributes as _lazy_attributes
 if typing.TYPE_CHECKING:
     from ._admission import Arrived, Heard, ScreenRules, accepted, admission, fetched, screen
     from ._backpressure import CAPACITY, COALESCE_AFTER, merge_notices
-    from ._chat import (
-        RECOVER_SINCE,
-        ChatRoute,
-        ChatTurn,
-        ChatTurns,
-        Opening,
-        Outcome,
-        Pending,
-        RecoveredTurn,
-        recovery_plan,
-        take_pending,
-    )
+    from ._chat import RECOVER_SINCE, ChatTurns, TurnHooks
     from ._chat_inbox import Accepted, ChatInbox, InboxLeft
+    from ._chat_values import ChatRoute, ChatTurn, Opening, Outcome, Pending, take_pending
     from ._clicks import Clicked, ClickVerdict
     from ._inbound import STALE_AFTER, Dated, Ignore, freshness, inbound_claims, owner_filter
     from ._link import Identified, IdentifyFailed, LinkConnecting, LinkUp, PlatformRefused
@@ -95,6 +87,7 @@ if typing.TYPE_CHECKING:
         queue_texts,
     )
     from ._recovery_notes import RecoveryNote, recovery_note, recovery_notes, recovery_texts
+    from ._recovery_plan import RecoveredTurn, recovery_plan
     from ._resolve import AmbiguousTask, TaskNotFound, TaskNotResolved, resolve_task
     from ._restarts import NOTE_TIMEOUT, RESTART_CANCEL, RestartDesk, RestartSend, restart_text
     from ._service import (
@@ -103,7 +96,6 @@ if typing.TYPE_CHECKING:
         Hearing,
         LinkStatus,
         Platform,
-        PlatformTurn,
         Reaction,
     )
     from ._transport import (
@@ -149,6 +141,7 @@ __all__ = [
     "GroupRefused",
     # what every chat transport shares: its turns, its restart, its inbound order's pure steps
     "ChatTurns",
+    "TurnHooks",
     "Accepted",
     "ChatInbox",
     "InboxLeft",
@@ -182,7 +175,6 @@ __all__ = [
     "Platform",
     "Hearing",
     "Card",
-    "PlatformTurn",
     "Reaction",
     "LinkStatus",
     "Identified",
@@ -238,7 +230,6 @@ _HOMES = {
     "Platform": "._service",
     "Hearing": "._service",
     "Card": "._service",
-    "PlatformTurn": "._service",
     "Reaction": "._service",
     "LinkStatus": "._service",
     "Identified": "._link",
@@ -289,15 +280,16 @@ _HOMES = {
     "Accepted": "._chat_inbox",
     "ChatInbox": "._chat_inbox",
     "InboxLeft": "._chat_inbox",
-    "ChatRoute": "._chat",
-    "ChatTurn": "._chat",
+    "ChatRoute": "._chat_values",
+    "ChatTurn": "._chat_values",
     "ChatTurns": "._chat",
-    "Outcome": "._chat",
-    "Opening": "._chat",
-    "Pending": "._chat",
-    "RecoveredTurn": "._chat",
-    "recovery_plan": "._chat",
-    "take_pending": "._chat",
+    "TurnHooks": "._chat",
+    "Outcome": "._chat_values",
+    "Opening": "._chat_values",
+    "Pending": "._chat_values",
+    "RecoveredTurn": "._recovery_plan",
+    "recovery_plan": "._recovery_plan",
+    "take_pending": "._chat_values",
     "STALE_AFTER": "._inbound",
     "Dated": "._inbound",
     "Ignore": "._inbound",

@@ -1,7 +1,8 @@
 """A chat transport's turns, platform-neutral: routes read, cards opened, a restart finished.
 
 Every chat transport (docs/architecture.md §10) serves its routes the same way, and this is
-that shell; a transport's service extends ``ChatTurns`` with its platform's part:
+that machinery; a transport's service owns a ``ChatTurns`` and hands it its platform's part,
+an object implementing ``TurnHooks`` (``ChatService`` is one; nothing here is extended):
 
 * ``route(key)`` makes a route served: subscribed on the front-end port before anything is
   told to it (no notice of its first turn can be missed), a lane (one task per route, so a
@@ -25,13 +26,16 @@ that shell; a transport's service extends ``ChatTurns`` with its platform's part
 * ``recover``: the engine recovered before the transport started, so a continued turn's start
   may have been said to nobody. What is unsettled is read (``unsettled_chat_turns``), its
   routes subscribed, the store read again on the loop with no await before the cards open
-  (``recovery_plan``, pure): a turn that ended before the second read is ended from the store,
-  one that ends after it is told by its route, never both and never neither.
+  (``recovery_plan``, pure, ``_recovery_plan``): a turn that ended before the second read is
+  ended from the store, one that ends after it is told by its route, never both and never
+  neither.
 * ``inbox`` (``_chat_inbox``): a message accepted (claimed and kept) before the platform is
   acknowledged, the lane's stale guard, and after a restart ``read_inbox`` / ``resume_inbox``:
   what no route took in fed again (``fed_again``), what ended unsettled settled
   (``settle_left``).
 
+The names in parentheses above that ``ChatTurns`` does not define are ``TurnHooks``'. The
+values it keeps (``ChatRoute``, ``Pending``, ``Opening``, ``ChatTurn``) are ``_chat_values``'.
 A card's turn id is the engine's attempt id with the transport's ``card_suffix``: the engine's
 own ledger row for the attempt and the card's for the answer never see each other.
 """
@@ -40,10 +44,8 @@ from __future__ import annotations
 
 import logging
 import time
-from collections import deque
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Generic, Literal, TypeVar
+from typing import TYPE_CHECKING, Any, Protocol
 
 import trio
 
@@ -67,11 +69,10 @@ from ..engine import (
     UserInput,
     prompt_answers,
 )
-from ..events import TurnCompleted, TurnError
+from ..events import TurnCompleted
 from ..kernel import release_free_memory
 from ..presentation import UserSteer
 from ..store import (
-    ACTIVE_TURN_STATUSES,
     AcceptInbound,
     ActionBinding,
     AnchorTurnAttempt,
@@ -83,26 +84,16 @@ from ..store import (
     unsettled_chat_turns,
 )
 from ._chat_inbox import Accepted, ChatInbox, InboxLeft
+from ._chat_values import ChatRoute, ChatTurn, Opening, Outcome, Pending, take_pending
 from ._port import Overflowed
 from ._queue import QUEUE_CANCEL, QueueNote, QueueNotes
+from ._recovery_plan import RecoveredTurn, recovery_plan
 
 if TYPE_CHECKING:
     from ..kernel import Address, LoopPort
-    from ._port import RouteLink
     from ._transport import TransportContext
 
-__all__ = [
-    "RECOVER_SINCE",
-    "ChatRoute",
-    "ChatTurn",
-    "ChatTurns",
-    "Opening",
-    "Outcome",
-    "Pending",
-    "RecoveredTurn",
-    "recovery_plan",
-    "take_pending",
-]
+__all__ = ["RECOVER_SINCE", "ChatTurns", "TurnHooks"]
 
 STORE_TIMEOUT = 10.0
 RETIRE_AFTER = 60.0
@@ -111,202 +102,78 @@ RETIRE_EVERY = 15.0
 RECOVER_SINCE = 3600.0
 """Seconds back a restart looks for turns whose card or answer the last run left unsent."""
 
-Outcome = Literal["completed", "failed", "interrupted"]
 _ENDED: Mapping[str, Outcome] = {"failed": "failed", "interrupted": "interrupted"}
 
 
-@dataclass(slots=True)
-class Pending:
-    """A person's message told to the route, waiting for the turn (or reply) it gets."""
+class TurnHooks(Protocol):
+    """The platform's part of ``ChatTurns``: what it hands a route's items to, how a turn's
+    card opens, and what it is told as the routes and cards go (each on the loop)."""
 
-    message_id: str
-    text: str
-    thread: str | None = None
-    """Where the platform answers it, when that is not the message itself."""
+    async def admit(self, route: ChatRoute, item: Any) -> None:
+        """One item of the route's lane, in order."""
 
+    def item_extra(self, item: Any) -> Mapping[str, object]:
+        """The log fields naming a lane item."""
+        ...
 
-@dataclass(slots=True)
-class ChatRoute:
-    key: str
-    lane: trio.MemorySendChannel[Any]
-    link: RouteLink
-    channel: str = ""
-    """The platform's conversation the route is in, where the transport needs it."""
-    pending: deque[Pending] = field(default_factory=deque)
-    commands: deque[Pending] = field(default_factory=deque)
-    agent: str | None = None
-    quiet_since: float = 0.0
-    """When the route was followed, or last had an item in its lane or a notice
-    (``time.monotonic``)."""
-    admitting: bool = False
-    """An item of its lane is being admitted."""
-    retired: bool = False
+    def chat_of(self, route_key: str) -> str | None:
+        """The conversation of a route key the store names, kept as its route's ``channel``
+        (``None``: not one of this transport's routes)."""
+        ...
 
+    def open_turn(self, route: ChatRoute, opening: Opening) -> ChatTurn:
+        """The turn's card (``ChatTurns.open_card``) as a turn."""
+        ...
 
-@dataclass(frozen=True, slots=True)
-class Opening:
-    """A turn's card to open: the turn, its card's turn id, and the messages it answers."""
+    async def route_reply(
+        self, route: ChatRoute, anchor: Pending | None, reply: RouteReply
+    ) -> None:
+        """A command's reply; ``anchor``: the command's message, if it came from one."""
 
-    attempt_id: str
-    task_id: str
-    card_id: str
-    anchor: str | None
-    """The person's message the card answers, if known."""
-    messages: tuple[str, ...]
-    """The messages whose reactions settle with the turn."""
-    started_at: float
-    restricted: bool | None = None
-    """The turn runs Restricted, as its ``TurnBegan`` said; ``None``: not told (a turn opened
-    again from the store), so the host's trust decision is asked."""
-    fresh: bool = False
-    """The turn began just now (``CardTurn.fresh``)."""
-    ended: TurnCompleted | None = None
-    """How the turn ended, when it did before its card opened (``CardTurn.ended``)."""
+    def turn_ended(self, route_key: str) -> None:
+        """After the route said a turn ended (its card was told)."""
 
+    def input_queued(self, note: QueueNote) -> None:
+        """A person's text waits in the route's queue (``note``, its anchor found): say so."""
 
-@dataclass(slots=True)
-class ChatTurn:
-    """A running turn's card and the person's messages it answers."""
+    async def settle_note(self, note: QueueNote) -> None:
+        """The queued note of ``note`` without its Cancel action: it says ``note.state``
+        (``started`` or ``cancelled``)."""
 
-    card_id: str
-    route_key: str
-    address: Address
-    stop_token: str
-    messages: list[str] = field(default_factory=list)
-    status: str | None = None
-    completed: bool = False
-    """The card was told the turn's end (from the route, or from the store after a restart)."""
+    def card_posted(self, attempt_id: str, turn: ChatTurn, message_id: str) -> None:
+        """The turn's card exists: its buttons may be bound."""
+
+    def answer_done(self, turn: ChatTurn, outcome: Outcome) -> None:
+        """The turn's answer was delivered (or failed: ``outcome`` is then ``failed``): its
+        messages' reactions settle."""
+
+    def recovering(self, unsettled: Sequence[tuple[TurnAttempt, str | None]]) -> None:
+        """What the last run left, read on the loop before its cards open again."""
+
+    def recovered(self, plan: Sequence[RecoveredTurn]) -> None:
+        """The unsettled turns' cards are open again."""
+
+    def fed_again(self, row: InboxRow) -> None:
+        """A message the last run accepted and no route took in: to its lane again (an
+        ``Accepted`` with ``again``, ``ChatTurns.hand_to_lane``), or consumed
+        (``ChatTurns.inbox``) when it is no more to run."""
+
+    async def settle_left(self, row: InboxRow, outcome: Outcome) -> None:
+        """A message whose turn ended while its reactions were left unsettled: settle them
+        (and mark it, ``ChatTurns.inbox.settled``)."""
 
 
-T = TypeVar("T", bound=ChatTurn)
+# -- the machinery --------------------------------------------------------------------------------
 
 
-def take_pending(pending: deque[Pending], text: str) -> Pending | None:
-    """The oldest pending message whose text is ``text`` (a recovered turn's prompt ends with
-    it), taken out of the queue."""
-    for index, item in enumerate(pending):
-        if prompt_answers(text, item.text):
-            del pending[index]
-            return item
-    return None
-
-
-# -- the restart's decision, pure -------------------------------------------------------------
-
-
-@dataclass(frozen=True, slots=True)
-class RecoveredTurn:
-    """A turn the last run left unsettled, and how its card opens again."""
-
-    attempt: TurnAttempt
-    anchor: str | None
-    """The person's message the card answers (a continued turn: its predecessor's)."""
-    messages: tuple[str, ...]
-    """The messages whose reaction settles with this turn (not a predecessor's: its
-    successor settles them)."""
-    ended: TurnCompleted | None
-    """The end to tell the card at once (the attempt ended before this start); ``None``: it
-    runs on, and its route tells the end."""
-    continues: bool = False
-    """It continues an interrupted predecessor."""
-    continued: bool = False
-    """It was interrupted and a successor continues it."""
-
-
-def recovery_plan(
-    unsettled: Sequence[tuple[TurnAttempt, str | None]], *, skip: frozenset[str] = frozenset()
-) -> list[RecoveredTurn]:
-    """The cards to open again for ``unsettled`` (attempt, its card's message id), oldest
-    first; ``skip``: attempts not to open (already open, or on no route of this transport)."""
-    attempts = [
-        attempt
-        for attempt, card in unsettled
-        # An interrupted or failed turn that never showed a card needs none now.
-        if card is not None or attempt.status in (*ACTIVE_TURN_STATUSES, "completed")
-    ]
-    # An interrupted or failed turn whose card's send was claimed and never recorded (``""``:
-    # the kill came between the platform creating it and its record) is reopened only to end
-    # that card: it settles no message, as before such a card could be known, and a successor
-    # that already answered it is not contradicted.
-    card_only = {
-        attempt.id
-        for attempt, card in unsettled
-        if card == "" and attempt.status not in (*ACTIVE_TURN_STATUSES, "completed")
-    }
-    anchors: dict[str, str | None] = {}
-    taken: set[str] = set()
-    continuing: set[str] = set()
-    for attempt in attempts:
-        if attempt.id in skip:
-            continue
-        anchor = attempt.anchor_message_id
-        if attempt.status in ACTIVE_TURN_STATUSES:
-            # A continued turn answers the message its interrupted predecessor did (its
-            # prompt ends with that message's text; since the inbox, its anchor is that
-            # message too).
-            for earlier, _ in unsettled:
-                if (
-                    earlier.route_key == attempt.route_key
-                    and earlier.status == "interrupted"
-                    and earlier.anchor_message_id
-                    and anchor in (None, earlier.anchor_message_id)
-                    and attempt.prompt.endswith(earlier.prompt)
-                ):
-                    anchor = earlier.anchor_message_id
-                    taken.add(earlier.id)
-                    continuing.add(attempt.id)
-        anchors[attempt.id] = anchor
-    plan = []
-    for attempt in attempts:
-        if attempt.id not in anchors:
-            continue
-        anchor = anchors[attempt.id]
-        settles = attempt.id not in taken and attempt.id not in card_only
-        messages = (anchor,) if anchor is not None and settles else ()
-        plan.append(
-            RecoveredTurn(
-                attempt,
-                anchor,
-                messages,
-                _ended(attempt),
-                continues=attempt.id in continuing,
-                continued=attempt.id in taken,
-            )
-        )
-    return plan
-
-
-def _ended(attempt: TurnAttempt) -> TurnCompleted | None:
-    if attempt.status in ACTIVE_TURN_STATUSES:
-        return None
-    status: Outcome
-    if attempt.status == "completed":
-        status = "completed"
-    elif attempt.status == "interrupted":
-        status = "interrupted"
-    else:
-        status = "failed"
-    error = None
-    if status == "failed":
-        error = TurnError(attempt.error or "failed", "unknown", retryable=False)
-    return TurnCompleted(
-        attempt.remote_turn_id or "",
-        status,
-        error,
-        final_text=attempt.final_text if status == "completed" else None,
-    )
-
-
-# -- the shell ----------------------------------------------------------------------------------
-
-
-class ChatTurns(Generic[T]):
-    """See the module docstring. ``name`` prefixes the log lines; ``route_prefix`` is what
-    this transport's route keys begin with."""
+class ChatTurns:
+    """See the module docstring. ``hooks``: the platform's part; ``name`` prefixes the log
+    lines; ``route_prefix`` is what this transport's route keys begin with."""
 
     def __init__(
         self,
         context: TransportContext,
+        hooks: TurnHooks,
         *,
         name: str,
         route_prefix: str,
@@ -314,13 +181,14 @@ class ChatTurns(Generic[T]):
         log: logging.Logger,
     ) -> None:
         self.context = context
+        self._hooks = hooks
         self._store = context.store
         self._chat_name = name
         self._route_prefix = route_prefix
         self._card_suffix = card_suffix
         self._log = log
         self._routes: dict[str, ChatRoute] = {}
-        self._turns: dict[str, T] = {}
+        self._turns: dict[str, ChatTurn] = {}
         self._nursery: trio.Nursery | None = None
         self._port: LoopPort | None = None
         self._cards: CardHost | None = None
@@ -337,54 +205,43 @@ class ChatTurns(Generic[T]):
         """Each route's agent as its last ``TaskOpened`` named it: kept when a quiet route is
         let go (``retire_quiet``), whose next turn may come with no ``TaskOpened``."""
 
-    # -- the platform's part -------------------------------------------------------------------
-
-    async def admit(self, route: ChatRoute, item: Any) -> None:
-        """One item of the route's lane, in order."""
-        raise NotImplementedError
-
-    def item_extra(self, item: Any) -> Mapping[str, object]:
-        """The log fields naming a lane item."""
-        del item
-        return {}
-
-    def open_turn(self, route: ChatRoute, opening: Opening) -> T:
-        """The turn's card (``open_card``) as a turn."""
-        raise NotImplementedError
-
-    async def route_reply(
-        self, route: ChatRoute, anchor: Pending | None, reply: RouteReply
+    def attach(
+        self,
+        nursery: trio.Nursery,
+        port: LoopPort | None = None,
+        cards: CardHost | None = None,
+        delivery: CardDelivery | None = None,
     ) -> None:
-        """A command's reply; ``anchor``: the command's message, if it came from one."""
-        raise NotImplementedError
+        """The run's nursery (the lanes and readers run in it), the port that carries the card
+        actors' notices to the loop and the card renderer: handed over by the service's run
+        before any route is followed (the cards, before any opens)."""
+        self._nursery = nursery
+        self._port = port
+        self._cards = cards
+        self._delivery = delivery
 
-    def turn_ended(self, route_key: str) -> None:
-        """After the route said a turn ended (its card was told)."""
-
-    def input_queued(self, note: QueueNote) -> None:
-        """A person's text waits in the route's queue (``note``, its anchor found): say so."""
-
-    async def settle_note(self, note: QueueNote) -> None:
-        """The queued note of ``note`` without its Cancel action: it says ``note.state``
-        (``started`` or ``cancelled``)."""
+    # -- what the service asks -----------------------------------------------------------------
 
     def queued_started(self, note: QueueNote) -> None:
         """A queued prompt's turn began: its note's Cancel action goes (a note not posted yet
         sees it once posted, ``queued_note_posted``)."""
         assert self._nursery is not None
         if note.message_id is not None:
-            self._nursery.start_soon(self.settle_note, note)
-
-    def card_posted(self, attempt_id: str, turn: T, message_id: str) -> None:
-        """The turn's card exists: its buttons may be bound."""
-
-    def answer_done(self, turn: T, outcome: Outcome) -> None:
-        """The turn's answer was delivered (or failed: ``outcome`` is then ``failed``): its
-        messages' reactions settle."""
+            self._nursery.start_soon(self._hooks.settle_note, note)
 
     def route_of(self, route_key: str) -> ChatRoute | None:
-        """The served route of a key the store names (``None``: not one of this transport's)."""
-        return self.route(route_key)
+        """The served route of a key the store names (``None``: not one of this transport's,
+        ``TurnHooks.chat_of``)."""
+        chat = self._hooks.chat_of(route_key)
+        return None if chat is None else self.route(route_key, chat)
+
+    def followed(self, route_key: str) -> ChatRoute | None:
+        """The route of ``route_key`` if it is followed now (not followed again by asking)."""
+        return self._routes.get(route_key)
+
+    def turn_of(self, attempt_id: str) -> ChatTurn | None:
+        """The open turn of an attempt (its card not done yet)."""
+        return self._turns.get(attempt_id)
 
     def serve_route(self, route_key: str) -> bool:
         """``ServesRoutes``: follow ``route_key`` from now on when it is one of this
@@ -392,21 +249,6 @@ class ChatTurns(Generic[T]):
         if self._nursery is None or not route_key.startswith(self._route_prefix):
             return False
         return self.route_of(route_key) is not None
-
-    def recovering(self, unsettled: Sequence[tuple[TurnAttempt, str | None]]) -> None:
-        """What the last run left, read on the loop before its cards open again."""
-
-    def recovered(self, plan: Sequence[RecoveredTurn]) -> None:
-        """The unsettled turns' cards are open again."""
-
-    def fed_again(self, row: InboxRow) -> None:
-        """A message the last run accepted and no route took in: to its lane again (an
-        ``Accepted`` with ``again``), or ``self.inbox.consume``d when it is no more to run."""
-        self.inbox.consume(row.id)
-
-    async def settle_left(self, row: InboxRow, outcome: Outcome) -> None:
-        """A message whose turn ended while its reactions were left unsettled: settle them
-        (and mark it, ``self.inbox.settled``)."""
 
     def pending_finals(self) -> int:
         """``PendingFinals``: the turns that ended whose answer is not delivered yet."""
@@ -474,12 +316,12 @@ class ChatTurns(Generic[T]):
                     await item.written.wait()
                     if item.inbox is None:
                         continue  # claimed before: a redelivery (``finally`` still runs)
-                await self.admit(route, item)
+                await self._hooks.admit(route, item)
             except Exception:
                 self._log.exception(
                     "%s: a message could not be handled",
                     self._chat_name,
-                    extra=dict(self.item_extra(item)),
+                    extra=dict(self._hooks.item_extra(item)),
                 )
             finally:
                 route.admitting = False
@@ -544,14 +386,14 @@ class ChatTurns(Generic[T]):
         the messages no route took in to their lanes again, in order (``fed_again``)."""
         assert self._nursery is not None
         for row, outcome in left.unsettled:
-            self._nursery.start_soon(self.settle_left, row, outcome)
+            self._nursery.start_soon(self._hooks.settle_left, row, outcome)
         for row in left.untaken:
             self._log.info(
                 "%s: a message accepted by the last run is fed again",
                 self._chat_name,
                 extra={"message_id": row.message_id},
             )
-            self.fed_again(row)
+            self._hooks.fed_again(row)
 
     async def queued_note_posted(self, note: QueueNote, note_id: str, token: str) -> None:
         """The queued prompt's note is posted as ``note_id``: its Cancel (``token``) is bound
@@ -564,7 +406,7 @@ class ChatTurns(Generic[T]):
         )
         now = self.queue_notes.posted(note.route_key, note.prompt_id, note_id)
         if now is not None and now.state != "queued":
-            await self.settle_note(now)
+            await self._hooks.settle_note(now)
 
     def cancel_queued(self, route: ChatRoute, prompt_id: int, note_id: str) -> QueueNote | None:
         """A claimed Cancel on the note ``note_id`` of ``prompt_id``: the engine's ``/queue
@@ -635,7 +477,7 @@ class ChatTurns(Generic[T]):
                 turn.completed = True
                 turn.status = notice.status
                 turn.address.tell(notice.as_event())
-            self.turn_ended(route.key)
+            self._hooks.turn_ended(route.key)
         elif isinstance(notice, InputQueued):
             asker = next(
                 (p.message_id for p in route.pending if prompt_answers(notice.text, p.text)), None
@@ -643,14 +485,14 @@ class ChatTurns(Generic[T]):
             note = self.queue_notes.queued(
                 route.key, notice.prompt_id, notice.text, asker, notice.ahead
             )
-            self.input_queued(note)
+            self._hooks.input_queued(note)
         elif isinstance(notice, RouteReply):
             anchor = route.commands.popleft() if route.commands else None
             if anchor is not None and anchor.message_id in self._swallowed:
                 self._swallowed.discard(anchor.message_id)  # the note says it (cancel_queued)
                 return
             assert self._nursery is not None
-            self._nursery.start_soon(self.route_reply, route, anchor, notice)
+            self._nursery.start_soon(self._hooks.route_reply, route, anchor, notice)
 
     def _open_card(self, route: ChatRoute, began: TurnBegan) -> None:
         started = self.queue_notes.began(route.key, began.prompt)
@@ -688,7 +530,7 @@ class ChatTurns(Generic[T]):
         *,
         began: TurnBegan | None = None,
         ended: TurnCompleted | None = None,
-    ) -> T:
+    ) -> ChatTurn:
         """``began``: the turn's ``TurnBegan``, when it began just now; ``None``: a turn opened
         again from the store."""
         card_id = f"{attempt_id}{self._card_suffix}"
@@ -703,7 +545,7 @@ class ChatTurns(Generic[T]):
             fresh=began is not None,
             ended=ended,
         )
-        turn = self.open_turn(route, opening)
+        turn = self._hooks.open_turn(route, opening)
         self._turns[attempt_id] = turn
         return turn
 
@@ -747,7 +589,7 @@ class ChatTurns(Generic[T]):
         if turn is None:
             return
         if isinstance(notice, ProgressCardPosted):
-            self.card_posted(attempt_id, turn, notice.message_id)
+            self._hooks.card_posted(attempt_id, turn, notice.message_id)
         elif isinstance(notice, FinalAnswerDelivered | FinalAnswerFailed):
             del self._turns[attempt_id]
             outcome: Outcome = "completed"
@@ -761,7 +603,7 @@ class ChatTurns(Generic[T]):
                 outcome = "failed"
             else:
                 outcome = _ENDED.get(turn.status or "", "completed")
-            self.answer_done(turn, outcome)
+            self._hooks.answer_done(turn, outcome)
 
     # -- after a restart ---------------------------------------------------------------------
 
@@ -779,7 +621,7 @@ class ChatTurns(Generic[T]):
         for attempt, _ in first:
             self.route_of(attempt.route_key)
         unsettled = self._unsettled(since)  # on the loop: see the module docstring
-        self.recovering(unsettled)
+        self._hooks.recovering(unsettled)
         skip = frozenset(
             attempt.id
             for attempt, _ in unsettled
@@ -809,7 +651,7 @@ class ChatTurns(Generic[T]):
             if item.ended is not None:
                 turn.completed = True
                 turn.status = item.ended.status
-        self.recovered(plan)
+        self._hooks.recovered(plan)
 
     def _unsettled(self, since: float) -> list[tuple[TurnAttempt, str | None]]:
         db = open_reader(self.context.db_path)

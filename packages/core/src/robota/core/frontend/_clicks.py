@@ -17,8 +17,9 @@ became of it (``Clicked``), which Slack logs and Feishu answers as a toast:
   else answers the route's approval.
 
 A card no route holds any more (a restart, a card that outlived its turn) is claimed on its
-chat's route (``chat_route``). What the click acts through (the routes, the queue's notes,
-the reactions) is the service's, named by ``ClickSite``: this module imports no shell.
+chat's route (``chat_route``). What the click acts through is named by two protocols, so
+this module imports no shell: the routes and the queue (``ClickRoutes``: the service's
+``ChatTurns``) and the service's nursery, card ids, reactions and notes (``ClickSite``).
 """
 
 from __future__ import annotations
@@ -36,7 +37,7 @@ if TYPE_CHECKING:
     import trio
 
     from ..teams import TeamDoor
-    from ._chat import ChatRoute, Outcome
+    from ._chat_values import ChatRoute, Outcome
     from ._inbound import Ignore
     from ._queue import QueueNote
     from ._transport import TransportContext
@@ -45,6 +46,7 @@ __all__ = [
     "STOP",
     "ActionKind",
     "ClickPlatform",
+    "ClickRoutes",
     "ClickSite",
     "ClickVerdict",
     "Clicked",
@@ -112,6 +114,14 @@ class ClickPlatform(Protocol):
     def chat_route(self, chat: str) -> str: ...
 
 
+class ClickRoutes(Protocol):
+    """What of the chat service's routes a click acts through (``ChatTurns`` is one)."""
+
+    def route_of(self, route_key: str) -> ChatRoute | None: ...
+
+    def cancel_queued(self, route: ChatRoute, prompt_id: int, note_id: str) -> QueueNote | None: ...
+
+
 class ClickSite(Protocol):
     """What of the chat service a click acts through (``ChatService`` is one)."""
 
@@ -120,10 +130,6 @@ class ClickSite(Protocol):
 
     @property
     def nursery(self) -> trio.Nursery: ...
-
-    def route_of(self, route_key: str) -> ChatRoute | None: ...
-
-    def cancel_queued(self, route: ChatRoute, prompt_id: int, note_id: str) -> QueueNote | None: ...
 
     async def settle(self, chat: str, message_id: str, outcome: Outcome) -> None: ...
 
@@ -136,6 +142,7 @@ class Clicks:
     def __init__(
         self,
         site: ClickSite,
+        routes: ClickRoutes,
         platform: ClickPlatform,
         context: TransportContext,
         *,
@@ -143,6 +150,7 @@ class Clicks:
         log: logging.Logger,
     ) -> None:
         self._site = site
+        self._routes = routes
         self._platform = platform
         self._context = context
         self._store = context.store
@@ -204,10 +212,10 @@ class Clicks:
         """A claimed Cancel (``ChatTurns.cancel_queued``): the note says cancelled and the
         message's reaction settles; nothing once the prompt's turn began (the note says so)."""
         site = self._site
-        route = site.route_of(route_key)
+        route = self._routes.route_of(route_key)
         if not decision.isdigit() or route is None:
             return self._refused("not_ours", f"a queue action names no prompt: {decision!r}")
-        cancelled = site.cancel_queued(route, int(decision), card)
+        cancelled = self._routes.cancel_queued(route, int(decision), card)
         if cancelled is None:
             return Clicked("too_late")
         if cancelled.anchor is not None:

@@ -14,7 +14,7 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Literal
 
 if TYPE_CHECKING:
-    from ._chat import RecoveredTurn
+    from ._recovery_plan import RecoveredTurn
 
 __all__ = ["RecoveryNote", "recovery_note", "recovery_notes", "recovery_texts"]
 
@@ -47,7 +47,7 @@ def recovery_texts(locale: str) -> Mapping[RecoveryNote, str]:
 
 
 def recovery_notes(plan: Sequence[RecoveredTurn], locale: str) -> list[tuple[RecoveredTurn, str]]:
-    """The restart's plan (``ChatTurns.recovered``): each turn that gets a note, and its text."""
+    """The restart's plan (``TurnHooks.recovered``): each turn that gets a note, and its text."""
     texts = recovery_texts(locale)
     notes = []
     for item in plan:

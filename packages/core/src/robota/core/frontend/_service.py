@@ -17,12 +17,17 @@ platform:
   ``accepted`` and ``admission`` (pure) say what follows, and this shell performs each effect
   (the accept written before the ack, the stale guard, the team door, the ``working``
   reaction, the transport's own command, the attachments, the route told);
-* the routes' notices (``ChatTurns``, which this extends with the platform's part): a turn's
-  card opened through the adapter, its buttons bound when posted, its messages' reactions
-  settled from ``working`` to the outcome's (the inbox row marked), a command's reply, a
-  queued prompt's note and its Cancel;
+* the routes' notices: the service owns a ``ChatTurns`` (``turns``: the routes, their lanes
+  and readers, the turns' cards, the restart's recovery) and is its ``TurnHooks``, the part
+  that knows the platform: a turn's card opened through the adapter, its buttons bound when
+  posted, its messages' reactions settled from ``working`` to the outcome's (the inbox row
+  marked), a command's reply, a queued prompt's note and its Cancel;
 * a click (``clicked``): handed to ``_clicks``, which checks the clicker, claims it once and
-  acts on it through this service (``ClickSite``).
+  acts on it through this service (``ClickSite``) and its routes (``ClickRoutes``: ``turns``).
+
+Nothing here extends anything: an adapter reaches a route through ``turns`` (``route``), the
+service's own calls (``say``, ``settle``, ``heard``, ``clicked``) through the service, and the
+host's asks (``serve_route``, ``pending_finals``, ``restart_note``) are the service's, handed on.
 
 Every reaction is named neutrally (``working`` or an ``Outcome``); the adapter says what its
 platform calls it.
@@ -75,8 +80,9 @@ from ._admission import (
     fetched,
 )
 from ._admission import NoteChat as NoteChatEffect
-from ._chat import ChatRoute, ChatTurn, ChatTurns, Opening, Outcome, Pending, RecoveredTurn
+from ._chat import ChatTurns
 from ._chat_inbox import Accepted, InboxLeft
+from ._chat_values import ChatRoute, ChatTurn, Opening, Outcome, Pending
 from ._clicks import Clicked, Clicks
 from ._inbound import Ignore
 from ._link import (
@@ -93,6 +99,7 @@ from ._media import Prepared
 from ._media import Refused as FileRefused
 from ._queue import QueueNote, queue_texts
 from ._recovery_notes import recovery_notes
+from ._recovery_plan import RecoveredTurn
 from ._restarts import NOTE_TIMEOUT, RestartDesk
 
 if TYPE_CHECKING:
@@ -104,7 +111,6 @@ __all__ = [
     "Hearing",
     "LinkStatus",
     "Platform",
-    "PlatformTurn",
     "Reaction",
 ]
 
@@ -149,17 +155,6 @@ class Hearing:
     message_kind: str = "message"
     chat_key: str | None = None
     """The chat's key as ``NoteChat`` keeps it (``None``: the route prefix and ``chat``)."""
-
-
-@dataclass(slots=True)
-class PlatformTurn(ChatTurn):
-    chat: str = ""
-    posted: str | None = None
-    """The progress message's id once it exists (its buttons' clicks find the route by it)."""
-    anchor: str | None = None
-    """Where its answer goes (``Card.anchor``): a recovery note is said there too."""
-    extra: Any = None
-    """The adapter's own of the turn (its card's other buttons)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -264,11 +259,11 @@ class Platform(Protocol):
 
     def card(self, route: ChatRoute, opening: Opening) -> Card: ...
 
-    def card_bindings(self, attempt_id: str, turn: PlatformTurn) -> tuple[ActionBinding, ...]:
+    def card_bindings(self, attempt_id: str, turn: ChatTurn) -> tuple[ActionBinding, ...]:
         """Its card's buttons, bound once it is posted."""
         ...
 
-    def card_done(self, turn: PlatformTurn) -> None:
+    def card_done(self, turn: ChatTurn) -> None:
         """The turn's answer went (or failed): what the adapter kept of its card goes."""
 
     async def post_note(
@@ -315,19 +310,28 @@ class Platform(Protocol):
         ...
 
 
-class ChatService(ChatTurns[PlatformTurn]):
-    """See the module docstring."""
+class ChatService:
+    """See the module docstring. It is its ``turns``' ``TurnHooks``."""
 
     def __init__(self, context: TransportContext, platform: Platform) -> None:
         log = logging.getLogger(f"robota.transports.{platform.name}")
-        super().__init__(
+        self.context = context
+        self.platform = platform
+        self._store = context.store
+        self._chat_name = platform.name
+        self._log = log
+        self._nursery: trio.Nursery | None = None
+        self._port: LoopPort | None = None
+        self.turns = ChatTurns(
             context,
+            self,
             name=platform.name,
             route_prefix=platform.route_prefix,
             card_suffix=platform.card_suffix,
             log=log,
         )
-        self.platform = platform
+        """The routes, their lanes and notices, the turns' cards and the restart's recovery
+        (``_chat``): what the adapter reaches a route through (``turns.route``)."""
         self.card_routes: dict[str, str] = {}
         """A posted card or note's message id -> its route key, for clicks."""
         self.restarts = RestartDesk(
@@ -341,7 +345,7 @@ class ChatService(ChatTurns[PlatformTurn]):
         self._served = False
         self._refused = trio.Event()
         self._teams: list[LoopReplies] = []
-        self.clicks = Clicks(self, platform, context, name=platform.name, log=log)
+        self.clicks = Clicks(self, self.turns, platform, context, name=platform.name, log=log)
         platform.bind(self)
 
     @property
@@ -356,20 +360,21 @@ class ChatService(ChatTurns[PlatformTurn]):
             self._nursery = nursery
             self._port = LoopPort()
             timers = Timers()
-            self._delivery = CardDelivery(sink, self._store)
-            self._cards = CardHost(store=self._store, timers=timers)
+            delivery = CardDelivery(sink, self._store)
+            cards = CardHost(store=self._store, timers=timers)
+            self.turns.attach(nursery, self._port, cards, delivery)
             await nursery.start(timers.run)
-            await nursery.start(self._delivery.run)
-            await nursery.start(self._cards.run)
-            nursery.start_soon(self.follow_routes)
-            left = await self.read_inbox()  # before any card of this run can end
-            await self.recover()
+            await nursery.start(delivery.run)
+            await nursery.start(cards.run)
+            nursery.start_soon(self.turns.follow_routes)
+            left = await self.turns.read_inbox()  # before any card of this run can end
+            await self.turns.recover()
             # Started before the platform answers: the host's start never waits on it.
             task_status.started()
             if not await self._identify():
                 await trio.sleep_forever()  # refused, and reported failed
             await self.platform.resuming(left)
-            self.resume_inbox(left)  # before the platform's events: what was left comes first
+            self.turns.resume_inbox(left)  # before the platform's events: what was left comes first
             up = trio.Event()
             nursery.start_soon(self._connect, up)
             await up.wait()
@@ -474,7 +479,7 @@ class ChatService(ChatTurns[PlatformTurn]):
                     self.context.host.note_inbound(hearing.route_key)
             elif isinstance(effect, Accept):
                 assert isinstance(hearing, Hearing)
-                op = self.inbox.accept_op(
+                op = self.turns.inbox.accept_op(
                     hearing.event_key,
                     hearing.message_key,
                     hearing.route_key,
@@ -482,16 +487,16 @@ class ChatService(ChatTurns[PlatformTurn]):
                     hearing.payload,
                     message_kind=hearing.message_kind,
                 )
-                route = self.route(hearing.route_key, hearing.chat)
-                await self.accept(route, hearing, op, self.item_extra(hearing))
+                route = self.turns.route(hearing.route_key, hearing.chat)
+                await self.turns.accept(route, hearing, op, self.item_extra(hearing))
 
     def fed_again(self, row: InboxRow) -> None:
         hearing = self.platform.hear(row.payload)
         if not isinstance(hearing, Hearing):
-            self.inbox.consume(row.id)
+            self.turns.inbox.consume(row.id)
             return
-        route = self.route(hearing.route_key, hearing.chat)
-        self.hand_to_lane(route, Accepted.fed_again(hearing, row.id))
+        route = self.turns.route(hearing.route_key, hearing.chat)
+        self.turns.hand_to_lane(route, Accepted.fed_again(hearing, row.id))
 
     def item_extra(self, item: Any) -> Mapping[str, object]:
         hearing = item.item if isinstance(item, Accepted) else item
@@ -541,12 +546,12 @@ class ChatService(ChatTurns[PlatformTurn]):
                 door.handle(self.platform.team_message(hearing))  # effects: team_input
             elif isinstance(effect, Consume):
                 # A door keeps a request (``team_requests``) and says what became of it.
-                self.inbox.consume(inbox, door=effect.door)
+                self.turns.inbox.consume(inbox, door=effect.door)
             elif isinstance(effect, React):
                 await self.platform.react(hearing.chat, hearing.message_id, "working")
             elif isinstance(effect, NoteChatEffect):
-                chat_key = hearing.chat_key or f"{self._route_prefix}{hearing.chat}"
-                self._store.submit(NoteChat(chat_key, hearing.chat_kind), self.logged)
+                chat_key = hearing.chat_key or f"{self.platform.route_prefix}{hearing.chat}"
+                self._store.submit(NoteChat(chat_key, hearing.chat_kind), self.turns.logged)
             elif isinstance(effect, RunCommand):
                 await self.platform.run_command(route, hearing, effect.command)
             elif isinstance(effect, Fetch):
@@ -592,7 +597,7 @@ class ChatService(ChatTurns[PlatformTurn]):
         """``working`` on the message replaced by ``outcome``'s reaction; its inbox row marked."""
         await self.platform.react(chat, message_id, outcome)
         await self.platform.unreact(chat, message_id, "working")
-        self.inbox.settled(self.platform.message_key(chat, message_id))
+        self.turns.inbox.settled(self.platform.message_key(chat, message_id))
 
     async def settle_left(self, row: InboxRow, outcome: Outcome) -> None:
         chat = self.platform.chat_of(row.route_key)
@@ -610,22 +615,28 @@ class ChatService(ChatTurns[PlatformTurn]):
             outcome: Outcome = "failed" if reply.level == "error" else "completed"
             await self.settle(route.channel, anchor.message_id, outcome)
 
-    # -- the host's safe restart ----------------------------------------------------------
+    # -- what the host asks (``RestartNotes``, ``ServesRoutes``, ``PendingFinals``) -----------
 
     def restart_note(self, note: RestartNote) -> None:
         self.restarts.note(note, self._nursery)
 
-    # -- turns (``ChatTurns``) -----------------------------------------------------------------
+    def serve_route(self, route_key: str) -> bool:
+        return self.turns.serve_route(route_key)
+
+    def pending_finals(self) -> int:
+        return self.turns.pending_finals()
+
+    # -- turns (``TurnHooks``: what ``turns`` tells) --------------------------------------------
 
     def turn_ended(self, route_key: str) -> None:
         door = self.platform.team_of(route_key)
         if door is not None:
             door.turn_ended(route_key)
 
-    def open_turn(self, route: ChatRoute, opening: Opening) -> PlatformTurn:
+    def open_turn(self, route: ChatRoute, opening: Opening) -> ChatTurn:
         card = self.platform.card(route, opening)
-        address = self.open_card(route, opening, card.platform)
-        return PlatformTurn(
+        address = self.turns.open_card(route, opening, card.platform)
+        return ChatTurn(
             opening.card_id,
             route.key,
             address,
@@ -636,13 +647,13 @@ class ChatService(ChatTurns[PlatformTurn]):
             extra=card.extra,
         )
 
-    def card_posted(self, attempt_id: str, turn: PlatformTurn, message_id: str) -> None:
+    def card_posted(self, attempt_id: str, turn: ChatTurn, message_id: str) -> None:
         self.card_routes[message_id] = turn.route_key
         turn.posted = message_id
         bindings = self.platform.card_bindings(attempt_id, turn)
-        self._store.submit(BindCardActions(message_id, turn.route_key, bindings), self.logged)
+        self._store.submit(BindCardActions(message_id, turn.route_key, bindings), self.turns.logged)
 
-    def answer_done(self, turn: PlatformTurn, outcome: Outcome) -> None:
+    def answer_done(self, turn: ChatTurn, outcome: Outcome) -> None:
         if turn.posted is not None and not self.platform.cards_outlive_turns:
             self.card_routes.pop(turn.posted, None)
         self.platform.card_done(turn)
@@ -652,16 +663,15 @@ class ChatService(ChatTurns[PlatformTurn]):
     def recovering(self, unsettled: Sequence[tuple[TurnAttempt, str | None]]) -> None:
         self.platform.recovering(unsettled)
 
-    def route_of(self, route_key: str) -> ChatRoute | None:
-        chat = self.platform.chat_of(route_key)
-        return None if chat is None else self.route(route_key, chat)
+    def chat_of(self, route_key: str) -> str | None:
+        return self.platform.chat_of(route_key)
 
     def recovered(self, plan: Sequence[RecoveredTurn]) -> None:
         """Tell each conversation what became of its unsettled turn (``recovery_notes``),
         beside the message it concerns."""
         for item, text in recovery_notes(plan, self.context.locale):
-            turn = self._turns.get(item.attempt.id)
-            route = self.route_of(item.attempt.route_key)
+            turn = self.turns.turn_of(item.attempt.id)
+            route = self.turns.route_of(item.attempt.route_key)
             if route is not None and turn is not None and turn.anchor is not None:
                 self.nursery.start_soon(self.say, route, turn.anchor, turn.anchor, text)
 
@@ -669,7 +679,7 @@ class ChatService(ChatTurns[PlatformTurn]):
 
     def team_input(self, effect: StartRequest | FollowUpInput) -> None:
         """A team request starts, or text goes on to its thread's task (the loop)."""
-        route = self.route_of(effect.route)
+        route = self.turns.route_of(effect.route)
         assert route is not None
         self.nursery.start_soon(self._team_input, route, effect)
 
@@ -684,7 +694,7 @@ class ChatService(ChatTurns[PlatformTurn]):
     # -- a queued prompt's note ----------------------------------------------------------------
 
     def input_queued(self, note: QueueNote) -> None:
-        route = self._routes.get(note.route_key)
+        route = self.turns.followed(note.route_key)
         if route is None:
             return
         thread = next((p.thread for p in route.pending if p.message_id == note.anchor), None)
@@ -707,7 +717,7 @@ class ChatService(ChatTurns[PlatformTurn]):
             self._log.warning("%s: the queued note could not be sent: %s", self._chat_name, error)
             return
         self.card_routes[posted] = note.route_key
-        await self.queued_note_posted(note, posted, token)
+        await self.turns.queued_note_posted(note, posted, token)
 
     async def settle_note(self, note: QueueNote) -> None:
         assert note.message_id is not None

@@ -48,6 +48,7 @@ from robota.core.frontend import (
     Card,
     ChatRoute,
     ChatService,
+    ChatTurn,
     ClickVerdict,
     Hearing,
     Identified,
@@ -59,7 +60,6 @@ from robota.core.frontend import (
     Outcome,
     Pending,
     PlatformRefused,
-    PlatformTurn,
     Prepared,
     Reaction,
     Refused,
@@ -323,8 +323,10 @@ class FeishuAdapter:
 
     async def _group_opened(self, group: GroupChat, task_id: str) -> None:
         """A group the host made is this transport's route now: served, and greeted."""
-        route = self.service.route(group.route_key)
-        self.context.store.submit(NoteChat(group.route_key, "feishu:group"), self.service.logged)
+        route = self.service.turns.route(group.route_key)
+        self.context.store.submit(
+            NoteChat(group.route_key, "feishu:group"), self.service.turns.logged
+        )
         task = await trio.to_thread.run_sync(self._read_task, task_id)
         text = welcome_text(task, group_notes(self.context.locale))
         await self.service.say(route, None, None, text)
@@ -537,7 +539,7 @@ class FeishuAdapter:
         if reaction_id is not None:
             self._reactions[(message_id, emoji)] = reaction_id
             self.context.store.submit(
-                RecordReaction(message_id, emoji, reaction_id), self.service.logged
+                RecordReaction(message_id, emoji, reaction_id), self.service.turns.logged
             )
 
     async def _settle_unsure(self, message_id: str, emoji: str) -> None:
@@ -565,7 +567,7 @@ class FeishuAdapter:
         except ApiError as error:
             log.warning("feishu: the %s reaction could not be removed: %s", emoji, error)
             return
-        self.context.store.submit(ForgetReaction(message_id, emoji), self.service.logged)
+        self.context.store.submit(ForgetReaction(message_id, emoji), self.service.turns.logged)
 
     # -- replies ----------------------------------------------------------------------------
 
@@ -669,7 +671,7 @@ class FeishuAdapter:
 
         return Card(platform, stop_token, opening.anchor, reset_token)
 
-    def card_bindings(self, attempt_id: str, turn: PlatformTurn) -> tuple[ActionBinding, ...]:
+    def card_bindings(self, attempt_id: str, turn: ChatTurn) -> tuple[ActionBinding, ...]:
         bindings = [ActionBinding(turn.stop_token, CardAction(turn.card_id, STOP, "cancel"))]
         reset_token: str | None = turn.extra
         if reset_token is not None:
@@ -678,7 +680,7 @@ class FeishuAdapter:
             bindings.append(ActionBinding(reset_token, action))
         return tuple(bindings)
 
-    def card_done(self, turn: PlatformTurn) -> None:
+    def card_done(self, turn: ChatTurn) -> None:
         if self._sink is not None:
             self._sink.anchors.pop(turn.card_id, None)
 
@@ -729,7 +731,9 @@ class FeishuAdapter:
             if action.approval_id == SESSIONS:
                 return self._sessions_click(clicked.route_key, click, action.decision)
             # RESET: the engine's /turns reset; its reply to the card
-            self.service.route(clicked.route_key).commands.append(Pending(click.message_id, ""))
+            self.service.turns.route(clicked.route_key).commands.append(
+                Pending(click.message_id, "")
+            )
             self.context.port.tell(clicked.route_key, UserInput(f"/turns reset {action.decision}"))
             return _toast("info", self.notes["resetting"])
         kind, text = self._toasts[clicked.verdict]
@@ -740,7 +744,7 @@ class FeishuAdapter:
         reply to the card (a page: the card redrawn), or a group made of the entry."""
         notes = sessions_notes(self.context.locale)
         kind, _, value = decision.partition(":")
-        route = self.service.route(route_key)
+        route = self.service.turns.route(route_key)
         if kind in ("page", "switch"):
             text = value if kind == "page" else f"/switch {value}"
             if kind == "page":

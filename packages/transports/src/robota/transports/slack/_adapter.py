@@ -41,6 +41,7 @@ from robota.core.frontend import (
     Card,
     ChatRoute,
     ChatService,
+    ChatTurn,
     Hearing,
     Identified,
     IdentifyFailed,
@@ -51,7 +52,6 @@ from robota.core.frontend import (
     Outcome,
     Pending,
     PlatformRefused,
-    PlatformTurn,
     Prepared,
     Reaction,
     TransportContext,
@@ -428,11 +428,11 @@ class SlackAdapter:
         stop_token = secrets.token_urlsafe(18)
         return Card(lambda: SlackCards(agent=agent, stop_token=stop_token), stop_token, thread)
 
-    def card_bindings(self, attempt_id: str, turn: PlatformTurn) -> tuple[ActionBinding, ...]:
+    def card_bindings(self, attempt_id: str, turn: ChatTurn) -> tuple[ActionBinding, ...]:
         del attempt_id  # Slack's card has no Reset action to bind to it
         return (ActionBinding(turn.stop_token, CardAction(turn.card_id, STOP, "cancel")),)
 
-    def card_done(self, turn: PlatformTurn) -> None:
+    def card_done(self, turn: ChatTurn) -> None:
         if self._sink is not None:
             self._sink.anchors.pop(turn.card_id, None)
 
