@@ -117,7 +117,8 @@ async def test_a_slow_handler_is_acked_late_never_ahead_of_its_answer(
     (ack,) = fake.acks
     assert ack.header("message_id") == message_id
     assert json.loads(ack.payload or b"") == {"code": 200}
-    assert int(ack.header("biz_rt") or "0") >= 400
+    # Timed from the client's receipt, a little after the push the sleep followed.
+    assert int(ack.header("biz_rt") or "0") >= 300
 
 
 async def test_a_failing_handler_is_acked_500_and_the_link_goes_on(
