@@ -95,7 +95,15 @@ if typing.TYPE_CHECKING:
         restart_notes,
         restarted_notes,
     )
-    from ._routing import CLI_KIND, TaskRoute, cli_route, route_for_task, route_kind, serves
+    from ._routing import (
+        CLI_KIND,
+        MadeHere,
+        TaskRoute,
+        cli_route,
+        route_for_task,
+        route_kind,
+        serves,
+    )
     from ._run import EXIT_CRASHED, EXIT_REPLACED, EXIT_STOPPED, STOP_SIGNALS, run_host
     from ._serve import ServeHost, run_serve
     from ._services import (
@@ -308,6 +316,7 @@ __all__ = [
     "print_placement",
     # routes
     "CLI_KIND",
+    "MadeHere",
     "TaskRoute",
     "cli_route",
     "route_for_task",
@@ -398,6 +407,7 @@ _HOMES = {
     "restart_notes": "._restarter",
     "restarted_notes": "._restarter",
     "CLI_KIND": "._routing",
+    "MadeHere": "._routing",
     "TaskRoute": "._routing",
     "cli_route": "._routing",
     "route_for_task": "._routing",
