@@ -14,7 +14,8 @@ task is driven through), ``_reads`` (the store reads ``task list`` and the host 
 children, their status and their group offers), ``_desk`` (the ``task.*`` requests),
 ``_groups`` (``task.newgroup | forkgroup`` through a transport's ``GroupMaker``),
 ``_print_choice`` (print mode's task and where its turns run) and ``_print_turns``
-(``print.run``: print mode's turns on a warm host), ``_spawn``
+(``print.run``: print mode's turns on a warm host), ``_terminal_owner`` (the interactive
+terminal as a task's owner), ``_spawn``
 (a detached host and its readiness: ``server start`` and a restart), ``_signals`` (a tree run
 until a stop signal), the background sessions (``_session_requests``, ``_sessions``: the
 clients' side, ``_daemon``: the workspace's daemon locks, ``_session``: one session's tree,
@@ -56,8 +57,6 @@ if typing.TYPE_CHECKING:
         choose_print_task,
         held_elsewhere,
         print_placement,
-        terminal_refusal,
-        terminal_takes,
     )
     from ._print_turns import PrintTurns
     from ._reads import (
@@ -161,6 +160,14 @@ if typing.TYPE_CHECKING:
         wait_ready,
     )
     from ._task_names import ENV_NAMES, NoTaskGiven, TaskLookup, pick_task
+    from ._terminal_owner import (
+        TerminalClaim,
+        TerminalOwning,
+        terminal_lets_go,
+        terminal_ownership,
+        terminal_refusal,
+        terminal_takes,
+    )
     from ._transports import (
         TRANSPORT_START,
         HostTransports,
@@ -311,6 +318,10 @@ __all__ = [
     "TaskChoice",
     "choose_print_task",
     "held_elsewhere",
+    "TerminalClaim",
+    "TerminalOwning",
+    "terminal_lets_go",
+    "terminal_ownership",
     "terminal_refusal",
     "terminal_takes",
     "print_placement",
@@ -471,8 +482,12 @@ _HOMES = {
     "TaskChoice": "._print_choice",
     "choose_print_task": "._print_choice",
     "held_elsewhere": "._print_choice",
-    "terminal_refusal": "._print_choice",
-    "terminal_takes": "._print_choice",
+    "TerminalClaim": "._terminal_owner",
+    "TerminalOwning": "._terminal_owner",
+    "terminal_lets_go": "._terminal_owner",
+    "terminal_ownership": "._terminal_owner",
+    "terminal_refusal": "._terminal_owner",
+    "terminal_takes": "._terminal_owner",
     "print_placement": "._print_choice",
     "PrintTurns": "._print_turns",
 }
