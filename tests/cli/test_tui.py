@@ -708,7 +708,10 @@ def test_a_task_pushed_to_another_device_is_said_let_go_and_read_only() -> None:
     mobility: dict[str, TaskMobility] = {}
     let_go: list[str] = []
     link = FrontEndPort(fake).subscribe(ROUTE)
-    thread = EngineThread(fake, link=link, moves=mobility.get, lets_go=let_go.append)
+    names = {"desk-1": "desk"}
+    thread = EngineThread(
+        fake, link=link, moves=mobility.get, lets_go=let_go.append, names=names.get
+    )
     app = RobotaApp(thread, link, Start())
 
     async def main() -> None:
@@ -719,17 +722,17 @@ def test_a_task_pushed_to_another_device_is_said_let_go_and_read_only() -> None:
             await until(pilot, lambda: "task t1" in status_text(app), "the task opens")
 
             mobility["t1"] = TaskMobility("moving", "desk-1", "h1")
-            await until(pilot, lambda: "moving to desk-1" in status_text(app), "moving", 10)
-            assert "task t1 is moving to device desk-1 (handoff h1)" in transcript_text(app)
+            await until(pilot, lambda: "moving to desk" in status_text(app), "moving", 10)
+            assert "task t1 is moving to device desk (desk-1) (handoff h1)" in transcript_text(app)
             assert let_go == []
 
             mobility["t1"] = TaskMobility("moved", "desk-1", "h1")
             await until(pilot, lambda: let_go == ["t1"], "the task is let go", 10)
             await until(pilot, lambda: "read-only" in status_text(app), "read-only", 10)
-            assert "moved to desk-1 · read-only" in status_text(app)
+            assert "read-only · moved to desk" in status_text(app)
             assert (
-                "task t1 has moved to device desk-1 (handoff h1): continue it there. This "
-                "terminal no longer drives it" in transcript_text(app)
+                "task t1 has moved to device desk (desk-1) (handoff h1): continue it there. "
+                "This terminal no longer drives it" in transcript_text(app)
             )
 
             await type_line(pilot, app, "one more thing")

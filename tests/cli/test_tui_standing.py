@@ -63,7 +63,7 @@ def test_a_moved_task_is_said_read_only_with_the_ways_on() -> None:
     [
         (None, None),
         (MOVING, "moving to D1"),
-        (MOVED, "moved to D1 · read-only"),
+        (MOVED, "read-only · moved to D1"),
         (HELD, "held for D2"),
     ],
 )
@@ -71,3 +71,29 @@ def test_the_status_line_shows_where_the_task_stands(
     mobility: TaskMobility | None, label: str | None
 ) -> None:
     assert standing_label(mobility) == label
+
+
+LONG = TaskMobility("moved", "G4I4-6GXH-ATVH-BRLK-54OO", "h3")
+
+
+@pytest.mark.parametrize(
+    ("mobility", "name", "label"),
+    [
+        (LONG, None, "read-only · moved to G4I4-6GXH…"),  # a whole id does not fit
+        (LONG, "desk", "read-only · moved to desk"),
+        (MOVING, "desk", "moving to desk"),
+    ],
+)
+def test_the_status_line_names_the_device_or_the_start_of_its_id(
+    mobility: TaskMobility, name: str | None, label: str
+) -> None:
+    assert standing_label(mobility, name) == label
+
+
+def test_the_notes_name_the_device_by_its_name_and_id_when_the_roster_names_it() -> None:
+    assert moved_note("t1", None, MOVING, "desk") == (
+        "task t1 is moving to device desk (D1) (handoff h1): it takes no input until that ends"
+    )
+    assert read_only_refusal("t1", MOVED, "desk").startswith(
+        "task t1 has moved to device desk (D1); continue it there"
+    )

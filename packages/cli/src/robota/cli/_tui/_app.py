@@ -105,6 +105,9 @@ class EngineLink(Protocol):
     def let_go(self, task_id: str, timeout: float = 60) -> None:
         """This terminal no longer owns ``task_id`` (it moved to another device)."""
 
+    def device_name(self, device: str, timeout: float = 60) -> str | None:
+        """``device``'s name in this profile's mesh roster, ``None`` when it names none."""
+
 
 class _Wake(Message):
     """Notices wait in the route's link, or it ended."""
@@ -176,6 +179,8 @@ class RobotaApp(App[None]):
         """Each task's mobility as last read (``_standing``)."""
         self.moved: dict[str, TaskMobility] = {}
         """Tasks that moved to another device while this terminal showed them: read-only."""
+        self.device_names: dict[str, str | None] = {}
+        """The other devices' roster names, read once each."""
         self._polled = 0.0
         self._reading = False
         self.signal_number: int | None = None
@@ -435,7 +440,7 @@ class RobotaApp(App[None]):
         moved = self.moved.get(self.task_id or "")
         if moved is not None and not command and self.task_id is not None:
             # Its agent session here missed what was said there: nothing more reaches it.
-            self.note(read_only_refusal(self.task_id, moved), "error")
+            self.note(read_only_refusal(self.task_id, moved, self._device_of(moved)), "error")
             return
         if command:
             self.note(f"> {text.strip()}")  # commands leave no turn to show what was typed
@@ -534,9 +539,15 @@ class RobotaApp(App[None]):
             return
         finally:
             self._reading = False
+        if mobility is not None and mobility.peer not in self.device_names:
+            try:
+                name = await asyncio.to_thread(self.link.device_name, mobility.peer)
+            except EngineStopped:
+                name = None
+            self.device_names[mobility.peer] = name
         before = self.standing.get(task_id)
         self.standing[task_id] = mobility
-        said = moved_note(task_id, before, mobility)
+        said = moved_note(task_id, before, mobility, self._device_of(mobility))
         if mobility is not None and mobility.state == "moved" and task_id not in self.moved:
             self.moved[task_id] = mobility
             if said is not None:
@@ -548,6 +559,9 @@ class RobotaApp(App[None]):
         elif said is not None and task_id not in self.moved:
             self.note(said)
         self._paint_status()
+
+    def _device_of(self, mobility: TaskMobility | None) -> str | None:
+        return None if mobility is None else self.device_names.get(mobility.peer)
 
     def _paint(self) -> None:
         self._paint_due = False
@@ -595,7 +609,7 @@ class RobotaApp(App[None]):
             parts.append(f"{len(self.queued)} queued")
         if self.task_id is not None:
             standing = self.moved.get(self.task_id) or self.standing.get(self.task_id)
-            label = standing_label(standing)
+            label = standing_label(standing, self._device_of(standing))
             if label is not None:
                 parts.append(label)
         self.status_line.update(Text(" · ".join(parts)))

@@ -8,9 +8,9 @@ thread; ``RouteLink.send`` is an actor tell, so it is called directly, and reque
 the engine runs are held and sent first, in order) and ``stop`` (cancels the engine's run
 through the trio token and waits, bounded, for its shutdown, agents included).
 ``recent_tasks``, ``find_tasks``, ``latest_task``, ``task_history``, ``take_task`` (which
-runs its claim on the engine's loop), ``task_mobility`` and ``let_go`` block and are called
-from a worker thread, never from the UI loop nor the trio loop (a blocking read there would
-stall every route).
+runs its claim on the engine's loop), ``task_mobility``, ``let_go`` and ``device_name`` block
+and are called from a worker thread, never from the UI loop nor the trio loop (a blocking read
+there would stall every route).
 """
 
 from __future__ import annotations
@@ -87,6 +87,7 @@ class EngineThread:
         takes: Callable[[str], Awaitable[str | None]] | None = None,
         moves: Callable[[str], TaskMobility | None] | None = None,
         lets_go: Callable[[str], object] | None = None,
+        names: Callable[[str], str | None] | None = None,
     ) -> None:
         self.engine = engine
         self._takes = takes
@@ -98,6 +99,8 @@ class EngineThread:
         self._lets_go = lets_go
         """This terminal no longer owns a task (``robota.host.terminal_lets_go``), a blocking
         write; ``None`` with ``takes``."""
+        self._names = names
+        """A device's name in the profile's mesh roster, a blocking read; ``None``: none."""
         self._link = link
         self._lock = threading.Lock()
         self._token: trio.lowlevel.TrioToken | None = None
@@ -187,6 +190,13 @@ class EngineThread:
             self._lets_go(task_id)
         except (OSError, RobotaError) as error:  # the store did not record it: said, not fatal
             logger.warning("task %s: the terminal could not let it go: %s", task_id, error)
+
+    def device_name(self, device: str, timeout: float = 60) -> str | None:
+        """Blocking, like ``recent_tasks``: ``device``'s name in the mesh roster, if any."""
+        if self._names is None:
+            return None
+        self._wait_running(timeout)
+        return self._names(device)
 
     def stop(self, timeout: float = 20) -> bool:
         """Cancel the engine's run and wait for it to end; ``False`` if it outlived ``timeout``."""

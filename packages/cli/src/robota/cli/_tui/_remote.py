@@ -314,3 +314,6 @@ class RemoteLink:
 
     def let_go(self, task_id: str, timeout: float = 60) -> None:  # noqa: ARG002
         return None
+
+    def device_name(self, device: str, timeout: float = 60) -> None:  # noqa: ARG002
+        return None

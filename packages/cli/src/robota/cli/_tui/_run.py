@@ -100,8 +100,26 @@ def build(
     def lets_go(task_id: str) -> bool:
         return terminal_lets_go(profiles, task_id, route_key)
 
-    thread = EngineThread(engine, link=link, takes=takes, moves=moves, lets_go=lets_go)
+    thread = EngineThread(
+        engine, link=link, takes=takes, moves=moves, lets_go=lets_go, names=_device_name
+    )
     return RobotaApp(thread, link, start), thread
+
+
+def _device_name(device: str) -> str | None:
+    """``device``'s name in this profile's mesh roster (the lists as accepted), ``None`` when
+    it names none or they cannot be read."""
+    from robota.core import RobotaError  # noqa: PLC0415
+
+    from .._mesh_cmd import _mesh, _read  # noqa: PLC0415 (a handoff's rare moment only)
+
+    try:
+        lists = _read(_mesh()).lists
+    except (OSError, RobotaError):
+        return None
+    if lists is None:
+        return None
+    return next((c.name for c in lists.roster.devices if c.device == device), None)
 
 
 def run(
