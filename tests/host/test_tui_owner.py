@@ -3,7 +3,10 @@ a real terminal (tmux), a real host, a real background session and a real agent 
 fake model. The TUI runs its engine in its own process, so a task a live host or session
 drives is refused, naming it and where the task can be reached (exit 1), and nothing runs on
 it; a task whose owner is gone is taken over (generation bumped) and is the terminal's while it
-runs: print mode, ``task send`` and the host refuse it in turn, naming the terminal."""
+runs: print mode, ``task send`` and the host refuse it in turn, naming the terminal. Inside the
+app the same rule holds: the task a fresh TUI makes and one ``/new`` makes are the terminal's,
+``/switch`` to the host's task is refused as ``-r`` is, and the task switched away from is let
+go, for the host to take over with its history."""
 
 from __future__ import annotations
 
