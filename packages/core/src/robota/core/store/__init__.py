@@ -152,7 +152,7 @@ if typing.TYPE_CHECKING:
         UpdateTurnAttempt,
         WriteOp,
     )
-    from ._owners import ClaimTask, TaskOwner, task_owner
+    from ._owners import ClaimTask, ReleaseTask, TaskOwner, task_owner
     from ._pool import ReaderPool
     from ._queries import (
         audit_events,
@@ -323,6 +323,7 @@ __all__ = [
     "SqliteRouteStates",
     # which process owns a task
     "ClaimTask",
+    "ReleaseTask",
     "TaskOwner",
     "task_owner",
     # the device mesh's high-water marks
@@ -578,6 +579,7 @@ _LAZY = {
     "mesh_offers": "._mesh_offers",
     "write_once": "._once",
     "ClaimTask": "._owners",
+    "ReleaseTask": "._owners",
     "TaskOwner": "._owners",
     "task_owner": "._owners",
     "StoreWriter": "._writer",
