@@ -5,7 +5,8 @@
 Per transport, a real host (``robota server run``'s process, with codex-acp on the fake model)
 serves the tests' fake platform (tests/transports/chaos.py: the Feishu Open Platform, Slack, a
 Feishu team group with one slot). One message after another, each host is SIGKILLed at a moment
-drawn at random from ``chaos.MOMENTS`` (after the message's reaction, mid-turn, during the turn
+drawn at random from ``chaos.MOMENTS`` (after the message's reaction, between the platform
+keeping the turn's card and the host's record of it, mid-turn, during the turn
 continued after the last kill, between the terminal card and the final, between the platform
 keeping the final and the host's record of it, between the terminal reaction and the removal
 of the working one, while a queued prompt waits) or at a random delay
@@ -15,7 +16,8 @@ does. Then a last host runs until everything settled (or 120 s).
 
 Printed per transport: the kills, the messages, and what went wrong: messages lost (no final),
 doubled (more than one final), with stale reactions (the working one left, or no terminal one),
-cards left running, cards redrawn as running after they ended; then the moments drawn. Exit 1
+cards left running, cards redrawn as running after they ended, cards posted twice (a second
+progress message for one turn); then the moments drawn. Exit 1
 when anything went wrong.
 """
 
@@ -106,6 +108,7 @@ def main(argv: list[str] | None = None) -> int:
             ("stale", tally.stale),
             ("running", tally.running),
             ("redrawn", tally.redrawn),
+            ("posted twice", tally.twice),
         ):
             if items:
                 print(f"  {label}: {items}", flush=True)

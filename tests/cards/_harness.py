@@ -239,6 +239,11 @@ class FakeSink:
         """Set (on the loop) when ``send_final`` succeeds: a wait that needs no polling."""
         self.keys: dict[str, str] = {}
         """Each final chunk's key -> its message id, as a platform that keeps them would."""
+        self.card_keys: dict[str, str] = {}
+        """Each card's key -> its message id, as a platform that keeps them would."""
+        self.die_after_card = False
+        """The call that made a card never returns (the process is killed before it hears
+        the answer)."""
         self._ids = 0
 
     def fail_when(self, predicate: Callable[[str, tuple[Any, ...]], bool], error: Exception):
@@ -265,6 +270,9 @@ class FakeSink:
         message_id = self._new_id("card")
         self.messages[message_id] = payload
         self.cards.append(message_id)
+        self.card_keys[key] = message_id
+        if self.die_after_card:
+            await trio.sleep_forever()
         return message_id
 
     async def update_card(self, message_id: str, payload: Any) -> None:
@@ -295,11 +303,29 @@ class FakeSink:
 
 class LookupSink(FakeSink):
     """A ``FakeSink`` that is a ``FinalLookup`` too: it says which final chunks it keeps (by
-    ``keys``, which a test may fill as a platform that kept a send would)."""
+    ``keys``, which a test may fill as a platform that kept a send would). ``since``: what
+    each lookup was given."""
 
-    async def sent_finals(self, route: str, keys: Sequence[str]) -> Mapping[str, str]:
+    def __init__(self) -> None:
+        super().__init__()
+        self.since: list[float | None] = []
+
+    async def sent_finals(
+        self, route: str, keys: Sequence[str], *, since: float | None = None
+    ) -> Mapping[str, str]:
+        self.since.append(since)
         await self._enter("sent_finals", route, tuple(keys))
         return {key: self.keys[key] for key in keys if key in self.keys}
+
+
+class CardLookupSink(LookupSink):
+    """A ``LookupSink`` that is a ``CardLookup`` too, as Slack is: a card's key is kept with
+    the card (``card_keys``) and found by it; a send under a key made before is a new card."""
+
+    async def sent_card(self, route: str, key: str, *, since: float | None = None) -> str | None:
+        self.since.append(since)
+        await self._enter("sent_card", route, key)
+        return self.card_keys.get(key)
 
 
 # -- a whole card tree: store, timers, delivery, one card actor ---------------------------------

@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import pytest
 import trio
 
 from robota.core import Address, ChildSpec, Supervisor
@@ -38,7 +39,7 @@ from robota.core.store import (
 )
 from robota.core.testing import FAST_BACKOFF, Recording, wait_until
 
-from ._harness import FakeSink, LookupSink
+from ._harness import CardLookupSink, FakeSink, LookupSink
 
 
 @dataclass
@@ -62,6 +63,17 @@ class Rig:
         db = open_reader(self.path)
         try:
             return final_delivery(db, turn)
+        finally:
+            db.close()
+
+    def ledger_claim(self, turn: str) -> float:
+        """When ``turn``'s card was first claimed."""
+        db = open_reader(self.path)
+        try:
+            (row,) = db.query(
+                "SELECT card_claimed_at FROM final_deliveries WHERE turn_id = ?", (turn,)
+            )
+            return float(row["card_claimed_at"])
         finally:
             db.close()
 
@@ -305,23 +317,26 @@ async def test_a_lookup_that_fails_for_now_is_retried_and_one_refused_for_good_s
 
 class KeyedSink(FakeSink):
     """A platform that keeps a card's key as Feishu keeps its ``uuid``: the same key answers
-    with the card it made before, unchanged. ``die_after_card``: the call that made the card
-    never returns (the process is killed before it hears the answer)."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.card_keys: dict[str, str] = {}
-        self.die_after_card = False
+    with the card it made before, unchanged (``die_after_card``: see ``FakeSink``)."""
 
     async def send_card(self, route: str, payload: Any, *, key: str) -> str:
         if key in self.card_keys:
             await self._enter("send_card", route, payload, key)
             return self.card_keys[key]
-        message_id = await super().send_card(route, payload, key=key)
-        self.card_keys[key] = message_id
-        if self.die_after_card:
-            await trio.sleep_forever()
-        return message_id
+        return await super().send_card(route, payload, key=key)
+
+
+async def killed_after_card(path: Path, platform: FakeSink) -> tuple[str, Rig]:
+    """A run whose platform made turn ``t``'s card and that died before it heard of it
+    (before ``RecordProgressCard``): the card, and the dead run's rig."""
+    platform.die_after_card = True
+    async with rig(path, platform) as r:
+        r.show("t", 1, {"state": "running"})
+        await wait_until(lambda: bool(platform.cards), timeout=10)
+    [card] = platform.cards
+    platform.die_after_card = False
+    platform.calls.clear()
+    return card, r
 
 
 async def test_a_card_created_by_a_run_killed_before_its_record_is_found_and_edited(
@@ -331,14 +346,8 @@ async def test_a_card_created_by_a_run_killed_before_its_record_is_found_and_edi
     run died before ``RecordProgressCard``. The claim it left makes the next run send under
     the same key (the platform answers with that card) and edit it to what it shows now."""
     platform = KeyedSink()
-    platform.die_after_card = True
-    async with rig(tmp_path / "s.db", platform) as r:
-        r.show("t", 1, {"state": "running"})
-        await wait_until(lambda: bool(platform.cards), timeout=10)
-    [card] = platform.cards
+    card, r = await killed_after_card(tmp_path / "s.db", platform)
     assert r.ledger("t").progress_message_id is None  # never recorded
-    platform.die_after_card = False
-    platform.calls.clear()
     async with rig(tmp_path / "s.db", platform) as r2:
         r2.show("t", 2, {"state": "interrupted"})
         [shown] = await r2.replies.received(1)
@@ -357,3 +366,84 @@ async def test_a_first_card_is_claimed_then_sent_without_an_edit(tmp_path: Path)
         assert r.sink.methods() == ["send_card"]
         gate = await r.store.write(ClaimProgressCard("t"), timeout=5)
         assert gate == CardGate("known", shown.message_id)
+
+
+# -- a card the platform may have made: looked up where the platform can tell ---------------------
+
+
+async def test_a_card_a_killed_run_made_is_found_by_its_key_and_adopted_not_posted_again(
+    tmp_path: Path,
+) -> None:
+    """Slack keeps no key for a post: the card a run killed before its record made is found
+    by the key in its metadata, from the claim's time on, and edited; no second card."""
+    platform = CardLookupSink()
+    card, r = await killed_after_card(tmp_path / "s.db", platform)
+    claimed_at = r.ledger_claim("t")
+    async with rig(tmp_path / "s.db", platform) as r2:
+        r2.show("t", 2, {"state": "interrupted"})
+        [shown] = await r2.replies.received(1)
+        assert shown == CardShown("t-2", "t", card, "h2", created=True)
+        assert platform.methods() == ["sent_card", "update_card"]
+        assert platform.cards == [card]
+        assert platform.messages[card] == {"state": "interrupted"}
+        assert platform.since == [claimed_at]
+        assert r2.ledger("t").progress_message_id == card
+
+
+@pytest.mark.parametrize(
+    ("claimed", "has_it", "lookup_fails", "methods", "cards"),
+    [
+        (False, False, None, ["send_card"], 1),  # nobody tried: no lookup
+        (True, True, None, ["sent_card", "update_card"], 1),  # found: adopted
+        (True, False, None, ["sent_card", "send_card", "update_card"], 1),  # never made
+        (True, True, "permanent", ["sent_card", "send_card", "update_card"], 2),  # cannot tell
+        (True, True, "transient", ["sent_card", "sent_card", "update_card"], 1),  # asked again
+    ],
+)
+async def test_how_a_claimed_card_is_shown_on_a_platform_that_can_tell(  # noqa: PLR0917 (the table)
+    tmp_path: Path,
+    claimed: bool,
+    has_it: bool,
+    lookup_fails: str | None,
+    methods: list[str],
+    cards: int,
+) -> None:
+    sink = CardLookupSink()
+    if has_it:
+        sink.card_keys["t:card"] = sink._new_id("card")
+        sink.messages[sink.card_keys["t:card"]] = {"state": "running"}
+        sink.cards.append(sink.card_keys["t:card"])
+    if lookup_fails == "transient":
+        sink.fail.append(TransientSendError("HTTP 503"))
+    elif lookup_fails == "permanent":
+        sink.fail.append(PermanentSendError("missing_scope"))
+    async with rig(tmp_path / "s.db", sink) as r:
+        if claimed:
+            gate = await r.store.write(ClaimProgressCard("t", at=1234.5), timeout=5)
+            assert gate == CardGate("send") and gate.claimed_at == 1234.5
+        r.show("t", 1, {"state": "done"})
+        [outcome] = await r.replies.received(1)
+        if lookup_fails == "transient":
+            assert isinstance(outcome, CardFailed) and outcome.transient
+            assert sink.methods() == ["sent_card"], "nothing posted while it cannot tell"
+            r.show("t", 2, {"state": "done"})
+            outcome = (await r.replies.received(2))[1]
+        assert isinstance(outcome, CardShown) and outcome.created
+        assert sink.methods() == methods
+        assert len(sink.cards) == cards
+        assert sink.messages[outcome.message_id] == {"state": "done"}
+        assert sink.since == ([1234.5] * methods.count("sent_card") if claimed else [])
+        assert r.ledger("t").progress_message_id == outcome.message_id
+
+
+async def test_a_finals_lookup_reads_from_the_first_claims_time(tmp_path: Path) -> None:
+    sink = LookupSink()
+    async with rig(tmp_path / "s.db", sink) as r:
+        first = await r.store.write(ClaimFinalSend("t", at=1000.0), timeout=5)
+        assert first.claimed_at == 1000.0
+        again = await r.store.write(ClaimFinalSend("t", at=2000.0), timeout=5)
+        assert again == FinalGate("check") and again.claimed_at == 1000.0, "the first kept"
+        r.final("t", 1, ("a",))
+        [sent] = await r.replies.received(1)
+        assert isinstance(sent, FinalSent)
+        assert sink.since == [1000.0]

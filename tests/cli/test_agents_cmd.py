@@ -53,7 +53,7 @@ def test_check_opens_and_closes_a_session_on_each_protocol(robota: Robota) -> No
 
 def test_check_of_an_unknown_agent_is_a_usage_error(robota: Robota) -> None:
     assert robota.run("init").returncode == 0
-    completed = robota.run("agents", "check", "nobody")
+    completed = robota.invoke("agents", "check", "nobody")
     assert completed.returncode == 2
     assert "no agent 'nobody'" in completed.stderr
 

@@ -328,7 +328,7 @@ def test_a_bad_line_is_a_usage_error_naming_the_line(
 ) -> None:
     path = robota.root / "bad.jsonl"
     path.write_text(f"{GOOD}\n\n{bad}\n{GOOD}\n", encoding="utf-8")
-    completed = robota.run("cards", "preview", "--platform", "feishu", str(path))
+    completed = robota.invoke("cards", "preview", "--platform", "feishu", str(path))
     assert completed.returncode == 2
     assert completed.stdout == ""
     assert f"robota: {path} {message}" in completed.stderr
@@ -344,24 +344,24 @@ def test_other_usage_errors_exit_2(robota: Robota) -> None:
         + "\n",
         encoding="utf-8",
     )
-    completed = robota.run("cards", "preview", "--platform", "slack", str(backwards))
+    completed = robota.invoke("cards", "preview", "--platform", "slack", str(backwards))
     assert completed.returncode == 2 and "line 2: ts 4 is earlier" in completed.stderr
     not_utf8 = robota.root / "latin1.jsonl"
     not_utf8.write_bytes(GOOD.encode() + b"\n\xff\xfe\n")
-    completed = robota.run("cards", "preview", "--platform", "slack", str(not_utf8))
+    completed = robota.invoke("cards", "preview", "--platform", "slack", str(not_utf8))
     assert completed.returncode == 2 and "line 2: not UTF-8" in completed.stderr
     empty = robota.root / "empty.jsonl"
     empty.write_text('\n{"type": "session_started", "agent": "codex"}\n', encoding="utf-8")
-    completed = robota.run("cards", "preview", "--platform", "slack", str(empty))
+    completed = robota.invoke("cards", "preview", "--platform", "slack", str(empty))
     assert completed.returncode == 2 and "has no events" in completed.stderr
-    completed = robota.run(
+    completed = robota.invoke(
         "cards", "preview", "--platform", "slack", "--layout", "timeline", str(empty)
     )
     assert (
         completed.returncode == 2
         and "--layout applies to --platform feishu only" in completed.stderr
     )
-    completed = robota.run("cards", "preview", "--platform", "teams", str(empty))
+    completed = robota.invoke("cards", "preview", "--platform", "teams", str(empty))
     assert completed.returncode == 2 and "teams" in completed.stderr
 
 

@@ -113,7 +113,7 @@ def test_doctor_refuses_a_store_from_a_newer_robota(robota: Robota) -> None:
 
 def test_doctor_rejects_an_unknown_agent_name(robota: Robota) -> None:
     assert robota.run("init").returncode == 0
-    completed = robota.run("doctor", "--agent", "nope")
+    completed = robota.invoke("doctor", "--agent", "nope")
     assert completed.returncode == 2
     assert "--agent nope: not configured" in completed.stderr
 

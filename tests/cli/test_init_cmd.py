@@ -141,7 +141,7 @@ def test_profile_option_wins_over_the_environment(robota: Robota, tmp_path: Path
 
 
 def test_profile_and_config_cannot_be_combined(robota: Robota) -> None:
-    completed = robota.run("--profile", "p", "--config", "c.yaml", "init")
+    completed = robota.invoke("--profile", "p", "--config", "c.yaml", "init")
     assert completed.returncode == 2
     assert "--profile and --config cannot be combined" in completed.stderr
 

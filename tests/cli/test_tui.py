@@ -67,7 +67,7 @@ from robota.core.events import (
     TurnStarted,
 )
 from robota.core.frontend import FrontEndPort
-from robota.core.store import Task, TurnAttempt
+from robota.core.store import Task, TaskMobility, TurnAttempt
 
 from ..support.records import make_task
 
@@ -698,6 +698,65 @@ def test_a_task_another_live_process_drives_is_refused_and_the_tui_exits_1(
     assert (asks, fake.told) == (asked, told)
     refused = "t-held" in asked
     assert (app.return_code, app.refused) == ((1, HELD) if refused else (None, None))
+
+
+def test_a_task_pushed_to_another_device_is_said_let_go_and_read_only() -> None:
+    """A push runs in the host, another process: the TUI reads its task's mobility, says it is
+    moving and then where it moved (naming the device), lets the task go, and answers a prompt
+    to it itself (nothing reaches the engine) while commands still go through."""
+    fake = FakeEngine()
+    mobility: dict[str, TaskMobility] = {}
+    let_go: list[str] = []
+    link = FrontEndPort(fake).subscribe(ROUTE)
+    names = {"desk-1": "desk"}
+    thread = EngineThread(
+        fake, link=link, moves=mobility.get, lets_go=let_go.append, names=names.get
+    )
+    app = RobotaApp(thread, link, Start())
+
+    async def main() -> None:
+        thread.start()
+        async with app.run_test(size=(110, 40)) as pilot:
+            await until(pilot, lambda: fake.deliver is not None, "the TUI connects its route")
+            fake.send(TaskOpened(ROUTE, "t1", "codex", str(CWD), "thread-1", resumed=False))
+            await until(pilot, lambda: "task t1" in status_text(app), "the task opens")
+
+            mobility["t1"] = TaskMobility("moving", "desk-1", "h1")
+            await until(pilot, lambda: "moving to desk" in status_text(app), "moving", 10)
+            assert "task t1 is moving to device desk (desk-1) (handoff h1)" in transcript_text(app)
+            assert let_go == []
+
+            mobility["t1"] = TaskMobility("moved", "desk-1", "h1")
+            await until(pilot, lambda: let_go == ["t1"], "the task is let go", 10)
+            await until(pilot, lambda: "read-only" in status_text(app), "read-only", 10)
+            assert "read-only · moved to desk" in status_text(app)
+            assert (
+                "task t1 has moved to device desk (desk-1) (handoff h1): continue it there. "
+                "This terminal no longer drives it" in transcript_text(app)
+            )
+
+            await type_line(pilot, app, "one more thing")
+            await until(
+                pilot,
+                lambda: "this view is read-only" in transcript_text(app),
+                "the prompt is answered here",
+            )
+            await type_line(pilot, app, "/new")
+            await until(pilot, lambda: fake.requests(UserInput), "the command goes through")
+            assert fake.requests(UserInput) == [UserInput("/new")]
+
+            # A new task opened: the view drives it (the moved one stays read-only).
+            fake.send(TaskOpened(ROUTE, "t2", "codex", str(CWD), "thread-2", resumed=False))
+            await until(pilot, lambda: "task t2" in status_text(app), "the new task opens")
+            assert "read-only" not in status_text(app)
+            await type_line(pilot, app, "hello")
+            await until(pilot, lambda: len(fake.requests(UserInput)) == 2, "the prompt is sent")
+            assert let_go == ["t1"]
+
+    try:
+        asyncio.run(main())
+    finally:
+        assert thread.stop(10)
 
 
 def test_help_and_the_tui_entry_point_import_no_textual() -> None:

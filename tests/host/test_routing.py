@@ -4,7 +4,15 @@ from __future__ import annotations
 
 import pytest
 
-from robota.host import CLI_KIND, TaskRoute, cli_route, route_for_task, route_kind, serves
+from robota.host import (
+    CLI_KIND,
+    MadeHere,
+    TaskRoute,
+    cli_route,
+    route_for_task,
+    route_kind,
+    serves,
+)
 
 KINDS = frozenset({CLI_KIND, "feishu"})
 
@@ -86,3 +94,58 @@ def test_route_for_task_with_the_print_routes_this_host_made(
     current_on: list[str], made: set[str], expected: TaskRoute
 ) -> None:
     assert route_for_task("t1", current_on, KINDS, made) == expected
+
+
+HERE = MadeHere("print", "ab12cd34")
+
+
+@pytest.mark.parametrize(
+    ("route_key", "made"),
+    [
+        ("print:ab12cd34-0123456789ab", True),
+        ("print:ab12cd34-", True),
+        # another process's print run (print mode's own, a host that ran before)
+        ("print:0123456789ab", False),
+        ("print:ffff0000-0123456789ab", False),
+        ("print:ab12cd34", False),  # the prefix alone, no run
+        ("print:ab12cd345-0123", False),  # a longer prefix that starts with ours
+        ("tui:ab12cd34-0123456789ab", False),
+        ("cli:ab12cd34-0123456789ab", False),
+    ],
+)
+def test_a_print_route_this_process_made_is_told_by_its_key(route_key: str, made: bool) -> None:
+    assert (route_key in HERE) is made
+
+
+@pytest.mark.parametrize(
+    ("current_on", "expected"),
+    [
+        (["print:ab12cd34-77"], TaskRoute("print:ab12cd34-77", bind=False)),
+        (["print:99999999-77"], TaskRoute("cli:t1", bind=True)),
+        (["print:99999999-77", "print:ab12cd34-76"], TaskRoute("print:ab12cd34-76", bind=False)),
+        (["cli:t1", "print:ab12cd34-77"], TaskRoute("cli:t1", bind=False)),
+    ],
+)
+def test_route_for_task_with_the_print_routes_this_process_makes(
+    current_on: list[str], expected: TaskRoute
+) -> None:
+    assert route_for_task("t1", current_on, KINDS, HERE) == expected
+
+
+def test_the_print_routes_a_process_made_are_not_kept_however_many_runs() -> None:
+    """What a host keeps of its print runs' routes does not grow with them (it was a set that
+    grew by one key per run, never pruned): ten thousand runs later it is the same value, and
+    it still tells each of their routes, and none of another process's."""
+    made = MadeHere.for_this_process("print")
+    before = (made, len(repr(made)))
+    routes = [made.new_route() for _ in range(10_000)]
+    assert len(set(routes)) == len(routes)
+    assert all(route in made for route in routes)
+    assert all(
+        route_for_task("t1", [route], KINDS, made) == TaskRoute(route, bind=False)
+        for route in routes[::100]
+    )
+    other = MadeHere.for_this_process("print")
+    assert other.prefix != made.prefix
+    assert not any(route in other for route in routes)
+    assert (made, len(repr(made))) == before

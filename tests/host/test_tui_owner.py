@@ -3,16 +3,21 @@ a real terminal (tmux), a real host, a real background session and a real agent 
 fake model. The TUI runs its engine in its own process, so a task a live host or session
 drives is refused, naming it and where the task can be reached (exit 1), and nothing runs on
 it; a task whose owner is gone is taken over (generation bumped) and is the terminal's while it
-runs: print mode, ``task send`` and the host refuse it in turn, naming the terminal."""
+runs: print mode, ``task send`` and the host refuse it in turn, naming the terminal. Inside the
+app the same rule holds: the task a fresh TUI makes and one ``/new`` makes are the terminal's,
+``/switch`` to the host's task is refused as ``-r`` is, and the task switched away from is let
+go, for the host to take over with its history."""
 
 from __future__ import annotations
 
 import shlex
+from contextlib import closing
 from pathlib import Path
 
 import pytest
 
 from robota.core.config import Profile
+from robota.core.store import open_reader
 from robota.host import terminal_refusal
 
 from ..support.robota import ROBOTA, Robota
@@ -137,3 +142,93 @@ def refused_run(terminal: Tmux, robota: Robota, *args: str) -> tuple[int, str]:
     screen = terminal.wait_for(lambda s: "left: " in s, "robota leaves", timeout=120)
     terminal.keys("Enter")
     return wait_for_exit(status), flat(screen)
+
+
+def terminal_rows(profile: Profile) -> dict[str, tuple[str, int, int]]:
+    """Each task a terminal owns or released: its owner, pid (0: released) and generation."""
+    with closing(open_reader(profile.data_dir / "robota.sqlite")) as db:
+        rows = db.execute(
+            "SELECT task_id, owner, pid, generation FROM task_owners WHERE owner LIKE 'tui:%'"
+        ).fetchall()
+    return {str(r[0]): (str(r[1]), int(r[2]), int(r[3])) for r in rows}
+
+
+def switch_refused(terminal: Tmux, task_id: str, said: str, way: str) -> None:
+    """``/switch TASK`` typed in the TUI, refused with the words ``-r TASK`` gets."""
+    terminal.type(f"/switch {task_id}")
+    terminal.keys("Enter")
+    refused = (
+        f"task {task_id} is driven by {said}; the terminal does not open its agent session "
+        f"beside that process: {way}"
+    )
+    terminal.wait_for(lambda s: refused in flat(s), "the switch is refused")
+
+
+def test_the_tuis_own_tasks_are_claimed_and_a_switch_to_a_held_task_is_refused(
+    hosted: tuple[Robota, Profile], terminal: Tmux
+) -> None:
+    """A fresh TUI owns the task it makes (before its first turn even), ``/switch`` to a task
+    the live host drives is refused as ``-r`` is and opens nothing, and ``/new`` owns the task
+    it makes and lets the one before go: the host then takes that one over (generation 2) with
+    its history whole (the terminal's agent unloaded it), and a ``/switch`` back to it is
+    refused naming the host in turn."""
+    robota, profile = hosted
+    made = run(robota, "-p", "HELLO", "--output-format", "json")
+    assert made.returncode == 0, made.stderr
+    host_task = owned_by(profile, "host")[0]
+    host_pid = host_status(robota)["pid"]
+    by_host = f"host (pid {host_pid})"
+
+    status = robota.root / "tui-status"
+    project = workspace(robota)  # where a background session on its task would start
+    argv = [str(ROBOTA), "--cwd", str(project)]
+    terminal.start(argv, env=robota.env, cwd=robota.root, status=status)
+    first, owner, tui_pid = fresh_task_owned(terminal, robota, profile)
+
+    way = f"`robota task send {host_task}` reaches it, or resume it here once the host stopped"
+    switch_refused(terminal, host_task, by_host, way)
+    assert f"task {first} · idle" in terminal.screen()  # still on its own task
+    assert owner_of(profile, host_task) == ("host", host_pid, 1)
+    assert owner not in attempt_routes(profile, host_task)
+
+    second = new_task_owned(terminal, profile, first)
+    assert terminal_rows(profile) == {first: (owner, 0, 1), second: (owner, tui_pid, 1)}
+
+    # The task let go is anyone's: the host takes it over (generation 2), its history whole.
+    taken = run(robota, "-p", "HISTORY", "-r", first)
+    assert (taken.returncode, taken.stdout) == (0, "HISTORY: HISTORY | HISTORY\n"), taken.stderr
+    assert owner_of(profile, first) == ("host", host_pid, 2)
+    way = f"`robota task send {first}` reaches it, or resume it here once the host stopped"
+    switch_refused(terminal, first, by_host, way)
+    assert f"task {second} · idle" in terminal.screen()
+
+    terminal.keys("C-c")
+    assert wait_for_exit(status) == 0
+
+
+def fresh_task_owned(terminal: Tmux, robota: Robota, profile: Profile) -> tuple[str, str, int]:
+    """The fresh TUI's task is the terminal's from its start, and stays so through its first
+    turn (the others refuse it naming the terminal); the task, the owner and its pid."""
+    terminal.wait_for(lambda s: "new task · idle" in s, "the TUI is ready")
+    terminal.wait_for(lambda _s: len(terminal_rows(profile)) == 1, "its task is claimed")
+    ((first, (owner, tui_pid, generation)),) = terminal_rows(profile).items()
+    assert (owner.startswith("tui:"), generation) == (True, 1)
+    terminal.type("HISTORY")
+    terminal.keys("Enter")
+    terminal.wait_for(lambda s: f"task {first} · idle" in s, "the first turn ends")
+    refused_while_the_terminal_holds_it(robota, first, tui_pid)
+    assert attempt_routes(profile, first) == [owner]
+    return first, owner, tui_pid
+
+
+def new_task_owned(terminal: Tmux, profile: Profile, first: str) -> str:
+    """``/new`` then a turn: the new task, the terminal's, which ran it."""
+    terminal.type("/new")
+    terminal.keys("Enter")
+    terminal.wait_for(lambda _s: len(terminal_rows(profile)) == 2, "the new task is claimed")
+    (second,) = (t for t in terminal_rows(profile) if t != first)
+    terminal.type("HISTORY")
+    terminal.keys("Enter")
+    terminal.wait_for(lambda s: f"task {second} · idle" in s, "the new task's turn ends")
+    assert attempt_routes(profile, second) == [terminal_rows(profile)[second][0]]
+    return second

@@ -300,11 +300,10 @@ def test_every_card_is_valid_within_budget_with_stable_ids(
         assert json.loads(card.json) == card.card
         for eid, tag in ids.items():
             assert identity.setdefault(eid, tag) == tag, "an element_id changed its element"
+        tool_ids = {element_id("t", a.tool_id) for a in view.activities if isinstance(a, ToolCall)}
         for panel in panels(card.activity):
             if panel["element_id"].startswith("t_"):
-                assert panel["element_id"] in {
-                    element_id("t", a.tool_id) for a in view.activities if isinstance(a, ToolCall)
-                }
+                assert panel["element_id"] in tool_ids
         # The incremental renderer draws exactly what a fresh one does.
         fresh = FeishuRenderer(agent="codex", layout=layout).render(view, elapsed=float(point))  # type: ignore[arg-type]
         assert fresh.json == card.json

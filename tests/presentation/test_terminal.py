@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from typing import Any
+
+import pytest
 from hypothesis import given, settings
 
 from robota.core.events import (
@@ -78,6 +81,55 @@ def test_width_and_color() -> None:
 def test_control_characters_from_agents_are_neutralised() -> None:
     view = reduce([TextDelta("m", "evil \x1b[2J clear")])
     assert "\x1b" not in "".join(render_terminal(view, agent="a"))
+
+
+# An expanded output is cleaned whole and then cut into lines: each line of it as one line was.
+_OUTPUT = "a\tb\r\nc\x07d\x00\n\x1b[31mred\rX\n\nlast line is long"
+OUTPUT_LINES = [
+    (
+        {},
+        [
+            "      │ a    b",
+            "      │ c\ufffdd\ufffd",
+            "      │ \ufffd[31mredX",
+            "      │ ",
+            "      │ last line is long",
+        ],
+    ),
+    (
+        {"width": 12},
+        ["      │ a  …", "      │ c\ufffdd\ufffd", "      │ \ufffd[3…", "      │ ", "      │ las…"],
+    ),
+    (
+        {"color": True},
+        [
+            f"\x1b[2m{line}\x1b[0m"
+            for line in [
+                "      │ a    b",
+                "      │ c\ufffdd\ufffd",
+                "      │ \ufffd[31mredX",
+                "      │ ",
+                "      │ last line is long",
+            ]
+        ],
+    ),
+]
+
+
+@pytest.mark.parametrize(("options", "expected"), OUTPUT_LINES)
+def test_an_expanded_output_is_one_clean_line_per_line(
+    options: dict[str, Any], expected: list[str]
+) -> None:
+    view = reduce(
+        [
+            TurnStarted("t"),
+            ToolStarted("c", "command", "t", command="ls"),
+            ToolUpdated("c", output_delta=_OUTPUT),
+        ]
+    )
+    lines = render_terminal(view, agent="a", expanded="all", **options)
+    start = next(i for i, line in enumerate(lines) if "│" in line)
+    assert lines[start:] == expected
 
 
 @settings(max_examples=60, deadline=None)

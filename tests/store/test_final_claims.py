@@ -7,9 +7,11 @@ import pytest
 
 from robota.core.store import (
     ClaimFinalSend,
+    ClaimProgressCard,
     FinalGate,
     RecordFinalDelivery,
     RecordProgressCard,
+    claim_time,
     final_delivery,
     final_gate,
     open_reader,
@@ -63,3 +65,25 @@ def test_a_claim_keeps_the_progress_card_and_the_card_still_edits(store) -> None
         )
     finally:
         db.close()
+
+
+@pytest.mark.parametrize(
+    ("first", "at", "expected"),
+    [
+        (None, 5.0, 5.0),  # the first claim: its own time
+        (3.0, 5.0, 3.0),  # claimed before: that claim's time, where a lookup starts
+        (3, 5.0, 3.0),  # as SQLite may give a whole number back
+    ],
+)
+def test_a_claims_time_is_the_first_claims(first: object, at: float, expected: float) -> None:
+    assert claim_time(first, at) == expected
+
+
+def test_each_gate_gives_the_first_claims_time(store) -> None:
+    write = store.client.write_sync
+    assert write(ClaimFinalSend("t1", at=5.0), timeout=5).claimed_at == 5.0
+    assert write(ClaimFinalSend("t1", at=6.0), timeout=5).claimed_at == 5.0
+    assert write(ClaimProgressCard("t1", at=7.0), timeout=5).claimed_at == 7.0
+    assert write(ClaimProgressCard("t1", at=8.0), timeout=5).claimed_at == 7.0
+    assert write(RecordProgressCard("t1", "card-1", "h1"), timeout=5) is True
+    assert write(ClaimProgressCard("t1", at=9.0), timeout=5).claimed_at is None  # known

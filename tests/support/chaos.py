@@ -6,6 +6,9 @@ The moments (``MOMENTS``), each made exact by holding the platform or the model 
 
 * ``reaction``: the working reaction (``OnIt`` / ``eyes``) is taken and never answered: killed
   after it, before the route was told;
+* ``card``: the turn's progress card is kept by the platform and never answered: killed between
+  the platform making it and the host's record of it (the next host must end that card, not
+  post another: Feishu answers its ``uuid`` with it, Slack is asked for its key);
 * ``mid-turn``: the model holds the turn's request: killed while the turn runs;
 * ``recovered``: killed mid-turn, then again while the next host's continued turn runs;
 * ``final``: the final answer is taken and neither kept nor answered: killed between the
@@ -28,6 +31,7 @@ from __future__ import annotations
 import json
 import random
 import threading
+from collections import Counter
 from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from dataclasses import dataclass, field
@@ -46,7 +50,7 @@ from .feishu_team import add_team, team_event
 from .host import sandboxed
 from .model_server import FakeModel, RecordedRequest
 
-MOMENTS = ("reaction", "mid-turn", "recovered", "final", "sent", "settling", "queued")
+MOMENTS = ("reaction", "card", "mid-turn", "recovered", "final", "sent", "settling", "queued")
 WAIT = 120.0
 """Seconds one wait may take: reached only when something is broken."""
 
@@ -101,6 +105,17 @@ class Chat(Protocol):
         ...
 
     def hold_reaction(self, on: bool) -> None: ...
+
+    def hold_card(self, on: bool) -> None:
+        """Turn cards are kept by the platform but their posts never answered."""
+
+    def card_held(self, n: int) -> bool:
+        """Message ``n``'s turn card is kept and its post not answered."""
+        ...
+
+    def cards_twice(self) -> list[str]:
+        """The turn cards posted more than once (their keys)."""
+        ...
 
     def stall_final(self, on: bool) -> None: ...
 
@@ -158,17 +173,22 @@ class Tally:
     """Messages whose reactions did not end (the working one left, or no terminal one)."""
     running: list[str] = field(default_factory=list)
     redrawn: list[str] = field(default_factory=list)
+    twice: list[str] = field(default_factory=list)
+    """Turn cards posted more than once (a second progress message for one turn)."""
     moments: dict[str, int] = field(default_factory=dict)
 
     @property
     def clean(self) -> bool:
-        return not (self.lost or self.doubled or self.stale or self.running or self.redrawn)
+        return not (
+            self.lost or self.doubled or self.stale or self.running or self.redrawn or self.twice
+        )
 
     def line(self, name: str) -> str:
         return (
             f"{name}: {self.kills} kills, {self.messages} messages: lost {len(self.lost)}, "
             f"doubled {len(self.doubled)}, stale reactions {len(self.stale)}, cards left running "
-            f"{len(self.running)}, redrawn as running {len(self.redrawn)}"
+            f"{len(self.running)}, redrawn as running {len(self.redrawn)}, cards posted twice "
+            f"{len(self.twice)}"
         )
 
 
@@ -251,12 +271,15 @@ class Run:
         chat = self.chat
         if not on:
             chat.hold_reaction(False)
+            chat.hold_card(False)
             chat.stall_final(False)
             chat.hold_final(False)
             chat.stall_settling(False)
             self.hold.release()
         elif moment == "reaction":
             chat.hold_reaction(True)
+        elif moment == "card":
+            chat.hold_card(True)
         elif moment == "final":
             chat.stall_final(True)
         elif moment == "sent":
@@ -271,6 +294,7 @@ class Run:
         chat = self.chat
         reached: dict[str, Callable[[], bool]] = {
             "reaction": lambda: chat.reacted(n),
+            "card": lambda: chat.card_held(n),
             "final": lambda: chat.final_stalled(n),
             "sent": lambda: chat.final_held(n),
             "settling": lambda: chat.ended_reacted(n),
@@ -312,6 +336,7 @@ class Run:
         tally.stale = [f"{n}: {chat.reactions(n)}" for n in numbers if not chat.settled(n)]
         tally.running = chat.running_cards()
         tally.redrawn = chat.redrawn_cards()
+        tally.twice = chat.cards_twice()
         return tally
 
 
@@ -364,6 +389,22 @@ class FeishuChat:
 
     def hold_reaction(self, on: bool) -> None:
         self.fake.hold_reactions = {"OnIt"} if on else set()
+
+    def hold_card(self, on: bool) -> None:
+        self.fake.hold_cards = on
+
+    def card_held(self, n: int) -> bool:
+        return self.mid(n) in self.fake.held_cards
+
+    def cards_twice(self) -> list[str]:
+        """Turn cards sent under one ``uuid`` as two messages (the platform drops a repeat,
+        so none unless a card went without its key)."""
+        seen = Counter(
+            m.uuid
+            for m in self.fake.messages
+            if m.msg_type == "interactive" and m.uuid and feishu_running(m.content) is not None
+        )
+        return sorted(str(key) for key, count in seen.items() if count > 1)
 
     def stall_final(self, on: bool) -> None:
         self.fake.stall_posts = on
@@ -464,6 +505,21 @@ class SlackChat:
 
     def hold_reaction(self, on: bool) -> None:
         self.fake.hold_reactions = {"eyes"} if on else set()
+
+    def hold_card(self, on: bool) -> None:
+        self.fake.hold_metadata = {"robota_card"} if on else set()
+
+    def card_held(self, n: int) -> bool:
+        return self.ts.get(n) in self.fake.held_posts
+
+    def cards_twice(self) -> list[str]:
+        """Card keys (the metadata each progress message carries) posted as two messages."""
+        seen: Counter[str] = Counter()
+        for message in self.fake.messages.values():
+            metadata = message.get("metadata")
+            if isinstance(metadata, dict) and metadata.get("event_type") == "robota_card":
+                seen[str(metadata.get("event_payload", {}).get("key"))] += 1
+        return sorted(key for key, count in seen.items() if count > 1)
 
     def stall_final(self, on: bool) -> None:
         self.fake.stall_finals = on

@@ -18,7 +18,7 @@ import base64
 import json
 import math
 from collections import defaultdict, deque
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Collection
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from functools import partial
@@ -115,6 +115,11 @@ class FakePlatform:
         self.hold_posts = False
         """Take ``post`` messages (they count as sent) but never answer: the moment a crash
         falls between the platform's acceptance and the sender's record of it."""
+        self.hold_cards = False
+        """Take ``interactive`` messages sent with a ``uuid`` (a turn's card; they count as
+        sent) but never answer: the moment a crash falls between the platform making a card
+        and the sender's record of it (``held_cards``: whom each replied to)."""
+        self.held_cards: list[str | None] = []
         self.stall_posts = False
         """Take ``post`` messages and neither keep nor answer them: the moment a crash falls
         between a turn's terminal card and its final (``stalled``: whom each replied to)."""
@@ -127,6 +132,14 @@ class FakePlatform:
         moment a crash falls right after the bot's reaction (``OnIt``)."""
         self.on_request: Callable[[Request], object] | None = None
         """Called with every request as it arrives (before it is answered)."""
+        self.redeliver_after: float | None = None
+        """Deliver an event again (a new frame, to the connection open then) when no frame of
+        it was ACKed within this many seconds, as the platform does (about 3 s); ``None``:
+        never (the default: a test pushes again itself)."""
+        self.redeliveries = 1
+        """How many times at most one event is delivered again (``redeliver_after``)."""
+        self.redelivered: list[str] = []
+        """The frames (message ids) that delivered an event again, in order."""
         self.chats: list[dict[str, Any]] = []
         """Group chats the bot created (``POST /open-apis/im/v1/chats``), as the platform
         answered them, with the members asked for under ``members``."""
@@ -136,6 +149,7 @@ class FakePlatform:
         self._changed = trio.Event()
         self._seq = 0
         self._ids = 0
+        self._nursery: trio.Nursery | None = None
 
     @property
     def domain(self) -> str:
@@ -197,7 +211,44 @@ class FakePlatform:
 
     async def push_event(self, payload: object, *, fragments: int = 1, kind: str = "event") -> str:
         """Send ``payload`` (JSON) as one DATA frame, or split into ``fragments`` frames sent
-        last part first; returns the frame's message_id."""
+        last part first; returns the frame's message_id. An event not ACKed is delivered
+        again when ``redeliver_after`` is set."""
+        message_id = await self._push(self.current, payload, fragments, kind)
+        if self.redeliver_after is not None and kind == "event" and self._nursery is not None:
+            self._nursery.start_soon(self._redeliver, payload, message_id, fragments)
+        return message_id
+
+    def acked(self, frames: Collection[str]) -> bool:
+        """Whether any of ``frames`` (message ids) was ACKed."""
+        return any(ack.header("message_id") in frames for ack in self.acks)
+
+    async def _redeliver(self, payload: object, first: str, fragments: int) -> None:
+        """The platform's redelivery of an event none of whose frames was ACKed: to the
+        connection open when it is due (waiting for one while none is)."""
+        frames = [first]
+        for _ in range(self.redeliveries):
+            assert self.redeliver_after is not None
+            await trio.sleep(self.redeliver_after)
+            while not self.acked(frames):
+                open_now = [c for c in self.connections if c.closed_by is None]
+                if not open_now:
+                    await self._changed.wait()
+                    continue
+                try:
+                    frame = await self._push(open_now[-1], payload, fragments, "event")
+                except (trio_websocket.ConnectionClosed, trio.BrokenResourceError):
+                    await trio.sleep(0.05)  # that link is going: the next one gets it
+                    continue
+                frames.append(frame)
+                self.redelivered.append(frame)
+                self._touch()
+                break
+            else:
+                return
+
+    async def _push(
+        self, connection: Connection, payload: object, fragments: int, kind: str
+    ) -> str:
         self._seq += 1
         message_id = f"msg-{self._seq}"
         data = json.dumps(payload).encode()
@@ -218,7 +269,7 @@ class FakePlatform:
                 ),
                 payload=parts[seq],
             )
-            await self.current.ws.send_message(encode(frame))
+            await connection.ws.send_message(encode(frame))
         return message_id
 
     async def send_raw(self, data: bytes | str) -> None:
@@ -341,6 +392,9 @@ class FakePlatform:
         )
         self.messages.append(sent)
         if self.hold_posts and sent.msg_type == "post":
+            return 200, {}, Ellipsis
+        if self.hold_cards and sent.msg_type == "interactive" and uuid is not None:
+            self.held_cards.append(reply_to)
             return 200, {}, Ellipsis
         return 200, {}, {"code": 0, "msg": "success", "data": _message(sent)}
 
@@ -514,6 +568,7 @@ async def fake_platform() -> AsyncIterator[FakePlatform]:
             trio_websocket.serve_websocket, fake._serve_ws, "127.0.0.1", 0, None
         )
         fake.ws_port = server.port
+        fake._nursery = nursery
         try:
             yield fake
         finally:

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import time
 import uuid
 from collections import defaultdict, deque
 from collections.abc import AsyncIterator, Callable, Mapping
@@ -127,6 +128,11 @@ class FakeSlack:
         crash falls between Slack keeping the final and the host's record of it (``held``:
         the thread of each)."""
         self.held: list[str] = []
+        self.hold_metadata: set[str] = set()
+        """Metadata ``event_type`` values whose posts are kept (in their thread) but never
+        answered: the moment a crash falls between Slack keeping a post (a progress card's)
+        and the host's record of it (``held_posts``: the thread of each)."""
+        self.held_posts: list[str] = []
         self.stall_removals = False
         """Take ``reactions.remove`` and neither make nor answer it: the moment a crash falls
         between a message's terminal reaction and the removal of its ``eyes``."""
@@ -144,8 +150,10 @@ class FakeSlack:
         self.redirects: dict[str, str] = {}
         """Download path -> where Slack answers it redirects (a test's steering)."""
         self.downloads: list[Call] = []
+        self.pages_read = 0
+        """Pages ``conversations.replies`` and ``conversations.history`` answered."""
         """Every GET of a file or of the sign-in page, with its headers."""
-        self._ts = itertools.count(1)
+        self._last_ts = 0.0
         self._files = itertools.count(1)
         self._changed = trio.Event()
 
@@ -340,28 +348,56 @@ class FakeSlack:
             return 200, {}, {"ok": True}
         return 404, {}, {"ok": False, "error": "unknown_method"}
 
+    def _new_ts(self) -> str:
+        """A message's ``ts`` as Slack makes them: its time of receipt (epoch seconds, six
+        decimals), unique and increasing within the fake."""
+        self._last_ts = max(time.time(), self._last_ts + 1e-6)
+        return f"{self._last_ts:.6f}"
+
     def _read(self, method: str, args: Mapping[str, Any]) -> Answer:
         """A thread's messages, oldest first (its parent, when Slack has it, then its replies),
         or the channel's messages outside threads, newest first; their metadata only with
-        ``include_all_metadata``. One page: ``limit`` is not honoured (a test's threads are
-        short)."""
+        ``include_all_metadata``. As Slack: only messages after ``oldest`` (or at it, with
+        ``inclusive``), a thread's parent whatever ``oldest`` says; pages of ``limit`` (at most
+        1000, 100 when not given) with a ``next_cursor`` while there is more."""
         channel = str(args.get("channel") or "")
         with_metadata = str(args.get("include_all_metadata", "")).lower() in ("true", "1")
+        try:
+            oldest = float(args.get("oldest") or 0)
+            limit = min(int(args.get("limit") or 100), 1000)
+            start = int(args.get("cursor") or "0") if args.get("cursor") else 0
+        except ValueError:
+            return 200, {}, {"ok": False, "error": "invalid_arguments"}
+        inclusive = str(args.get("inclusive", "")).lower() in ("true", "1")
+
+        def after(ts: str) -> bool:
+            return float(ts) >= oldest if inclusive else float(ts) > oldest
+
         mine = sorted(
             ((ts, message) for (c, ts), message in self.messages.items() if c == channel),
-            key=lambda item: item[0],
+            key=lambda item: float(item[0]),
         )
         if method == "conversations.replies":
             thread = str(args.get("ts") or "")
             if not thread:
                 return 200, {}, {"ok": False, "error": "invalid_arguments"}
-            found = [m for ts, m in mine if ts == thread or m.get("thread_ts") == thread]
+            found = [
+                m for ts, m in mine if ts == thread or (m.get("thread_ts") == thread and after(ts))
+            ]
         else:
-            found = [m for ts, m in reversed(mine) if m.get("thread_ts") in (None, ts)]
+            found = [
+                m for ts, m in reversed(mine) if m.get("thread_ts") in (None, ts) and after(ts)
+            ]
+        page = found[start : start + limit]
         shown = [
-            m if with_metadata else {k: v for k, v in m.items() if k != "metadata"} for m in found
+            m if with_metadata else {k: v for k, v in m.items() if k != "metadata"} for m in page
         ]
-        return 200, {}, {"ok": True, "messages": shown, "has_more": False}
+        self.pages_read += 1
+        more = start + limit < len(found)
+        answer: dict[str, Any] = {"ok": True, "messages": shown, "has_more": more}
+        if more:
+            answer["response_metadata"] = {"next_cursor": str(start + limit)}
+        return 200, {}, answer
 
     def _chat(self, method: str, args: Mapping[str, Any]) -> Answer:
         channel = args.get("channel")
@@ -393,7 +429,7 @@ class FakeSlack:
             if self.stall_finals and markdown:
                 self.stalled.append(str(args.get("thread_ts")))
                 return 200, {}, Ellipsis
-            ts = f"1796015967.{next(self._ts):06d}"
+            ts = self._new_ts()
             message = {
                 "type": "message",
                 "user": BOT_USER,
@@ -415,13 +451,16 @@ class FakeSlack:
             if self.hold_finals and markdown:
                 self.held.append(str(args.get("thread_ts")))
                 return 200, {}, Ellipsis
+            if isinstance(metadata, dict) and metadata.get("event_type") in self.hold_metadata:
+                self.held_posts.append(str(args.get("thread_ts")))
+                return 200, {}, Ellipsis
             return 200, {}, {"ok": True, "channel": channel, "ts": ts, "message": message}
         ts = str(args.get("ts"))
         message = self.messages.get((channel, ts))
         if message is None:
             return 200, {}, {"ok": False, "error": "message_not_found"}
         message.update(text=text or "", blocks=blocks or [])
-        message["edited"] = {"user": BOT_USER, "ts": f"1796015968.{next(self._ts):06d}"}
+        message["edited"] = {"user": BOT_USER, "ts": self._new_ts()}
         return 200, {}, {"ok": True, "channel": channel, "ts": ts, "text": text, "message": message}
 
     def _receive(self, request: HttpRequest) -> Answer:

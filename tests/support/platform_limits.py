@@ -50,18 +50,23 @@ def components(value: Any) -> int:
     return 0
 
 
+# Compiled once: the checks run on every line of every card a property test draws.
+_FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
+_DELIMITER_ROW = re.compile(r"\s*\|?\s*:?-+:?\s*(\|\s*:?-+:?\s*)*\|?\s*")
+
+
 def tables(markdown: str) -> int:
     """Tables outside fenced code (a table-shaped text inside a fence is code)."""
     lines, inside = [], False
     for line in markdown.split("\n"):
-        if re.match(r"^ {0,3}(`{3,}|~{3,})", line):
+        if _FENCE.match(line):
             inside = not inside
             continue
         lines.append("" if inside else line)
     return sum(
         1
         for a, b in itertools.pairwise(lines)
-        if "|" in a and re.fullmatch(r"\s*\|?\s*:?-+:?\s*(\|\s*:?-+:?\s*)*\|?\s*", b) and "|" in b
+        if "|" in a and _DELIMITER_ROW.fullmatch(b) and "|" in b
     )
 
 

@@ -96,6 +96,20 @@ class Served:
 
         return await trio.to_thread.run_sync(call)
 
+    def finals(self, ts: str) -> list[dict[str, Any]]:
+        """The final answer's messages in the thread of ``ts`` (a ``markdown`` block each)."""
+        return [m for m in self.replies(ts) if any(b["type"] == "markdown" for b in m["blocks"])]
+
+    async def ended(self, ts: str) -> None:
+        """Until the message ``ts`` has ✅ and no progress message of its thread runs."""
+        await self.fake.wait_until(
+            lambda: (
+                self.reactions(ts) == {"white_check_mark"}
+                and not any("⏳" in words(m) for m in self.replies(ts))
+            ),
+            timeout=BOUND,
+        )
+
     async def answered(self, ts: str, channel: str = CHANNEL) -> None:
         """Until the turn of ``ts`` is over: eyes replaced by a done/error reaction."""
         await self.fake.wait_until(
@@ -171,6 +185,17 @@ async def served(short_root: Path, model: FakeModel, *, ask: bool = False) -> As
         async with host_process(robota, fake, short_root / "host.log") as process:
             yield Served(fake, model, profile.control_socket, profile.default_log_path)
     assert process.returncode == 0, (short_root / "host.log").read_text()[-4000:]
+    assert processes_with_home_under(short_root / "agents") == []
+
+
+@asynccontextmanager
+async def restartable(short_root: Path, model: FakeModel) -> AsyncIterator[tuple[Robota, Served]]:
+    """A sandbox against the fake Slack for hosts a test starts (``host_process``, logging to
+    ``short_root / "host.log"``), kills and starts again; no agent is left at the end."""
+    robota, profile = sandboxed(short_root, model, "codex-acp")
+    async with fake_slack() as fake:
+        configure(robota.home, fake.api_url)
+        yield robota, Served(fake, model, profile.control_socket, profile.default_log_path)
     assert processes_with_home_under(short_root / "agents") == []
 
 

@@ -1,10 +1,11 @@
 """Chaos on Feishu (``..chaos``): a real host SIGKILLed at each exposed moment of a message
-(after its ``OnIt``, mid-turn, during the continued turn, between the terminal card and the
-final, between the platform keeping the final and the host's record of it, between the terminal
-reaction and the removal of ``OnIt``, while a queued prompt waits),
-started again each time, in one run; then every message has exactly one final, one terminal
-reaction and no ``OnIt``, and no card is left, or was redrawn, running. A private chat, and a
-team group's requests and its queue."""
+(after its ``OnIt``, between the platform making its card and the host's record of it,
+mid-turn, during the continued turn, between the terminal card and the final, between the
+platform keeping the final and the host's record of it, between the terminal reaction and the
+removal of ``OnIt``, while a queued prompt waits), started again each time, in one run; then
+every message has exactly one final, one terminal reaction and no ``OnIt``, and no card is
+left, or was redrawn, running, or posted twice. A private chat, and a team group's requests
+and its queue."""
 
 from __future__ import annotations
 

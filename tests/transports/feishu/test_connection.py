@@ -30,6 +30,7 @@ from robota.transports.feishu._connection import (
     Discover,
     Effect,
     Fatal,
+    Overdue,
     Send,
     Up,
 )
@@ -160,16 +161,78 @@ def test_an_event_is_delivered_and_acked_with_biz_rt_and_the_handlers_result() -
     assert machine.handled(delivery.ack_id, 1.3) == []  # one ACK only
 
 
-def test_the_ack_goes_out_within_its_deadline_whatever_the_handler_does() -> None:
+@pytest.mark.parametrize(
+    ("answered", "ticks", "acked_at", "overdue_at"),
+    [
+        (1.2, [], 1.2, None),  # the handler answered at once: ACKed then
+        (3.4, [3.4], 3.4, None),  # just within the platform's window
+        (3.6, [3.5], 3.6, 3.5),  # the window passed first: reported, no ACK until answered
+        (9.0, [3.5, 6.0, 8.9], 9.0, 3.5),  # a slow store: ACKed late, reported once
+        (None, [3.5, 6.0, 9.9], None, 3.5),  # never answered: never ACKed
+    ],
+)
+def test_an_event_is_acked_only_once_its_handler_answered(
+    answered: float | None, ticks: list[float], acked_at: float | None, overdue_at: float | None
+) -> None:
+    """The handler commits the message's accept before it answers, and the platform never
+    delivers an ACKed event again: an ACK ahead of the answer (at a deadline) and a kill in
+    between lost the message. Received at 1.0; ``ack_within`` is 2.5 s."""
     machine = connected()
     (deliver,) = machine.received(event(), 1.0)
     assert isinstance(deliver, Deliver)
     assert machine.deadline() == 3.5
-    assert machine.tick(3.4) == []
-    (ack,) = sent(machine.tick(3.5))
-    assert ack.header("biz_rt") == "2500"
-    assert json.loads(ack.payload or b"") == {"code": 200}
-    assert machine.handled(deliver.delivery.ack_id, 9.0, result={"late": True}) == []
+    steps: list[tuple[float, str]] = sorted(
+        [(at, "tick") for at in ticks] + ([(answered, "handled")] if answered else [])
+    )
+    acks: list[tuple[float, Frame]] = []
+    overdue: list[tuple[float, Overdue]] = []
+    for at, step in steps:
+        if step == "tick":
+            effects = machine.tick(at)
+        else:
+            effects = machine.handled(deliver.delivery.ack_id, at, result={"ok": True})
+        acks += [(at, frame) for frame in sent(effects)]
+        overdue += [(at, e) for e in effects if isinstance(e, Overdue)]
+    if acked_at is None:
+        assert acks == []
+    else:
+        ((at, ack),) = acks
+        assert at == acked_at
+        assert ack.header("biz_rt") == str(round((acked_at - 1.0) * 1000))
+        assert json.loads(ack.payload or b"")["code"] == 200
+        assert machine.handled(deliver.delivery.ack_id, 9.9) == [], "one ACK only"
+    if overdue_at is None:
+        assert overdue == []
+    else:
+        assert overdue == [(overdue_at, Overdue("m1", overdue_at - 1.0))]
+        assert machine.deadline() == 10, "reported once: the next ping is what comes next"
+
+
+def test_a_handler_failing_after_the_window_is_acked_500_then() -> None:
+    machine = connected()
+    (deliver,) = machine.received(event(), 1.0)
+    assert isinstance(deliver, Deliver)
+    assert sent(machine.tick(4.0)) == []
+    (ack,) = sent(machine.handled(deliver.delivery.ack_id, 5.0, failed=True))
+    assert json.loads(ack.payload or b"") == {"code": 500}
+    assert ack.header("biz_rt") == "4000"
+
+
+def test_an_event_unanswered_when_its_link_was_lost_is_left_to_the_platform() -> None:
+    """The platform delivers it again on the next link; the old delivery's answer ACKs
+    nothing there (its frame belongs to the lost link)."""
+    machine = connected()
+    (deliver,) = machine.received(event(), 1.0)
+    assert isinstance(deliver, Deliver)
+    machine.closed(2.0)
+    assert machine.tick(machine.deadline()) == [Discover()]
+    machine.discovered(URL, CONFIG, 20.0)
+    machine.opened(20.0)
+    assert machine.handled(deliver.delivery.ack_id, 20.5) == []
+    (again,) = machine.received(event(), 21.0)
+    assert isinstance(again, Deliver) and again.delivery.ack_id != deliver.delivery.ack_id
+    (ack,) = sent(machine.handled(again.delivery.ack_id, 21.5))
+    assert ack.header("biz_rt") == "500"
 
 
 def test_a_failed_handler_is_acked_with_code_500() -> None:

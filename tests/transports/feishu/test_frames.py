@@ -7,10 +7,12 @@ width, optional-field presence or header layout fails.
 
 from __future__ import annotations
 
+import functools
+from typing import TYPE_CHECKING
+
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-from lark_oapi.ws.pb.pbbp2_pb2 import Frame as SdkFrame
 
 from robota.transports.feishu import (
     METHOD_CONTROL,
@@ -22,9 +24,23 @@ from robota.transports.feishu import (
     encode,
 )
 
+if TYPE_CHECKING:
+    from lark_oapi.ws.pb.pbbp2_pb2 import Frame as SdkFrame
+
+# Importing lark_oapi loads the whole SDK, about 3 s of CPU: at a test's first need, not at
+# collection (where every pytest worker paid it), and the SDK's tests share one worker.
+pytestmark = pytest.mark.xdist_group("lark_sdk")
+
+
+@functools.cache
+def sdk_class() -> type[SdkFrame]:
+    from lark_oapi.ws.pb.pbbp2_pb2 import Frame as SdkFrame
+
+    return SdkFrame
+
 
 def sdk_frame(frame: Frame) -> SdkFrame:
-    sdk = SdkFrame()
+    sdk = sdk_class()()
     sdk.SeqID, sdk.LogID, sdk.service, sdk.method = (
         frame.seq_id,
         frame.log_id,
@@ -46,7 +62,7 @@ def sdk_frame(frame: Frame) -> SdkFrame:
 
 
 def from_sdk(data: bytes) -> Frame:
-    sdk = SdkFrame()
+    sdk = sdk_class()()
     sdk.ParseFromString(data)
     return Frame(
         seq_id=sdk.SeqID,

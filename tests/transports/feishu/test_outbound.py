@@ -1,13 +1,25 @@
 """The Feishu platform strategy and sink helpers: the final answer as ``post`` messages within
-the request limit, the Stop button while a turn runs, Feishu's ``uuid`` from our keys."""
+the request limit, the Stop button while a turn runs, Feishu's ``uuid`` from our keys (a
+progress card's post carries it too, so a repeat after a crash is the same card)."""
 
 from __future__ import annotations
 
 import json
 
+import pytest
+
 from robota.core.events import TextDelta, TurnCompleted, TurnStarted
 from robota.core.presentation import TurnView
-from robota.transports.feishu._outbound import FINAL_BYTES, FeishuCards, idempotency_key
+from robota.transports.feishu import RestClient
+from robota.transports.feishu._outbound import (
+    FINAL_BYTES,
+    FeishuCards,
+    FeishuSink,
+    Messenger,
+    idempotency_key,
+)
+
+from ...support.fake_feishu import APP_ID, APP_SECRET, fake_platform
 
 
 def test_a_long_answer_is_split_into_posts_within_the_limit() -> None:
@@ -50,3 +62,29 @@ def test_the_idempotency_key_is_stable_and_short() -> None:
     key = idempotency_key("a" * 40 + ":feishu:final:0")
     assert key == idempotency_key("a" * 40 + ":feishu:final:0") and len(key) <= 50
     assert key != idempotency_key("a" * 40 + ":feishu:final:1")
+
+
+@pytest.mark.parametrize("anchored", [True, False])
+async def test_a_cards_post_carries_its_key_as_uuid_so_a_repeat_is_the_same_card(
+    anchored: bool,
+) -> None:
+    """A card claimed and never recorded (its run killed after Feishu made it) is sent again
+    under the same key: the platform answers with the card it made, never a second one, as
+    a reply to the person's message or as a message to the chat (a recovered turn's)."""
+    async with (
+        fake_platform() as fake,
+        RestClient(domain=fake.domain, app_id=APP_ID, app_secret=APP_SECRET) as rest,
+    ):
+        sink = FeishuSink(Messenger(rest))
+        if anchored:
+            sink.anchors["a1:feishu"] = "om_user1"
+        card = {"schema": "2.0", "body": {"elements": []}}
+        first = await sink.send_card("feishu:chat_id:oc_p2p1", card, key="a1:feishu:card")
+        again = await sink.send_card("feishu:chat_id:oc_p2p1", card, key="a1:feishu:card")
+        other = await sink.send_card("feishu:chat_id:oc_p2p1", card, key="a2:feishu:card")
+    assert first == again != other
+    assert [m.uuid for m in fake.messages] == [
+        idempotency_key("a1:feishu:card"),
+        idempotency_key("a2:feishu:card"),
+    ]
+    assert [m.reply_to for m in fake.messages] == (["om_user1", None] if anchored else [None] * 2)

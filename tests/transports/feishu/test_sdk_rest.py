@@ -7,9 +7,13 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
 import trio
 
 from ...support.fake_feishu import APP_ID, APP_SECRET, fake_platform
+
+# With the other tests that import lark_oapi (about 3 s of CPU) in one worker (test_frames.py).
+pytestmark = pytest.mark.xdist_group("lark_sdk")
 
 
 def sdk_calls(domain: str) -> dict[str, Any]:

@@ -40,6 +40,30 @@ try:
 except SlackApiError as error:
     say(kind="refused", error=error.response["error"], errors=error.response["errors"])
 
+# A thread read from a time on, a page of one at a time (the SDK follows the cursor), with
+# the metadata a post carried: what a lookup after a crash reads.
+keyed = {"event_type": "robota_card", "event_payload": {"key": "t1:slack:card"}}
+first = web.chat_postMessage(
+    channel="D0ALICE", thread_ts="1796015967.000001", text="one", metadata=keyed
+)
+later = [
+    web.chat_postMessage(channel="D0ALICE", thread_ts="1796015967.000001", text=text)["ts"]
+    for text in ("two", "three")
+]
+pages = web.conversations_replies(
+    channel="D0ALICE",
+    ts="1796015967.000001",
+    oldest=posted["ts"],
+    limit=1,
+    include_all_metadata=True,
+)
+say(
+    kind="replies",
+    first=first["ts"],
+    later=later,
+    pages=[[(m["ts"], m.get("metadata")) for m in page["messages"]] for page in pages],
+)
+
 
 def on_request(client: SocketModeClient, request: SocketModeRequest) -> None:
     client.send_socket_mode_response(SocketModeResponse(envelope_id=request.envelope_id))

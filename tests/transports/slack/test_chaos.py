@@ -1,10 +1,11 @@
 """Chaos on Slack (``..chaos``): a real host SIGKILLed at each exposed moment of a message
-(after its ``eyes``, mid-turn, during the continued turn, between the terminal progress message
+(after its ``eyes``, between Slack keeping its progress message and the host's record of it,
+mid-turn, during the continued turn, between the terminal progress message
 and the final, between Slack keeping the final and the host's record of it, between the
 terminal reaction and the removal of ``eyes``, while a queued prompt
 waits), started again each time, in one run; then every
 message has exactly one final, one terminal reaction and no ``eyes``, and no progress message
-is left, or was redrawn, running."""
+is left, or was redrawn, running, or posted twice."""
 
 from __future__ import annotations
 

@@ -1,5 +1,6 @@
 """The fake is proven against the real client: the official SDK (``slack_sdk``) calls the
-fake's Web API (answers, ``SlackApiError`` on ``invalid_blocks``) and its builtin Socket Mode
+fake's Web API (answers, ``SlackApiError`` on ``invalid_blocks``, a thread read after
+``oldest`` page by page through its cursor, with a post's metadata) and its builtin Socket Mode
 client connects, receives ``events_api`` envelopes, acknowledges them as Slack expects, and
 follows a ``refresh_requested`` disconnect to a fresh URL. If the fake's shapes were off, the
 SDK would refuse them, and our own client's tests against the fake would prove nothing."""
@@ -60,6 +61,19 @@ async def test_the_official_sdk_talks_to_the_fake_and_receives_an_event(fake: Fa
         refused = await lines.next()
         assert refused["kind"] == "refused" and refused["error"] == "invalid_blocks"
         assert refused["errors"] == ["must provide no more than 50 items [json-pointer:/blocks]"]
+        replies = await lines.next()
+        assert replies["kind"] == "replies"
+        # After ``oldest`` only (the progress message posted first is not), a page at a time.
+        assert replies["pages"] == [
+            [
+                [
+                    replies["first"],
+                    {"event_type": "robota_card", "event_payload": {"key": "t1:slack:card"}},
+                ]
+            ],
+            [[replies["later"][0], None]],
+            [[replies["later"][1], None]],
+        ]
         assert await lines.next() == {"kind": "connected"}
         (opened,) = fake.calls_of("apps.connections.open")
         assert opened.headers["authorization"] == f"Bearer {APP_TOKEN}"

@@ -8,11 +8,22 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import trio
+
 from ...support.fake_slack import dm, fake_slack
 from ...support.host import sandboxed
 from ...support.model_server import FakeModel
 from ...support.processes import processes_with_home_under
-from ...support.slack import BOUND, Served, configure, host_process, now_ts, words
+from ...support.slack import (
+    BOUND,
+    CHANNEL,
+    Served,
+    configure,
+    host_process,
+    now_ts,
+    restartable,
+    words,
+)
 
 
 async def test_a_host_killed_right_after_eyes_answers_the_message_once_after_its_restart(
@@ -92,3 +103,39 @@ async def test_a_host_killed_after_slack_kept_the_answer_and_before_its_record_a
         assert second.returncode == 0, log.read_text()[-4000:]
         assert bot.prompts("answer me once") == 1, "the turn was not run again"
     assert processes_with_home_under(short_root / "agents") == []
+
+
+async def test_a_host_killed_after_slack_kept_its_progress_card_posts_no_second_one(
+    short_root: Path, model: FakeModel
+) -> None:
+    """The card's post carries its key in metadata: the next host finds the card the killed
+    one made (claimed, never recorded) and ends it in place rather than posting another."""
+    log = short_root / "host.log"
+    async with restartable(short_root, model) as (robota, bot):
+        fake = bot.fake
+        ts = now_ts()
+        fake.hold_metadata = {"robota_card"}  # kept, never answered
+        async with host_process(robota, fake, log) as first:
+            await bot.push(dm("one card per turn", ts=ts), event_id="EvCard")
+            await fake.wait_until(lambda: ts in fake.held_posts, timeout=BOUND)
+            first.kill()
+            await first.wait()
+        fake.hold_metadata = set()
+        (kept,) = bot.replies(ts)
+
+        def card_keys() -> list[object]:
+            return [
+                m["metadata"]["event_payload"]["key"]
+                for m in bot.replies(ts)
+                if m.get("metadata", {}).get("event_type") == "robota_card"
+            ]
+
+        async with host_process(robota, fake, log) as second:
+            await bot.ended(ts)
+            await trio.sleep(1.0)  # what a late second post would need to show
+            keys = card_keys()
+            assert len(keys) == len(set(keys)), bot.replies(ts)
+            assert bot.updates_of(kept["ts"]), "the kept card was ended in place"
+            assert "⏳" not in words(fake.messages[CHANNEL, kept["ts"]])
+            assert len(bot.finals(ts)) == 1, bot.replies(ts)
+        assert second.returncode == 0, log.read_text()[-4000:]

@@ -14,7 +14,8 @@ task is driven through), ``_reads`` (the store reads ``task list`` and the host 
 children, their status and their group offers), ``_desk`` (the ``task.*`` requests),
 ``_groups`` (``task.newgroup | forkgroup`` through a transport's ``GroupMaker``),
 ``_print_choice`` (print mode's task and where its turns run) and ``_print_turns``
-(``print.run``: print mode's turns on a warm host), ``_spawn``
+(``print.run``: print mode's turns on a warm host), ``_terminal_owner`` (the interactive
+terminal as a task's owner), ``_spawn``
 (a detached host and its readiness: ``server start`` and a restart), ``_signals`` (a tree run
 until a stop signal), the background sessions (``_session_requests``, ``_sessions``: the
 clients' side, ``_daemon``: the workspace's daemon locks, ``_session``: one session's tree,
@@ -56,8 +57,6 @@ if typing.TYPE_CHECKING:
         choose_print_task,
         held_elsewhere,
         print_placement,
-        terminal_refusal,
-        terminal_takes,
     )
     from ._print_turns import PrintTurns
     from ._reads import (
@@ -95,7 +94,15 @@ if typing.TYPE_CHECKING:
         restart_notes,
         restarted_notes,
     )
-    from ._routing import CLI_KIND, TaskRoute, cli_route, route_for_task, route_kind, serves
+    from ._routing import (
+        CLI_KIND,
+        MadeHere,
+        TaskRoute,
+        cli_route,
+        route_for_task,
+        route_kind,
+        serves,
+    )
     from ._run import EXIT_CRASHED, EXIT_REPLACED, EXIT_STOPPED, STOP_SIGNALS, run_host
     from ._serve import ServeHost, run_serve
     from ._services import (
@@ -153,6 +160,14 @@ if typing.TYPE_CHECKING:
         wait_ready,
     )
     from ._task_names import ENV_NAMES, NoTaskGiven, TaskLookup, pick_task
+    from ._terminal_owner import (
+        TerminalClaim,
+        TerminalOwning,
+        terminal_lets_go,
+        terminal_ownership,
+        terminal_refusal,
+        terminal_takes,
+    )
     from ._transports import (
         TRANSPORT_START,
         HostTransports,
@@ -303,11 +318,16 @@ __all__ = [
     "TaskChoice",
     "choose_print_task",
     "held_elsewhere",
+    "TerminalClaim",
+    "TerminalOwning",
+    "terminal_lets_go",
+    "terminal_ownership",
     "terminal_refusal",
     "terminal_takes",
     "print_placement",
     # routes
     "CLI_KIND",
+    "MadeHere",
     "TaskRoute",
     "cli_route",
     "route_for_task",
@@ -398,6 +418,7 @@ _HOMES = {
     "restart_notes": "._restarter",
     "restarted_notes": "._restarter",
     "CLI_KIND": "._routing",
+    "MadeHere": "._routing",
     "TaskRoute": "._routing",
     "cli_route": "._routing",
     "route_for_task": "._routing",
@@ -461,8 +482,12 @@ _HOMES = {
     "TaskChoice": "._print_choice",
     "choose_print_task": "._print_choice",
     "held_elsewhere": "._print_choice",
-    "terminal_refusal": "._print_choice",
-    "terminal_takes": "._print_choice",
+    "TerminalClaim": "._terminal_owner",
+    "TerminalOwning": "._terminal_owner",
+    "terminal_lets_go": "._terminal_owner",
+    "terminal_ownership": "._terminal_owner",
+    "terminal_refusal": "._terminal_owner",
+    "terminal_takes": "._terminal_owner",
     "print_placement": "._print_choice",
     "PrintTurns": "._print_turns",
 }

@@ -54,6 +54,7 @@ from robota.core.store import task as load_task
 
 from ._desk_reads import DeskReads
 from ._owners import Owner, TaskOwners
+from ._print_choice import PRINT_KIND
 from ._reads import routes_of, task_lookup
 from ._requests import (
     SEND_WAIT,
@@ -66,7 +67,7 @@ from ._requests import (
     TaskSend,
     TaskStop,
 )
-from ._routing import TaskRoute, cli_route, route_for_task, serves
+from ._routing import MadeHere, TaskRoute, cli_route, route_for_task, serves
 from ._taps import RouteTaps
 from ._task_names import ENV_NAMES, pick_task
 
@@ -128,9 +129,10 @@ class TaskDesk:
         self.owners = TaskOwners(owner, engine.store, self.reads) if owner is not None else None
         """The host's: a task another live process owns is passed to it or refused
         (``_owners``); a session's desk serves only the task it owns."""
-        self.print_routes: set[str] = set()
-        """The print routes this process's print runs made (``_print_turns``): a task current
-        on one is driven there, where its agent session is open."""
+        self.print_routes = MadeHere.for_this_process(PRINT_KIND)
+        """The print routes this process's print runs make (``_print_turns``), told by their
+        key (nothing is kept per run): a task current on one is driven there, where its agent
+        session is open."""
 
     def close(self) -> None:
         """Close the read connections (the host's or session's run ends with them)."""

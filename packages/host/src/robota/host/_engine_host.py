@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from robota.core import PrestartedAgent
     from robota.core.config import Config, Profile
-    from robota.core.engine import Engine
+    from robota.core.engine import Engine, TaskOwning
 
 __all__ = ["load_profile", "open_engine"]
 
@@ -50,13 +50,16 @@ def open_engine(
     restricted: Callable[[Path], bool] | None = None,
     quiet_after: float | None = None,
     open_ahead: Callable[[str], bool] | None = None,
+    owning: TaskOwning | None = None,
 ) -> Engine:
     """An engine for the profile's agents and store, logging to the profile's log file; the
     host of ``prestarted``'s agent adopts that process (see ``_prestart``); every agent also
     gets ``agent_env`` (non-secret). ``restricted(cwd)``: which directories run Restricted
     (``_trust``; ``None``: each by its workspace's trust, fail closed). ``quiet_after``: the
     engine's passivation of settled routes (``Engine``; ``None``: only after its idle time).
-    ``open_ahead(route_key)``: the routes whose agents keep a session opened ahead for them."""
+    ``open_ahead(route_key)``: the routes whose agents keep a session opened ahead for them.
+    ``owning``: which tasks its routes may take up and claim (the terminal's,
+    ``_terminal_owner``; ``None``: every task)."""
     from robota.core import runtime_plugins  # noqa: PLC0415
     from robota.core.engine import Engine, EngineAgent, TaskDefaults  # noqa: PLC0415
     from robota.core.logs import configure_logging  # noqa: PLC0415
@@ -92,4 +95,5 @@ def open_engine(
         restricted=restricted if restricted is not None else restricted_hook(profile),
         quiet_after=quiet_after,
         open_ahead=open_ahead,
+        owning=owning,
     )

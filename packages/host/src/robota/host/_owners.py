@@ -5,7 +5,7 @@ generation: ``robota.core.store.ClaimTask``): the host, or the background sessio
 one) that made it, or an interactive terminal that took it up (``TERMINAL_KIND``). A session
 claims its task before it publishes its registration; the host claims a task the first time it
 drives one through its desk (``task send | stop | queue | rename``); a terminal when it resumes
-one (``_print_choice.terminal_takes``).
+one or binds one (``_terminal_owner``).
 
 What the host's desk does with a request for a task, by ``ownership`` (pure, a table tests it):
 
@@ -70,7 +70,7 @@ logger = logging.getLogger("robota.host")
 HOST_OWNER = "host"
 TERMINAL_KIND = "tui"
 """The interactive terminal as an owner (``tui:<hex>``, its route's key), which runs its engine
-in its own process (``_print_choice.terminal_takes``): it has no control socket, so what would
+in its own process (``_terminal_owner``): it has no control socket, so what would
 be passed to it is refused naming it."""
 CLAIM_TIMEOUT = 10.0
 FORWARD_MARGIN = 10.0

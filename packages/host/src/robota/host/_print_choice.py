@@ -14,14 +14,11 @@ on the task's ``cli`` route, which reopens the session there (``_print_turns``).
 another live process owns is that process's (``held_elsewhere``): print mode in its own
 process refuses it naming the owner rather than open the same agent session a second time.
 The interactive terminal, whose engine runs in its own process too, refuses it the same way
-(``terminal_takes``, saying where the task can be reached: ``terminal_refusal``) and otherwise
-owns the task while it drives it (taking it over, generation bumped, when its owner is gone),
-so the host, a background session or print mode refuse it in turn, naming the terminal.
+and otherwise owns the task while it drives it (``_terminal_owner``).
 """
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
@@ -44,8 +41,6 @@ __all__ = [
     "choose_print_task",
     "held_elsewhere",
     "print_placement",
-    "terminal_refusal",
-    "terminal_takes",
 ]
 
 PRINT_KIND = "print"
@@ -298,54 +293,3 @@ async def held_elsewhere(engine: Engine, task_id: str) -> str | None:
         )
 
     return await trio.to_thread.run_sync(read)
-
-
-def terminal_refusal(task_id: str, owner: str, said: str) -> str:
-    """Why the terminal does not take up ``task_id``, which ``owner`` (a live process, as
-    ``describe`` says it: ``said``) drives, and where the task can be reached instead."""
-    # Here, not at the top: print mode's start loads none of the owners' module.
-    from ._owners import HOST_OWNER  # noqa: PLC0415
-    from ._session_requests import SESSION_KIND  # noqa: PLC0415
-
-    kind, _, name = owner.partition(":")
-    if kind == SESSION_KIND:
-        way = f"`robota session attach {name}` is the way in"
-    elif owner == HOST_OWNER:
-        way = f"`robota task send {task_id}` reaches it, or resume it here once the host stopped"
-    else:
-        way = "resume it here once that process ended"
-    return (
-        f"task {task_id} is driven by {said}; the terminal does not open its agent session "
-        f"beside that process: {way}"
-    )
-
-
-async def terminal_takes(engine: Engine, task_id: str, route_key: str) -> str | None:
-    """The terminal (its route ``route_key``, this process) owns ``task_id`` from now on:
-    claimed when nobody owns it, taken over (``replaces`` the row's generation) when its owner
-    is gone; else, a live process owning it (or winning the race for it), why not
-    (``terminal_refusal``)."""
-    from robota.core.control import own_process_start  # noqa: PLC0415
-    from robota.core.store import task_owner  # noqa: PLC0415
-
-    from ._owners import Owner, describe, runs  # noqa: PLC0415
-
-    # No socket: nothing is passed to a terminal; what would be is refused naming it.
-    me = Owner(route_key, os.getpid(), own_process_start(), "")
-
-    def read() -> tuple[int | None, str | None]:
-        with engine.context.readers.reading() as db:
-            row = task_owner(db, task_id)
-        if row is None or me.is_(row):
-            return None, None
-        if runs(row):
-            return None, terminal_refusal(task_id, row.owner, describe(row))
-        return row.generation, None
-
-    replaces, refused = await trio.to_thread.run_sync(read)
-    if refused is not None:
-        return refused
-    claimed = await engine.store.write(me.claim(task_id, replaces), timeout=10.0)
-    if me.is_(claimed):
-        return None
-    return terminal_refusal(task_id, claimed.owner, describe(claimed))

@@ -42,7 +42,6 @@ still runs of the terminal's input (on a route of its own, whatever it runs), so
 from __future__ import annotations
 
 import logging
-import uuid
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -68,7 +67,6 @@ from robota.core.protocol import (
 
 from ._attach import surface_requests
 from ._print_choice import (
-    PRINT_KIND,
     PrintTask,
     TaskChoice,
     choose_print_task,
@@ -302,8 +300,8 @@ class PrintDesk:
         if isinstance(choice, str):
             raise HandlerError("usage", choice)
         if not isinstance(choice.request, UseTask):
-            route = f"{PRINT_KIND}:{uuid.uuid4().hex[:12]}"
-            self.desk.print_routes.add(route)  # its task's session is held there
+            # Its task's session is held there; the desk tells the route its own by its key.
+            route = self.desk.print_routes.new_route()
             return _Run(choice, route, own=True)
         return await self._taken_up(request, workspace, choice, choice.request.task_id)
 

@@ -202,6 +202,12 @@ class AppServerClient:
         self._threads.setdefault(info.id, ThreadTracker(info.id))
         return info
 
+    async def unsubscribe_thread(self, thread_id: str) -> None:
+        """Stop following ``thread_id`` (``thread/unsubscribe``): the server unloads a thread
+        nobody follows once its ``thread_unload_delay_secs`` passed, and only then may another
+        server process (another owner of the task) resume it."""
+        await self._connection.request("thread/unsubscribe", {"threadId": thread_id}, timeout=READ)
+
     async def fork_thread(self, thread_id: str, *, last_turn_id: str | None = None) -> ThreadInfo:
         """Fork through ``last_turn_id`` (default: the latest turn). No timeout, by design."""
         params: dict[str, Any] = {"threadId": thread_id, "excludeTurns": True}

@@ -15,12 +15,15 @@ from robota.core.events import ApprovalDecision
 from ._app_server import AppServerClient, SteerRejected
 from ._approvals import DecidedBy
 from ._drivers import EventSink, PromptRefused, SteerRefusedError
-from ._jsonrpc import Connection, RpcError
+from ._jsonrpc import Connection, RpcError, RpcTimeout
 from ._mcp_servers import app_server_mcp_config
 
 __all__ = ["AppServerDriver"]
 
 logger = logging.getLogger("robota.runtimes.agent")
+
+UNLOAD_DELAY = "thread_unload_delay_secs"
+"""Codex's config key: seconds a thread nobody follows stays loaded."""
 
 
 class AppServerDriver:
@@ -36,7 +39,11 @@ class AppServerDriver:
         """Offered to every thread but a Restricted session's (``SessionSpec.restricted``)."""
 
     def _config(self, spec: SessionSpec) -> dict[str, object]:
-        return {} if spec.restricted else app_server_mcp_config(self.mcp_servers)
+        # A thread robota closes is unloaded at once (not after Codex's 30 minutes): Codex
+        # lets one process write a thread, and the task's next owner (another process, once
+        # a terminal switched away from it) must be able to resume it.
+        unload: dict[str, object] = {UNLOAD_DELAY: 0}
+        return unload if spec.restricted else {**unload, **app_server_mcp_config(self.mcp_servers)}
 
     @property
     def capabilities(self) -> Mapping[str, object]:
@@ -103,7 +110,12 @@ class AppServerDriver:
         """A thread knows nothing of robota's task: nothing to tie."""
 
     async def close_session(self, session_id: str) -> None:
-        """App Server threads persist on their own; there is nothing to free."""
+        """Unfollow the thread, which the server then unloads (``_config``); it persists on
+        its own. Errors ignored: a thread not unloaded is simply left to the server."""
+        try:
+            await self.client.unsubscribe_thread(session_id)
+        except (RpcError, RpcTimeout):
+            logger.debug("app-server: thread/unsubscribe of %s failed", session_id)
 
     async def list_sessions(self, *, search: str | None, limit: int) -> list[AgentSessionInfo]:
         threads, _ = await self.client.list_threads(limit=limit, search=search)

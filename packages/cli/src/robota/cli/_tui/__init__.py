@@ -94,7 +94,7 @@ def run_tui(
     )
 
     def factory() -> EngineLike:
-        return profile_engine(cwd=settings.cwd, restricted=restricted)
+        return profile_engine(cwd=settings.cwd, restricted=restricted, owns_tasks=True)
 
     on_turn = None
     if engine_factory is None:  # the profile's engine: its host hears of this terminal's turns

@@ -55,6 +55,7 @@ from robota.core.presentation import STATE_LABELS, UserSteer, format_elapsed
 from ._complete import command_names
 from ._driver import hangup_safe
 from ._engine_thread import EngineStopped
+from ._standing import POLL_SECONDS, moved_note, read_only_refusal, standing_label
 from ._widgets import ApprovalBar, LiveTurn, PromptInput, TaskPicker, TurnCard
 
 if TYPE_CHECKING:
@@ -62,7 +63,7 @@ if TYPE_CHECKING:
     from textual.driver import Driver
     from textual.widget import Widget
 
-    from robota.core.store import Task, TurnAttempt
+    from robota.core.store import Task, TaskMobility, TurnAttempt
 
 __all__ = ["EngineLink", "RobotaApp", "Start"]
 
@@ -97,6 +98,15 @@ class EngineLink(Protocol):
     def take_task(self, task_id: str, timeout: float = 60) -> str | None:
         """This terminal owns ``task_id`` from now on, or why it may not (another live
         process drives it: one owner per task)."""
+
+    def task_mobility(self, task_id: str, timeout: float = 60) -> TaskMobility | None:
+        """Whether ``task_id`` moves to or moved to another device (``_standing``)."""
+
+    def let_go(self, task_id: str, timeout: float = 60) -> None:
+        """This terminal no longer owns ``task_id`` (it moved to another device)."""
+
+    def device_name(self, device: str, timeout: float = 60) -> str | None:
+        """``device``'s name in this profile's mesh roster, ``None`` when it names none."""
 
 
 class _Wake(Message):
@@ -165,6 +175,14 @@ class RobotaApp(App[None]):
         self.engine_error: BaseException | None = None
         self.refused: str | None = None
         """Why the task to take up is not this terminal's (``take_task``): said on leaving."""
+        self.standing: dict[str, TaskMobility | None] = {}
+        """Each task's mobility as last read (``_standing``)."""
+        self.moved: dict[str, TaskMobility] = {}
+        """Tasks that moved to another device while this terminal showed them: read-only."""
+        self.device_names: dict[str, str | None] = {}
+        """The other devices' roster names, read once each."""
+        self._polled = 0.0
+        self._reading = False
         self.signal_number: int | None = None
         self._route_open = False
         self._paint_due = False
@@ -418,7 +436,13 @@ class RobotaApp(App[None]):
         if text.strip() == "/exit":
             self.exit()
             return
-        if text.lstrip().startswith("/") and not text.lstrip().startswith("//"):
+        command = text.lstrip().startswith("/") and not text.lstrip().startswith("//")
+        moved = self.moved.get(self.task_id or "")
+        if moved is not None and not command and self.task_id is not None:
+            # Its agent session here missed what was said there: nothing more reaches it.
+            self.note(read_only_refusal(self.task_id, moved, self._device_of(moved)), "error")
+            return
+        if command:
             self.note(f"> {text.strip()}")  # commands leave no turn to show what was typed
         self.link.tell(UserInput(text))
 
@@ -498,8 +522,46 @@ class RobotaApp(App[None]):
             # Textual would read end-of-file forever, so leave as SIGHUP would have.
             self._terminate(signal.SIGHUP)
             return
+        now = time.monotonic()
+        due = now - self._polled >= POLL_SECONDS and not self._reading
+        if self._route_open and self.task_id is not None and due:
+            self._polled, self._reading = now, True
+            self.run_worker(self._read_standing(self.task_id), group="standing")
         if self.turn is not None:
             self._paint()
+
+    async def _read_standing(self, task_id: str) -> None:
+        """Notice a handoff of the task (``_standing``): pushed from the host, another
+        process, nothing tells this terminal's engine."""
+        try:
+            mobility = await asyncio.to_thread(self.link.task_mobility, task_id)
+        except EngineStopped:
+            return
+        finally:
+            self._reading = False
+        if mobility is not None and mobility.peer not in self.device_names:
+            try:
+                name = await asyncio.to_thread(self.link.device_name, mobility.peer)
+            except EngineStopped:
+                name = None
+            self.device_names[mobility.peer] = name
+        before = self.standing.get(task_id)
+        self.standing[task_id] = mobility
+        said = moved_note(task_id, before, mobility, self._device_of(mobility))
+        if mobility is not None and mobility.state == "moved" and task_id not in self.moved:
+            self.moved[task_id] = mobility
+            if said is not None:
+                self.note(said, "error")
+            try:  # the task is no longer this terminal's: another process may take it back up
+                await asyncio.to_thread(self.link.let_go, task_id)
+            except EngineStopped:
+                pass
+        elif said is not None and task_id not in self.moved:
+            self.note(said)
+        self._paint_status()
+
+    def _device_of(self, mobility: TaskMobility | None) -> str | None:
+        return None if mobility is None else self.device_names.get(mobility.peer)
 
     def _paint(self) -> None:
         self._paint_due = False
@@ -545,6 +607,11 @@ class RobotaApp(App[None]):
             parts += [state, format_elapsed(turn.elapsed)]
         if self.queued:
             parts.append(f"{len(self.queued)} queued")
+        if self.task_id is not None:
+            standing = self.moved.get(self.task_id) or self.standing.get(self.task_id)
+            label = standing_label(standing, self._device_of(standing))
+            if label is not None:
+                parts.append(label)
         self.status_line.update(Text(" · ".join(parts)))
 
 

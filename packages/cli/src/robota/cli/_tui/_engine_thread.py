@@ -7,9 +7,10 @@ contract with the rest of the TUI is two calls that never block the caller: ``te
 thread; ``RouteLink.send`` is an actor tell, so it is called directly, and requests told before
 the engine runs are held and sent first, in order) and ``stop`` (cancels the engine's run
 through the trio token and waits, bounded, for its shutdown, agents included).
-``recent_tasks``, ``find_tasks``, ``latest_task``, ``task_history`` and ``take_task`` (which
-runs its claim on the engine's loop) block and are called from a worker thread, never from the
-UI loop nor the trio loop (a blocking read there would stall every route).
+``recent_tasks``, ``find_tasks``, ``latest_task``, ``task_history``, ``take_task`` (which
+runs its claim on the engine's loop), ``task_mobility``, ``let_go`` and ``device_name`` block
+and are called from a worker thread, never from the UI loop nor the trio loop (a blocking read
+there would stall every route).
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ from robota.core import RobotaError
 if TYPE_CHECKING:
     from robota.core.engine import FrontEndRequest, TaskDefaults
     from robota.core.frontend import RouteLink
-    from robota.core.store import Task, TurnAttempt
+    from robota.core.store import Task, TaskMobility, TurnAttempt
 
 __all__ = ["EngineLike", "EngineStopped", "EngineThread"]
 
@@ -84,11 +85,22 @@ class EngineThread:
         *,
         link: RouteLink,
         takes: Callable[[str], Awaitable[str | None]] | None = None,
+        moves: Callable[[str], TaskMobility | None] | None = None,
+        lets_go: Callable[[str], object] | None = None,
+        names: Callable[[str], str | None] | None = None,
     ) -> None:
         self.engine = engine
         self._takes = takes
         """Claims a task for this terminal, or says why not (``robota.host.terminal_takes``),
         on the engine's loop; ``None``: an engine with no store of owners (a test double)."""
+        self._moves = moves
+        """Whether a task moves to, or moved to, another device (``store.task_mobility``), a
+        blocking read; ``None``: an engine with no store of handoffs (a test double)."""
+        self._lets_go = lets_go
+        """This terminal no longer owns a task (``robota.host.terminal_lets_go``), a blocking
+        write; ``None`` with ``takes``."""
+        self._names = names
+        """A device's name in the profile's mesh roster, a blocking read; ``None``: none."""
         self._link = link
         self._lock = threading.Lock()
         self._token: trio.lowlevel.TrioToken | None = None
@@ -160,6 +172,31 @@ class EngineThread:
             raise EngineStopped("the engine is not running") from None
         except (OSError, RobotaError) as error:  # the store did not record the claim
             raise EngineStopped(f"task {task_id} could not be claimed: {error}") from error
+
+    def task_mobility(self, task_id: str, timeout: float = 60) -> TaskMobility | None:
+        """Blocking, like ``recent_tasks``: whether ``task_id`` moves to or moved to another
+        device (a handoff), ``None`` when it is this device's like any task."""
+        if self._moves is None:
+            return None
+        self._wait_running(timeout)
+        return self._moves(task_id)
+
+    def let_go(self, task_id: str, timeout: float = 60) -> None:
+        """Blocking, like ``recent_tasks``: this terminal no longer owns ``task_id``."""
+        if self._lets_go is None:
+            return
+        self._wait_running(timeout)
+        try:
+            self._lets_go(task_id)
+        except (OSError, RobotaError) as error:  # the store did not record it: said, not fatal
+            logger.warning("task %s: the terminal could not let it go: %s", task_id, error)
+
+    def device_name(self, device: str, timeout: float = 60) -> str | None:
+        """Blocking, like ``recent_tasks``: ``device``'s name in the mesh roster, if any."""
+        if self._names is None:
+            return None
+        self._wait_running(timeout)
+        return self._names(device)
 
     def stop(self, timeout: float = 20) -> bool:
         """Cancel the engine's run and wait for it to end; ``False`` if it outlived ``timeout``."""

@@ -308,3 +308,12 @@ class RemoteLink:
 
     def take_task(self, task_id: str, timeout: float = 60) -> str | None:  # noqa: ARG002
         return None  # the session owns its task; this terminal only speaks to it
+
+    def task_mobility(self, task_id: str, timeout: float = 60) -> None:  # noqa: ARG002
+        return None  # a pushed session ends once its task moved: the connection closes
+
+    def let_go(self, task_id: str, timeout: float = 60) -> None:  # noqa: ARG002
+        return None
+
+    def device_name(self, device: str, timeout: float = 60) -> None:  # noqa: ARG002
+        return None

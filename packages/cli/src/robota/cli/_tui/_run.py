@@ -10,7 +10,7 @@ import contextlib
 import os
 import signal
 import sys
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, cast
 
@@ -20,6 +20,7 @@ from ._engine_thread import EngineLike, EngineThread
 
 if TYPE_CHECKING:
     from robota.core.engine import Engine, TaskSettings
+    from robota.core.store import TaskMobility
 
     from ._remote import RemoteSession
 
@@ -29,12 +30,19 @@ STOP_TIMEOUT = 30.0
 """Seconds the engine gets to stop (agents are given 0.5 s, then SIGTERM, then SIGKILL)."""
 
 
-def profile_engine(*, cwd: Path | None = None, restricted: bool = False) -> EngineLike:
+def profile_engine(
+    *, cwd: Path | None = None, restricted: bool = False, owns_tasks: bool = False
+) -> EngineLike:
     """The profile's engine, for a person at the terminal (approvals are theirs to answer).
     In an untrusted workspace (of ``cwd``, default the profile's) it asks first on the
     terminal: trust it, continue Restricted, or quit (exit 1)."""
     from robota.core import ConfigError  # noqa: PLC0415
-    from robota.host import open_engine, trust_store, workspace_config  # noqa: PLC0415
+    from robota.host import (  # noqa: PLC0415
+        TerminalOwning,
+        open_engine,
+        trust_store,
+        workspace_config,
+    )
 
     from .._profile import load_profile  # noqa: PLC0415
     from .._trust_ask import ask_on_terminal  # noqa: PLC0415
@@ -56,7 +64,12 @@ def profile_engine(*, cwd: Path | None = None, restricted: bool = False) -> Engi
     except (ConfigError, OSError) as error:
         print(f"robota: {error}", file=sys.stderr)
         sys.exit(2)
-    return open_engine(workspace.config, profile, human_approves=True, restricted=workspace.hook)
+    # One owner per task: its route takes up no task another live process drives, and owns
+    # each task it binds (``robota.host._terminal_owner``).
+    owning = TerminalOwning() if owns_tasks else None
+    return open_engine(
+        workspace.config, profile, human_approves=True, restricted=workspace.hook, owning=owning
+    )
 
 
 def build(
@@ -69,18 +82,44 @@ def build(
     from robota.core.frontend import FrontEndPort  # noqa: PLC0415
 
     link = FrontEndPort(engine).subscribe(route_key)
-    takes = _terminal_takes(engine, route_key) if owns_tasks else None
-    thread = EngineThread(engine, link=link, takes=takes)
+    if not owns_tasks:
+        thread = EngineThread(engine, link=link)
+        return RobotaApp(thread, link, start), thread
+    from robota.core.store import task_mobility  # noqa: PLC0415
+    from robota.host import terminal_lets_go, terminal_takes  # noqa: PLC0415
+
+    profiles = cast("Engine", engine)
+
+    async def takes(task_id: str) -> str | None:
+        return await terminal_takes(profiles, task_id, route_key)
+
+    def moves(task_id: str) -> TaskMobility | None:
+        with profiles.context.readers.reading() as db:
+            return task_mobility(db, task_id)
+
+    def lets_go(task_id: str) -> bool:
+        return terminal_lets_go(profiles, task_id, route_key)
+
+    thread = EngineThread(
+        engine, link=link, takes=takes, moves=moves, lets_go=lets_go, names=_device_name
+    )
     return RobotaApp(thread, link, start), thread
 
 
-def _terminal_takes(engine: EngineLike, route_key: str) -> Callable[[str], Awaitable[str | None]]:
-    from robota.host import terminal_takes  # noqa: PLC0415
+def _device_name(device: str) -> str | None:
+    """``device``'s name in this profile's mesh roster (the lists as accepted), ``None`` when
+    it names none or they cannot be read."""
+    from robota.core import RobotaError  # noqa: PLC0415
 
-    async def takes(task_id: str) -> str | None:
-        return await terminal_takes(cast("Engine", engine), task_id, route_key)
+    from .._mesh_cmd import _mesh, _read  # noqa: PLC0415 (a handoff's rare moment only)
 
-    return takes
+    try:
+        lists = _read(_mesh()).lists
+    except (OSError, RobotaError):
+        return None
+    if lists is None:
+        return None
+    return next((c.name for c in lists.roster.devices if c.device == device), None)
 
 
 def run(

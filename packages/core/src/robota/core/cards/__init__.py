@@ -87,7 +87,14 @@ from ._messages import (
     ShowCard,
 )
 from ._platforms import ApprovalTokens, CardPlatform, CardRenderers, TerminalPlatform
-from ._sink import CardSink, FinalLookup, PermanentSendError, SendError, TransientSendError
+from ._sink import (
+    CardLookup,
+    CardSink,
+    FinalLookup,
+    PermanentSendError,
+    SendError,
+    TransientSendError,
+)
 
 __all__ = [
     # what the engine wires
@@ -111,6 +118,7 @@ __all__ = [
     # what a transport implements
     "CardSink",
     "FinalLookup",
+    "CardLookup",
     "SendError",
     "TransientSendError",
     "PermanentSendError",

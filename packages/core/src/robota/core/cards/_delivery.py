@@ -18,8 +18,10 @@ The ledger rules, per request:
 * **Show.** If the ledger says the final answer is out, nothing is shown (``CardSkipped``).
   A new card's send is claimed first (``ClaimProgressCard``: a process killed between the
   platform creating the card and its record leaves the claim, so the next run ends that card
-  rather than never learning of it; claimed before and never recorded, the card is sent again
-  under the same key, which Feishu answers with the card it made, and edited to this show).
+  rather than never learning of it; claimed before and never recorded, a sink that can tell
+  (``CardLookup``: Slack, by the key in the card's metadata) is asked for the card from the
+  claim's time on, and the card it has is adopted; else the card is sent again under the same
+  key, which Feishu answers with the card it made; either way it is edited to this show).
   A new card is sent, then its tokens are bound and ``RecordProgressCard`` notes it. An edit
   binds the tokens first (a button is never clickable before its token is bound), then
   ``RecordProgressCard``; if that refuses because the final answer went out meanwhile, the edit
@@ -29,14 +31,15 @@ The ledger rules, per request:
   ``final_gate`` decided, the claim marked): delivered, nothing is sent
   (``FinalSent(already=True)``); claimed before and never recorded, an earlier try (a process
   killed between the platform keeping the answer and the ledger's commit) may have reached the
-  platform, so a sink that can tell (``FinalLookup``) is asked which chunks it has, and they
-  count as sent. Then the chunks not yet sent go out, and ``RecordFinalDelivery`` records
-  them. A send that failed leaves the same doubt (its answer may have been lost, not its
-  message), so its retry asks too. Chunks sent before a failure are remembered, so a retry
-  sends only the rest, and a failed record after a successful send is retried without sending
-  again. The gate holds across actor crashes (the lane and this service outlive the actor) and
-  across processes (the ledger). A sink that cannot tell sends the chunks again with the same
-  deduplication keys, which its platform drops (Feishu's ``uuid``).
+  platform, so a sink that can tell (``FinalLookup``) is asked which chunks it has (from the
+  first claim's time on), and they count as sent. Then the chunks not yet sent go out, and
+  ``RecordFinalDelivery`` records them. A send that failed leaves the same doubt (its answer
+  may have been lost, not its message), so its retry asks too. Chunks sent before a failure
+  are remembered, so a retry sends only the rest, and a failed record after a successful send
+  is retried without sending again. The gate holds across actor crashes (the lane and this
+  service outlive the actor) and across processes (the ledger). A sink that cannot tell sends
+  the chunks again with the same deduplication keys, which its platform drops (Feishu's
+  ``uuid``).
 
 Stopping the service fails every queued and running request as transient ("delivery stopped"),
 so no actor waits for an outcome that will never come; requests submitted while it is down wait
@@ -51,7 +54,7 @@ import threading
 from collections import OrderedDict, deque
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import trio
 
@@ -77,7 +80,10 @@ from ._messages import (
     ShowCard,
 )
 from ._reads import LedgerEntry
-from ._sink import CardSink, FinalLookup, PermanentSendError, SendError, TransientSendError
+from ._sink import CardLookup, FinalLookup, PermanentSendError, SendError, TransientSendError
+
+if TYPE_CHECKING:
+    from ._sink import CardSink
 
 __all__ = ["CardDelivery"]
 
@@ -96,6 +102,8 @@ class _TurnState:
     """Ids of the final chunks sent so far (all of them once ``delivered``)."""
     claimed: bool = False
     """This service claimed the final's send in the ledger (``ClaimFinalSend``)."""
+    claimed_at: float | None = None
+    """When the final's send was first claimed: a lookup reads the platform from there on."""
     doubt: bool = False
     """A try may have reached the platform unheard: ask it before sending (``FinalLookup``)."""
     lanes: int = 0
@@ -255,13 +263,17 @@ class CardDelivery:
             gate = await self._write(ClaimProgressCard(turn_id))
             state.message_id = gate.message_id  # ``known``: recorded by an earlier run
         if state.message_id is None:
-            message_id = await self._sink_call(
-                self.sink.send_card, request.route, request.payload, key=f"{turn_id}:card"
+            key = f"{turn_id}:card"
+            found = None
+            if gate.verdict == "check":
+                found = await self._find_card(request.route, key, gate.claimed_at)
+            message_id = found or await self._sink_call(
+                self.sink.send_card, request.route, request.payload, key=key
             )
             state.message_id = message_id
             if gate.verdict == "check":
-                # An earlier try may have created the card, and the platform answered with it
-                # (same key): it shows that try's content, not this one's.
+                # An earlier try may have created the card, found on the platform or answered
+                # with (same key): it shows that try's content, not this one's.
                 await self._sink_call(self.sink.update_card, message_id, request.payload)
             if request.actions:
                 await self._write(BindCardActions(message_id, request.route, request.actions))
@@ -292,6 +304,7 @@ class CardDelivery:
                 state.final_ids = list(gate.final_message_ids)
                 return FinalSent(request.request_id, turn_id, gate.final_message_ids, already=True)
             state.claimed = True
+            state.claimed_at = gate.claimed_at
             state.doubt = state.doubt or gate.verdict == "check"
         chunks = request.chunks
         keys = [f"{turn_id}:final:{index}" for index in range(len(chunks))]
@@ -330,7 +343,7 @@ class CardDelivery:
         sink = self.sink
         if isinstance(sink, FinalLookup):
             try:
-                found = await self._sink_call(sink.sent_finals, route, keys)
+                found = await self._sink_call(sink.sent_finals, route, keys, since=state.claimed_at)
             except _Failure as failure:
                 if failure.transient:
                     raise  # asked again on the retry
@@ -345,6 +358,26 @@ class CardDelivery:
                 if len(have) > len(state.final_ids):
                     state.final_ids = have
         state.doubt = False
+
+    async def _find_card(self, route: str, key: str, since: float | None) -> str | None:
+        """The card an earlier try may have made, if the sink can tell and has it (``None``:
+        send it, under its key). A sink that cannot tell now is asked again on the retry; one
+        that cannot tell for good lets the card be sent again."""
+        sink = self.sink
+        if not isinstance(sink, CardLookup):
+            return None
+        try:
+            found: str | None = await self._sink_call(sink.sent_card, route, key, since=since)
+        except _Failure as failure:
+            if failure.transient:
+                raise
+            logger.warning(
+                "card delivery: whether %s's card went is unknown (%s): it is sent again",
+                key.removesuffix(":card"),
+                failure.error,
+            )
+            return None
+        return found
 
     # -- helpers -------------------------------------------------------------------------------
 

@@ -17,7 +17,11 @@ failed, so the retry sends only the rest.
 A sink whose platform drops no repeated send (it keeps no deduplication key: Slack) is also a
 ``FinalLookup``: asked which chunks of a final answer it already has before a send that may
 repeat one goes out (after a crash between the platform keeping an answer and the ledger's
-record of it, or a send whose answer never came).
+record of it, or a send whose answer never came); and a ``CardLookup``: asked, in the same
+doubt, whether it has the turn's progress card, which is then adopted (edited, never posted
+again). Both are given ``since``, the time (this host's clock, epoch seconds) the send was
+first claimed: nothing of an earlier try is older, so a long thread is not read from its start
+(the sink allows for its platform's clock).
 """
 
 from __future__ import annotations
@@ -27,7 +31,14 @@ from typing import Any, Protocol, runtime_checkable
 
 from .._errors import RobotaError
 
-__all__ = ["CardSink", "FinalLookup", "PermanentSendError", "SendError", "TransientSendError"]
+__all__ = [
+    "CardLookup",
+    "CardSink",
+    "FinalLookup",
+    "PermanentSendError",
+    "SendError",
+    "TransientSendError",
+]
 
 
 class SendError(RobotaError):
@@ -81,7 +92,22 @@ class CardSink(Protocol):
 class FinalLookup(Protocol):
     """A sink that can say which final chunks its platform has (see the module docstring)."""
 
-    async def sent_finals(self, route: str, keys: Sequence[str]) -> Mapping[str, str]:
+    async def sent_finals(
+        self, route: str, keys: Sequence[str], *, since: float | None = None
+    ) -> Mapping[str, str]:
         """The chunks among ``keys`` (``send_final``'s keys of one turn, in order) the platform
-        has: key -> message id. Raises as a send does when it cannot tell."""
+        has: key -> message id; none is older than ``since``. Raises as a send does when it
+        cannot tell."""
+        ...
+
+
+@runtime_checkable
+class CardLookup(Protocol):
+    """A sink that can say whether its platform has a progress card (see the module
+    docstring)."""
+
+    async def sent_card(self, route: str, key: str, *, since: float | None = None) -> str | None:
+        """The message id of the card ``send_card`` posted under ``key`` (``None``: the
+        platform has none); it is not older than ``since``. Raises as a send does when it
+        cannot tell."""
         ...

@@ -25,7 +25,7 @@ Layering, bottom up (a module imports only from the layers below it):
 """
 
 from .._commands import COMMANDS, CommandSpec, Invocation, NotACommand, Rejected, resolve
-from ._context import AgentEntry, EngineContext, Outputs, TaskDefaults
+from ._context import AgentEntry, EngineContext, Outputs, TaskDefaults, TaskOwning
 from ._engine import Engine, EngineAgent
 from ._messages import (
     AnswerApproval,
@@ -92,6 +92,7 @@ __all__ = [
     "Engine",
     "EngineAgent",
     "TaskDefaults",
+    "TaskOwning",
     "ConversationRoute",
     "EngineContext",
     "AgentEntry",

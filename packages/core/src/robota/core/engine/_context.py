@@ -16,12 +16,13 @@ import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Protocol
 
 from .._capabilities import AgentCapabilities
 from .._records import Record
 from ..agents import PermissionMode
 from ..kernel import Mailbox
-from ..store import ReaderPool, StoreClient
+from ..store import Database, ReaderPool, StoreClient
 from ._messages import TaskOpened
 
 __all__ = [
@@ -30,6 +31,7 @@ __all__ = [
     "Outputs",
     "RunningAttempts",
     "TaskDefaults",
+    "TaskOwning",
     "new_attempt_id",
     "new_task_id",
 ]
@@ -162,6 +164,23 @@ class RunningAttempts:
             return sorted(self._ids)
 
 
+class TaskOwning(Protocol):
+    """One owner per task, kept by an engine whose process must not drive a task another live
+    process drives (an interactive terminal's: its agents are its own). The route asks it where
+    it takes a task and gives it input, on the engine's loop; what owning means (who owns, when
+    an owner is gone) is the composer's, not the engine's."""
+
+    def refusal(self, db: Database, route_key: str, task_id: str) -> str | None:
+        """Why ``route_key`` may not take up ``task_id`` or give it input (another live process
+        drives it), read in ``db``; ``None`` when it may. Answers at once (a read)."""
+        ...
+
+    def bound(self, store: StoreClient, route_key: str, task_id: str) -> None:
+        """``route_key`` drives ``task_id`` from now on (and no longer the task it drove
+        before): claim it through ``store``. Never blocks (a submitted write)."""
+        ...
+
+
 @dataclass(frozen=True, eq=False)
 class EngineContext:
     store: StoreClient
@@ -186,6 +205,9 @@ class EngineContext:
     open_ahead: Callable[[str], bool] | None = None
     """Which routes' new sessions ask their agent to open the next one ahead
     (``SessionSpec.open_ahead``), by route key: a host's print routes. ``None``: none."""
+    owning: TaskOwning | None = None
+    """Which tasks a route may take up and claims (``TaskOwning``); ``None``: every task, and
+    nothing is claimed (a host's desk claims what it drives itself)."""
     clock: Callable[[], float] = time.time
     running: RunningAttempts = field(default_factory=RunningAttempts)
     write_timeout: float = 10.0

@@ -52,7 +52,7 @@ from ..store import find_task as _find_task
 from ..store import latest_task as _latest_task
 from ..store import task_turn_attempts as _task_turn_attempts
 from ..store import tasks as _tasks
-from ._context import AgentEntry, EngineContext, Outputs, TaskDefaults
+from ._context import AgentEntry, EngineContext, Outputs, TaskDefaults, TaskOwning
 from ._messages import FrontEndRequest
 from ._recovery import Recover, abandon
 from ._recovery_plan import plan_recovery
@@ -121,6 +121,7 @@ class Engine:
         recover: Callable[[str], bool] | None = None,
         restricted: Callable[[Path], bool] | None = None,
         open_ahead: Callable[[str], bool] | None = None,
+        owning: TaskOwning | None = None,
         idle_after: float = 600.0,
         quiet_after: float | None = None,
         backoff: Backoff | None = None,
@@ -129,7 +130,8 @@ class Engine:
         """``recover`` picks the routes whose unfinished turns this engine takes over on
         start (``None``: none; a print-mode run must not adopt another process's turns).
         ``restricted`` decides which directories run Restricted and ``open_ahead`` which
-        routes' agents keep a session opened ahead for them (``EngineContext``). A route
+        routes' agents keep a session opened ahead for them, ``owning`` which tasks a route
+        may take up and claims (one owner per task, ``EngineContext``). A route
         passivates after ``idle_after`` seconds without a message, or after ``quiet_after``
         already when it has nothing in flight (``RouteData.settled``; ``None``: never sooner):
         a host with many chats keeps state and its heap only for the busy ones."""
@@ -172,6 +174,7 @@ class Engine:
             human_approves=human_approves,
             restricted=restricted,
             open_ahead=open_ahead,
+            owning=owning,
         )
 
     @property

@@ -40,6 +40,7 @@ from .._records import replace
 from ..agents import ListSessions, OpenSession
 from ..kernel import LoopRouteActor
 from ..store import (
+    BindRouteTask,
     QueuedPrompt,
     ReaderPool,
     RecordFinalDelivery,
@@ -60,7 +61,7 @@ from ..store import (
     transcript_to_prime,
 )
 from ..store import task as load_task
-from ._context import EngineContext
+from ._context import EngineContext, TaskOwning
 from ._route_core import RouteCore
 from ._route_effects import (
     ClaimFinal,
@@ -125,7 +126,7 @@ class ConversationRoute(LoopRouteActor[Kept]):
             key,
             ctx.agents,
             ctx.defaults,
-            StoreReads(ctx.readers, key),
+            StoreReads(ctx.readers, key, ctx.owning),
             restored=restored,
             human_approves=(
                 ctx.human_approves(key) if callable(ctx.human_approves) else ctx.human_approves
@@ -201,6 +202,11 @@ class ConversationRoute(LoopRouteActor[Kept]):
                 logger.error("route %s: %s failed: %s", key, type(op).__name__, outcome)
 
         self.ctx.store.submit(op, acknowledged)
+        owning = self.ctx.owning
+        if owning is not None and isinstance(op, BindRouteTask):
+            # Binding a task is where a route takes it (new, forked, switched to, adopted):
+            # one owner per task claims it there, after the bind in the store's order.
+            owning.bound(self.ctx.store, key, op.task_id)
 
     def _claim(self, claim: ClaimFinal) -> None:
         outputs, route, key = self.ctx.outputs, self.ctx.route, self.key
@@ -245,11 +251,15 @@ def _in_any_thread(ctx: EngineContext, key: str, effects: Sequence[Effect]) -> C
 
 class StoreReads:
     """``RouteReads`` over the store's readers, for route ``route_key``: each read borrows a
-    connection for itself alone (every query returns its rows whole)."""
+    connection for itself alone (every query returns its rows whole). ``owning``: the engine's
+    one owner per task (``EngineContext.owning``), which ``immobile`` asks too."""
 
-    def __init__(self, readers: ReaderPool, route_key: str) -> None:
+    def __init__(
+        self, readers: ReaderPool, route_key: str, owning: TaskOwning | None = None
+    ) -> None:
         self.readers = readers
         self.route_key = route_key
+        self.owning = owning
 
     def task(self, task_id: str) -> Task | None:
         with self.readers.reading() as db:
@@ -298,4 +308,7 @@ class StoreReads:
 
     def immobile(self, task_id: str) -> str | None:
         with self.readers.reading() as db:
-            return mobility_refusal(task_id, task_mobility(db, task_id))
+            refusal = mobility_refusal(task_id, task_mobility(db, task_id))
+            if refusal is None and self.owning is not None:
+                refusal = self.owning.refusal(db, self.route_key, task_id)
+            return refusal

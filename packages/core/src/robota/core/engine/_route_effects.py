@@ -613,5 +613,7 @@ class RouteReads(Protocol):
 
     def immobile(self, task_id: str) -> str | None:
         """Why ``task_id`` takes no input here (a handoff moves it, moved it, or holds this
-        device's copy: ``store.mobility_refusal``), ``None`` when it takes input."""
+        device's copy: ``store.mobility_refusal``; or another live process drives it, for an
+        engine that keeps one owner per task: ``EngineContext.owning``), ``None`` when it
+        takes input."""
         ...

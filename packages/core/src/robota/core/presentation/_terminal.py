@@ -14,6 +14,7 @@ measured). ``color`` adds ANSI SGR styling; without it the output is plain text.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Collection
 from typing import Literal
 
@@ -40,8 +41,10 @@ _STATUS_STYLE = {
     "interrupted": "yellow",
     "failed": "red",
 }
-_CONTROLS = dict.fromkeys(range(0x20), "\ufffd")
-"""C0 control characters, each shown as U+FFFD (str.translate: C speed on long output lines)."""
+_CONTROLS = re.compile(r"[\x00-\x09\x0b-\x1f]")
+"""C0 control characters but the newline (a text is cut into its lines after), each shown as
+U+FFFD: a regular expression finds the few there are faster than ``str.translate`` looks up
+every character of a long output."""
 _CHOICES = {
     "accept": "[a] allow once",
     "accept_for_session": "[s] allow for this session",
@@ -153,8 +156,7 @@ class TerminalRenderer:
         elif isinstance(block, Message):
             # The one block that starts with a blank line, unless the lines before end in one.
             blank_before = True
-            for line in block.text.strip().split("\n"):
-                out.add(line)
+            out.add(block.text.strip())
         elif isinstance(block, Steer):
             out.add(f"> you: {block.text.strip()}", "cyan")
         elif isinstance(block, Approval) and not block.pending:  # pending: listed below
@@ -235,8 +237,8 @@ def _tool(out: _Lines, tool: ToolCall, expand: bool, output_lines: int) -> None:
         lines, hidden = tail_lines(tool.output, output_lines)
         if hidden or tool.output_dropped:
             out.add(f"      │ … {hidden} more lines", "dim")
-    for text in lines:
-        out.add(f"      │ {text}", "dim")
+    if lines:
+        out.add("      │ " + "\n      │ ".join(lines), "dim")
 
 
 class _Lines:
@@ -250,14 +252,17 @@ class _Lines:
             self.lines.append("")
 
     def add(self, text: str, *styles: str) -> None:
-        if "\n" in text:  # one screen line per line of text, whatever the agent sent
-            for line in text.split("\n"):
-                self.add(line, *styles)
-            return
+        """One screen line per line of ``text``, whatever the agent sent. A whole output is
+        cleaned in one pass and then cut into its lines: a line at a time, an expanded output
+        of thousands of lines cost a Python call each at every redraw."""
         text = text.replace("\t", "    ").replace("\r", "")
         # Control characters from agent output must not restyle or move the user's terminal.
-        text = text.translate(_CONTROLS)
-        if self.width is not None and len(text) > self.width:
-            text = text[: max(1, self.width - 1)] + "…"
+        lines = _CONTROLS.sub("\ufffd", text).split("\n")
+        width = self.width
+        if width is not None:
+            cut = max(1, width - 1)
+            lines = [line if len(line) <= width else line[:cut] + "…" for line in lines]
         codes = "".join(_STYLES[s] for s in styles if s)
-        self.lines.append(f"{codes}{text}{_RESET}" if self.color and codes else text)
+        if self.color and codes:
+            lines = [f"{codes}{line}{_RESET}" for line in lines]
+        self.lines.extend(lines)

@@ -86,7 +86,7 @@ if typing.TYPE_CHECKING:
     from ._client import StoreClient
     from ._connection import open_reader
     from ._database import Database, Parameters
-    from ._finals import ClaimFinalSend, FinalGate, FinalVerdict, final_gate
+    from ._finals import ClaimFinalSend, FinalGate, FinalVerdict, claim_time, final_gate
     from ._handoff_staged import AnswerHandoff, StageHandoff, accepted_cwd, staged_payloads
     from ._handoffs import (
         HANDOFF_SIDES,
@@ -152,7 +152,7 @@ if typing.TYPE_CHECKING:
         UpdateTurnAttempt,
         WriteOp,
     )
-    from ._owners import ClaimTask, TaskOwner, task_owner
+    from ._owners import ClaimTask, ReleaseTask, TaskOwner, task_owner
     from ._pool import ReaderPool
     from ._queries import (
         audit_events,
@@ -253,6 +253,7 @@ __all__ = [
     "FinalGate",
     "FinalVerdict",
     "final_gate",
+    "claim_time",
     "RecordProgressCard",
     "ClaimProgressCard",
     "CardGate",
@@ -324,6 +325,7 @@ __all__ = [
     "SqliteRouteStates",
     # which process owns a task
     "ClaimTask",
+    "ReleaseTask",
     "TaskOwner",
     "task_owner",
     # the device mesh's high-water marks
@@ -449,6 +451,7 @@ _LAZY = {
     "FinalGate": "._finals",
     "FinalVerdict": "._finals",
     "final_gate": "._finals",
+    "claim_time": "._finals",
     "Ack": "._messages",
     "Failable": "._messages",
     "Write": "._messages",
@@ -579,6 +582,7 @@ _LAZY = {
     "mesh_offers": "._mesh_offers",
     "write_once": "._once",
     "ClaimTask": "._owners",
+    "ReleaseTask": "._owners",
     "TaskOwner": "._owners",
     "task_owner": "._owners",
     "StoreWriter": "._writer",

@@ -8,6 +8,11 @@ generation) and the row's ``generation``: 1 for the first claim, one more on eve
 owner. Whoever decides that the owner is gone takes the task over with ``ClaimTask(...,
 replaces=generation)``: a compare-and-swap, so of two processes that both found the owner gone
 only one takes it (the other's claim returns the winner's row).
+
+An owner that lets go of a task while it runs on (an interactive terminal switched to another
+task) releases it (``ReleaseTask``): the row stays with its generation, its process no longer
+named (``pid`` 0, no ``process_start``), so the next claimer finds its owner gone and takes it
+over as from an ended process (``replaces``), the generation still one more on every change.
 """
 
 from __future__ import annotations
@@ -17,7 +22,7 @@ from dataclasses import dataclass
 from ._database import Database
 from ._records import stamp
 
-__all__ = ["ClaimTask", "TaskOwner", "task_owner"]
+__all__ = ["ClaimTask", "ReleaseTask", "TaskOwner", "task_owner"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -99,3 +104,22 @@ class ClaimTask:
             ),
         )
         return claimed
+
+
+@dataclass(frozen=True, slots=True)
+class ReleaseTask:
+    """Let go of ``task_id`` (module docstring), only while this owner (the same owner, pid and
+    process start) holds it; whether it did."""
+
+    task_id: str
+    owner: str
+    pid: int
+    process_start: int | None
+
+    def apply(self, db: Database, /) -> bool:
+        cursor = db.execute(
+            "UPDATE task_owners SET pid = 0, process_start = NULL "
+            "WHERE task_id = ? AND owner = ? AND pid = ? AND process_start IS ?",
+            (self.task_id, self.owner, self.pid, self.process_start),
+        )
+        return cursor.rowcount > 0

@@ -11,11 +11,14 @@ at a time, and ``tick`` runs at the machine's ``deadline()``::
         ...
 
 ``handler(delivery)`` gets each whole event and returns what goes back in the ACK (a card
-callback's toast or card) or ``None``; it should hand off and return at once: the ACK goes out
-at ``ack_within`` whatever it is doing. ``run`` raises ``ConnectionRefused`` when the platform
-refuses for good (bad credentials, a forbidden or over-limit handshake, reconnects exhausted).
-``on_status(state, detail)`` is told the link's status (``LongConnection.status``) whenever it
-changes, so a transport that cannot connect says why while it keeps trying.
+callback's toast or card) or ``None``, once what must outlive a crash is written: the event is
+ACKed when the handler returns (or raises: ``{"code": 500}``) and never before, so it should
+do that and hand the rest off. One still working at ``ack_within`` is logged; the platform
+may deliver its event again meanwhile, for the handler's claims to drop. ``run`` raises
+``ConnectionRefused`` when the platform refuses for good (bad credentials, a forbidden or
+over-limit handshake, reconnects exhausted). ``on_status(state, detail)`` is told the link's
+status (``LongConnection.status``) whenever it changes, so a transport that cannot connect
+says why while it keeps trying.
 """
 
 from __future__ import annotations
@@ -44,6 +47,7 @@ from ._connection import (
     Fatal,
     LinkState,
     LongConnection,
+    Overdue,
     Send,
     State,
     Up,
@@ -213,6 +217,13 @@ class LongConnectionClient:
         if isinstance(effect, Close):
             log.warning("feishu long connection closed", extra={"reason": effect.reason})
             await self._close()
+            return []
+        if isinstance(effect, Overdue):
+            log.warning(
+                "feishu event not answered within %.1f s: its ACK waits for the handler",
+                effect.seconds,
+                extra={"frame": effect.message_id},
+            )
             return []
         assert isinstance(effect, Discarded), effect
         log.warning("feishu input dropped", extra={"reason": effect.reason})

@@ -9,7 +9,7 @@ effects to carry out, in order; the adapter wakes the machine with ``tick`` at `
     effects = machine.opened(now)                # [Up(), Send(ping)]
     effects = machine.received(data, now)        # [Deliver(...)] / [] / [Discarded(...)]
     effects = machine.handled(ack_id, now, result=...)   # [Send(ack)]
-    effects = machine.tick(now)                  # pings, late ACKs, watchdog, reconnect
+    effects = machine.tick(now)                  # pings, overdue events, watchdog, reconnect
 
 Rules:
 
@@ -23,10 +23,15 @@ Rules:
 * **ACK.** A DATA frame of type ``event`` is delivered once whole and ACKed with the same
   frame (the last fragment's, for a fragmented one) plus a ``biz_rt`` header (ms from receipt)
   and the payload ``{"code": 200}``, ``{"code": 200, "data": base64(result JSON)}`` or
-  ``{"code": 500}`` when the handler failed. The ACK goes out when the handler answers or at
-  ``ack_within`` (2.5 s) after receipt, whichever comes first: the platform re-delivers what
-  is not ACKed within 3 s, whatever the handler is doing. A ``card`` frame (legacy callbacks)
-  is dropped without an ACK, as the official SDK does.
+  ``{"code": 500}`` when the handler failed. The ACK goes out when the handler answered and
+  never before: the handler accepts a message (its claims and inbox row committed) or refuses
+  it before it returns, and the platform does not deliver an ACKed event again, so an ACK sent
+  ahead of that commit (at a deadline, under a slow store) and a kill in between lost the
+  message for good. A handler still working at ``ack_within`` (2.5 s) after receipt is
+  reported once (``Overdue``, for the log): the platform delivers what is not ACKed within
+  about 3 s again, and the redelivery meets the claims (dropped as claimed once the first
+  commit landed, accepted if it never did); the ACK simply goes late. A ``card`` frame
+  (legacy callbacks) is dropped without an ACK, as the official SDK does.
 * **Fragments** (``sum`` > 1) are collected by ``message_id`` and ``seq`` and joined in order;
   parts of a message not completed within 5 s are dropped.
 * **Reconnect.** A lost link waits a random jitter in ``[0, ReconnectNonce)`` seconds before the
@@ -69,13 +74,16 @@ __all__ = [
     "Fatal",
     "LinkState",
     "LongConnection",
+    "Overdue",
     "Send",
     "State",
     "Up",
 ]
 
 ACK_WITHIN = 2.5
-"""Seconds after receipt by which an event is ACKed even if its handler has not answered."""
+"""Seconds after receipt by which the platform wants an event ACKed (it delivers one not ACKed
+within about 3 s again): a handler still working then is reported (``Overdue``), never
+ACKed ahead of its answer."""
 FRAGMENT_TTL = 5.0
 WATCHDOG_PINGS = 3
 _MIN_WAIT = 0.05
@@ -175,13 +183,22 @@ class Fatal:
 
 
 @dataclass(frozen=True, slots=True)
+class Overdue:
+    """The handler of frame ``message_id`` has not answered within ``ack_within``: its ACK
+    waits for it, and the platform may deliver the event again meanwhile (for the log)."""
+
+    message_id: str
+    seconds: float
+
+
+@dataclass(frozen=True, slots=True)
 class Discarded:
     """Input dropped on purpose (a malformed frame, an unknown type): for the log."""
 
     reason: str
 
 
-Effect = Discover | Dial | Send | Deliver | Up | Close | Fatal | Discarded
+Effect = Discover | Dial | Send | Deliver | Up | Close | Fatal | Overdue | Discarded
 State = Literal["idle", "discovering", "dialing", "connected", "waiting", "stopped"]
 LinkState = Literal["connecting", "connected", "failed"]
 
@@ -190,6 +207,8 @@ LinkState = Literal["connecting", "connected", "failed"]
 class _Pending:
     frame: Frame
     received: float
+    overdue: bool = False
+    """Reported ``Overdue`` already (once per event)."""
 
 
 @dataclass(slots=True)
@@ -357,7 +376,7 @@ class LongConnection:
         """The handler of ``ack_id`` answered (``result`` goes back in the ACK)."""
         pending = self._pending.pop(ack_id, None)
         if pending is None or self.state != "connected":
-            return []  # already ACKed at its deadline, or its link is gone
+            return []  # ACKed already, or its link is gone (the platform delivers it again)
         return [self._ack(pending, now, result, failed)]
 
     def tick(self, now: float) -> list[Effect]:
@@ -369,10 +388,11 @@ class LongConnection:
             return [Discover()]
         if self.state != "connected":
             return effects
-        for ack_id, pending in list(self._pending.items()):
-            if now >= pending.received + self.ack_within:
-                del self._pending[ack_id]
-                effects.append(self._ack(pending, now, None, False))
+        for pending in self._pending.values():
+            if not pending.overdue and now >= pending.received + self.ack_within:
+                pending.overdue = True  # reported, never ACKed ahead of its handler
+                message_id = pending.frame.header("message_id") or ""
+                effects.append(Overdue(message_id, now - pending.received))
         for message_id, parts in list(self._fragments.items()):
             if now >= parts.first_seen + FRAGMENT_TTL:
                 del self._fragments[message_id]
@@ -416,7 +436,7 @@ class LongConnection:
         candidates = [
             self._next_ping,
             self._last_frame + WATCHDOG_PINGS * self.config.ping_interval,
-            *(p.received + self.ack_within for p in self._pending.values()),
+            *(p.received + self.ack_within for p in self._pending.values() if not p.overdue),
             *(p.first_seen + FRAGMENT_TTL for p in self._fragments.values()),
         ]
         return min(candidates)

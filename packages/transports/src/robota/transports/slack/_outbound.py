@@ -3,10 +3,13 @@
 ``SlackSink`` is ``robota.core.cards.CardSink`` for Slack: the progress message is a thread
 reply (``chat.postMessage`` with ``thread_ts``) to the person's message, updated by
 ``chat.update`` (latest state wins under a rate limit, see ``WebApi.update_message``); the
-final answer's chunks are thread replies too, each with its key in Slack's message metadata:
-Slack keeps no deduplication key, so a final that may have gone already (a crash between
-Slack keeping it and the ledger's record) is looked up by it before it is sent again
-(``sent_finals``, the card renderer's ``FinalLookup``). A message id is ``<channel>:<ts>``
+final answer's chunks are thread replies too. Each post carries its key in Slack's message
+metadata: Slack keeps no deduplication key, so a card or a final that may have gone already (a
+crash between Slack keeping it and the ledger's record, or a post whose answer never came) is
+looked up by it before it is posted again (``sent_card`` and ``sent_finals``, the card
+renderer's ``CardLookup`` and ``FinalLookup``): the turn's thread (or the channel's latest
+messages) read from the send's first claim on, less ``CLOCK_SKEW`` for the host's clock
+against Slack's, at most ``LOOKUP_PAGES`` pages. A message id is ``<channel>:<ts>``
 (Slack's ``ts`` names a message only within its channel). ``anchors[turn_id]`` is the thread a
 turn answers in; a turn without one (a recovered turn) posts to its route's thread, or the
 channel.
@@ -60,6 +63,14 @@ _LIMITS = dataclasses.replace(
 
 FINAL_EVENT = "robota_final"
 """The ``event_type`` of a final chunk's message metadata (its ``event_payload``: the key)."""
+CARD_EVENT = "robota_card"
+"""The ``event_type`` of a progress card's message metadata (its ``event_payload``: the key)."""
+CLOCK_SKEW = 60.0
+"""Seconds a lookup reads before the claim's time: the host's clock may be ahead of Slack's
+(a message's ``ts`` is Slack's time of receipt), and a post a little earlier costs nothing."""
+LOOKUP_PAGES = 3
+"""Pages (200 messages each) a lookup reads at most: a post made since its claim is among the
+first messages from the claim's time on, unless the thread took hundreds since."""
 
 
 def message_id(channel: str, ts: str) -> str:
@@ -77,10 +88,11 @@ def _send_error(error: ApiError, sent: Sequence[str] = ()) -> SendError:
     return PermanentSendError(str(error), sent=sent)
 
 
-def _final_key(message: Mapping[str, Any]) -> str | None:
-    """The key a final chunk carries in its metadata (``SlackSink.send_final``), if any."""
+def _key(message: Mapping[str, Any], event_type: str) -> str | None:
+    """The key a post carries in its metadata under ``event_type`` (a final chunk's,
+    ``SlackSink.send_final``; a card's, ``send_card``), if any."""
     metadata = message.get("metadata")
-    if not isinstance(metadata, Mapping) or metadata.get("event_type") != FINAL_EVENT:
+    if not isinstance(metadata, Mapping) or metadata.get("event_type") != event_type:
         return None
     payload = metadata.get("event_payload")
     key = payload.get("key") if isinstance(payload, Mapping) else None
@@ -113,14 +125,37 @@ class SlackSink:
         channel, thread = chat
         return channel, self.anchors.get(turn_id, thread)
 
-    async def send_card(self, route: str, payload: Any, *, key: str) -> str:
-        channel, thread = self._target(route, key.removesuffix(":card"))
+    async def _post(
+        self, channel: str, thread: str | None, payload: Any, event_type: str, key: str
+    ) -> str:
+        """``payload`` posted once (a post with no answer is not made again here: the card
+        renderer looks it up before its retry), carrying ``key`` in its metadata; its id."""
         text, blocks = _payload(payload)
+        ts = await self.web.post_message(
+            channel,
+            text=text,
+            blocks=blocks,
+            thread_ts=thread,
+            metadata={"event_type": event_type, "event_payload": {"key": key}},
+            retries=0,
+        )
+        return message_id(channel, ts)
+
+    async def send_card(self, route: str, payload: Any, *, key: str) -> str:
+        """The card a thread reply carrying ``key`` in its metadata (``sent_card`` finds it by
+        that)."""
+        channel, thread = self._target(route, key.removesuffix(":card"))
         try:
-            ts = await self.web.post_message(channel, text=text, blocks=blocks, thread_ts=thread)
+            return await self._post(channel, thread, payload, CARD_EVENT, key)
         except ApiError as error:
             raise _send_error(error) from error
-        return message_id(channel, ts)
+
+    async def sent_card(self, route: str, key: str, *, since: float | None = None) -> str | None:
+        """``robota.core.cards.CardLookup``: the card posted under ``key`` in the turn's thread
+        (or the channel's latest messages), read from ``since`` on."""
+        channel, thread = self._target(route, key.removesuffix(":card"))
+        found = await self._find(channel, thread, CARD_EVENT, {key}, since)
+        return found.get(key)
 
     async def update_card(self, message_id: str, payload: Any) -> None:
         channel, ts = split_message_id(message_id)
@@ -139,35 +174,41 @@ class SlackSink:
         sent: list[str] = []
         for chunk, key in zip(chunks, keys, strict=True):
             channel, thread = self._target(route, key.partition(":final:")[0])
-            text, blocks = _payload(chunk)
             try:
-                ts = await self.web.post_message(
-                    channel,
-                    text=text,
-                    blocks=blocks,
-                    thread_ts=thread,
-                    metadata={"event_type": FINAL_EVENT, "event_payload": {"key": key}},
-                    retries=0,
-                )
+                sent.append(await self._post(channel, thread, chunk, FINAL_EVENT, key))
             except ApiError as error:
                 raise _send_error(error, sent) from error
-            sent.append(message_id(channel, ts))
         return sent
 
-    async def sent_finals(self, route: str, keys: Sequence[str]) -> Mapping[str, str]:
+    async def sent_finals(
+        self, route: str, keys: Sequence[str], *, since: float | None = None
+    ) -> Mapping[str, str]:
         """``robota.core.cards.FinalLookup``: the chunks among ``keys`` the turn's thread (or
-        the channel's latest messages) holds, by their metadata's key."""
+        the channel's latest messages) holds, by their metadata's key, read from ``since``
+        on."""
         if not keys:
             return {}
         channel, thread = self._target(route, keys[0].partition(":final:")[0])
+        return await self._find(channel, thread, FINAL_EVENT, set(keys), since)
+
+    async def _find(
+        self,
+        channel: str,
+        thread: str | None,
+        event_type: str,
+        wanted: set[str],
+        since: float | None,
+    ) -> dict[str, str]:
+        """The posts among ``wanted`` (keys under ``event_type``) in the thread (or channel)
+        from ``since`` less the clock skew on: key -> message id."""
+        oldest = None if since is None else since - CLOCK_SKEW
         try:
-            messages = await self.web.messages(channel, thread)
+            messages = await self.web.messages(channel, thread, oldest=oldest, pages=LOOKUP_PAGES)
         except ApiError as error:
             raise _send_error(error) from error
-        wanted = set(keys)
         found: dict[str, str] = {}
         for message in messages:
-            key = _final_key(message)
+            key = _key(message, event_type)
             if key in wanted and isinstance(message.get("ts"), str):
                 found[key] = message_id(channel, message["ts"])
         return found

@@ -143,15 +143,24 @@ class WebApi:
         return ts
 
     async def messages(
-        self, channel: str, thread_ts: str | None, *, limit: int = 200, pages: int = 5
+        self,
+        channel: str,
+        thread_ts: str | None,
+        *,
+        oldest: float | None = None,
+        limit: int = 200,
+        pages: int = 5,
     ) -> list[Mapping[str, Any]]:
         """The messages of ``thread_ts``'s thread (``conversations.replies``, oldest first), or
         the channel's latest (``conversations.history``, newest first), with their metadata;
+        only those after ``oldest`` (epoch seconds; Slack still gives a thread's parent) and
         at most ``pages`` pages of ``limit``."""
         method = "conversations.replies" if thread_ts is not None else "conversations.history"
         body: dict[str, Any] = {"channel": channel, "limit": limit, "include_all_metadata": True}
         if thread_ts is not None:
             body["ts"] = thread_ts
+        if oldest is not None:
+            body["oldest"] = f"{max(oldest, 0.0):.6f}"
         found: list[Mapping[str, Any]] = []
         for _ in range(pages):
             answer = await self.call(method, body, form=True)
