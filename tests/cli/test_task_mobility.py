@@ -87,3 +87,14 @@ def test_task_list_names_moving_moved_and_held_tasks(robota: Robota) -> None:
     assert listed["held"]["state"] == "held"
     status = robota.run_json("task", "status", "moved")
     assert (status["state"], status["movedTo"]) == ("moved", "DEST-DEVICE")
+
+
+def test_the_text_list_and_status_say_where_a_moved_task_went(robota: Robota) -> None:
+    _fill(robota)
+    listed = robota.run("task", "list", "--all")
+    assert listed.returncode == 0, listed.stderr
+    rows = {line.split()[1]: line for line in listed.stdout.splitlines()[1:]}
+    assert "moved to DEST-DEVICE" in rows["moved"]
+    assert " moving " in rows["moving"] and "DEST-DEVICE" not in rows["moving"]
+    status = robota.run("task", "status", "moved")
+    assert "state moved to DEST-DEVICE;" in status.stdout, status.stdout

@@ -37,6 +37,7 @@ __all__ = [
     "linked_agents",
     "linked_in_namespaces",
     "new_task",
+    "owner_of",
     "write_mesh",
 ]
 
@@ -100,6 +101,13 @@ def conversations(home: Path) -> list[dict[str, Any]]:
         db.row_factory = sqlite3.Row
         rows = db.execute("SELECT * FROM mesh_conversations ORDER BY created_at").fetchall()
         return [dict(row) for row in rows]
+
+
+def owner_of(home: Path, task_id: str) -> str | None:
+    """The kind of process the profile's store says drives ``task_id`` (``host``, ...)."""
+    with closing(sqlite3.connect(home / "data" / "robota.sqlite")) as db:
+        row = db.execute("SELECT owner FROM task_owners WHERE task_id = ?", (task_id,)).fetchone()
+    return None if row is None else str(row[0])
 
 
 @contextmanager

@@ -161,6 +161,26 @@ def test_a_project_mesh_setting_is_a_problem_status_names(home: Path, tmp_path: 
     assert str(workspace / ".robota" / "config.yaml") in problem and "mesh" in problem
 
 
+def test_status_shows_the_name_the_mesh_knows_and_a_later_mesh_name_as_a_problem(
+    home: Path,
+) -> None:
+    joined = _robota(home, "mesh", "init", "--join")
+    assert joined.returncode == 0, joined.stderr
+    assert "robota mesh pair on the signing device, then robota mesh join" in joined.stdout
+    assert json.loads(_robota(home, "mesh", "status", "--json").stdout)["problems"] == []
+    (home / "config.yaml").write_text(CONFIG.replace("name: laptop", "name: desk"))
+    status = json.loads(_robota(home, "mesh", "status", "--json").stdout)
+    assert status["device"]["name"] == "laptop", "the certificate's name, which the mesh knows"
+    (problem,) = status["problems"]
+    assert problem.startswith("mesh.name is 'desk', but the mesh knows this device as 'laptop'")
+
+
+def test_accept_without_a_terminal_says_it_needs_one(home: Path) -> None:
+    refused = _robota(home, "mesh", "accept", "3f2a")
+    assert refused.returncode == 2
+    assert "has none: run robota mesh accept in a terminal" in refused.stderr, refused.stderr
+
+
 def _enrol(signer: Path, joiner: Path, name: str) -> str:
     """Pair ``joiner`` into ``signer``'s mesh the way pairing does once its PAKE holds (the
     pairing branch does this over the wire; here both profiles are on one disk)."""

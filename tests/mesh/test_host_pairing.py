@@ -164,6 +164,14 @@ def test_a_wrong_code_burns_the_window_and_a_new_window_pairs(
     assert len(listed) == 2
 
 
+def test_a_wrong_code_says_pairing_failed_once(devices: tuple[Path, Path, int]) -> None:
+    laptop, desk, port = devices
+    address = f"127.0.0.1:{port}"
+    _paired, joined, _shown = pair_and_join(laptop, desk, address, "y\n", lambda _s: new_code())
+    assert joined.code == 1 and "the code did not match" in joined.stderr, joined.stderr
+    assert joined.stderr.count("pairing failed") == 1, joined.stderr
+
+
 def test_an_expired_window_refuses_its_code(tmp_path: Path) -> None:
     port = _free_port()
     laptop, desk = signing_laptop_and_new_desk(tmp_path, f"127.0.0.1:{port}")

@@ -23,6 +23,7 @@ from ._talking import (
     linked,
     linked_in_namespaces,
     model,
+    owner_of,
 )
 
 __all__ = ["linked", "model"]  # the fixtures, from _talking.py
@@ -58,6 +59,16 @@ def test_a_message_to_a_task_that_is_not_there_ends_the_conversation(
     unknown = _robota(laptop, "mesh", "send", "nobody", "hi")
     assert unknown.returncode == 2
     assert "no device of the roster is 'nobody'" in unknown.stderr
+
+
+def test_a_task_a_peers_message_ran_in_is_the_hosts(linked: tuple[Path, Path, str, str]) -> None:
+    """Driven by the host's agent from then on, as after ``task send``: a terminal's ``-r``
+    is refused naming the host rather than opening the same agent session a second time."""
+    laptop, desk, _laptop_id, _desk_id = linked
+    sent = _robota(laptop, "mesh", "send", "desk", "hello", "--wait")
+    assert sent.returncode == 0, sent.stderr
+    [theirs] = conversations(desk)
+    assert owner_of(desk, theirs["task_id"]) == "host"
 
 
 def test_agents_in_two_network_namespaces_converse_to_the_limit(tmp_path: Path) -> None:

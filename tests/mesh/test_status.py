@@ -11,6 +11,7 @@ from robota.mesh import (
     device_id,
     devices_view,
     lapsed_problems,
+    name_problem,
     pick_device,
     status_view,
 )
@@ -119,3 +120,22 @@ def test_an_ambiguous_prefix_names_the_candidates() -> None:
     second = "AAAA-" + B[5:]
     with pytest.raises(DeviceNotFound, match="give more"):
         pick_device({first: "x", second: "y"}, "aaaa")  # type: ignore[dict-item]
+
+
+@pytest.mark.parametrize(
+    ("configured", "certified", "said"),
+    [
+        ("laptop", "laptop", None),
+        ("laptop", "vm", "mesh.name is 'laptop', but the mesh knows this device as 'vm'"),
+        ("desk", "Desk", "mesh.name is 'desk', but the mesh knows this device as 'Desk'"),
+    ],
+)
+def test_a_mesh_name_set_after_init_is_a_problem_naming_the_name_the_mesh_knows(
+    configured: str, certified: str, said: str | None
+) -> None:
+    problem = name_problem(configured, certified)
+    if said is None:
+        assert problem is None
+    else:
+        assert problem is not None and problem.startswith(said)
+        assert "robota mesh init" in problem

@@ -196,7 +196,10 @@ def init_command(join: bool) -> None:
     if join:
         identity = init_join(mesh.files, _secret_store(mesh), name=name)
         click.echo(f"This device is {identity.device} ({name}).")
-        click.echo("Pair it from a signing device's host: robota mesh join ADDRESS.")
+        click.echo(
+            "Pair it, both hosts running: robota mesh pair on the signing device, then"
+            " robota mesh join ADDRESS here with the code it shows."
+        )
         return
     with _terminal() as terminal:
         store = _secret_store(mesh)
@@ -365,6 +368,7 @@ def status_command(as_json: bool) -> None:
         ListHead,
         check_store,
         lapsed_problems,
+        name_problem,
         read_store_record,
         status_view,
     )
@@ -389,10 +393,14 @@ def status_command(as_json: bool) -> None:
     if project is not None:
         problems.append(f"refused: {project}")
     identity = read.identity
+    name = settings.name if identity is None else identity.name
+    renamed = None if identity is None else name_problem(settings.name, identity.name)
+    if renamed is not None:
+        problems.append(renamed)
     view = status_view(
         enabled=settings.enabled,
         device=identity.device if identity is not None else None,
-        name=settings.name,
+        name=name,
         store=store,
         signing=identity is not None and identity.signing,
         listen=settings.listen,

@@ -36,8 +36,10 @@ def _operator_at_terminal() -> bool:
     """A controlling terminal, and no agent's process among this one's ancestors."""
     from robota.core.control import caller_refusal  # noqa: PLC0415
 
-    if caller_refusal(os.getpid()) is not None:
-        return False
+    return caller_refusal(os.getpid()) is None and _has_terminal()
+
+
+def _has_terminal() -> bool:
     try:
         os.close(os.open("/dev/tty", os.O_RDWR | os.O_NOCTTY))
     except OSError:
@@ -104,6 +106,14 @@ def accept_command(offer: str, directory: Path | None) -> None:
     data/peers/<device id>/; a task (kind handoff) is saved here and continues here."""
     from ._trust_ask import ask_terminal  # noqa: PLC0415
 
+    if not _has_terminal():
+        # Said first: without a terminal no answer can ever be given, whatever waits.
+        click.echo(
+            "robota: mesh accept: the operator answers on this process's terminal (/dev/tty),"
+            " and it has none: run robota mesh accept in a terminal",
+            err=True,
+        )
+        sys.exit(2)
     listed = _as_dict(_call("accept", "mesh.offers", {}, _CALL_TIMEOUT, group="mesh"))
     items = [i for i in listed.get("offers") or [] if str(i.get("id", "")).startswith(offer)]
     if len(items) != 1:

@@ -82,5 +82,23 @@ def send_command(
         click.echo(str(result["reply"]))
     if wait and "reply" not in result:
         if not as_json:
-            click.echo(f"robota: no reply: {result.get('ended', 'none came')}", err=True)
+            ended = str(result.get("ended", "none came"))
+            click.echo(f"robota: no reply: {ended}{_why(ended, device, remote)}", err=True)
         sys.exit(1)
+
+
+_REASONS = {
+    "no-task": "{device} has no task {task!r} (robota task list there)",
+    "no-answer": "the turn on {device} ended without an answer",
+    "refused": "{device} refused the message",
+    "max-hops": "the conversation reached mesh.limits.maxHops",
+    "max-replies": "the conversation reached mesh.limits.maxReplies",
+    "unknown-conversation": "{device} knows no such conversation",
+}
+
+
+def _why(ended: str, device: str, task: str | None) -> str:
+    """The end's reason (a ``robota.mesh.END_REASONS`` one, ``peer: `` before it when the
+    other side ended the conversation) said as a sentence in brackets; ``""`` for another."""
+    said = _REASONS.get(ended.removeprefix("peer: "))
+    return "" if said is None else f" ({said.format(device=device, task=task or '')})"

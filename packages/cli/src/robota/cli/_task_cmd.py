@@ -228,7 +228,7 @@ def list_command(as_json: bool, show_all: bool) -> None:
             row.task.id,
             row.task.title or "-",
             row.task.agent,
-            row.state,
+            row.state if row.moved_to is None else f"moved to {row.moved_to}",
             row.route_kind or "-",
             _when(row.task.updated_at),
             row.task.cwd,
@@ -259,7 +259,8 @@ def status_command(task: str | None, task_option: str | None, as_json: bool) -> 
         _echo_json(status)
         return
     click.echo(_describe(status))
-    click.echo(f"state {status['state']}; last activity {_when(status['last_activity'])}")
+    state = status["state"] + (f" to {status['movedTo']}" if "movedTo" in status else "")
+    click.echo(f"state {state}; last activity {_when(status['last_activity'])}")
     for route in status["routes"]:
         queued = status["queued"].get(route, 0)
         click.echo(f"route {route}" + (f", {queued} queued" if queued else ""))

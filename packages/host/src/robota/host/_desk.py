@@ -194,11 +194,15 @@ class TaskDesk:
         """Run ``text`` on the task ``name`` names as a turn of its own, queued behind whatever
         the route holds (``/nosteer``: never a steer, never merged with other input), and wait
         for that turn's end. A peer device's message runs so (``_mesh_talk``), with the task's
-        ordinary permissions; a task another live process owns is refused (``owned``)."""
+        ordinary permissions; a task another live process owns is refused (``owned``), any
+        other is this host's from then on, as for ``task send`` (its agent holds the task's
+        agent session: a terminal's ``-r`` is refused naming the host, rather than opening the
+        same agent session in a second agent process)."""
         self.refuse_when_stopping()
         text = text.strip()
         task, route = await self._task_route(name, None)
-        await self._refuse_owned(task.id, "a peer's message")
+        if self.owners is not None and (owner := await self.owners.take(task.id)) is not None:
+            raise self.owners.refuse(owner, "a peer's message")
         key = route.route_key
         self._serve_route(key)
         async with self.taps.tap(key) as notices:

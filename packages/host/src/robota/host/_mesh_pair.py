@@ -242,8 +242,8 @@ class MeshPairing:
                 marks=await trio.to_thread.run_sync(stored_marks, mesh.store_path),
                 confirmed=confirmed,
             )
-        except PairingFailed as failed:
-            raise HandlerError("pairing_failed", f"pairing failed: {failed}") from None
+        except PairingFailed as failed:  # its message says "pairing failed: ..." itself
+            raise HandlerError("pairing_failed", str(failed)) from None
         except trio.BrokenResourceError:
             # The listener ended the connection in the handshake: it has no window open.
             raise HandlerError(

@@ -259,6 +259,7 @@ if typing.TYPE_CHECKING:
         devices_view,
         iso_time,
         lapsed_problems,
+        name_problem,
         pick_device,
         status_view,
     )
@@ -446,6 +447,7 @@ __all__ = [
     "status_view",
     "devices_view",
     "lapsed_problems",
+    "name_problem",
     "iso_time",
     "pick_device",
     "DeviceNotFound",
@@ -755,6 +757,7 @@ _HOMES = {
             "devices_view",
             "iso_time",
             "lapsed_problems",
+            "name_problem",
             "pick_device",
             "status_view",
         ],

@@ -11,7 +11,12 @@ mesh is not open, every other active device of the roster is ``down``.
 
 ``problems`` says what keeps the mesh from working as it should, each a sentence: lapsed
 lists (handoffs and file offers are refused until newer lists arrive), a failed keychain, a
-refused project setting, lists this device would refuse.
+refused project setting, lists this device would refuse, a ``mesh.name`` that is not the name
+the mesh knows this device by (``name_problem``).
+
+A device's name is the one its certificate carries: given when ``mesh init`` made its key (its
+``mesh.name`` then, else the host name), the name the other devices show and resolve; status
+shows that one, not a ``mesh.name`` set afterwards.
 
 ``pick_device`` resolves DEVICE on a command line: a whole id (any case, dashes or not), else
 a device name, else a unique id prefix (at least 4 characters); anything else names no device
@@ -38,6 +43,7 @@ __all__ = [
     "devices_view",
     "iso_time",
     "lapsed_problems",
+    "name_problem",
     "pick_device",
     "status_view",
 ]
@@ -87,6 +93,18 @@ def lapsed_problems(roster: ListHead | None, revocations: ListHead | None, now: 
                 " until one does"
             )
     return problems
+
+
+def name_problem(configured: str, certified: str) -> str | None:
+    """A sentence when ``mesh.name`` (``configured``) is not the name in this device's
+    certificate (``certified``), which the other devices know it by and resolve DEVICE with."""
+    if configured == certified:
+        return None
+    return (
+        f"mesh.name is {configured!r}, but the mesh knows this device as {certified!r} (its name"
+        f" when robota mesh init made its key): the other devices show it and name it"
+        f" {certified!r}"
+    )
 
 
 def _head(head: ListHead | None) -> dict[str, object] | None:

@@ -354,7 +354,9 @@ MESH_KEYS: tuple[ConfigKey, ...] = (
         "name",
         "text of at most 64 bytes",
         "the machine's host name",
-        "This device's name, as the other devices show it.",
+        "This device's name, as the other devices show it: read when `robota mesh init` makes"
+        " the device's key, which carries it (set it before; `mesh status` names a later"
+        " change among its problems).",
     ),
     ConfigKey(
         "listen",
