@@ -13,7 +13,8 @@ import pytest
 import trio
 
 from robota.core.agents import SessionSpec
-from robota.runtimes._app_server_driver import UNLOAD_DELAY, AppServerDriver
+from robota.runtimes._app_server_driver import AppServerDriver
+from robota.runtimes._handshake import UNLOAD_DELAY
 from robota.runtimes._jsonrpc import Connection, RpcError, RpcTimeout
 
 

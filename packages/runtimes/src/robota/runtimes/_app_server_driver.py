@@ -15,15 +15,13 @@ from robota.core.events import ApprovalDecision
 from ._app_server import AppServerClient, SteerRejected
 from ._approvals import DecidedBy
 from ._drivers import EventSink, PromptRefused, SteerRefusedError
+from ._handshake import THREAD_CONFIG
 from ._jsonrpc import Connection, RpcError, RpcTimeout
 from ._mcp_servers import app_server_mcp_config
 
 __all__ = ["AppServerDriver"]
 
 logger = logging.getLogger("robota.runtimes.agent")
-
-UNLOAD_DELAY = "thread_unload_delay_secs"
-"""Codex's config key: seconds a thread nobody follows stays loaded."""
 
 
 class AppServerDriver:
@@ -39,11 +37,9 @@ class AppServerDriver:
         """Offered to every thread but a Restricted session's (``SessionSpec.restricted``)."""
 
     def _config(self, spec: SessionSpec) -> dict[str, object]:
-        # A thread robota closes is unloaded at once (not after Codex's 30 minutes): Codex
-        # lets one process write a thread, and the task's next owner (another process, once
-        # a terminal switched away from it) must be able to resume it.
-        unload: dict[str, object] = {UNLOAD_DELAY: 0}
-        return unload if spec.restricted else {**unload, **app_server_mcp_config(self.mcp_servers)}
+        if spec.restricted:
+            return dict(THREAD_CONFIG)
+        return {**THREAD_CONFIG, **app_server_mcp_config(self.mcp_servers)}
 
     @property
     def capabilities(self) -> Mapping[str, object]:

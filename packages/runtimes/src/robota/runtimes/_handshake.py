@@ -24,6 +24,8 @@ from robota.core import robota_version
 __all__ = [
     "CLIENT_NAME",
     "PERMISSION_MODES",
+    "THREAD_CONFIG",
+    "UNLOAD_DELAY",
     "acp_initialize_params",
     "acp_version",
     "app_server_initialize_params",
@@ -32,6 +34,14 @@ __all__ = [
 ]
 
 CLIENT_NAME = "robota"
+UNLOAD_DELAY = "thread_unload_delay_secs"
+"""Codex's config key: seconds a thread nobody follows stays loaded."""
+THREAD_CONFIG: dict[str, object] = {UNLOAD_DELAY: 0}
+"""The Codex config every thread robota starts or resumes asks for (before its MCP servers):
+a thread robota closes is unloaded at once, not after Codex's 30 minutes. Codex lets one
+process write a thread, and the task's next owner (another process, once a terminal switched
+away from it) must be able to resume it. Here, beside ``thread_params``, because a prestarted
+``thread/start`` (``_prestart``) is taken over only when its params are the driver's own."""
 ACP_PROTOCOL_VERSION = 1
 
 _SEMVER = re.compile(r"\b(\d+\.\d+\.\d+(?:-[0-9A-Za-z.-]+)?)\b")

@@ -34,6 +34,7 @@ from robota.core import (
 from ._error_codes import APP_SERVER_ERROR_CODES
 from ._handshake import (
     PERMISSION_MODES,
+    THREAD_CONFIG,
     acp_initialize_params,
     app_server_initialize_params,
     thread_params,
@@ -71,6 +72,7 @@ def _app_server_opening(
         permission_mode=permission_mode,
         developer_instructions=developer_instructions,
     )
+    params["config"] = dict(THREAD_CONFIG)  # as the driver asks with no MCP server offered
     return (Ahead("initialized", None, request=False), Ahead("thread/start", params, request=True))
 
 
