@@ -153,7 +153,12 @@ async def test_tool_turn_with_approval(
 
 
 @pytest.mark.parametrize("name", ALL)
-async def test_cancel_mid_stream(name: str, tmp_path: Path, model: FakeModel) -> None:
+async def test_cancel_mid_stream(
+    name: str, tmp_path: Path, model: FakeModel, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A stream of 30 s, not the default 3: on a loaded machine an agent may take seconds to
+    # pass the cancel on, and a stream that ended first would be a completed turn.
+    monkeypatch.setattr(model, "slow_deltas", 600)
     setup = isolated(name, tmp_path, model.url)
     recorder = Recorder()
     async with agent(setup, recorder) as client:
