@@ -3,7 +3,8 @@ per task): on real processes, a real host and codex against the fake model. The 
 the host to let the task go (``task.release``) before it claims it: the host closes the
 task's Codex thread (unloaded at once), so the session's codex resumes it with its history
 (the ``HISTORY`` answer has the words the host's turn saw), where Codex refused it ("already
-has an active writer") and the session answered on a blank thread; while a turn of the task
+has an active writer") and the session answered on a blank thread; once the session ended,
+the host resumes that same thread; while a turn of the task
 runs at the host, the host refuses and the start fails naming it, nothing claimed. Which
 owner row asks the host first is a table."""
 
@@ -96,6 +97,10 @@ def test_a_session_takes_a_task_over_from_the_live_host_with_its_history(
         assert second["owner"] == f"session:{session_id}"
     finally:
         robota_cmd(robota, "session", "stop", session_id)
+    # The session ended: the host takes the task back and resumes the same thread (one
+    # history, not the host's older one beside the session's).
+    third = task_json(robota, "send", task_id, "HISTORY three", "--wait")
+    assert _final(third) == "HISTORY: first words | HISTORY two | HISTORY three", third
     logs = host_log(robota)
     assert "active writer" not in logs
     assert "cannot resume thread" not in logs
