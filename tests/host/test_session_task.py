@@ -25,6 +25,7 @@ from ..support.model_server import FakeModel
 from ..support.processes import kill_processes_with_home_under
 from ..support.robota import Robota
 from ..support.sessions import AGENT, ok_json, registration, robota_cmd, workspace
+from ..support.sessions import start_on_task as _start
 
 __all__ = ["short_root"]  # the fixture, from tests/support/host.py
 
@@ -77,18 +78,6 @@ def _ask(profile: Profile, session_id: str, text: str) -> str:
 
 def _db(profile: Profile) -> Path:
     return profile.home / "data" / "robota.sqlite"
-
-
-def _start(robota: Robota, cwd: Path, task: str) -> tuple[int, str]:
-    """``session start --background --task TASK --cwd CWD``: its exit code and what it said
-    (with the session's stderr log when it failed)."""
-    done = robota_cmd(
-        robota, "session", "start", "--background", "--task", task, "--cwd", str(cwd), "--json"
-    )
-    said = done.stderr
-    if done.returncode != 0 and "see " in said:
-        said += Path(said.rsplit("see ", 1)[1].strip()).read_text()
-    return done.returncode, said or done.stdout
 
 
 def test_a_session_continues_a_task_of_its_workspace_and_refuses_others(

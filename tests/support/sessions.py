@@ -106,3 +106,15 @@ def notice(kind: str, event: str | None = None) -> Any:
         return event is None or frame["notice"]["event"]["type"] == event
 
     return check
+
+
+def start_on_task(robota: Robota, cwd: Path, task: str) -> tuple[int, str]:
+    """``session start --background --task TASK --cwd CWD``: its exit code and what it said
+    (with the session's stderr log when it failed)."""
+    done = robota_cmd(
+        robota, "session", "start", "--background", "--task", task, "--cwd", str(cwd), "--json"
+    )
+    said = done.stderr
+    if done.returncode != 0 and "see " in said:
+        said += Path(said.rsplit("see ", 1)[1].strip()).read_text()
+    return done.returncode, said or done.stdout

@@ -36,6 +36,7 @@ from robota.core.engine import (
     InputQueued,
     InputSteered,
     Interrupt,
+    LetTaskGo,
     NewTask,
     RouteIdle,
     RouteNotice,
@@ -62,6 +63,7 @@ from ._requests import (
     TaskFork,
     TaskNew,
     TaskQueue,
+    TaskRelease,
     TaskRename,
     TaskRun,
     TaskSend,
@@ -73,6 +75,8 @@ from ._task_names import ENV_NAMES, pick_task
 
 __all__ = ["TaskDesk", "task_json"]
 
+LET_GO_TIMEOUT = 60.0
+"""Seconds a route and its agent may take to let go of a task's session (``task.release``)."""
 OPEN_TIMEOUT = 120.0
 """Seconds a task's agent session may take to open when the host binds a route to it."""
 REPLY_TIMEOUT = 30.0
@@ -286,6 +290,40 @@ class TaskDesk:
         replies = await self._command(key, f"/rename {title}")
         await self.engine.store.write(Together(()), timeout=REPLY_TIMEOUT)
         return {"task": task_json(await self.read_task(task.id)), "route": key, "replies": replies}
+
+    async def release(self, request: TaskRelease) -> dict[str, object]:
+        """``task.release`` (``TaskRelease``): every route of this host that holds the task
+        lets go of its agent session (``LetTaskGo``), in turn; the first refusal is the reply
+        (a route let go before it opens the session again at its next prompt), else the host
+        no longer owns the task."""
+        task, current_on = await self._resolved(request.task, None, with_routes=True)
+        if self.owners is not None and (owner := await self.owners.other(task.id)) is not None:
+            raise self.owners.refuse(owner, "letting it go")
+        held = [k for k in current_on if serves(self.kinds, k) or k in self.print_routes]
+        for key in held:
+            refusal = await self._let_go(key, task.id)
+            if refusal is not None:
+                raise HandlerError("busy", f"{refusal} on route {key}", "task")
+        if self.owners is not None:
+            await self.owners.let_go(task.id)
+        return {"task": task_json(task), "routes": held}
+
+    async def _let_go(self, key: str, task_id: str) -> str | None:
+        """Route ``key``'s answer to ``LetTaskGo``: ``None`` once its agent closed the task's
+        session, else why not."""
+        answered = trio.Event()
+        said: list[str | None] = []
+        token = trio.lowlevel.current_trio_token()
+
+        def answer(refusal: str | None) -> None:  # the route's or the agent's (any thread)
+            said.append(refusal)
+            token.run_sync_soon(answered.set)
+
+        self.taps.tell(key, LetTaskGo(task_id, answer))
+        with trio.move_on_after(LET_GO_TIMEOUT):
+            await answered.wait()
+            return said[0]
+        raise HandlerError("timeout", f"route {key} did not let task {task_id} go in time")
 
     # -- shared with the group requests ------------------------------------------------------------
 

@@ -21,6 +21,23 @@ What the host's desk does with a request for a task, by ``ownership`` (pure, a t
 
 Another host is never a live owner: one host runs per profile (its lock), so a row naming a
 host that is not this one is a host that ended.
+
+A background session started on an existing task (``session start --task``) takes it over
+from an ended owner, or from the live host once the host let it go (``takeover``, pure, a
+table tests it: ``HostHolds``): the host's agent may hold the task's agent session open, and
+an agent lets one process write a conversation (Codex refuses to resume a thread another
+process holds loaded). So the session asks the host over its control socket (``task.release``,
+``ask_host_to_let_go``); the host refuses (``busy``, naming what, and the session's start fails
+claiming nothing) while a turn of the task runs, a prompt of it is queued or an approval waits
+on it on one of its routes (``robota.core.engine.let_go_refusal``, decided in each route's own
+actor), and otherwise closes the task's agent session on every route of its own that holds it,
+waits until its agent closed it (``CloseSession.closed``), writes that it no longer owns the
+task (``ReleaseTask``: its row names no process, so the session's claim replaces it) and
+answers; the session then claims the task and its agent resumes it with its whole history. A
+host that is not there (its socket gone: it is stopping) leaves the task to be taken over as
+from an ended owner; one that answers nothing in time refuses the start. Should the host drive
+the task again between its answer and the session's claim, the claim finds the host's newer
+generation and the start is refused naming the host.
 """
 
 from __future__ import annotations
@@ -38,10 +55,11 @@ from robota.core.control import (
     ControlError,
     HandlerError,
     HostRefused,
+    NoHostRunning,
     own_process_start,
     process_start_ticks,
 )
-from robota.core.store import ClaimTask, TaskOwner, task_owner
+from robota.core.store import ClaimTask, ReleaseTask, TaskOwner, task_owner
 
 from ._requests import SEND_WAIT, TaskSend
 from ._session_requests import SESSION_KIND
@@ -56,13 +74,16 @@ __all__ = [
     "TERMINAL_KIND",
     "Free",
     "Gone",
+    "HostHolds",
     "Mine",
     "Owner",
     "Ownership",
     "TaskOwners",
     "Theirs",
+    "ask_host_to_let_go",
     "describe",
     "ownership",
+    "takeover",
 ]
 
 logger = logging.getLogger("robota.host")
@@ -73,6 +94,8 @@ TERMINAL_KIND = "tui"
 in its own process (``_terminal_owner``): it has no control socket, so what would
 be passed to it is refused naming it."""
 CLAIM_TIMEOUT = 10.0
+RELEASE_WAIT = 90.0
+"""Seconds a session waits for the host to let a task go (its routes' and agents' close)."""
 FORWARD_MARGIN = 10.0
 """Seconds a forwarded ``task send --wait`` may take beyond its own wait (the session's reply
 travelling back)."""
@@ -150,6 +173,55 @@ def ownership(row: TaskOwner | None, me: Owner, *, owner_runs: bool) -> Ownershi
     return Gone(row)
 
 
+@dataclass(frozen=True, slots=True)
+class HostHolds:
+    """The live host owns the task: asked to let it go (``task.release``) before it is taken."""
+
+    row: TaskOwner
+
+
+def takeover(row: TaskOwner | None, me: Owner, *, owner_runs: bool) -> Ownership | HostHolds:
+    """What a background session starting on a task does (pure, a table tests it): as
+    ``ownership`` says, but a task the live host owns is first let go by the host
+    (``HostHolds``), whose agent may hold the task's agent session open."""
+    decided = ownership(row, me, owner_runs=owner_runs)
+    if isinstance(decided, Gone) and owner_runs and decided.row.owner == HOST_OWNER:
+        return HostHolds(decided.row)
+    return decided
+
+
+async def ask_owner(
+    row: TaskOwner, request: str, fields: dict[str, object], timeout: float
+) -> object:
+    """``request`` with ``fields`` over the control socket of ``row``'s process; its reply
+    (``ControlError`` when it refused or did not answer)."""
+
+    def call() -> object:
+        with ControlClient(Path(row.socket), timeout=timeout) as client:
+            return client.call(request, fields)
+
+    return await trio.to_thread.run_sync(call)
+
+
+async def ask_host_to_let_go(row: TaskOwner) -> None:
+    """Ask the host ``row`` names to let its task go (``task.release``); ``HandlerError`` when
+    it refused (a turn of the task runs there, ...) or answered nothing in time. A host that is
+    not there (its socket gone: it is ending) leaves the task to be taken over as from an
+    ended owner."""
+
+    try:
+        await ask_owner(row, "task.release", {"task": row.task_id}, RELEASE_WAIT)
+    except HostRefused as refused:
+        said = f"task {row.task_id} stays with {describe(row)}: {refused.message}"
+        raise HandlerError(refused.code, said) from None
+    except NoHostRunning as error:
+        said = describe(row)
+        logger.info("task %s: %s is not there (%s); taking it over", row.task_id, said, error)
+    except ControlError as error:  # it runs but did not answer: taking over could split it
+        said = f"task {row.task_id}: {describe(row)} did not let it go: {error}"
+        raise HandlerError("unavailable", said) from None
+
+
 def runs(row: TaskOwner) -> bool:
     """Whether the owner row's process still runs: its pid, with the same process start."""
     return row.process_start is not None and process_start_ticks(row.pid) == row.process_start
@@ -203,6 +275,13 @@ class TaskOwners:
             )
         claimed = await self.store.write(self.me.claim(task_id, replaces), timeout=CLAIM_TIMEOUT)
         return None if self.me.is_(claimed) else claimed
+
+    async def let_go(self, task_id: str) -> None:
+        """This host no longer owns ``task_id`` (``task.release``): its row kept, naming no
+        process, for the session taking it over to replace (``Gone``)."""
+        me = self.me
+        release = ReleaseTask(task_id, me.owner, me.pid, me.process_start)
+        await self.store.write(release, timeout=CLAIM_TIMEOUT)
 
     def refuse(self, row: TaskOwner, what: str) -> HandlerError:
         # A terminal is reached only at its own screen; a session also by attaching to it.
@@ -263,12 +342,7 @@ class TaskOwners:
     async def stop_session(self, row: TaskOwner) -> None:
         """End the session that owns ``row``'s task (``session.stop`` with its generation): a
         task moved to another device runs there, not here. A session already gone is fine."""
-
-        def call() -> object:
-            with ControlClient(Path(row.socket), timeout=CLAIM_TIMEOUT) as client:
-                return client.call("session.stop", {"generation": row.token})
-
         try:
-            await trio.to_thread.run_sync(call)
+            await ask_owner(row, "session.stop", {"generation": row.token}, CLAIM_TIMEOUT)
         except ControlError as error:
             logger.info("task %s: %s did not stop: %s", row.task_id, describe(row), error)

@@ -26,6 +26,7 @@ __all__ = [
     "TaskNew",
     "TaskNewGroup",
     "TaskQueue",
+    "TaskRelease",
     "TaskRename",
     "TaskRun",
     "TaskSend",
@@ -151,6 +152,18 @@ class TaskQueue:
     task: str | None = None
     caller: dict[str, str] | None = None
     cancel: int | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TaskRelease:
+    """Let go of the task for a background session that takes it over (``_owners``): refused
+    (``busy``, naming what) while a turn of it runs, a prompt of it is queued or an approval
+    waits on one of the host's routes; otherwise its agent session is closed on every route of
+    the host that holds it, and the reply comes once its agents closed it (another process may
+    resume it now) and the host no longer owns it. ``routes``: the routes that held it."""
+
+    TYPE: ClassVar[str] = "task.release"
+    task: str
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

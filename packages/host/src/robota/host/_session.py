@@ -18,7 +18,8 @@ restart: a background session is never restarted, by anyone. Its one route is
 ``session:ID`` (a kind no host serves or recovers); its task is made when the tree is up, with
 the agent, directory and name it was started with (permission mode ``plan`` when Restricted),
 or, started with ``--task TASK``, that existing task continues in it (``_continue``): it must
-work in the session's workspace, its owner must not be another live session, and the route
+work in the session's workspace, its owner must not be another live session (a task the live
+host owns is first let go by the host, ``_owners``: refused while a turn of it runs), and the route
 refuses it when it is moving, moved or held (a handoff's); its agent session is resumed or,
 for a task that arrived from another device, opened afresh and primed with its transcript.
 
@@ -74,7 +75,18 @@ from robota.core.surfaces import SurfaceHub, SurfaceProtocolError
 from ._attach import AttachDesk, SessionAttach
 from ._desk import TaskDesk
 from ._engine_host import open_engine
-from ._owners import CLAIM_TIMEOUT, Gone, Owner, Theirs, describe, ownership, runs
+from ._owners import (
+    CLAIM_TIMEOUT,
+    Gone,
+    HostHolds,
+    Owner,
+    Theirs,
+    ask_host_to_let_go,
+    describe,
+    ownership,
+    runs,
+    takeover,
+)
 from ._print_choice import PRINT_ROUTES
 from ._print_turns import PrintDesk, PrintTurns
 from ._requests import TaskRename, TaskSend
@@ -271,9 +283,10 @@ class SessionHost:
         self._stop.set()
 
     async def _continue(self, name: str, owner: Owner) -> Task:
-        """The existing task ``name`` names, claimed by this session (taken over from a host
-        or an ended owner, never from another live session) and made its route's current one
-        (module docstring); ``HandlerError`` saying why not."""
+        """The existing task ``name`` names, claimed by this session (taken over from an ended
+        owner, or from the live host once it let the task go, never from another live
+        session) and made its route's current one (module docstring); ``HandlerError`` saying
+        why not."""
         from robota.core.store import task_owner  # noqa: PLC0415
 
         found = await self.desk.resolve(name, None)
@@ -284,7 +297,14 @@ class SessionHost:
             )
         row = await self.desk.reads.query(lambda db: task_owner(db, found.id))
         alive = row is not None and await trio.to_thread.run_sync(runs, row)
-        decided = ownership(row, owner, owner_runs=alive)
+        decided = takeover(row, owner, owner_runs=alive)
+        if isinstance(decided, HostHolds):
+            # Its agent may hold the task's agent session (Codex lets one process write a
+            # thread): let go first, or refused naming what runs.
+            await ask_host_to_let_go(decided.row)
+            row = await self.desk.reads.query(lambda db: task_owner(db, found.id))
+            alive = row is not None and await trio.to_thread.run_sync(runs, row)
+            decided = ownership(row, owner, owner_runs=alive)
         if isinstance(decided, Theirs):
             raise HandlerError("owned", f"task {found.id} is driven by {describe(decided.row)}")
         replaces = decided.row.generation if isinstance(decided, Gone) else None

@@ -469,12 +469,16 @@ class AgentProcessService:
                     await driver.interrupt(running)
             case Decide(approval_id=approval_id, decision=decision, by=by):
                 driver.decide(approval_id, decision, by=by)  # only the first job gets here
-            case Release(key=key):
+            case Release(key=key, closed=closed):
                 released = self._bound.pop(key, None)
-                if released is not None:
-                    self._keys.pop(released, None)
-                    await driver.close_session(released)
-                    logger.info("agent %s: the session of %s released", self.name, key)
+                try:
+                    if released is not None:
+                        self._keys.pop(released, None)
+                        await driver.close_session(released)
+                        logger.info("agent %s: the session of %s released", self.name, key)
+                finally:
+                    if closed is not None:
+                        closed()
             case ListJob(ref=ref, search=search, limit=limit):
                 sessions = await driver.list_sessions(search=search, limit=limit)
                 self._report(Listed(ref, tuple(sessions)))

@@ -14,7 +14,7 @@ from robota.core.events import ApprovalDecision
 
 from ._app_server import AppServerClient, SteerRejected
 from ._approvals import DecidedBy
-from ._drivers import EventSink, PromptRefused, SteerRefusedError
+from ._drivers import EventSink, PromptRefused, SessionRefused, SteerRefusedError
 from ._handshake import THREAD_CONFIG
 from ._jsonrpc import Connection, RpcError, RpcTimeout
 from ._mcp_servers import app_server_mcp_config
@@ -22,6 +22,15 @@ from ._mcp_servers import app_server_mcp_config
 __all__ = ["AppServerDriver"]
 
 logger = logging.getLogger("robota.runtimes.agent")
+
+HELD_ELSEWHERE = "active writer"
+"""What Codex's refusal to resume says when another server process holds the thread loaded."""
+
+
+def held_elsewhere(error: RpcError) -> bool:
+    """Whether a refused ``thread/resume`` means another process writes the thread (it exists,
+    with its history), rather than that the thread is gone."""
+    return HELD_ELSEWHERE in error.message.lower()
 
 
 class AppServerDriver:
@@ -60,6 +69,15 @@ class AppServerDriver:
                     config=self._config(spec),
                 )
             except RpcError as error:
+                if held_elsewhere(error):
+                    # The thread lives, loaded by another agent process (another owner of the
+                    # task not let go of it): a fresh thread would answer without the task's
+                    # history and split it in two, so the open fails saying why.
+                    raise SessionRefused(
+                        f"thread {resume_id} is held by another agent process (Codex: "
+                        f"{error.message}); robota does not start a blank thread for a task "
+                        "with history: stop the process that drives it, then try again"
+                    ) from error
                 # A thread the server no longer has (deleted, another CODEX_HOME) cannot come
                 # back; a fresh thread keeps the session usable and ``resumed=False`` says so.
                 logger.warning("app-server: cannot resume thread %s: %s", resume_id, error)

@@ -126,9 +126,11 @@ class SessionTable:
             case DecideApproval(key=key, approval_id=approval_id, decision=decision):
                 if key in self._sessions:
                     self._submit(Decide(key, approval_id, decision))
-            case CloseSession(key=key):
+            case CloseSession(key=key, closed=closed):
                 if self._sessions.pop(key, None) is not None:
-                    self._submit(Release(key))
+                    self._submit(Release(key, closed))
+                elif closed is not None:
+                    _closed(closed)  # none open under that key: nothing to wait for
             case ListSessions(ref=ref, search=search, limit=limit):
                 self._listings[ref] = message.deliver
                 self._submit(ListJob(ref, search, limit))
@@ -259,6 +261,13 @@ class SessionTable:
                 ended = TurnCompleted(session.turn_id, "failed", error)
                 session.turn_id = None
                 _deliver(session.deliver, SessionEvent(key, ended))
+
+
+def _closed(closed: Callable[[], None]) -> None:
+    try:
+        closed()
+    except Exception:
+        logger.exception("agent: telling a session's close failed")
 
 
 def _deliver(deliver: Deliver, notice: object) -> None:

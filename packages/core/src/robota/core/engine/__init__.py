@@ -14,8 +14,8 @@ Layering, bottom up (a module imports only from the layers below it):
 4. ``_route_effects``             what the route core asks of its shell, and the read port
 5. ``_route_state``               a route's state and the moves every handler makes on it
 6. ``_route_turns``               a turn from its attempt to its final answer; the queue
-7. ``_route_tasks``, ``_route_history``, ``_recovery``   other tasks; ``/sessions``,
-   ``/turns`` and reset; recovery on start
+7. ``_route_tasks``, ``_route_history``, ``_recovery``, ``_route_let_go``   other tasks;
+   ``/sessions``, ``/turns`` and reset; recovery on start; a task's session let go
 8. ``_route_commands``            what each slash command does
 9. ``_route_core``                ``RouteCore``: a message in, effects out (layers 4-9 are
    pure: no I/O, no threads, ids and clocks injected)
@@ -34,6 +34,7 @@ from ._messages import (
     InputQueued,
     InputSteered,
     Interrupt,
+    LetTaskGo,
     NewTask,
     RouteIdle,
     RouteNote,
@@ -68,6 +69,7 @@ from ._route import ConversationRoute, StoreReads
 from ._route_core import RouteCore
 from ._route_effects import (
     Ack,
+    Answer,
     AttemptNotRecorded,
     ClaimFinal,
     Effect,
@@ -84,6 +86,7 @@ from ._route_effects import (
     Tell,
     Write,
 )
+from ._route_let_go import let_go_refusal
 from ._route_state import IdsAndClocks, Restored
 from ._route_turns import MAX_RETRIES, retry_prompt
 
@@ -105,6 +108,8 @@ __all__ = [
     "RouteNote",
     "ForkTask",
     "Interrupt",
+    "LetTaskGo",
+    "let_go_refusal",
     "AnswerApproval",
     "TaskSettings",
     # route to front end
@@ -148,6 +153,7 @@ __all__ = [
     "Notify",
     "Write",
     "Ack",
+    "Answer",
     "ClaimFinal",
     "Tell",
     "OpenAgentSession",

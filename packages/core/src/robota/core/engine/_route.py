@@ -64,6 +64,7 @@ from ..store import task as load_task
 from ._context import EngineContext, TaskOwning
 from ._route_core import RouteCore
 from ._route_effects import (
+    Answer,
     ClaimFinal,
     Effect,
     FinalClaimed,
@@ -178,6 +179,8 @@ class ConversationRoute(LoopRouteActor[Kept]):
                     path.mkdir(parents=True, exist_ok=True)
                 case Log(level=level, text=text):
                     logger.log(_LEVELS.get(level, logging.ERROR), "%s", text)
+                case Answer(answer=answer, value=value):
+                    answer(value)
 
     def _tell(self, agent: str, request: object) -> None:
         entry = self.ctx.agents.get(agent)

@@ -39,6 +39,7 @@ from ._messages import (
     AnswerApproval,
     ForkTask,
     Interrupt,
+    LetTaskGo,
     NewTask,
     RouteNote,
     SurfaceJoined,
@@ -62,6 +63,7 @@ from ._route_effects import (
     Tell,
 )
 from ._route_history import reset_failed, reset_opened, sessions_listed
+from ._route_let_go import let_go
 from ._route_state import IdsAndClocks, Kept, Restored, RouteData, Turn
 from ._route_tasks import fork_task, projectless_cwd, use_task
 from ._route_turns import (
@@ -214,8 +216,8 @@ class RouteCore:
                 route.new_task(settings, announce=announce)
             case RouteNote(text=text, level=level):
                 route.reply(text, error=level == "error")
-            case UseTask(task_id=task_id):
-                use_task(route, task_id)
+            case UseTask() | LetTaskGo():
+                self._held_task(message)
             case ForkTask(task_id=task_id, title=title, turn_id=turn_id, prompt=prompt):
                 if fork_task(route, task_id, title, turn_id) and prompt is not None:
                     self._input(prompt)
@@ -223,6 +225,13 @@ class RouteCore:
                 handle_recover(route, message)
             case _:
                 route.emit(Log("warning", f"route {route.key}: ignored {type(message).__name__}"))
+
+    def _held_task(self, message: UseTask | LetTaskGo) -> None:
+        """An existing task made current (``UseTask``), or its session let go (``LetTaskGo``)."""
+        if isinstance(message, UseTask):
+            use_task(self.state, message.task_id)
+        else:
+            let_go(self.state, message)
 
     def _input(self, message: UserInput) -> None:
         """``message`` decided; a chat message's inbox row is consumed by the write that gives
