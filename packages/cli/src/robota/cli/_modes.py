@@ -176,12 +176,14 @@ def run_conversation(ctx: click.Context, options: dict[str, Any]) -> None:
         code, prompt = _print_on_host(options, prompt)
         if code is not None:
             sys.exit(code)
-    from ._prestart import prestart_agent  # noqa: PLC0415
+    from ._prestart import ctrl_c_deferred, prestart_agent  # noqa: PLC0415
 
     prestart = None
     try:
-        # Before print mode and the engine load: the agent starts while they do.
-        prestart = prestart_agent(options["agent"])
+        # Before print mode and the engine load: the agent starts while they do. A Ctrl-C
+        # meanwhile is raised once ``prestart`` holds it, so the ``finally`` ends the agent.
+        with ctrl_c_deferred():
+            prestart = prestart_agent(options["agent"])
         sys.exit(_run_print(options, prompt, prestart))
     finally:
         if prestart is not None:

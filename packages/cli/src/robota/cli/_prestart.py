@@ -30,7 +30,9 @@ With ``-c``/``-r`` the task may belong to another agent: then no job ever reache
 prestarted agent's host, the process is never adopted, the task's own agent is spawned as
 usual, and ``close`` ends the unused one when the run is over. The caller runs ``close`` in a
 ``finally``, so nothing outlives a run that failed after the spawn (a usage error, an exception,
-Ctrl-C); the runtime's reaper covers a robota killed outright.
+Ctrl-C); the runtime's reaper covers a robota killed outright. Ctrl-C during the prestart itself
+waits until it returned (``ctrl_c_deferred``): raised inside ``subprocess.Popen`` after the
+fork, or between the spawn and the caller's assignment, it would leave a process nobody holds.
 
 Anything that stops the prestart (no configuration, an invalid one, an unknown agent, a missing
 runtime plugin, a command that cannot start) just leaves it out: the normal path then meets
@@ -39,6 +41,9 @@ the same problem and reports it as it always has.
 
 from __future__ import annotations
 
+import signal
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -48,7 +53,7 @@ if TYPE_CHECKING:
     from robota.core import PrestartedAgent
     from robota.core.config import Config, Profile
 
-__all__ = ["Prestart", "prestart_agent"]
+__all__ = ["Prestart", "ctrl_c_deferred", "prestart_agent"]
 
 
 class Prestart(Record):
@@ -125,6 +130,21 @@ class Prestart(Record):
 
     def __hash__(self) -> int:
         return hash((self.config, self.profile, self.agent))
+
+
+@contextmanager
+def ctrl_c_deferred() -> Iterator[None]:
+    """Ctrl-C (SIGINT) during the block raises ``KeyboardInterrupt`` once the block is done,
+    not in the middle of it. A handler, not a blocked signal mask: the agent spawned inside
+    inherits a mask but not a handler (``exec`` resets it)."""
+    pressed: list[int] = []
+    previous = signal.signal(signal.SIGINT, lambda signum, _frame: pressed.append(signum))
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    if pressed:
+        raise KeyboardInterrupt
 
 
 def prestart_agent(agent: str | None) -> Prestart | None:
