@@ -77,6 +77,8 @@ class FakePlatform:
     said: list[tuple[object, ...]] = field(default_factory=list)
     service: ChatService | None = None
     linked: trio.Event = field(default_factory=trio.Event)
+    quiet: int = 0
+    """How many times the service said its chats went quiet (``went_quiet``)."""
 
     def bind(self, service: ChatService) -> None:
         self.service = service
@@ -204,6 +206,9 @@ class FakePlatform:
 
     def card_done(self, turn: ChatTurn) -> None:
         pass
+
+    async def went_quiet(self) -> None:
+        self.quiet += 1
 
     async def post_note(
         self,

@@ -61,6 +61,7 @@ class Hooks:
 
     def __init__(self) -> None:
         self.admitted: list[Any] = []
+        self.quiet = 0
         self.gate = trio.Event()
         self.gate.set()
 
@@ -108,6 +109,9 @@ class Hooks:
 
     async def settle_left(self, row: InboxRow, outcome: Outcome) -> None:
         pass
+
+    async def went_quiet(self) -> None:
+        self.quiet += 1
 
 
 def chat_turns(port: FrontEndPort, nursery: trio.Nursery, hooks: Hooks) -> ChatTurns:
@@ -272,5 +276,6 @@ async def test_a_burst_of_chats_let_go_leaves_the_shell_as_it_was_and_gives_memo
 
         now[0] += RETIRE_AFTER
         await wait_until(lambda: released == [0], timeout=10.0)
+        assert hooks.quiet == 1  # the platform was told, once, before the release
         assert len(nursery.child_tasks) == tasks
         assert hub.connected == {} and shell.context.port.listeners("test:chat-0") == 0

@@ -81,6 +81,25 @@ def test_the_sixth_patch_of_a_message_within_a_second_waits_for_its_slot() -> No
     assert limiter.reserve("om_1", 5.0) == 5.0
 
 
+@pytest.mark.parametrize(
+    ("booked", "now", "kept"),
+    [
+        ({"om_1": 0.0, "om_2": 0.5}, 0.9, 2),  # both still inside their window
+        ({"om_1": 0.0, "om_2": 0.5}, 1.0, 1),  # om_1's window closed at 1.0
+        ({"om_1": 0.0, "om_2": 0.5}, 1.5, 0),
+        ({}, 3.0, 0),
+    ],
+)
+def test_a_quiet_limiter_forgets_the_messages_whose_window_closed(
+    booked: dict[str, float], now: float, kept: int
+) -> None:
+    limiter = PatchLimiter(per=1.0)
+    for key, at in booked.items():
+        limiter.reserve(key, at)
+    limiter.forget_past(now)
+    assert len(limiter) == kept
+
+
 @given(st.lists(st.tuples(st.sampled_from("ab"), st.floats(0, 0.5)), max_size=60))
 def test_no_second_ever_holds_more_than_five_patches_of_one_message(
     calls: list[tuple[str, float]],

@@ -53,3 +53,14 @@ def test_the_wire_request_is_what_httpx_would_send(call: Call) -> None:
     assert wire.body == expected.read()
     theirs = [(k, OWN.get(k.lower(), v)) for k, v in expected.headers.raw]
     assert wire.headers == theirs
+
+
+@pytest.mark.parametrize("call", CALLS)
+def test_the_target_is_the_urls_path_and_query(call: Call) -> None:
+    """``_rest`` sends ``target`` with the domain's origin (``httpcore.URL`` parts): it must be
+    what httpx would put on the request line."""
+    method, domain, path, body, params, token = call
+    expected = httpx.Client(base_url=domain).build_request(method, path, params=params)
+    wire = wire_request(method, domain, path, json_body=body, params=params, token=token)
+    assert wire.target == expected.url.raw_path
+    assert wire.url == domain.encode() + wire.target

@@ -160,7 +160,7 @@ class Engine:
             idle_after=idle_after,
             quiet_after=quiet_after,
             backoff=backoff,
-            after_passivations=release_free_memory,
+            after_passivations=self._after_passivations,
             on_loop=True,
         )
         self.context = EngineContext(
@@ -264,6 +264,15 @@ class Engine:
             # The routes have passivated (the directory stops first); a run after this one
             # opens the pool's connections again.
             self.context.readers.close()
+
+    def _after_passivations(self) -> None:
+        """A wave of routes passivated (the sweeper's worker thread): the store's connections
+        give back what they cached for them (the readers close, to open again on the next read;
+        the writer drops its unused pages), then the process its free heap. A burst's pages
+        otherwise stay cached up to each connection's ``cache_size`` for the host's life."""
+        self.context.readers.close()
+        self.store.release_cache()
+        release_free_memory()
 
     def _start_recovery(self) -> None:
         if self._recover is None:

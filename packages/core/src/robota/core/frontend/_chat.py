@@ -163,6 +163,10 @@ class TurnHooks(Protocol):
         """A message whose turn ended while its reactions were left unsettled: settle them
         (and mark it, ``ChatTurns.inbox.settled``)."""
 
+    async def went_quiet(self) -> None:
+        """A batch of quiet routes was let go: what only a busy platform needs goes too (its
+        idle connections, its rate windows), before the memory is given back."""
+
 
 # -- the machinery --------------------------------------------------------------------------------
 
@@ -370,8 +374,9 @@ class ChatTurns:
         self, every: float = RETIRE_EVERY, release: Callable[[], object] = release_free_memory
     ) -> None:
         """Let quiet routes go every ``every`` seconds (a service runs it in its nursery);
-        after a batch went, what they held is given back (``release``, off the loop: the
-        lanes, readers and subscriptions of a burst's chats are the last of it)."""
+        after a batch went, the platform lets go of what it kept for them (``went_quiet``)
+        and what they held is given back (``release``, off the loop: the lanes, readers and
+        subscriptions of a burst's chats are the last of it)."""
         after, every = retire_timing(RETIRE_AFTER, every)
         while True:
             await trio.sleep(every)
@@ -379,6 +384,7 @@ class ChatTurns:
             if gone:
                 self._log.debug("%s: %d quiet routes let go", self._chat_name, len(gone))
                 await trio.sleep(1.0)  # their lane and reader tasks end first
+                await self._hooks.went_quiet()
                 await trio.to_thread.run_sync(release)
 
     async def read_inbox(self) -> InboxLeft:

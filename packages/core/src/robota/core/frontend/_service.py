@@ -297,6 +297,10 @@ class Platform(Protocol):
     def recovering(self, unsettled: Sequence[tuple[TurnAttempt, str | None]]) -> None:
         """What the last run left unsettled, before its cards open again (``ChatTurns``)."""
 
+    async def went_quiet(self) -> None:
+        """A batch of quiet chats was let go (``TurnHooks.went_quiet``): what only a busy
+        adapter needs goes (idle connections, rate windows)."""
+
     async def resuming(self, left: InboxLeft) -> None:
         """What the last run left in the inbox, before it is fed again or settled."""
 
@@ -627,6 +631,9 @@ class ChatService:
         return self.turns.pending_finals()
 
     # -- turns (``TurnHooks``: what ``turns`` tells) --------------------------------------------
+
+    async def went_quiet(self) -> None:
+        await self.platform.went_quiet()
 
     def turn_ended(self, route_key: str) -> None:
         door = self.platform.team_of(route_key)

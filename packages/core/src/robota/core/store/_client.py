@@ -8,6 +8,7 @@ queue with everything not yet taken survives it.
 
 from __future__ import annotations
 
+import contextlib
 import threading
 from typing import Any, Generic, TypeVar
 
@@ -18,7 +19,7 @@ from .._errors import RequestTimeout, StoreError
 from .._records import Record
 from ..kernel import Address, LoopPort, Reply
 from ._database import Database
-from ._messages import Ack, Drain, Write, WriteQueue, settle
+from ._messages import Ack, Drain, ReleaseCache, Write, WriteQueue, settle
 from ._migrations import schema_version
 from ._ops import WriteOp
 
@@ -67,6 +68,13 @@ class StoreClient:
                 for orphan in self._queue.unschedule():
                     settle(orphan, None, gone)
         return write
+
+    def release_cache(self) -> None:
+        """Ask the writer to give back its connection's unused page cache after the batches
+        already asked for (a quiet host after a burst). Never blocks; nothing happens when the
+        writer is gone."""
+        with contextlib.suppress(pykka.ActorDeadError):
+            self._target.tell(ReleaseCache())
 
     def withdraw(self, write: Write[R]) -> bool:
         """Take back a submitted write; ``True`` means it was not taken and never will be."""

@@ -18,7 +18,7 @@ from typing import Generic, Protocol, TypeAlias, TypeVar, runtime_checkable
 
 from ._ops import WriteOp
 
-__all__ = ["Ack", "Drain", "Failable", "Write", "WriteQueue", "settle"]
+__all__ = ["Ack", "Drain", "Failable", "ReleaseCache", "Write", "WriteQueue", "settle"]
 
 logger = logging.getLogger("robota.core.store")
 
@@ -74,6 +74,11 @@ class Drain:
     """Tells the writer to take a batch from ``queue``."""
 
     queue: WriteQueue
+
+
+@dataclass(frozen=True, slots=True)
+class ReleaseCache:
+    """Tells the writer to give back its connection's unused page cache (between batches)."""
 
 
 class WriteQueue:

@@ -30,7 +30,7 @@ from .._errors import StoreError
 from ..kernel import Actor
 from ._connection import open_writer
 from ._database import Database
-from ._messages import Drain, Write, settle
+from ._messages import Drain, ReleaseCache, Write, settle
 from ._migrations import MIGRATIONS, Migration, migrate
 
 __all__ = ["StoreWriter"]
@@ -45,7 +45,8 @@ class StoreWriter(Actor):
 
     It opens (creating and migrating if needed) the database at ``path`` in ``started``, so a
     store that cannot be opened is a crash its supervisor sees and reports. Messages:
-    ``Drain(queue)`` (what ``StoreClient`` sends) and a bare ``Write`` (a batch of one).
+    ``Drain(queue)`` (what ``StoreClient`` sends), a bare ``Write`` (a batch of one) and
+    ``ReleaseCache`` (``StoreClient.release_cache``).
 
     ``max_batch`` bounds a transaction, so a flood of writes cannot hold the write lock (and the
     first write's ack) indefinitely. ``on_commit`` is called in the writer's thread after each
@@ -114,7 +115,20 @@ class StoreWriter(Actor):
         if isinstance(message, Write):
             self._run([message])
             return None
+        if isinstance(message, ReleaseCache):
+            self._release_cache()
+            return None
         return super().receive(message)
+
+    def _release_cache(self) -> None:
+        """``PRAGMA shrink_memory``: the pages a burst read stay cached (up to ``cache_size``,
+        2 MiB) for the process's life otherwise; the next batch reads what it needs again."""
+        if self._db is None:
+            return
+        try:
+            self._db.execute("PRAGMA shrink_memory")
+        except sqlite3.Error:
+            logger.warning("store: PRAGMA shrink_memory failed", exc_info=True)
 
     # -- batches -------------------------------------------------------------------------------
 

@@ -286,6 +286,10 @@ class FeishuAdapter:
         assert self._groups is not None
         self.context.offer_groups(self._groups)
 
+    async def went_quiet(self) -> None:
+        if self._messenger is not None:
+            await self._messenger.rest.went_quiet()
+
     async def _load_chats(self) -> None:
         def read() -> list[ChatContext]:
             with closing(open_reader(self.context.db_path)) as db:

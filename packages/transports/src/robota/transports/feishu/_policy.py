@@ -136,11 +136,20 @@ class PatchLimiter:
 
     def reserve(self, key: str, now: float) -> float:
         """When the next call for ``key`` may start (``>= now``), booked as made then."""
-        for other in [k for k, s in self._starts.items() if s[-1] <= now - self.per]:
-            del self._starts[other]
+        self.forget_past(now)
         starts = self._starts.setdefault(key, deque(maxlen=self.rate))
         at = now
         if len(starts) == self.rate:
             at = max(now, starts[0] + self.per)
         starts.append(at)
         return at
+
+    def forget_past(self, now: float) -> None:
+        """Drop the keys whose last call is more than a window before ``now``: they no longer
+        delay anything (a burst's cards would otherwise stay until the next PATCH)."""
+        for key in [k for k, s in self._starts.items() if s[-1] <= now - self.per]:
+            del self._starts[key]
+
+    def __len__(self) -> int:
+        """The keys it holds."""
+        return len(self._starts)

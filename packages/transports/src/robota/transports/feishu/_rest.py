@@ -31,12 +31,16 @@ from ._policy import BACKOFF, Done, PatchLimiter, RefreshToken, Retry, TokenCach
 from ._wire import wire_request
 
 if TYPE_CHECKING:
+    import ssl
+
     import httpcore
     import httpx
 
 __all__ = ["DEFAULT_TIMEOUT", "TOKEN_PATH", "RestClient", "scrub"]
 
 DEFAULT_TIMEOUT = 10.0
+KEEPALIVE_EXPIRY = 5.0
+"""Seconds an idle pooled connection is kept for the next call (httpx's default)."""
 TOKEN_PATH = "/open-apis/auth/v3/tenant_access_token/internal"
 _RATE_RESET = "x-ogw-ratelimit-reset"
 
@@ -92,9 +96,11 @@ class RestClient:
         self._http: httpx.AsyncClient | None = None
         self._pool: httpcore.AsyncConnectionPool | None = None
         """The JSON calls' connections; ``None`` when a proxy applies (see the docstring)."""
+        self._ssl: ssl.SSLContext | None = None
+        self._origin: tuple[bytes, bytes, int | None] = (b"", b"", None)
+        """``domain`` as ``httpcore.URL``'s scheme, host and port, split once."""
 
     async def __aenter__(self) -> RestClient:
-        import httpcore  # noqa: PLC0415 (lazy, see the facade)
         import httpx  # noqa: PLC0415
 
         self._http = httpx.AsyncClient(base_url=self.domain, timeout=self.timeout)
@@ -102,14 +108,36 @@ class RestClient:
         # asked, and a later httpx without it just keeps every call on httpx.
         route = getattr(self._http, "_transport_for_url", None)
         if route is not None and route(httpx.URL(self.domain)) is self._http._transport:
-            # httpx's own transport's limits, and its TLS defaults (certifi, SSL_CERT_FILE).
-            self._pool = httpcore.AsyncConnectionPool(
-                ssl_context=httpx.create_ssl_context(),
-                max_connections=100,
-                max_keepalive_connections=20,
-                keepalive_expiry=5.0,
-            )
+            # httpx's TLS defaults (certifi, SSL_CERT_FILE), made once for every pool.
+            self._ssl = httpx.create_ssl_context()
+            url = httpx.URL(self.domain)
+            self._origin = (url.raw_scheme, url.raw_host, url.port)
+            self._pool = self._new_pool()
         return self
+
+    def _new_pool(self) -> httpcore.AsyncConnectionPool:
+        import httpcore  # noqa: PLC0415 (lazy, see the facade)
+
+        # httpx's own transport's limits.
+        return httpcore.AsyncConnectionPool(
+            ssl_context=self._ssl,
+            max_connections=100,
+            max_keepalive_connections=20,
+            keepalive_expiry=KEEPALIVE_EXPIRY,
+        )
+
+    async def went_quiet(self) -> None:
+        """The chats went quiet: what only a busy client needs goes. The PATCH windows that
+        closed are forgotten, and a pool whose connections all sit idle is swapped for an
+        empty one: each would be dropped at its next use anyway (idle for longer than
+        ``KEEPALIVE_EXPIRY``), and until then a burst's 20 connections and their buffers
+        would hold on to the memory the burst spread over."""
+        self.patch_limiter.forget_past(trio.current_time())
+        pool = self._pool
+        if pool is None or not all(c.is_idle() or c.is_closed() for c in pool.connections):
+            return  # a call is on its way (or waits for a connection): another time
+        self._pool = self._new_pool()
+        await pool.aclose()
 
     async def __aexit__(self, *_: object) -> None:
         await self.aclose()
@@ -299,9 +327,10 @@ class RestClient:
             method, self.domain, path, json_body=json_body, params=params, token=token
         )
         try:
+            scheme, host, port = self._origin
             answer = await self._pool.request(
                 wire.method,
-                wire.url,
+                httpcore.URL(scheme=scheme, host=host, port=port, target=wire.target),
                 headers=wire.headers,
                 content=wire.body,
                 extensions={"timeout": self._timeouts},

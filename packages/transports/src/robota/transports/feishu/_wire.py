@@ -28,6 +28,10 @@ class WireRequest:
 
     method: bytes
     url: bytes
+    target: bytes
+    """The path and query alone: ``_rest`` names the origin apart (``httpcore.URL``), so no
+    call's URL is parsed again (``urllib.parse`` keeps the last 128 it split, a burst's
+    message ids among them, for the process's life)."""
     headers: list[tuple[bytes, bytes]]
     body: bytes
 
@@ -43,9 +47,10 @@ def wire_request(
 ) -> WireRequest:
     """``method path`` on ``domain`` (``scheme://host[:port]``, no trailing slash), the body
     as httpx encodes ``json=`` (compact, UTF-8, no NaN), ``token`` as a bearer."""
-    url = domain + path
+    target = path
     if params:
-        url += "?" + urlencode(list(params.items()))
+        target += "?" + urlencode(list(params.items()))
+    url = domain + target
     netloc = domain.partition("://")[2]
     headers = [
         (b"Host", netloc.encode("ascii")),
@@ -67,4 +72,6 @@ def wire_request(
         ]
     elif method in _BODIED:
         headers.insert(1, (b"Content-Length", b"0"))
-    return WireRequest(method.encode("ascii"), url.encode("ascii"), headers, body)
+    return WireRequest(
+        method.encode("ascii"), url.encode("ascii"), target.encode("ascii"), headers, body
+    )

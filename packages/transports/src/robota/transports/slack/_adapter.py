@@ -225,6 +225,10 @@ class SlackAdapter:
     def refusal(self, error: BaseException) -> str | None:
         return str(error) if isinstance(error, ConnectionRefused) else None
 
+    async def went_quiet(self) -> None:
+        if self._web is not None:
+            await self._web.went_quiet()
+
     def serving(self) -> None:
         pass
 

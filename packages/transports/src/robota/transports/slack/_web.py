@@ -26,6 +26,8 @@ from ._errors import ApiError, RateLimited, TooLarge
 from ._policy import BACKOFF, Done, LatestWins, RateGate, Retry, decide
 
 if TYPE_CHECKING:
+    import ssl
+
     import httpx
 
 __all__ = ["DEFAULT_TIMEOUT", "BotIdentity", "WebApi"]
@@ -90,12 +92,31 @@ class WebApi:
         self.gate = RateGate()
         self.updates: LatestWins[tuple[str, str], dict[str, Any]] = LatestWins()
         self._http: httpx.AsyncClient | None = None
+        self._ssl: ssl.SSLContext | None = None
+        self._using = 0
+        """Calls and downloads on their way (``went_quiet`` leaves a busy client alone)."""
 
     async def __aenter__(self) -> WebApi:
         import httpx  # noqa: PLC0415 (lazy, see the facade)
 
-        self._http = httpx.AsyncClient(timeout=self.timeout)
+        self._ssl = httpx.create_ssl_context()  # httpx's defaults, made once for every client
+        self._http = self._client()
         return self
+
+    def _client(self) -> httpx.AsyncClient:
+        import httpx  # noqa: PLC0415 (lazy, see the facade)
+
+        return httpx.AsyncClient(timeout=self.timeout, verify=self._ssl or True)
+
+    async def went_quiet(self) -> None:
+        """The chats went quiet: a client with nothing on its way is swapped for a fresh one.
+        Its pooled connections would be dropped at their next use anyway (httpx keeps an
+        idle one 5 s), and until then a burst's connections and their buffers would hold on
+        to the memory the burst spread over."""
+        if self._http is None or self._using:
+            return
+        old, self._http = self._http, self._client()
+        await old.aclose()
 
     async def __aexit__(self, *_: object) -> None:
         await self.aclose()
@@ -241,6 +262,7 @@ class WebApi:
             for _ in range(MAX_REDIRECTS + 1):
                 if not allowed_url(url, self.api_url):
                     raise ApiError(name, status=0, error="the file is not on the Slack host")
+                self._using += 1
                 try:
                     async with self._http.stream("GET", url, headers=headers) as response:
                         status = response.status_code
@@ -266,9 +288,24 @@ class WebApi:
                         return b"".join(chunks)
                 except httpx.HTTPError as failure:
                     raise ApiError(name, status=0, error=type(failure).__name__) from None
+                finally:
+                    self._using -= 1
             raise ApiError(name, status=0, error=f"more than {MAX_REDIRECTS} redirects")
         assert bounded.cancelled_caught
         raise ApiError(name, status=0, error=f"no answer within {DOWNLOAD_TIMEOUT:g} s")
+
+    async def _post(
+        self, url: str, headers: dict[str, str], body: Mapping[str, Any] | None, *, form: bool
+    ) -> httpx.Response:
+        assert self._http is not None
+        self._using += 1
+        try:
+            if form:
+                fields = urlencode({k: _form_value(v) for k, v in (body or {}).items()})
+                return await self._http.post(url, headers=headers, content=fields.encode())
+            return await self._http.post(url, headers=headers, json=body or {})
+        finally:
+            self._using -= 1
 
     # -- calls -----------------------------------------------------------------------------
 
@@ -306,13 +343,7 @@ class WebApi:
             # One bound for the whole call: httpx's timeout is per phase (connect, read ...).
             with trio.move_on_after(self.timeout) as bounded:
                 try:
-                    if form:
-                        fields = urlencode({k: _form_value(v) for k, v in (body or {}).items()})
-                        response = await self._http.post(
-                            url, headers=headers, content=fields.encode()
-                        )
-                    else:
-                        response = await self._http.post(url, headers=headers, json=body or {})
+                    response = await self._post(url, headers, body, form=form)
                 except httpx.HTTPError as failure:
                     error = f"no answer ({type(failure).__name__})"
                 else:
