@@ -140,6 +140,9 @@ class FakeSlack:
         """Reaction names whose ``reactions.add`` is taken (the reaction is there) but never
         answered: the moment a crash falls right after the bot's ``eyes``."""
         self.connections: list[Connection] = []
+        self.http_accepted = 0
+        """Web API (HTTP) connections the fake accepted, and how many of them are open now."""
+        self.http_open = 0
         self.tickets: set[str] = set()
         """Handed out by apps.connections.open and not used yet."""
         self.max_connections = MAX_CONNECTIONS
@@ -490,6 +493,14 @@ class FakeSlack:
 
     # -- Socket Mode -----------------------------------------------------------------------
 
+    async def _serve_http(self, stream: trio.SocketStream) -> None:
+        self.http_accepted += 1
+        self.http_open += 1
+        try:
+            await serve_json(stream, answer=self._receive)
+        finally:
+            self.http_open -= 1
+
     async def _serve_ws(self, stream: trio.SocketStream) -> None:
         ws = wsproto.WSConnection(wsproto.ConnectionType.SERVER)
         connection: Connection | None = None
@@ -659,7 +670,7 @@ async def fake_slack() -> AsyncIterator[FakeSlack]:
     fake = FakeSlack()
     async with trio.open_nursery() as nursery:
         listeners = await nursery.start(
-            partial(trio.serve_tcp, partial(serve_json, answer=fake._receive), 0, host="127.0.0.1")
+            partial(trio.serve_tcp, fake._serve_http, 0, host="127.0.0.1")
         )
         fake.http_port = listeners[0].socket.getsockname()[1]
         listeners = await nursery.start(

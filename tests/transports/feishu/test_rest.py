@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 import trio
+import trio.testing
 
 from robota.transports.feishu import ApiError, RestClient
 from robota.transports.feishu._errors import TooLarge
@@ -240,3 +241,37 @@ async def test_json_calls_take_the_pool_unless_httpx_would_use_a_proxy(
             return
         assert await client.bot_info() == {"open_id": "ou_fakebot"}
     assert {r.headers["user-agent"] for r in fake.calls(BOT) + fake.calls(TOKEN)} == {"robota"}
+
+
+async def test_a_quiet_client_lets_its_idle_connections_and_closed_windows_go(
+    fake: FakePlatform,
+) -> None:
+    """Issue 28 s.3: ``went_quiet`` swaps a pool whose connections all sit idle for an empty one
+    and forgets the PATCH windows that closed; the next call opens a connection again."""
+    async with rest(fake) as client:
+        async with trio.open_nursery() as nursery:
+            for _ in range(4):
+                nursery.start_soon(client.bot_info)
+        await client.patch_message("om_1", "{}")
+        assert client.pooled >= 1 and len(client.patch_limiter) == 1
+        await trio.sleep(client.patch_limiter.per)
+        await client.went_quiet()
+        assert client.pooled == 0 and len(client.patch_limiter) == 0
+        assert await client.bot_info() == {"open_id": "ou_fakebot"}
+        assert client.pooled == 1
+
+
+async def test_a_client_with_a_call_on_its_way_keeps_its_pool_when_told_it_is_quiet(
+    fake: FakePlatform,
+) -> None:
+    async with rest(fake, timeout=30.0) as client:
+        await client.bot_info()
+        fake.scripted["GET", BOT].append((200, {}, ...))  # never answered
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(client.bot_info)
+            await trio.testing.wait_all_tasks_blocked(0.05)
+            await client.went_quiet()
+            assert client.pooled == 1  # the busy connection is still the pool's
+            nursery.cancel_scope.cancel()
+        await client.went_quiet()
+        assert client.pooled == 0

@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 import trio
 
+from robota.core.testing import wait_until
 from robota.transports.slack import ApiError, BotIdentity, RateLimited, WebApi
 
 from ...support.fake_slack import BOT_ID, BOT_TOKEN, BOT_USER, TEAM, WAIT, FakeSlack, fake_slack
@@ -182,3 +183,47 @@ async def test_no_log_line_carries_the_token(
     assert any(r.name.startswith("httpx") for r in caplog.records), "httpx logged nothing"
     for record in caplog.records:
         assert BOT_TOKEN not in record.getMessage() + repr(vars(record)), record
+
+
+async def test_a_quiet_client_is_swapped_for_a_fresh_one_and_its_connections_closed(
+    fake: FakeSlack,
+) -> None:
+    """Issue 28 s.3: ``went_quiet`` closes an idle client's pooled connections (a fresh client
+    takes its place); the next call connects again."""
+    async with api(fake) as web:
+        async with trio.open_nursery() as nursery:
+            for _ in range(3):
+                nursery.start_soon(web.auth_test)
+        assert fake.http_open >= 1
+        accepted = fake.http_accepted
+        await web.went_quiet()
+        await wait_until(lambda: fake.http_open == 0, timeout=5)
+        assert (await web.auth_test()).user_id == BOT_USER
+        assert fake.http_accepted == accepted + 1
+
+
+async def test_a_client_with_a_call_on_its_way_is_kept_when_told_it_is_quiet(
+    fake: FakeSlack,
+) -> None:
+    async with api(fake, timeout=30.0) as web:
+        await web.auth_test()
+        fake.scripted["auth.test"].append((200, {}, ...))  # never answered
+        ended: list[object] = []
+
+        async def held() -> None:
+            try:
+                ended.append(await web.auth_test())
+            except ApiError as error:
+                ended.append(error)
+
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(held)
+            await wait_until(lambda: len(fake.calls_of("auth.test")) == 2, timeout=5)
+            await web.went_quiet()
+            await trio.sleep(0.2)
+            assert ended == []  # its connection was not closed under it
+            nursery.cancel_scope.cancel()
+        accepted = fake.http_accepted
+        await web.went_quiet()  # nothing on its way now
+        assert (await web.auth_test()).user_id == BOT_USER
+        assert fake.http_accepted == accepted + 1

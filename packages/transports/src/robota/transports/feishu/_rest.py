@@ -126,6 +126,11 @@ class RestClient:
             keepalive_expiry=KEEPALIVE_EXPIRY,
         )
 
+    @property
+    def pooled(self) -> int:
+        """The JSON calls' connections the pool holds now (open, idle or busy)."""
+        return len(self._pool.connections) if self._pool is not None else 0
+
     async def went_quiet(self) -> None:
         """The chats went quiet: what only a busy client needs goes. The PATCH windows that
         closed are forgotten, and a pool whose connections all sit idle is swapped for an
