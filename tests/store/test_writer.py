@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ctypes
 import sqlite3
 import threading
 from dataclasses import dataclass
@@ -351,8 +352,6 @@ class ReadScratch:
 
 def sqlite_memory_used() -> int:
     """SQLite's own count of the bytes it has allocated in this process (every connection)."""
-    import ctypes  # noqa: PLC0415
-
     [library] = {
         line.split()[-1]
         for line in Path("/proc/self/maps").read_text().splitlines()

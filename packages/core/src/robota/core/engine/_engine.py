@@ -268,7 +268,7 @@ class Engine:
     def _after_passivations(self) -> None:
         """A wave of routes passivated (the sweeper's worker thread): the store's connections
         give back what they cached for them (the readers close, to open again on the next read;
-        the writer drops its unused pages), then the process its free heap. A burst's pages
+        the writer opens its connection afresh), then the process its free heap. A burst's pages
         otherwise stay cached up to each connection's ``cache_size`` for the host's life."""
         self.context.readers.close()
         self.store.release_cache()

@@ -70,9 +70,9 @@ class StoreClient:
         return write
 
     def release_cache(self) -> None:
-        """Ask the writer to give back its connection's unused page cache after the batches
-        already asked for (a quiet host after a burst). Never blocks; nothing happens when the
-        writer is gone."""
+        """Ask the writer to give back what its connection caches (pages, statements) after
+        the batches already asked for: a quiet host after a burst. Never blocks; nothing
+        happens when the writer is gone."""
         with contextlib.suppress(pykka.ActorDeadError):
             self._target.tell(ReleaseCache())
 

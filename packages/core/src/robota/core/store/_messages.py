@@ -78,7 +78,7 @@ class Drain:
 
 @dataclass(frozen=True, slots=True)
 class ReleaseCache:
-    """Tells the writer to give back its connection's unused page cache (between batches)."""
+    """Tells the writer to give back what its connection caches (between batches)."""
 
 
 class WriteQueue:

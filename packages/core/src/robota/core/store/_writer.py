@@ -121,14 +121,16 @@ class StoreWriter(Actor):
         return super().receive(message)
 
     def _release_cache(self) -> None:
-        """``PRAGMA shrink_memory``: the pages a burst read stay cached (up to ``cache_size``,
-        2 MiB) for the process's life otherwise; the next batch reads what it needs again."""
-        if self._db is None:
+        """The connection closed and opened again, between batches: what a burst left in it
+        stays for the process's life otherwise (its page cache, up to ``cache_size``, 2 MiB;
+        its prepared statements; its cursors' weak references). The next batch prepares what
+        it needs again. Should the file not open again, the writer crashes and its supervisor
+        starts it afresh, as after any crash; the writes waiting keep their place."""
+        db, self._db = self._db, None
+        if db is None:
             return
-        try:
-            self._db.execute("PRAGMA shrink_memory")
-        except sqlite3.Error:
-            logger.warning("store: PRAGMA shrink_memory failed", exc_info=True)
+        db.close()
+        self._db = open_writer(self.path, busy_timeout=self._busy_timeout)
 
     # -- batches -------------------------------------------------------------------------------
 
