@@ -380,9 +380,10 @@ class ChatTurns:
         after, every = retire_timing(RETIRE_AFTER, every)
         while True:
             await trio.sleep(every)
-            gone = self.retire_quiet(time.monotonic(), after)
+            # Only the count is kept: the list of keys would outlive the batch in this frame.
+            gone = len(self.retire_quiet(time.monotonic(), after))
             if gone:
-                self._log.debug("%s: %d quiet routes let go", self._chat_name, len(gone))
+                self._log.debug("%s: %d quiet routes let go", self._chat_name, gone)
                 await trio.sleep(1.0)  # their lane and reader tasks end first
                 await self._hooks.went_quiet()
                 await trio.to_thread.run_sync(release)
