@@ -66,7 +66,8 @@ __all__ = ["ACCEPT_ENV", "Accepted", "ChatInbox", "InboxLeft", "accept_timeout"]
 STORE_TIMEOUT = 10.0
 ACCEPT_ENV = "ROBOTA_TEST_ACCEPT_TIMEOUT"
 """Seconds the handler waits for a message's accept, when a positive number (end-to-end tests
-only, as ``ROBOTA_TEST_RETIRE_AFTER``): a write past it without holding a lock that long."""
+only, as ``ROBOTA_TEST_RETIRE_AFTER``): a test's write outlasts it while the write lock it holds
+is still short of the writer's busy timeout (5 s), so the write commits late."""
 KEEP_FOR = 7 * 86400.0
 """Seconds a consumed message stays in the inbox (``PruneInbox``, on each start)."""
 
