@@ -7,7 +7,7 @@ callbacks)."""
 from __future__ import annotations
 
 import logging
-from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+from collections.abc import AsyncIterator, Mapping, Sequence
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
@@ -32,22 +32,7 @@ from robota.core.frontend._chat import RETIRE_AFTER
 from robota.core.store import InboxRow, TurnAttempt
 from robota.core.testing import wait_until
 
-
-class Hub:
-    """The engine's side of the port: which routes are connected, and their callbacks."""
-
-    def __init__(self) -> None:
-        self.connected: dict[str, Callable[[object], None]] = {}
-        self.told: list[tuple[str, object]] = []
-
-    def connect(self, route_key: str, deliver: Callable[[object], None]) -> None:
-        self.connected[route_key] = deliver
-
-    def disconnect(self, route_key: str) -> None:
-        self.connected.pop(route_key, None)
-
-    def tell(self, route_key: str, request: object) -> None:
-        self.told.append((route_key, request))
+from ._chat_served import Hub
 
 
 class Card:

@@ -134,8 +134,9 @@ class FakePlatform:
         """Called with every request as it arrives (before it is answered)."""
         self.redeliver_after: float | None = None
         """Deliver an event again (a new frame, to the connection open then) when no frame of
-        it was ACKed within this many seconds, as the platform does (about 3 s); ``None``:
-        never (the default: a test pushes again itself)."""
+        it was ACKed with success (``{"code": 200}``; a handler that failed is ACKed 500)
+        within this many seconds, as the platform does (about 3 s); ``None``: never (the
+        default: a test pushes again itself)."""
         self.redeliveries = 1
         """How many times at most one event is delivered again (``redeliver_after``)."""
         self.redelivered: list[str] = []
@@ -218,18 +219,22 @@ class FakePlatform:
             self._nursery.start_soon(self._redeliver, payload, message_id, fragments)
         return message_id
 
-    def acked(self, frames: Collection[str]) -> bool:
-        """Whether any of ``frames`` (message ids) was ACKed."""
-        return any(ack.header("message_id") in frames for ack in self.acks)
+    def acked(self, frames: Collection[str], *, ok: bool = False) -> bool:
+        """Whether any of ``frames`` (message ids) was ACKed (``ok``: with success)."""
+        return any(
+            ack.header("message_id") in frames
+            and not (ok and json.loads(ack.payload or b"{}").get("code") != 200)
+            for ack in self.acks
+        )
 
     async def _redeliver(self, payload: object, first: str, fragments: int) -> None:
-        """The platform's redelivery of an event none of whose frames was ACKed: to the
-        connection open when it is due (waiting for one while none is)."""
+        """The platform's redelivery of an event none of whose frames was ACKed with success:
+        to the connection open when it is due (waiting for one while none is)."""
         frames = [first]
         for _ in range(self.redeliveries):
             assert self.redeliver_after is not None
             await trio.sleep(self.redeliver_after)
-            while not self.acked(frames):
+            while not self.acked(frames, ok=True):
                 open_now = [c for c in self.connections if c.closed_by is None]
                 if not open_now:
                     await self._changed.wait()

@@ -305,13 +305,12 @@ class ChatTurns:
     ) -> None:
         """``item`` to ``route``'s lane in the order the platform delivered it, then its
         accept written (``op``: its claims and inbox row), which the caller awaits before the
-        platform is acknowledged; the lane admits it once written, unless claimed before."""
+        platform is acknowledged; the lane admits it once written, unless claimed before or
+        not written (``ChatInbox.accept``: a write that outlasts the caller is still the
+        lane's to admit)."""
         accepted = Accepted(item)
         self.hand_to_lane(route, accepted)
-        try:
-            accepted.inbox = await self.inbox.accept(op, extra)
-        finally:
-            accepted.written.set()
+        await self.inbox.accept(accepted, op, extra)
 
     async def _lane(self, route: ChatRoute, receive: trio.MemoryReceiveChannel[Any]) -> None:
         async for item in receive:

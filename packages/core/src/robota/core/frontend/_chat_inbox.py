@@ -13,6 +13,16 @@ A transport's way in, with the inbox:
    route told ``UserInput(inbox=...)``; the engine consumes the row in the write that gives the
    message its effect. What the transport answers itself (its commands, a refused attachment,
    a team's door) is ``consume``d by the transport;
+
+   the write's outcome reaches the lane item whoever still waits for it (the writer's ack,
+   posted to the loop): a handler that gives up on it (``accept_timeout`` passed, or the
+   platform's own deadline cancelled it: Slack's 2 s) takes the write back when the writer
+   has not taken it yet (it never happens, the lane drops the item, the platform delivers the
+   event again and that delivery is accepted), else leaves it to the lane, which admits the
+   message in its place once the write commits late (the platform, told an error, delivers
+   again, and that delivery finds the claims taken and is dropped) and drops it if the write
+   fails (the redelivery is accepted then). Either way the store decides, and a message is
+   admitted once: a late commit is not left for the next start;
 3. on start, before the platform's events are read, the rows no route took in are fed to their
    lanes again, in order (``Accepted.again``: the stale guard was passed once, the reaction may
    be there), and the messages whose turn ended but whose reactions the last run did not
@@ -23,6 +33,7 @@ A transport's way in, with the inbox:
 from __future__ import annotations
 
 import logging
+import os
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -31,6 +42,8 @@ from typing import Any
 
 import trio
 
+from .._errors import RequestTimeout
+from ..kernel import LoopPort
 from ..store import (
     AcceptInbound,
     AppendAuditEvent,
@@ -41,15 +54,20 @@ from ..store import (
     SettleInbox,
     StoreClient,
     Together,
+    Write,
     open_reader,
     unconsumed_inbox,
     unsettled_inbox,
 )
 from ._inbound import Dated, freshness
 
-__all__ = ["Accepted", "ChatInbox", "InboxLeft"]
+__all__ = ["ACCEPT_ENV", "Accepted", "ChatInbox", "InboxLeft", "accept_timeout"]
 
 STORE_TIMEOUT = 10.0
+ACCEPT_ENV = "ROBOTA_TEST_ACCEPT_TIMEOUT"
+"""Seconds the handler waits for a message's accept, when a positive number (end-to-end tests
+only, as ``ROBOTA_TEST_RETIRE_AFTER``): a test's write outlasts it while the write lock it holds
+is still short of the writer's busy timeout (5 s), so the write commits late."""
 KEEP_FOR = 7 * 86400.0
 """Seconds a consumed message stays in the inbox (``PruneInbox``, on each start)."""
 
@@ -65,12 +83,35 @@ class Accepted:
     inbox: int | None = None
     again: bool = False
     written: trio.Event = field(default_factory=trio.Event)
+    failed: BaseException | None = None
+    """The accept's write failed (nothing of it kept): the lane drops the item."""
 
     @classmethod
     def fed_again(cls, item: Any, inbox: int) -> Accepted:
         accepted = cls(item, inbox, again=True)
         accepted.written.set()
         return accepted
+
+    def landed(self, outcome: object, /) -> None:
+        """The accept's outcome (on the loop): the row's id, ``None`` (claimed before, or
+        never written) or the write's error. The first one counts."""
+        if self.written.is_set():
+            return
+        if isinstance(outcome, BaseException):
+            self.failed = outcome
+        elif isinstance(outcome, int):
+            self.inbox = outcome
+        self.written.set()
+
+
+def accept_timeout(default: float = STORE_TIMEOUT) -> float:
+    """Seconds a handler waits for a message's accept: ``default``, unless ``ACCEPT_ENV``
+    names a positive number of seconds."""
+    try:
+        shorter = float(os.environ.get(ACCEPT_ENV, ""))
+    except ValueError:
+        return default
+    return shorter if shorter > 0 else default
 
 
 @dataclass(frozen=True, slots=True)
@@ -120,14 +161,71 @@ class ChatInbox:
             message_kind=message_kind,
         )
 
-    async def accept(self, op: AcceptInbound, extra: Mapping[str, object]) -> int | None:
-        """The claims and the row written (awaited: the platform is acknowledged after it);
-        the row's id, or ``None`` for a message claimed before (logged). A failed write
-        raises: the handler fails and the platform delivers the event again."""
-        inbox = await self._store.write(op, timeout=STORE_TIMEOUT)
-        if inbox is None:
+    async def accept(
+        self, accepted: Accepted, op: AcceptInbound, extra: Mapping[str, object]
+    ) -> None:
+        """The claims and the row written (``op``), awaited: the platform is acknowledged
+        after it. ``accepted`` (in its lane already) gets the outcome however long the write
+        takes (``Accepted.landed``, see the module docstring). A failed write raises, and so
+        does one not back within ``accept_timeout``: the handler fails and the platform
+        delivers the event again (a message claimed before is logged, not raised)."""
+        port = LoopPort()
+        late = False
+
+        def landed(outcome: object) -> None:  # on the loop
+            accepted.landed(outcome)
+            if late:
+                self._log.warning(
+                    "%s: a late accept %s",
+                    self.source,
+                    _late_outcome(outcome),
+                    extra=dict(extra),
+                )
+
+        def ack(outcome: object, /) -> None:  # the writer's thread, after its commit
+            port.post(landed, outcome)
+
+        write = self._store.submit(op, ack)
+        timeout = accept_timeout()
+        try:
+            with trio.fail_after(timeout):
+                await accepted.written.wait()
+        except trio.TooSlowError:
+            if not accepted.written.is_set():  # else it landed as the deadline passed
+                late = self._give_up(accepted, write, extra)
+                left = "its lane admits it if the write commits" if late else "taken back"
+                raise RequestTimeout(
+                    f"{op.event_key}: no ack within {timeout:g} s; {left}"
+                ) from None
+        except BaseException:  # cancelled: the platform's deadline for the handler passed
+            if not accepted.written.is_set():
+                late = self._give_up(accepted, write, extra)
+            raise
+        if accepted.failed is not None:
+            raise accepted.failed
+        if accepted.inbox is None:
             self._log.info("%s message already claimed", self.source, extra=dict(extra))
-        return inbox
+
+    def _give_up(
+        self, accepted: Accepted, write: Write[int | None], extra: Mapping[str, object]
+    ) -> bool:
+        """The handler stops waiting for ``accepted``'s write: taken back if the writer has
+        not taken it (never written: its lane drops it, ``False``), else left to its lane,
+        which waits for what becomes of it (``True``: late)."""
+        if self._store.withdraw(write):
+            accepted.landed(None)
+            self._log.warning(
+                "%s: a message's accept was not written in time: taken back",
+                self.source,
+                extra=dict(extra),
+            )
+            return False
+        self._log.warning(
+            "%s: a message's accept is late: its lane waits for the write",
+            self.source,
+            extra=dict(extra),
+        )
+        return True
 
     async def fresh(
         self,
@@ -176,3 +274,13 @@ class ChatInbox:
             self._log.error(
                 "%s: an inbox write failed: %s: %s", self.source, type(value).__name__, value
             )
+
+
+def _late_outcome(outcome: object) -> str:
+    """What became of a write the handler gave up on, for the log."""
+    if isinstance(outcome, BaseException):
+        failed = f"{type(outcome).__name__}: {outcome}"
+        return f"failed ({failed}): the platform's redelivery is accepted"
+    if outcome is None:
+        return "found the message claimed: dropped"
+    return "was written: its lane admits the message"
