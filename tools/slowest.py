@@ -8,7 +8,8 @@
 and teardown); its parametrizations share one line, the longest of them, and across several
 reports a test keeps its longest time. Only the relative order matters, so a run on a loaded
 machine serves as well as a quiet one. Refresh it when the slowest tests change much; a stale
-table still runs every test.
+table still runs every test. ``--merge`` keeps the table's lines too (each test its longest
+time): a run of only the new slow tests adds them without a whole suite's report.
 """
 
 from __future__ import annotations
@@ -20,6 +21,12 @@ from collections.abc import Iterable
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+# The table's reader is the suite's own (tests/support is not an installed package).
+from tests.support.slowest import parse_table  # noqa: E402
+
 TABLE = ROOT / "tests" / "support" / "slowest.txt"
 HEADER = (
     "# The suite's slowest tests, longest first: SECONDS NODEID (parameters left off).\n"
@@ -57,10 +64,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("reports", nargs="+", type=Path, help="JUnit XML reports (--junitxml)")
     parser.add_argument("--over", type=float, default=3.0, help="seconds a test must take")
     parser.add_argument("--most", type=int, default=100, help="how many tests at the most")
+    parser.add_argument("--merge", action="store_true", help="keep the table's lines too")
     args = parser.parse_args(argv)
     times = [t for report in args.reports for t in case_times(report.read_text("utf-8"))]
+    if args.merge and TABLE.is_file():
+        times += parse_table(TABLE.read_text("utf-8")).items()
     TABLE.write_text(table_text(times, over=args.over, most=args.most), encoding="utf-8")
-    print(f"{TABLE.relative_to(ROOT)}: written from {len(times)} test cases", file=sys.stderr)
+    shown = TABLE.relative_to(ROOT) if TABLE.is_relative_to(ROOT) else TABLE
+    print(f"{shown}: written from {len(times)} test cases", file=sys.stderr)
     return 0
 
 

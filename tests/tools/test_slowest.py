@@ -13,6 +13,7 @@ ROOT = Path(__file__).resolve().parents[2]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
+import tools.slowest as tool  # noqa: E402
 from tools.slowest import case_times, table_text  # noqa: E402
 
 A, B, C, D = "t/test_a.py::x", "t/test_b.py::y", "t/test_c.py::z", "t/test_d.py::w"
@@ -99,3 +100,25 @@ def test_a_report_becomes_the_longest_first_table() -> None:
         "tests/host/test_host.py::test_slow",
         "tests/cards/test_properties.py::TestCards::test_card",
     ]
+
+
+def test_a_partial_report_merged_keeps_the_tables_other_lines(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    table = tmp_path / "slowest.txt"
+    table.write_text(
+        "30.0 tests/other/test_x.py::test_long\n5.0 tests/host/test_host.py::test_slow\n"
+    )
+    monkeypatch.setattr(tool, "TABLE", table)
+    report = tmp_path / "run.xml"
+    report.write_text(REPORT)
+    assert tool.main([str(report), "--merge"]) == 0
+    assert parse_table(table.read_text()) == {
+        "tests/other/test_x.py::test_long": 30.0,
+        "tests/host/test_host.py::test_slow": 20.5,  # the longer of the table's and the run's
+        "tests/cards/test_properties.py::TestCards::test_card": 7.3,
+        "tests/cli/test_print.py::test_grouped": 4.0,
+        "tests/cli/test_print.py::test_mid": 3.0,
+    }
+    assert tool.main([str(report)]) == 0  # without it the run's report alone
+    assert "tests/other/test_x.py::test_long" not in parse_table(table.read_text())
