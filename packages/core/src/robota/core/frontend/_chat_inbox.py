@@ -33,7 +33,6 @@ A transport's way in, with the inbox:
 from __future__ import annotations
 
 import logging
-import os
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -59,6 +58,7 @@ from ..store import (
     unconsumed_inbox,
     unsettled_inbox,
 )
+from ._chat_retire import seconds_from_env
 from ._inbound import Dated, freshness
 
 __all__ = ["ACCEPT_ENV", "Accepted", "ChatInbox", "InboxLeft", "accept_timeout"]
@@ -107,11 +107,8 @@ class Accepted:
 def accept_timeout(default: float = STORE_TIMEOUT) -> float:
     """Seconds a handler waits for a message's accept: ``default``, unless ``ACCEPT_ENV``
     names a positive number of seconds."""
-    try:
-        shorter = float(os.environ.get(ACCEPT_ENV, ""))
-    except ValueError:
-        return default
-    return shorter if shorter > 0 else default
+    shorter = seconds_from_env(ACCEPT_ENV)
+    return default if shorter is None else shorter
 
 
 @dataclass(frozen=True, slots=True)
@@ -140,6 +137,7 @@ class ChatInbox:
         self.source = source
         self._card_suffix = card_suffix
         self._log = log
+        self._accept_timeout = accept_timeout()  # read once: not on every message's way in
 
     def accept_op(
         self,
@@ -186,7 +184,7 @@ class ChatInbox:
             port.post(landed, outcome)
 
         write = self._store.submit(op, ack)
-        timeout = accept_timeout()
+        timeout = self._accept_timeout
         try:
             with trio.fail_after(timeout):
                 await accepted.written.wait()

@@ -32,7 +32,7 @@ if TYPE_CHECKING:
     from ._queue import QueueNotes
     from ._transport import TransportContext
 
-__all__ = ["RETIRE_ENV", "kept_agent", "let_go", "retire_timing"]
+__all__ = ["RETIRE_ENV", "kept_agent", "let_go", "retire_timing", "seconds_from_env"]
 
 RETIRE_ENV = "ROBOTA_TEST_RETIRE_AFTER"
 
@@ -41,14 +41,20 @@ def retire_timing(after: float, every: float) -> tuple[float, float]:
     """How long a chat is quiet before it goes, and how often that is looked at: ``after``
     and ``every``, unless the test variable names a positive number of seconds (then looked
     at four times as often as that)."""
-    raw = os.environ.get(RETIRE_ENV, "")
-    try:
-        shorter = float(raw)
-    except ValueError:
-        return after, every
-    if not shorter > 0:
+    shorter = seconds_from_env(RETIRE_ENV)
+    if shorter is None:
         return after, every
     return shorter, min(every, max(shorter / 4, 0.05))
+
+
+def seconds_from_env(name: str) -> float | None:
+    """The positive number of seconds the variable ``name`` names (a test's shorter timing),
+    else ``None``."""
+    try:
+        seconds = float(os.environ.get(name, ""))
+    except ValueError:
+        return None
+    return seconds if seconds > 0 else None
 
 
 def kept_agent(agent: str | None, default: str | None) -> bool:
