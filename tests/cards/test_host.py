@@ -73,6 +73,28 @@ async def test_each_turn_gets_its_own_actor_card_and_answer_then_is_forgotten(
         assert world.read(final_delivery, "t2").delivered
 
 
+async def test_what_is_told_to_a_settled_card_goes_to_the_hosts_one_dead_letter_ring(
+    tmp_path: Path,
+) -> None:
+    async with host_world(tmp_path / "s.db") as world:
+        cards = [
+            world.host.open(CardTurn(t, "task", f"chat-{t}"), feishu, world.delivery)
+            for t in ("t1", "t2")
+        ]
+        for card, turn_id in zip(cards, ("t1", "t2"), strict=True):
+            for event in turn_events(turn_id, f"Answer {turn_id}."):
+                card.tell(event)
+        await wait_until(lambda: world.host.open_turns == [])
+        assert world.host.dead_letters.count == 0
+        for card in cards:
+            card.tell(TextDelta("late", "too late", "final"))
+        assert world.host.dead_letters.count == 2
+        assert [(name, kind) for name, kind, _ in world.host.dead_letters.recent] == [
+            ("card t1", "TextDelta"),
+            ("card t2", "TextDelta"),
+        ]
+
+
 async def test_a_crashed_card_actor_is_restarted_by_its_turn_supervisor(tmp_path: Path) -> None:
     async with host_world(tmp_path / "s.db") as world:
         card = world.host.open(

@@ -14,7 +14,9 @@ outlived a burst):
   it is stopped and the turn forgotten; ``close(turn_id)`` stops one early;
 * a card that keeps crashing trips its child's intensity: the engine hears
   ``FinalAnswerFailed`` and the turn is forgotten;
-* stopping the host stops every card, and each saves its snapshot on the way out.
+* stopping the host stops every card, and each saves its snapshot on the way out;
+* what is told to a card once its address closed goes to the host's one ``dead_letters``
+  (logged, counted), not to a ring of each card's own that nobody reads.
 """
 
 from __future__ import annotations
@@ -30,7 +32,7 @@ from typing import Any
 import trio
 
 from .._errors import SupervisorFailed
-from ..kernel import Address, Backoff, LoopChild, LoopPort, Stopped, Timers
+from ..kernel import Address, Backoff, DeadLetters, LoopChild, LoopPort, Stopped, Timers
 from ..store import StoreClient
 from ._core import CardPolicy
 from ._delivery import CardDelivery
@@ -72,10 +74,13 @@ class CardHost:
         intensity: int = 5,
         period: float = 60.0,
         stash_limit: int = 10_000,
+        dead_letters: DeadLetters | None = None,
         clock: Callable[[], float] = time.monotonic,
         wall: Callable[[], float] = time.time,
     ) -> None:
         self._store = store
+        self.dead_letters = dead_letters if dead_letters is not None else DeadLetters()
+        """Where every card's undeliverable messages go (a burst opens hundreds of cards)."""
         self._timers = timers
         self._wiring = CardWiring(store, timers, policy, clock, wall)
         self._backoff = backoff
@@ -232,6 +237,7 @@ class CardHost:
             intensity=self._intensity,
             period=self._period,
             stash_limit=self._stash_limit,
+            dead_letters=self.dead_letters,
         )
         address = child.address
         entry = _Entry(turn.turn_id, child, address, delivery, turn.fresh)
