@@ -120,11 +120,15 @@ def test_slack(tmp_path: Path) -> None:
     progress = rf"^  event -> progress +{figure}  target <= 300 ms \(p50\): (pass|OVER)$"
     assert re.search(progress, out, re.M), out
     assert re.search(rf"^  event -> final +{figure}$", out, re.M), out
-    # The turn of 20 tool calls updated its progress message, never faster than the throttle.
+    # The turn of 20 tool calls updated its progress message. Whether the gaps kept the
+    # throttle is the figure's verdict, not this test's: they are read where the fake receives
+    # each call, so a loaded machine's transit jitter moves them (a terminal update sent 0.5 s
+    # after the one before arrived 0.46 s after it at load 8.6); the throttle itself is held
+    # on a fake clock by tests/cards/test_core.py.
     cadence = re.search(
         r"^cadence: a turn of 20 tool calls: (\d+) updates.*: (pass|OVER)$", out, re.M
     )
-    assert cadence is not None and int(cadence[1]) >= 1 and cadence[2] == "pass", out
+    assert cadence is not None and int(cadence[1]) >= 1, out
     load = re.search(
         r"^load: 3 channels x 2 messages at once: (\d+)/(\d+) answered, (\d+) answers doubled",
         out,
