@@ -2,12 +2,12 @@
 
 A front end (the TUI, print mode, later chat transports) builds an ``Engine`` with the agents
 its profile configures, connects a ``deliver`` callable per route key, and tells routes what the
-person does; see ``_messages`` for the conversation between the two, and ``_route_core`` for the
+person does; see ``_notices`` for the conversation between the two, and ``_route_core`` for the
 rules a route follows.
 
 Layering, bottom up (a module imports only from the layers below it):
 
-1. ``_messages``                  what front ends and routes say (the slash-command resolver
+1. ``_notices``                  what front ends and routes say (the slash-command resolver
    is core's ``_commands``, below ``config``, which checks team intents against it)
 2. ``_policy``                    what a line of input becomes (pure)
 3. ``_context``                   what the routes of one engine share
@@ -27,7 +27,7 @@ Layering, bottom up (a module imports only from the layers below it):
 from .._commands import COMMANDS, CommandSpec, Invocation, NotACommand, Rejected, resolve
 from ._context import AgentEntry, EngineContext, Outputs, TaskDefaults, TaskOwning
 from ._engine import Engine, EngineAgent
-from ._messages import (
+from ._notices import (
     AnswerApproval,
     ForkTask,
     FrontEndRequest,

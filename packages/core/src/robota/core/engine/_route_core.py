@@ -35,7 +35,7 @@ from ..agents import (
 from ..store import ConsumeInbox, UpdateTask
 from . import _route_surfaces as surfaces
 from ._context import AgentEntry, TaskDefaults
-from ._messages import (
+from ._notices import (
     AnswerApproval,
     ForkTask,
     Interrupt,

@@ -43,7 +43,7 @@ from ..store import (
     UpdateTurnAttempt,
     WriteOp,
 )
-from ._messages import InputQueued, InputSteered, TaskSettings, TurnBegan, TurnFinished, TurnUpdate
+from ._notices import InputQueued, InputSteered, TaskSettings, TurnBegan, TurnFinished, TurnUpdate
 from ._route_effects import (
     AttemptAck,
     AttemptNotRecorded,
