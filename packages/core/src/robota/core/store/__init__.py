@@ -26,12 +26,13 @@ that read now and then (the engine's routes) borrow from one ``ReaderPool`` of a
 connections instead of holding one each.
 
 Ops are small frozen dataclasses with an ``apply(db)`` method (``WriteOp``); the typed ones here
-cover inbound-event dedupe, route states, the final-delivery ledger, turn attempts, the prompt
-queue, the audit trail, what chat transports keep of their chats (``_chats``) and the messages
-they accepted until their routes took them in (``_inbox``), and team groups' registry, decision
-audit and stored requests (``_teams``), and which process owns a task (``_owners``), and the
-device mesh's high-water marks (``_mesh``) and session handoffs between devices
-(``_handoffs``, what a destination keeps of one it takes ``_handoff_staged``). The schema
+cover inbound-event dedupe, route states, the final-delivery ledger, turn attempts
+(``_turn_attempts``), the prompt queue (``_prompt_queue``), the audit trail, what chat
+transports keep of their chats (``_chats``) and the messages they accepted until their routes
+took them in (``_inbox``), and team groups' registry, decision audit and stored requests
+(``_teams``), and which process owns a task (``_owners``), and the device mesh's high-water
+marks (``_mesh``) and session handoffs between devices (``_handoffs``, what a destination
+keeps of one it takes ``_handoff_staged``). The schema
 grows through ``MIGRATIONS``, applied by the writer when it starts; a database from a newer
 robota is refused with ``StoreError``. Migrations that change tables are written with
 sqlite-utils (``schema_change``), which is also what ``inspect_store`` (``robota store``) reads
@@ -137,23 +138,22 @@ if typing.TYPE_CHECKING:
     from ._once import write_once
     from ._ops import (
         AppendAuditEvent,
-        CancelPrompt,
-        CancelRoutePrompts,
         ClaimInboundEvent,
-        EnqueuePrompt,
-        HeartbeatTurnAttempt,
-        InsertTurnAttempt,
         RecordFinalDelivery,
         RecordProgressCard,
         SaveRouteState,
-        TakePrompt,
-        TakeQueuedTurn,
         Together,
-        UpdateTurnAttempt,
         WriteOp,
     )
     from ._owners import ClaimTask, ReleaseTask, TaskOwner, task_owner
     from ._pool import ReaderPool
+    from ._prompt_queue import (
+        CancelPrompt,
+        CancelRoutePrompts,
+        EnqueuePrompt,
+        TakePrompt,
+        TakeQueuedTurn,
+    )
     from ._queries import (
         audit_events,
         event_claimed,
@@ -218,6 +218,7 @@ if typing.TYPE_CHECKING:
         team_row,
         team_rows,
     )
+    from ._turn_attempts import HeartbeatTurnAttempt, InsertTurnAttempt, UpdateTurnAttempt
     from ._writer import StoreWriter
 
 __all__ = [
@@ -460,19 +461,19 @@ _LAZY = {
     "migrate": "._migrations",
     "schema_version": "._migrations",
     "AppendAuditEvent": "._ops",
-    "CancelPrompt": "._ops",
-    "CancelRoutePrompts": "._ops",
+    "CancelPrompt": "._prompt_queue",
+    "CancelRoutePrompts": "._prompt_queue",
     "ClaimInboundEvent": "._ops",
-    "EnqueuePrompt": "._ops",
-    "HeartbeatTurnAttempt": "._ops",
-    "InsertTurnAttempt": "._ops",
+    "EnqueuePrompt": "._prompt_queue",
+    "HeartbeatTurnAttempt": "._turn_attempts",
+    "InsertTurnAttempt": "._turn_attempts",
     "RecordFinalDelivery": "._ops",
     "RecordProgressCard": "._ops",
     "SaveRouteState": "._ops",
-    "TakePrompt": "._ops",
-    "TakeQueuedTurn": "._ops",
+    "TakePrompt": "._prompt_queue",
+    "TakeQueuedTurn": "._prompt_queue",
     "Together": "._ops",
-    "UpdateTurnAttempt": "._ops",
+    "UpdateTurnAttempt": "._turn_attempts",
     "WriteOp": "._ops",
     "ReaderPool": "._pool",
     "audit_events": "._queries",
