@@ -10,8 +10,8 @@ statement it starts. A ``None`` timestamp means "when the batch runs".
 
 Here are the protocol, ``Together`` (ops in one savepoint) and the ops of the small tables:
 inbound-event claims, route states, the final-delivery ledger, the audit trail. The tables with
-more to them have modules of their own (``_turn_attempts``, ``_prompt_queue``, ``_tasks``,
-``_chats``, ``_inbox``, ...).
+more to them have modules of their own (``_turn_attempts``, ``_prompt_queue``,
+``_task_ops``, ``_chats``, ``_inbox``, ...).
 """
 
 from __future__ import annotations

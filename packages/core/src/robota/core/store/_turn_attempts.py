@@ -4,8 +4,8 @@ An attempt is robota's record of one try at a turn (a row of ``turn_attempts``, 
 ``TurnAttempt``). ``InsertTurnAttempt`` is written before anything is sent to the agent, so a
 crash at any later point leaves a row recovery can find; ``UpdateTurnAttempt`` moves it
 through its statuses and ``HeartbeatTurnAttempt`` says its process still lives. How an attempt
-ends, with its task's latest turn, is ``FinishTurnAttempt`` (``_tasks``). The chat message an
-attempt answers is consumed in the write that records it (``_inbox``).
+ends, with its task's latest turn, is ``FinishTurnAttempt`` (``_task_ops``). The chat message
+an attempt answers is consumed in the write that records it (``_inbox``).
 """
 
 from __future__ import annotations
