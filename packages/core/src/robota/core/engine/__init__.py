@@ -2,13 +2,14 @@
 
 A front end (the TUI, print mode, later chat transports) builds an ``Engine`` with the agents
 its profile configures, connects a ``deliver`` callable per route key, and tells routes what the
-person does; see ``_messages`` for the conversation between the two, and ``_route_core`` for the
-rules a route follows.
+person does; see ``_requests`` and ``_notices`` for the conversation between the two, and
+``_route_core`` for the rules a route follows.
 
 Layering, bottom up (a module imports only from the layers below it):
 
-1. ``_messages``                  what front ends and routes say (the slash-command resolver
-   is core's ``_commands``, below ``config``, which checks team intents against it)
+1. ``_requests``, ``_sessions_listing``, ``_notices``   what front ends and routes say: the
+   requests in, a ``/sessions`` page as data, the notices out (the slash-command resolver is
+   core's ``_commands``, below ``config``, which checks team intents against it)
 2. ``_policy``                    what a line of input becomes (pure)
 3. ``_context``                   what the routes of one engine share
 4. ``_route_effects``             what the route core asks of its shell, and the read port
@@ -27,30 +28,16 @@ Layering, bottom up (a module imports only from the layers below it):
 from .._commands import COMMANDS, CommandSpec, Invocation, NotACommand, Rejected, resolve
 from ._context import AgentEntry, EngineContext, Outputs, TaskDefaults, TaskOwning
 from ._engine import Engine, EngineAgent
-from ._messages import (
-    AnswerApproval,
-    ForkTask,
-    FrontEndRequest,
+from ._notices import (
     InputQueued,
     InputSteered,
-    Interrupt,
-    LetTaskGo,
-    NewTask,
     RouteIdle,
-    RouteNote,
     RouteNotice,
     RouteReply,
-    SessionsEntry,
-    SessionsListing,
-    SurfaceJoined,
-    SurfaceLeft,
     TaskOpened,
-    TaskSettings,
     TurnBegan,
     TurnFinished,
     TurnUpdate,
-    UserInput,
-    UseTask,
 )
 from ._policy import (
     Decision,
@@ -65,6 +52,20 @@ from ._policy import (
 )
 from ._recovery import MAX_RECOVERIES, Recover, prompt_answers, recovery_prompt
 from ._recovery_plan import RECOVERY_WINDOW
+from ._requests import (
+    AnswerApproval,
+    ForkTask,
+    FrontEndRequest,
+    Interrupt,
+    LetTaskGo,
+    NewTask,
+    RouteNote,
+    SurfaceJoined,
+    SurfaceLeft,
+    TaskSettings,
+    UserInput,
+    UseTask,
+)
 from ._route import ConversationRoute, StoreReads
 from ._route_core import RouteCore
 from ._route_effects import (
@@ -89,6 +90,7 @@ from ._route_effects import (
 from ._route_let_go import let_go_refusal
 from ._route_state import IdsAndClocks, Restored
 from ._route_turns import MAX_RETRIES, retry_prompt
+from ._sessions_listing import SessionsEntry, SessionsListing
 
 __all__ = [
     # the engine

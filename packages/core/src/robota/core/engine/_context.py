@@ -23,7 +23,7 @@ from .._records import Record
 from ..agents import PermissionMode
 from ..kernel import Mailbox
 from ..store import Database, ReaderPool, StoreClient
-from ._messages import TaskOpened
+from ._notices import TaskOpened
 
 __all__ = [
     "AgentEntry",

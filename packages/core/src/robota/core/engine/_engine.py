@@ -53,9 +53,9 @@ from ..store import latest_task as _latest_task
 from ..store import task_turn_attempts as _task_turn_attempts
 from ..store import tasks as _tasks
 from ._context import AgentEntry, EngineContext, Outputs, TaskDefaults, TaskOwning
-from ._messages import FrontEndRequest
 from ._recovery import Recover, abandon
 from ._recovery_plan import plan_recovery
+from ._requests import FrontEndRequest
 from ._retire import retire_route
 from ._route import ConversationRoute
 from ._route_state import Kept

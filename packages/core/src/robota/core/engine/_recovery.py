@@ -31,7 +31,7 @@ from typing import Any, Literal, cast
 from .._records import Record, replace
 from ..events import TurnError
 from ..store import FinishTurnAttempt, RecordFinalDelivery, Together, TurnAttempt
-from ._messages import TurnFinished
+from ._notices import TurnFinished
 from ._route_state import RouteData
 from ._route_tasks import use_task
 from ._route_turns import begin, claim_final, next_prompt

@@ -16,7 +16,7 @@ from .._commands import COMMANDS, Invocation
 from .._records import replace
 from ..agents import PERMISSION_MODES
 from ..store import CancelPrompt, UpdateTask
-from ._messages import TaskSettings
+from ._requests import TaskSettings
 from ._route_history import sessions, switch, turns
 from ._route_state import RouteData
 from ._route_tasks import fork_task, projectless_cwd

@@ -35,7 +35,10 @@ from ..agents import (
 from ..store import ConsumeInbox, UpdateTask
 from . import _route_surfaces as surfaces
 from ._context import AgentEntry, TaskDefaults
-from ._messages import (
+from ._notices import TaskOpened
+from ._policy import Enqueue, Prompt, RunCommand, Say, SteerRunningTurn, decide
+from ._recovery import Recover, handle_recover
+from ._requests import (
     AnswerApproval,
     ForkTask,
     Interrupt,
@@ -44,13 +47,10 @@ from ._messages import (
     RouteNote,
     SurfaceJoined,
     SurfaceLeft,
-    TaskOpened,
     TaskSettings,
     UserInput,
     UseTask,
 )
-from ._policy import Enqueue, Prompt, RunCommand, Say, SteerRunningTurn, decide
-from ._recovery import Recover, handle_recover
 from ._route_commands import run_command
 from ._route_effects import (
     AttemptNotRecorded,

@@ -31,7 +31,7 @@ from typing import Any, Literal, Protocol
 from .._records import Record, field
 from ..agents import AgentRequest, SessionSpec
 from ..store import QueuedPrompt, Task, TurnAttempt, WriteOp
-from ._messages import TurnFinished
+from ._notices import TurnFinished
 
 __all__ = [
     "Ack",

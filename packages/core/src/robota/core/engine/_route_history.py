@@ -27,10 +27,11 @@ from .._plugins import PluginError, runtime_plugins
 from .._records import replace
 from ..agents import AgentSessionInfo, CloseSession, SessionOpened, SessionsListed
 from ..store import ResetTaskToTurn, Task, TurnAttempt
-from ._messages import RouteReply, SessionsEntry, SessionsListing
+from ._notices import RouteReply
 from ._route_effects import ListAgentSessions, Notify, Tell
 from ._route_state import BUSY, Listing, ListingEntry, PendingReset, RouteData
 from ._route_tasks import prompt_summary, use_task
+from ._sessions_listing import SessionsEntry, SessionsListing
 
 __all__ = [
     "reset_failed",

@@ -14,7 +14,7 @@ from __future__ import annotations
 from functools import partial
 
 from ..agents import CloseSession
-from ._messages import LetTaskGo
+from ._requests import LetTaskGo
 from ._route_effects import Answer, Tell
 from ._route_state import RouteData
 

@@ -28,8 +28,9 @@ from ..agents import PERMISSION_MODES, AgentSessionInfo, CloseSession, SessionSp
 from ..events import ApprovalRequested
 from ..store import BindRouteTask, CreateTask, Task, TurnAttempt, WriteOp
 from ._context import AgentEntry, TaskDefaults, new_attempt_id, new_task_id
-from ._messages import RouteIdle, RouteReply, TaskSettings
+from ._notices import RouteIdle, RouteReply
 from ._policy import RouteState
+from ._requests import TaskSettings
 from ._route_effects import Effect, Notify, OpenAgentSession, RouteReads, Tell, Write
 
 __all__ = [

@@ -29,7 +29,8 @@ from ..events import (
     RuntimeEvent,
     TurnCompleted,
 )
-from ._messages import AnswerApproval, RouteReply, SurfaceJoined, SurfaceLeft
+from ._notices import RouteReply
+from ._requests import AnswerApproval, SurfaceJoined, SurfaceLeft
 from ._route_effects import Log, Notify, Tell
 from ._route_state import RouteData
 

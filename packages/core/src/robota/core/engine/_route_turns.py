@@ -43,7 +43,8 @@ from ..store import (
     UpdateTurnAttempt,
     WriteOp,
 )
-from ._messages import InputQueued, InputSteered, TaskSettings, TurnBegan, TurnFinished, TurnUpdate
+from ._notices import InputQueued, InputSteered, TurnBegan, TurnFinished, TurnUpdate
+from ._requests import TaskSettings
 from ._route_effects import (
     AttemptAck,
     AttemptNotRecorded,

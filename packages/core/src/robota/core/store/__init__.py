@@ -26,12 +26,13 @@ that read now and then (the engine's routes) borrow from one ``ReaderPool`` of a
 connections instead of holding one each.
 
 Ops are small frozen dataclasses with an ``apply(db)`` method (``WriteOp``); the typed ones here
-cover inbound-event dedupe, route states, the final-delivery ledger, turn attempts, the prompt
-queue, the audit trail, what chat transports keep of their chats (``_chats``) and the messages
-they accepted until their routes took them in (``_inbox``), and team groups' registry, decision
-audit and stored requests (``_teams``), and which process owns a task (``_owners``), and the
-device mesh's high-water marks (``_mesh``) and session handoffs between devices
-(``_handoffs``, what a destination keeps of one it takes ``_handoff_staged``). The schema
+cover inbound-event dedupe, route states, the final-delivery ledger, turn attempts
+(``_turn_attempts``), the prompt queue (``_prompt_queue``), the audit trail, what chat
+transports keep of their chats (``_chats``) and the messages they accepted until their routes
+took them in (``_inbox``), and team groups' registry, decision audit and stored requests
+(``_teams``), and which process owns a task (``_owners``), and the device mesh's high-water
+marks (``_mesh``) and session handoffs between devices (``_handoffs``, what a destination
+keeps of one it takes ``_handoff_staged``). The schema
 grows through ``MIGRATIONS``, applied by the writer when it starts; a database from a newer
 robota is refused with ``StoreError``. Migrations that change tables are written with
 sqlite-utils (``schema_change``), which is also what ``inspect_store`` (``robota store``) reads
@@ -137,23 +138,22 @@ if typing.TYPE_CHECKING:
     from ._once import write_once
     from ._ops import (
         AppendAuditEvent,
-        CancelPrompt,
-        CancelRoutePrompts,
         ClaimInboundEvent,
-        EnqueuePrompt,
-        HeartbeatTurnAttempt,
-        InsertTurnAttempt,
         RecordFinalDelivery,
         RecordProgressCard,
         SaveRouteState,
-        TakePrompt,
-        TakeQueuedTurn,
         Together,
-        UpdateTurnAttempt,
         WriteOp,
     )
     from ._owners import ClaimTask, ReleaseTask, TaskOwner, task_owner
     from ._pool import ReaderPool
+    from ._prompt_queue import (
+        CancelPrompt,
+        CancelRoutePrompts,
+        EnqueuePrompt,
+        TakePrompt,
+        TakeQueuedTurn,
+    )
     from ._queries import (
         audit_events,
         event_claimed,
@@ -176,14 +176,14 @@ if typing.TYPE_CHECKING:
     )
     from ._route_states import SqliteRouteStates
     from ._tables import schema_change, tables_of
-    from ._tasks import (
+    from ._task_ops import (
         BindRouteTask,
         CreateTask,
         FinishTurnAttempt,
         ResetTaskToTurn,
-        RouteBinding,
-        Task,
         UpdateTask,
+    )
+    from ._task_queries import (
         active_turn_attempts,
         bound_sessions,
         find_task,
@@ -197,6 +197,7 @@ if typing.TYPE_CHECKING:
         task_with_remote,
         tasks,
     )
+    from ._task_records import RouteBinding, Task
     from ._teams import (
         AppendTeamAudit,
         CountHeldTeamMessage,
@@ -218,6 +219,7 @@ if typing.TYPE_CHECKING:
         team_row,
         team_rows,
     )
+    from ._turn_attempts import HeartbeatTurnAttempt, InsertTurnAttempt, UpdateTurnAttempt
     from ._writer import StoreWriter
 
 __all__ = [
@@ -460,19 +462,19 @@ _LAZY = {
     "migrate": "._migrations",
     "schema_version": "._migrations",
     "AppendAuditEvent": "._ops",
-    "CancelPrompt": "._ops",
-    "CancelRoutePrompts": "._ops",
+    "CancelPrompt": "._prompt_queue",
+    "CancelRoutePrompts": "._prompt_queue",
     "ClaimInboundEvent": "._ops",
-    "EnqueuePrompt": "._ops",
-    "HeartbeatTurnAttempt": "._ops",
-    "InsertTurnAttempt": "._ops",
+    "EnqueuePrompt": "._prompt_queue",
+    "HeartbeatTurnAttempt": "._turn_attempts",
+    "InsertTurnAttempt": "._turn_attempts",
     "RecordFinalDelivery": "._ops",
     "RecordProgressCard": "._ops",
     "SaveRouteState": "._ops",
-    "TakePrompt": "._ops",
-    "TakeQueuedTurn": "._ops",
+    "TakePrompt": "._prompt_queue",
+    "TakeQueuedTurn": "._prompt_queue",
     "Together": "._ops",
-    "UpdateTurnAttempt": "._ops",
+    "UpdateTurnAttempt": "._turn_attempts",
     "WriteOp": "._ops",
     "ReaderPool": "._pool",
     "audit_events": "._queries",
@@ -493,25 +495,25 @@ _LAZY = {
     "TurnStatus": "._records",
     "schema_change": "._tables",
     "tables_of": "._tables",
-    "BindRouteTask": "._tasks",
-    "CreateTask": "._tasks",
-    "FinishTurnAttempt": "._tasks",
-    "ResetTaskToTurn": "._tasks",
-    "RouteBinding": "._tasks",
-    "Task": "._tasks",
-    "UpdateTask": "._tasks",
-    "active_turn_attempts": "._tasks",
-    "bound_sessions": "._tasks",
-    "find_task": "._tasks",
-    "find_turn_attempt": "._tasks",
-    "head_attempt": "._tasks",
-    "latest_task": "._tasks",
-    "latest_turn_attempt": "._tasks",
-    "route_binding": "._tasks",
-    "task": "._tasks",
-    "task_turn_attempts": "._tasks",
-    "task_with_remote": "._tasks",
-    "tasks": "._tasks",
+    "BindRouteTask": "._task_ops",
+    "CreateTask": "._task_ops",
+    "FinishTurnAttempt": "._task_ops",
+    "ResetTaskToTurn": "._task_ops",
+    "RouteBinding": "._task_records",
+    "Task": "._task_records",
+    "UpdateTask": "._task_ops",
+    "active_turn_attempts": "._task_queries",
+    "bound_sessions": "._task_queries",
+    "find_task": "._task_queries",
+    "find_turn_attempt": "._task_queries",
+    "head_attempt": "._task_queries",
+    "latest_task": "._task_queries",
+    "latest_turn_attempt": "._task_queries",
+    "route_binding": "._task_queries",
+    "task": "._task_queries",
+    "task_turn_attempts": "._task_queries",
+    "task_with_remote": "._task_queries",
+    "tasks": "._task_queries",
     "AppendTeamAudit": "._teams",
     "CountHeldTeamMessage": "._teams",
     "DropTeamRequest": "._teams",

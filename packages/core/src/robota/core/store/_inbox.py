@@ -16,7 +16,9 @@ a turn taking over another, retried or continued after a restart, takes its rows
 (``prompt_id``, written by ``EnqueuePrompt``). Once the transport settled the message's
 reactions it marks it (``SettleInbox``); a start settles what a crash left between a turn's
 end and that mark (``unsettled_inbox``: the turn ended and its card's answer is in the ledger,
-or the prompt was cancelled, or the message needed no turn).
+or the prompt was cancelled, or the message needed no turn). The two steps other writes take
+on a row (``consume_inbox``, ``relink_inbox``) are functions of the writer's connection, so
+``InsertTurnAttempt`` (``_turn_attempts``) takes them inside its own write.
 """
 
 from __future__ import annotations
@@ -25,7 +27,7 @@ from dataclasses import dataclass
 from typing import Literal, cast
 
 from ._database import Database
-from ._ops import ClaimInboundEvent, consume_inbox, relink_inbox
+from ._ops import ClaimInboundEvent
 from ._records import stamp
 
 __all__ = [
@@ -112,6 +114,27 @@ class AcceptInbound:
             ),
         )
         return cursor.lastrowid
+
+
+def consume_inbox(
+    db: Database, inbox: int, attempt_id: str | None, at: float, *, via: str = "route"
+) -> bool:
+    """The inbox row ``inbox`` taken in (by ``attempt_id``'s turn; ``via`` its route or a
+    team's door); ``False``: it was already."""
+    cursor = db.execute(
+        "UPDATE chat_inbox SET consumed_at = ?, attempt_id = ?, via = ? "
+        "WHERE id = ? AND consumed_at IS NULL",
+        (at, attempt_id, via, inbox),
+    )
+    return cursor.rowcount == 1
+
+
+def relink_inbox(db: Database, from_attempt: str, to_attempt: str) -> int:
+    """The messages ``from_attempt`` answered are ``to_attempt``'s; how many."""
+    cursor = db.execute(
+        "UPDATE chat_inbox SET attempt_id = ? WHERE attempt_id = ?", (to_attempt, from_attempt)
+    )
+    return cursor.rowcount
 
 
 @dataclass(frozen=True, slots=True)
