@@ -8,7 +8,7 @@ cores with thin trio shells:
 * ``_policy``     Web API decisions: retries, ``Retry-After``, the per-method rate gate,
   latest-state-wins progress updates; pure
 * ``_client``     Socket Mode on trio-websocket (``SocketModeClient``)
-* ``_web``        the Web API on httpx under trio (``WebApi``)
+* ``_web``        the Web API under trio (``WebApi``): httpcore, httpx behind a proxy
 * ``_settings``   the config section and its validation
 * ``_inbound``    what an envelope is and what is done with it, in the pipeline's order; pure
 * ``_card``       the progress message and the final answer in Block Kit, pure; ``_platform``
