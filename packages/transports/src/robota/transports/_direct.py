@@ -23,6 +23,8 @@ from typing import TYPE_CHECKING
 
 import httpcore
 
+from robota.core import RobotaError
+
 from ._net import ssl_context, uses_proxy
 
 if TYPE_CHECKING:
@@ -56,8 +58,9 @@ NETWORK_ERRORS: tuple[type[Exception], ...] = (
 """What httpx maps to its ``HTTPError``; the pool's own bugs raise."""
 
 
-class Unanswered(Exception):
-    """No answer: ``name`` is the library's error (``ConnectTimeout``, ``ReadError``...)."""
+class Unanswered(RobotaError):
+    """No answer: ``name`` is the library's error (``ConnectTimeout``, ``ReadError``...).
+    The transports turn it into their own ``ApiError`` or a retry; it never leaves them."""
 
     def __init__(self, name: str) -> None:
         super().__init__(name)
