@@ -162,15 +162,6 @@ class AsyncHttp:
     async def __aexit__(self, *_: object) -> None:
         await self.aclose()
 
-    def idle(self) -> bool:
-        """No connection of the pool is busy (always true of httpx's: its callers count)."""
-        pool = self._pool
-        return pool is None or all(c.is_idle() or c.is_closed() for c in pool.connections)
-
-    @property
-    def pooled(self) -> int:
-        return len(self._pool.connections) if self._pool is not None else 0
-
     async def aclose(self) -> None:
         if self._pool is not None:
             await self._pool.aclose()
