@@ -10,7 +10,7 @@ from pathlib import Path
 import certifi
 import pytest
 
-from robota.transports._net import proxied, ssl_context, uses_proxy
+from robota.transports._net import proxied, proxy_settings, ssl_context, uses_proxy
 
 P = "http://proxy.test:3128"
 
@@ -86,6 +86,31 @@ def test_the_proxy_rule_is_httpxs(
         through = client._transport_for_url(httpx.URL(url)) is not client._transport
     assert through is expected
     assert uses_proxy(url) is expected
+
+
+@pytest.mark.parametrize(
+    "variables",
+    [{}, {"HTTPS_PROXY": P}, {"https_proxy": P, "NO_PROXY": "x"}, {"ALL_PROXY": ""}, {"X": "1"}],
+)
+def test_the_settings_are_getproxies(
+    monkeypatch: pytest.MonkeyPatch, variables: dict[str, str]
+) -> None:
+    from urllib.request import getproxies
+
+    for name in list(os.environ):
+        if name.lower().endswith("_proxy"):
+            monkeypatch.delenv(name)
+    for name, value in variables.items():
+        monkeypatch.setenv(name, value)
+    assert proxy_settings() == getproxies()
+
+
+def test_the_settings_on_macos_and_windows_are_always_asked() -> None:
+    # No variable at all: Linux knows the answer, the others ask urllib (the system's).
+    assert proxy_settings({}, "linux") == {}
+    from urllib.request import getproxies
+
+    assert proxy_settings({}, "darwin") == getproxies()
 
 
 @pytest.mark.parametrize("url", ["http://[::1", "http://host:port/"])

@@ -24,11 +24,11 @@ import ipaddress
 import os
 import re
 import ssl
+import sys
 from collections.abc import Mapping
 from urllib.parse import urlsplit
-from urllib.request import getproxies
 
-__all__ = ["DEFAULT_PORTS", "proxied", "ssl_context", "uses_proxy"]
+__all__ = ["DEFAULT_PORTS", "proxied", "proxy_settings", "ssl_context", "uses_proxy"]
 
 DEFAULT_PORTS = {"http": 80, "https": 443, "ws": 80, "wss": 443, "ftp": 21}
 """httpx's: a URL on its scheme's port counts as having none (``URL.port`` is ``None``)."""
@@ -112,9 +112,23 @@ def proxied(url: str, proxies: Mapping[str, str]) -> bool:
     return False
 
 
+def proxy_settings(
+    environ: Mapping[str, str] = os.environ, platform: str = sys.platform
+) -> Mapping[str, str]:
+    """``urllib.request.getproxies()``, what httpx reads, without importing ``urllib.request``
+    (its email and http.client, about 1.5 MB of a host) where it would find nothing: on Linux
+    it reads only the variables named ``*_proxy`` in any case, so none means ``{}``. macOS and
+    Windows also read the system's settings: there it is always asked."""
+    if platform in ("darwin", "win32") or any(n.lower().endswith("_proxy") for n in environ):
+        from urllib.request import getproxies  # noqa: PLC0415 (see above)
+
+        return getproxies()
+    return {}
+
+
 def uses_proxy(url: str) -> bool:
     """``proxied`` with this process's settings (read now: one client, one decision)."""
-    return proxied(url, getproxies())
+    return proxied(url, proxy_settings())
 
 
 def ssl_context(environ: Mapping[str, str] = os.environ) -> ssl.SSLContext:
