@@ -110,8 +110,11 @@ class LongConnectionClient:
         send_timeout: float = 5.0,
         jitter: Callable[[], float] = random.random,
         on_status: StatusListener | None = None,
+        tls: ssl.SSLContext | None = None,
     ) -> None:
         self.domain = domain.rstrip("/")
+        self._tls = tls
+        """The endpoint call's TLS context (the transport's one), else one made per run."""
         self.app_id = app_id
         self._secret = app_secret
         self.handler = handler
@@ -136,7 +139,8 @@ class LongConnectionClient:
         from .._direct import AsyncHttp  # noqa: PLC0415 (lazy, see the facade)
         from .._net import ssl_context  # noqa: PLC0415
 
-        http = AsyncHttp.for_url(self.domain, timeout=self.endpoint_timeout, context=ssl_context())
+        tls = self._tls or ssl_context()
+        http = AsyncHttp.for_url(self.domain, timeout=self.endpoint_timeout, context=tls)
         async with http, trio.open_nursery() as nursery:
             try:
                 reason = await self._loop(http, nursery, task_status)

@@ -84,7 +84,10 @@ class RestClient:
         backoff: tuple[float, ...] = BACKOFF,
         token_margin: float = 600.0,
         patch_limiter: PatchLimiter | None = None,
+        tls: ssl.SSLContext | None = None,
     ) -> None:
+        """``tls``: the TLS context to use (one per transport: each holds its certificates,
+        about 1 MB), else one is made here (``robota.transports._net.ssl_context``)."""
         self.domain = domain.rstrip("/")
         self.app_id = app_id
         self._secret = app_secret
@@ -98,7 +101,7 @@ class RestClient:
         self._http: httpx.AsyncClient | None = None
         self._pool: httpcore.AsyncConnectionPool | None = None
         """The JSON calls' connections; ``None`` when a proxy applies (see the docstring)."""
-        self._ssl: ssl.SSLContext | None = None
+        self._ssl: ssl.SSLContext | None = tls
         self._origin: tuple[bytes, bytes, int | None] = (b"", b"", None)
         """``domain`` as ``httpcore.URL``'s scheme, host and port, split once."""
 
@@ -112,7 +115,7 @@ class RestClient:
             return self
         import httpcore  # noqa: PLC0415
 
-        self._ssl = ssl_context()  # httpx's TLS defaults, made once for every pool
+        self._ssl = self._ssl or ssl_context()  # httpx's TLS defaults, once for every pool
         url = httpcore.URL(self.domain)
         self._origin = (url.scheme, url.host, url.port)
         self._pool = self._new_pool()

@@ -86,7 +86,10 @@ class WebApi:
         retries: int = 4,
         backoff: tuple[float, ...] = BACKOFF,
         rate_retries: int = RATE_RETRIES,
+        tls: ssl.SSLContext | None = None,
     ) -> None:
+        """``tls``: the TLS context to use (one per transport: each holds its certificates,
+        about 1 MB), else one is made here (``robota.transports._net.ssl_context``)."""
         self.api_url = api_url if api_url.endswith("/") else api_url + "/"
         self._token = token
         self.timeout = timeout
@@ -96,7 +99,7 @@ class WebApi:
         self.gate = RateGate()
         self.updates: LatestWins[tuple[str, str], dict[str, Any]] = LatestWins()
         self._http: AsyncHttp | None = None
-        self._ssl: ssl.SSLContext | None = None
+        self._ssl: ssl.SSLContext | None = tls
         self._proxied = False
         self._using = 0
         """Calls and downloads on their way (``went_quiet`` leaves a busy client alone)."""
@@ -104,7 +107,7 @@ class WebApi:
     async def __aenter__(self) -> WebApi:
         from .._net import ssl_context, uses_proxy  # noqa: PLC0415 (lazy, see the facade)
 
-        self._ssl = ssl_context()  # httpx's defaults, made once for every client
+        self._ssl = self._ssl or ssl_context()  # httpx's defaults, once for every client
         # Downloads stay on api_url's host (``_files.allowed_url``): one decision for all.
         self._proxied = uses_proxy(self.api_url)
         self._http = self._client()
