@@ -19,9 +19,9 @@ cores with thin trio shells:
 * ``_plugin``     the plugin (``SlackTransport``), on top: the service loads when the host
   asks for it
 
-Config loading imports this package for the section's validation alone, so httpx and
-trio-websocket are imported by the shells when they first run, never here; the renderer's
-names load on first use (PEP 562, ``lazy_attributes``).
+Config loading imports this package for the section's validation alone, so httpcore (httpx
+behind a proxy) and trio-websocket are imported by the shells when they first run, never here;
+the renderer's names load on first use (PEP 562, ``lazy_attributes``).
 """
 
 import typing
