@@ -298,7 +298,7 @@ async def test_no_log_line_of_the_connection_carries_the_app_secret(
         with pytest.raises(ConnectionRefused) as raised:
             await client(fake, Recorder(), app_secret=wrong).run()
     assert wrong not in str(raised.value)
-    assert any(r.name.startswith("httpx") for r in caplog.records), "httpx logged nothing"
+    assert any(r.name.startswith("httpcore") for r in caplog.records), "httpcore logged nothing"
     for record in caplog.records:
         text = record.getMessage() + repr(vars(record))
         assert APP_SECRET not in text, record

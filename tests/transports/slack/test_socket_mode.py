@@ -179,7 +179,7 @@ async def test_no_log_line_of_the_connection_carries_a_token_or_a_ticket(
         with pytest.raises(ConnectionRefused):
             await client(fake, Recorder(), app_token=APP_TOKEN + "x").run()
     tickets = [c.ticket for c in fake.connections]
-    assert any(r.name.startswith("httpx") for r in caplog.records), "httpx logged nothing"
+    assert any(r.name.startswith("httpcore") for r in caplog.records), "httpcore logged nothing"
     for record in caplog.records:
         text = record.getMessage() + repr(vars(record))
         assert APP_TOKEN not in text, record

@@ -180,7 +180,7 @@ async def test_no_log_line_carries_the_token(
             await client.auth_test()
             ts = await client.post_message("C1", text="x")
             await client.update_message("C1", ts, text="y")
-    assert any(r.name.startswith("httpx") for r in caplog.records), "httpx logged nothing"
+    assert any(r.name.startswith("httpcore") for r in caplog.records), "httpcore logged nothing"
     for record in caplog.records:
         assert BOT_TOKEN not in record.getMessage() + repr(vars(record)), record
 

@@ -68,6 +68,7 @@ brackets::
     │   ├── ConnectionRefused          the platform refused the long connection for good
     │   ├── TooLarge                   a download went past its limit (``size`` seen)
     │   └── RegistrationFailed         the one-click app registration cannot go on (init)
+    ├── Unanswered                     an HTTP call got no answer (robota.transports._direct)
     ├── SlackError                     the Slack transport (robota.transports.slack)
     │   ├── ApiError                   a Web API call failed: method, HTTP status, Slack's error
     │   │   └── RateLimited            a 429 its caller would not wait for (``after`` seconds)

@@ -10,8 +10,8 @@ pure cores with thin trio shells:
 * ``_policy``       REST decisions: retries, token refresh, the PATCH limiter; pure
 * ``_client``       the long connection on trio-websocket (``LongConnectionClient``)
 * ``_wire``         a JSON call's request bytes, built once; pure
-* ``_rest``         the REST API under trio (``RestClient``): the JSON calls on an httpcore
-  pool, httpx for downloads and behind a proxy
+* ``_rest``         the REST API under trio (``RestClient``): the calls on an httpcore pool,
+  on httpx only behind a proxy (``robota.transports._direct``)
 * ``_settings``     the config section and its validation
 * ``_inbound``      what an event is and what is done with it, in the pipeline's order; pure
 * ``_card``         the progress card (Card JSON 2.0) and the final answer's cards, pure;

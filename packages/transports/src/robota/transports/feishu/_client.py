@@ -1,6 +1,7 @@
 """The long connection on trio: a thin shell that carries out ``LongConnection``'s effects.
 
-One loop owns the machine. It runs the endpoint call (httpx) and the WebSocket handshake
+One loop owns the machine. It runs the endpoint call (httpcore, or httpx behind a proxy:
+``robota.transports._direct``) and the WebSocket handshake
 (trio-websocket) itself, reads each socket in a task of its own and runs each handler in a
 task of its own; all of them report back through one channel, so the machine sees one input
 at a time, and ``tick`` runs at the machine's ``deadline()``::
@@ -57,8 +58,9 @@ from ._errors import ConnectionRefused
 from ._rest import scrub
 
 if TYPE_CHECKING:
-    import httpx
     import trio_websocket
+
+    from .._direct import AsyncHttp
 
 __all__ = ["EventHandler", "LongConnectionClient", "StatusListener"]
 
@@ -108,8 +110,11 @@ class LongConnectionClient:
         send_timeout: float = 5.0,
         jitter: Callable[[], float] = random.random,
         on_status: StatusListener | None = None,
+        tls: ssl.SSLContext | None = None,
     ) -> None:
         self.domain = domain.rstrip("/")
+        self._tls = tls
+        """The endpoint call's TLS context (the transport's one), else one made per run."""
         self.app_id = app_id
         self._secret = app_secret
         self.handler = handler
@@ -131,12 +136,12 @@ class LongConnectionClient:
         return self.machine.state
 
     async def run(self, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
-        import httpx  # noqa: PLC0415 (lazy, see the facade)
+        from .._direct import AsyncHttp  # noqa: PLC0415 (lazy, see the facade)
+        from .._net import ssl_context  # noqa: PLC0415
 
-        async with (
-            httpx.AsyncClient(timeout=self.endpoint_timeout) as http,
-            trio.open_nursery() as nursery,
-        ):
+        tls = self._tls or ssl_context()
+        http = AsyncHttp.for_url(self.domain, timeout=self.endpoint_timeout, context=tls)
+        async with http, trio.open_nursery() as nursery:
             try:
                 reason = await self._loop(http, nursery, task_status)
             finally:
@@ -147,7 +152,7 @@ class LongConnectionClient:
         raise ConnectionRefused(f"Feishu long connection stopped: {reason}")
 
     async def _loop(
-        self, http: httpx.AsyncClient, nursery: trio.Nursery, task_status: trio.TaskStatus[None]
+        self, http: AsyncHttp, nursery: trio.Nursery, task_status: trio.TaskStatus[None]
     ) -> str:
         """Runs the machine until it is fatal; returns the reason."""
         send, receive = trio.open_memory_channel[_Input](math.inf)
@@ -180,7 +185,7 @@ class LongConnectionClient:
     async def _carry_out(
         self,
         effect: Effect,
-        http: httpx.AsyncClient,
+        http: AsyncHttp,
         nursery: trio.Nursery,
         send: trio.MemorySendChannel[_Input],
     ) -> list[Effect]:
@@ -241,21 +246,20 @@ class LongConnectionClient:
         await self._close()
         return self.machine.closed(now)
 
-    async def _discover(self, http: httpx.AsyncClient) -> list[Effect]:
-        import httpx  # noqa: PLC0415 (lazy, see the facade)
+    async def _discover(self, http: AsyncHttp) -> list[Effect]:
+        from .._direct import Unanswered, json_bytes  # noqa: PLC0415 (lazy, see the facade)
 
         now = trio.current_time
         try:
-            response = await http.post(
+            response = await http.request(
+                "POST",
                 self.domain + ENDPOINT_PATH,
-                json={"AppID": self.app_id, "AppSecret": self._secret},
-                headers={"locale": "zh"},
+                headers={"locale": "zh", "Content-Type": "application/json"},
+                content=json_bytes({"AppID": self.app_id, "AppSecret": self._secret}),
             )
-        except httpx.HTTPError as error:
-            return self.machine.failed(
-                f"endpoint call failed: {type(error).__name__}", now(), fatal=False
-            )
-        outcome = endpoint_outcome(response.status_code, response.content)
+        except Unanswered as error:
+            return self.machine.failed(f"endpoint call failed: {error.name}", now(), fatal=False)
+        outcome = endpoint_outcome(response.status, response.content)
         if isinstance(outcome, Endpoint):
             return self.machine.discovered(outcome.url, outcome.client_config, now())
         reason = scrub(outcome.reason, self._secret)

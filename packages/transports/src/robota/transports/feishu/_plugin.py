@@ -1,7 +1,7 @@
 """The Feishu transport plugin: what the ``robota.transports`` entry point names.
 
 The top of the package: the section and its validation (``_settings``) are below it, and the
-host's service (``_adapter``: httpx, trio-websocket, the card renderer) is imported only when
+host's service (``_adapter``: httpcore, trio-websocket, the card renderer) is imported only when
 the host asks for it, never with the config. The service is handed what it needs of the plugin
 (``bot_read``: where the bot's open_id it reads at start goes), so nothing below imports this.
 """

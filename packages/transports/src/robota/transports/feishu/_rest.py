@@ -1,11 +1,12 @@
-"""The Open Platform's REST API under trio: httpcore for the JSON calls, httpx for the rest.
+"""The Open Platform's REST API under trio, on an httpcore pool; on httpx behind a proxy.
 
-The JSON calls (reactions, cards sent and PATCHed, messages, the token) go straight to an
-httpcore keep-alive connection pool, their bytes built by ``_wire`` (httpx's request and
-response models cost about a quarter of a call on loopback, where an ``OnIt`` is waited for).
-httpx stays for the downloads (streamed, with a limit) and for every call when httpx's own
-rules (``trust_env``: ``HTTPS_PROXY``, ``ALL_PROXY``, ``NO_PROXY``...) send ``domain`` through a
-proxy: the pool is made only when httpx would reach ``domain`` directly.
+The calls (reactions, cards sent and PATCHed, messages, the token, the downloads) go straight
+to an httpcore keep-alive connection pool, their bytes built by ``_wire`` (httpx's request and
+response models cost about a quarter of a call on loopback, where an ``OnIt`` is waited for,
+and importing httpx costs the host about 8 MB: ``robota.transports._direct``). When httpx's own
+rules (``trust_env``: ``HTTPS_PROXY``, ``ALL_PROXY``, ``NO_PROXY``...) would send ``domain``
+through a proxy (``robota.transports._net.uses_proxy``), every call goes on httpx instead, as
+it always did: the pool is made only when httpx would reach ``domain`` directly.
 
 A thin shell over ``_policy``: every call has a timeout; the tenant token is fetched on first
 use, cached, refreshed before it expires and once when the platform calls it invalid; rate
@@ -21,7 +22,8 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Mapping
+from collections.abc import AsyncIterator, Mapping
+from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING, Any
 
 import trio
@@ -36,11 +38,11 @@ if TYPE_CHECKING:
     import httpcore
     import httpx
 
+    from .._direct import Streamed
+
 __all__ = ["DEFAULT_TIMEOUT", "TOKEN_PATH", "RestClient", "scrub"]
 
 DEFAULT_TIMEOUT = 10.0
-KEEPALIVE_EXPIRY = 5.0
-"""Seconds an idle pooled connection is kept for the next call (httpx's default)."""
 TOKEN_PATH = "/open-apis/auth/v3/tenant_access_token/internal"
 _RATE_RESET = "x-ogw-ratelimit-reset"
 
@@ -82,7 +84,10 @@ class RestClient:
         backoff: tuple[float, ...] = BACKOFF,
         token_margin: float = 600.0,
         patch_limiter: PatchLimiter | None = None,
+        tls: ssl.SSLContext | None = None,
     ) -> None:
+        """``tls``: the TLS context to use (one per transport: each holds its certificates,
+        about 1 MB), else one is made here (``robota.transports._net.ssl_context``)."""
         self.domain = domain.rstrip("/")
         self.app_id = app_id
         self._secret = app_secret
@@ -96,35 +101,34 @@ class RestClient:
         self._http: httpx.AsyncClient | None = None
         self._pool: httpcore.AsyncConnectionPool | None = None
         """The JSON calls' connections; ``None`` when a proxy applies (see the docstring)."""
-        self._ssl: ssl.SSLContext | None = None
+        self._ssl: ssl.SSLContext | None = tls
         self._origin: tuple[bytes, bytes, int | None] = (b"", b"", None)
         """``domain`` as ``httpcore.URL``'s scheme, host and port, split once."""
 
     async def __aenter__(self) -> RestClient:
-        import httpx  # noqa: PLC0415
+        from .._net import ssl_context, uses_proxy  # noqa: PLC0415 (lazy, see the facade)
 
-        self._http = httpx.AsyncClient(base_url=self.domain, timeout=self.timeout)
-        # httpx has no public "would this URL go through a proxy"; its private answer is
-        # asked, and a later httpx without it just keeps every call on httpx.
-        route = getattr(self._http, "_transport_for_url", None)
-        if route is not None and route(httpx.URL(self.domain)) is self._http._transport:
-            # httpx's TLS defaults (certifi, SSL_CERT_FILE), made once for every pool.
-            self._ssl = httpx.create_ssl_context()
-            url = httpx.URL(self.domain)
-            self._origin = (url.raw_scheme, url.raw_host, url.port)
-            self._pool = self._new_pool()
+        if uses_proxy(self.domain):
+            import httpx  # noqa: PLC0415 (only behind a proxy)
+
+            self._http = httpx.AsyncClient(base_url=self.domain, timeout=self.timeout)
+            return self
+        import httpcore  # noqa: PLC0415
+
+        self._ssl = self._ssl or ssl_context()  # httpx's TLS defaults, once for every pool
+        url = httpcore.URL(self.domain)
+        self._origin = (url.scheme, url.host, url.port)
+        self._pool = self._new_pool()
         return self
 
     def _new_pool(self) -> httpcore.AsyncConnectionPool:
-        import httpcore  # noqa: PLC0415 (lazy, see the facade)
+        from .._direct import async_pool  # noqa: PLC0415 (lazy, see the facade)
 
-        # httpx's own transport's limits.
-        return httpcore.AsyncConnectionPool(
-            ssl_context=self._ssl,
-            max_connections=100,
-            max_keepalive_connections=20,
-            keepalive_expiry=KEEPALIVE_EXPIRY,
-        )
+        return async_pool(self._ssl)
+
+    def _entered(self) -> None:
+        if self._pool is None and self._http is None:
+            raise RuntimeError("RestClient used outside `async with`")
 
     @property
     def pooled(self) -> int:
@@ -221,33 +225,75 @@ class RestClient:
     async def _download(
         self, path: str, params: Mapping[str, str], limit: int, token: str
     ) -> tuple[bytes, str]:
-        import httpx  # noqa: PLC0415 (lazy, see the facade)
+        from .._direct import Unanswered  # noqa: PLC0415 (lazy, see the facade)
 
-        if self._http is None:
-            raise RuntimeError("RestClient used outside `async with`")
+        self._entered()
         name = f"GET {path}"
-        headers = {"Authorization": f"Bearer {token}"}
         try:
-            async with self._http.stream(
-                "GET", path, params=params, headers=headers, timeout=self.timeout
-            ) as response:
+            async with self._stream(path, params, token) as response:
                 kind = response.headers.get("content-type", "")
-                if response.status_code != 200 or kind.startswith("application/json"):
-                    _, code, msg = _code_and_msg((await response.aread())[:65536])
-                    status = response.status_code
+                if response.status != 200 or kind.startswith("application/json"):
+                    body = b"".join([chunk async for chunk in response.chunks])
+                    _, code, msg = _code_and_msg(body[:65536])
+                    status = response.status
                     raise ApiError(name, status=status, code=code, msg=scrub(msg, self._secret))
                 declared = response.headers.get("content-length", "")
                 if declared.isdigit() and int(declared) > limit:
                     raise TooLarge(int(declared), limit)
                 chunks, size = [], 0
-                async for chunk in response.aiter_bytes():
+                async for chunk in response.chunks:
                     size += len(chunk)
                     if size > limit:
                         raise TooLarge(size, limit)
                     chunks.append(chunk)
-        except httpx.HTTPError as error:
-            raise ApiError(name, status=0, code=None, msg=type(error).__name__) from None
+        except Unanswered as error:
+            raise ApiError(name, status=0, code=None, msg=error.name) from None
         return b"".join(chunks), kind
+
+    @asynccontextmanager
+    async def _stream(
+        self, path: str, params: Mapping[str, str], token: str
+    ) -> AsyncIterator[Streamed]:
+        """A GET's answer as it streams in, from the pool or (behind a proxy) httpx."""
+        import httpcore  # noqa: PLC0415 (lazy, see the facade)
+
+        from .._direct import (  # noqa: PLC0415
+            NETWORK_ERRORS,
+            Streamed,
+            Unanswered,
+            named_headers,
+            timeouts,
+        )
+
+        if self._pool is None:
+            import httpx  # noqa: PLC0415 (only behind a proxy)
+
+            assert self._http is not None
+            headers = {"Authorization": f"Bearer {token}"}
+            try:
+                async with self._http.stream(
+                    "GET", path, params=params, headers=headers, timeout=self.timeout
+                ) as response:
+                    named = {k.lower(): v for k, v in response.headers.items()}
+                    url = str(response.url)
+                    yield Streamed(response.status_code, named, response.aiter_bytes(), url)
+            except httpx.HTTPError as error:
+                raise Unanswered(type(error).__name__) from None
+            return
+        wire = wire_request("GET", self.domain, path, params=params, token=token)
+        scheme, host, port = self._origin
+        try:
+            async with self._pool.stream(
+                wire.method,
+                httpcore.URL(scheme=scheme, host=host, port=port, target=wire.target),
+                headers=wire.headers,
+                extensions={"timeout": timeouts(self.timeout)},
+            ) as answer:
+                named = named_headers(answer.headers)
+                url = wire.url.decode("ascii")
+                yield Streamed(answer.status, named, answer.aiter_stream(), url)
+        except NETWORK_ERRORS as error:
+            raise Unanswered(type(error).__name__) from None
 
     async def call(
         self,
@@ -261,8 +307,7 @@ class RestClient:
     ) -> Mapping[str, Any]:
         """The whole answer object of a call (``code`` 0), or ``ApiError``; ``authorized``
         sends the tenant token (refreshed once if refused)."""
-        if self._http is None:
-            raise RuntimeError("RestClient used outside `async with`")
+        self._entered()
         name = f"{method} {path}"
         retried, refreshed = 0, False
         limit = self.retries if retries is None else retries
@@ -316,10 +361,13 @@ class RestClient:
         """One attempt: the status, the body and ``x-ogw-ratelimit-reset``, or the name of
         the network error (httpcore's and httpx's share their names)."""
         import httpcore  # noqa: PLC0415 (lazy, see the facade)
-        import httpx  # noqa: PLC0415
 
-        assert self._http is not None
+        from .._direct import NETWORK_ERRORS  # noqa: PLC0415
+
         if self._pool is None:
+            import httpx  # noqa: PLC0415 (only behind a proxy)
+
+            assert self._http is not None
             headers = {"Authorization": f"Bearer {token}"} if token is not None else {}
             try:
                 response = await self._http.request(
@@ -340,12 +388,7 @@ class RestClient:
                 content=wire.body,
                 extensions={"timeout": self._timeouts},
             )
-        except (
-            httpcore.TimeoutException,
-            httpcore.NetworkError,
-            httpcore.ProtocolError,
-            httpcore.UnsupportedProtocol,
-        ) as error:  # what httpx maps to its HTTPError; the pool's own bugs raise
+        except NETWORK_ERRORS as error:  # what httpx maps to its HTTPError
             return type(error).__name__
         name = _RATE_RESET.encode()
         reset = next((v.decode("latin-1") for k, v in answer.headers if k.lower() == name), None)

@@ -8,7 +8,7 @@ cores with thin trio shells:
 * ``_policy``     Web API decisions: retries, ``Retry-After``, the per-method rate gate,
   latest-state-wins progress updates; pure
 * ``_client``     Socket Mode on trio-websocket (``SocketModeClient``)
-* ``_web``        the Web API on httpx under trio (``WebApi``)
+* ``_web``        the Web API under trio (``WebApi``): httpcore, httpx behind a proxy
 * ``_settings``   the config section and its validation
 * ``_inbound``    what an envelope is and what is done with it, in the pipeline's order; pure
 * ``_card``       the progress message and the final answer in Block Kit, pure; ``_platform``
@@ -19,9 +19,9 @@ cores with thin trio shells:
 * ``_plugin``     the plugin (``SlackTransport``), on top: the service loads when the host
   asks for it
 
-Config loading imports this package for the section's validation alone, so httpx and
-trio-websocket are imported by the shells when they first run, never here; the renderer's
-names load on first use (PEP 562, ``lazy_attributes``).
+Config loading imports this package for the section's validation alone, so httpcore (httpx
+behind a proxy) and trio-websocket are imported by the shells when they first run, never here;
+the renderer's names load on first use (PEP 562, ``lazy_attributes``).
 """
 
 import typing

@@ -95,6 +95,8 @@ from ._team import PREFIX, team_message, team_say, team_screen, team_thread
 from ._web import WebApi
 
 if TYPE_CHECKING:
+    import ssl
+
     from robota.core import Service
     from robota.core.teams import GroupNote, TeamDoor, TeamMessage, ThreadReply
 
@@ -169,6 +171,7 @@ class SlackAdapter:
         )
         self._service: ChatService | None = None
         self._web: WebApi | None = None
+        self._tls_context: ssl.SSLContext | None = None
         self._sink: SlackSink | None = None
 
     def bind(self, service: ChatService) -> None:
@@ -186,9 +189,21 @@ class SlackAdapter:
 
     # -- the connection ---------------------------------------------------------------------
 
+    def _tls(self) -> ssl.SSLContext:
+        """The transport's one TLS context, for the bot's Web API and Socket Mode's
+        ``apps.connections.open`` alike (each context holds its certificates: about 1 MB)."""
+        if self._tls_context is None:
+            from .._net import ssl_context  # noqa: PLC0415 (only when the service runs)
+
+            self._tls_context = ssl_context()
+        return self._tls_context
+
     @asynccontextmanager
     async def session(self) -> AsyncIterator[SlackSink]:
-        async with WebApi(api_url=self.settings.api_url, token=self.settings.bot_token) as web:
+        tls = self._tls()
+        async with WebApi(
+            api_url=self.settings.api_url, token=self.settings.bot_token, tls=tls
+        ) as web:
             self._web = web
             self._sink = SlackSink(web)
             yield self._sink
@@ -219,6 +234,7 @@ class SlackAdapter:
             handler=self._on_envelope,
             accept=self._accept,
             on_status=status,
+            tls=self._tls(),
         )
         await client.run(task_status=task_status)
 

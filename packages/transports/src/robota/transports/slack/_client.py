@@ -147,8 +147,11 @@ class SocketModeClient:
         send_timeout: float = 5.0,
         jitter: Callable[[], float] = random.random,
         on_status: StatusListener | None = None,
+        tls: ssl.SSLContext | None = None,
     ) -> None:
         self.api_url = api_url
+        self._tls = tls
+        """``apps.connections.open``'s TLS context (the transport's one), else its own."""
         self._app_token = app_token
         self.handler = handler
         self.accept = accept
@@ -176,7 +179,12 @@ class SocketModeClient:
 
     async def run(self, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
         async with (
-            WebApi(api_url=self.api_url, token=self._app_token, timeout=self.open_timeout) as api,
+            WebApi(
+                api_url=self.api_url,
+                token=self._app_token,
+                timeout=self.open_timeout,
+                tls=self._tls,
+            ) as api,
             trio.open_nursery() as nursery,
         ):
             try:

@@ -1,7 +1,7 @@
 """The Slack transport plugin: what the ``robota.transports`` entry point names.
 
 The top of the package: the section and its validation (``_settings``) are below it, and the
-host's service (``_adapter``: httpx, trio-websocket, the card renderer) is imported only when
+host's service (``_adapter``: httpcore, trio-websocket, the card renderer) is imported only when
 the host asks for it, never with the config; nothing below imports this.
 """
 

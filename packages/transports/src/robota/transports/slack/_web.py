@@ -1,4 +1,8 @@
-"""Slack's Web API on httpx, under trio (httpx runs on anyio, which runs on trio).
+"""Slack's Web API under trio, on an httpcore pool; on httpx behind a proxy.
+
+The calls take ``robota.transports._direct``'s ``AsyncHttp``: httpx's engine (httpcore) with
+httpx's defaults, without importing httpx (about 8 MB of the host's start); httpx itself only
+when its rules would send ``api_url`` through a proxy (``robota.transports._net``).
 
 A thin shell over ``_policy``: ``POST {api_url}{method}`` with a JSON body and the token in the
 ``Authorization`` header; every call is bounded by ``timeout`` as a whole; HTTP 200 with
@@ -18,7 +22,7 @@ import logging
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
-from urllib.parse import urlencode
+from urllib.parse import urlencode, urljoin
 
 import trio
 
@@ -28,7 +32,7 @@ from ._policy import BACKOFF, Done, LatestWins, RateGate, Retry, decide
 if TYPE_CHECKING:
     import ssl
 
-    import httpx
+    from .._direct import AsyncHttp, Reply
 
 __all__ = ["DEFAULT_TIMEOUT", "BotIdentity", "WebApi"]
 
@@ -82,7 +86,10 @@ class WebApi:
         retries: int = 4,
         backoff: tuple[float, ...] = BACKOFF,
         rate_retries: int = RATE_RETRIES,
+        tls: ssl.SSLContext | None = None,
     ) -> None:
+        """``tls``: the TLS context to use (one per transport: each holds its certificates,
+        about 1 MB), else one is made here (``robota.transports._net.ssl_context``)."""
         self.api_url = api_url if api_url.endswith("/") else api_url + "/"
         self._token = token
         self.timeout = timeout
@@ -91,28 +98,31 @@ class WebApi:
         self.rate_retries = rate_retries
         self.gate = RateGate()
         self.updates: LatestWins[tuple[str, str], dict[str, Any]] = LatestWins()
-        self._http: httpx.AsyncClient | None = None
-        self._ssl: ssl.SSLContext | None = None
+        self._http: AsyncHttp | None = None
+        self._ssl: ssl.SSLContext | None = tls
+        self._proxied = False
         self._using = 0
         """Calls and downloads on their way (``went_quiet`` leaves a busy client alone)."""
 
     async def __aenter__(self) -> WebApi:
-        import httpx  # noqa: PLC0415 (lazy, see the facade)
+        from .._net import ssl_context, uses_proxy  # noqa: PLC0415 (lazy, see the facade)
 
-        self._ssl = httpx.create_ssl_context()  # httpx's defaults, made once for every client
+        self._ssl = self._ssl or ssl_context()  # httpx's defaults, once for every client
+        # Downloads stay on api_url's host (``_files.allowed_url``): one decision for all.
+        self._proxied = uses_proxy(self.api_url)
         self._http = self._client()
         return self
 
-    def _client(self) -> httpx.AsyncClient:
-        import httpx  # noqa: PLC0415 (lazy, see the facade)
+    def _client(self) -> AsyncHttp:
+        from .._direct import AsyncHttp  # noqa: PLC0415 (lazy, see the facade)
 
-        return httpx.AsyncClient(timeout=self.timeout, verify=self._ssl or True)
+        return AsyncHttp(timeout=self.timeout, proxied=self._proxied, context=self._ssl)
 
     async def went_quiet(self) -> None:
         """The chats went quiet: a client with nothing on its way is swapped for a fresh one.
-        Its pooled connections would be dropped at their next use anyway (httpx keeps an
-        idle one 5 s), and until then a burst's connections and their buffers would hold on
-        to the memory the burst spread over."""
+        Its pooled connections would be dropped at their next use anyway (an idle one is
+        kept 5 s, as httpx keeps it), and until then a burst's connections and their buffers
+        would hold on to the memory the burst spread over."""
         if self._http is None or self._using:
             return
         old, self._http = self._http, self._client()
@@ -250,8 +260,7 @@ class WebApi:
         configured Slack host (``_files.allowed_url``), at most ``MAX_REDIRECTS`` times; a
         sign-in page (what Slack answers a download without a valid token) is an
         ``ApiError``. Not retried: a person can send it again."""
-        import httpx  # noqa: PLC0415 (lazy, see the facade)
-
+        from .._direct import Unanswered  # noqa: PLC0415 (lazy, see the facade)
         from ._files import MAX_REDIRECTS, allowed_url  # noqa: PLC0415 (no cycle at import)
 
         if self._http is None:
@@ -265,9 +274,9 @@ class WebApi:
                 self._using += 1
                 try:
                     async with self._http.stream("GET", url, headers=headers) as response:
-                        status = response.status_code
+                        status = response.status
                         if status in (301, 302, 303, 307, 308):
-                            url = str(response.url.join(response.headers.get("location", "")))
+                            url = urljoin(response.url, response.headers.get("location", ""))
                             continue
                         kind = response.headers.get("content-type", "")
                         if status != 200:
@@ -280,14 +289,14 @@ class WebApi:
                         if declared.isdigit() and int(declared) > limit:
                             raise TooLarge(int(declared), limit)
                         chunks, size = [], 0
-                        async for chunk in response.aiter_bytes():
+                        async for chunk in response.chunks:
                             size += len(chunk)
                             if size > limit:
                                 raise TooLarge(size, limit)
                             chunks.append(chunk)
                         return b"".join(chunks)
-                except httpx.HTTPError as failure:
-                    raise ApiError(name, status=0, error=type(failure).__name__) from None
+                except Unanswered as failure:
+                    raise ApiError(name, status=0, error=failure.name) from None
                 finally:
                     self._using -= 1
             raise ApiError(name, status=0, error=f"more than {MAX_REDIRECTS} redirects")
@@ -296,14 +305,19 @@ class WebApi:
 
     async def _post(
         self, url: str, headers: dict[str, str], body: Mapping[str, Any] | None, *, form: bool
-    ) -> httpx.Response:
+    ) -> Reply:
+        from .._direct import json_bytes  # noqa: PLC0415 (lazy, see the facade)
+
         assert self._http is not None
         self._using += 1
         try:
             if form:
                 fields = urlencode({k: _form_value(v) for k, v in (body or {}).items()})
-                return await self._http.post(url, headers=headers, content=fields.encode())
-            return await self._http.post(url, headers=headers, json=body or {})
+                content = fields.encode()
+            else:  # as httpx sends ``json=``
+                headers = {**headers, "Content-Type": "application/json"}
+                content = json_bytes(body or {})
+            return await self._http.request("POST", url, headers=headers, content=content)
         finally:
             self._using -= 1
 
@@ -324,7 +338,7 @@ class WebApi:
         ``apps.connections.open`` and the read methods take). ``wait_rate_limits`` off raises
         ``RateLimited`` on a 429 instead of waiting (the gate still holds the method back for
         later calls)."""
-        import httpx  # noqa: PLC0415 (lazy, see the facade)
+        from .._direct import Unanswered  # noqa: PLC0415 (lazy, see the facade)
 
         if self._http is None:
             raise RuntimeError("WebApi used outside `async with`")
@@ -340,14 +354,14 @@ class WebApi:
             parsed: Mapping[str, Any] | None = None
             ok, retry_after = False, None
             error: str | None = "no answer"
-            # One bound for the whole call: httpx's timeout is per phase (connect, read ...).
+            # One bound for the whole call: the client's timeout is per phase (connect, read ...).
             with trio.move_on_after(self.timeout) as bounded:
                 try:
                     response = await self._post(url, headers, body, form=form)
-                except httpx.HTTPError as failure:
-                    error = f"no answer ({type(failure).__name__})"
+                except Unanswered as failure:
+                    error = f"no answer ({failure.name})"
                 else:
-                    status = response.status_code
+                    status = response.status
                     parsed, ok, error = _parse(response.content)
                     retry_after = response.headers.get("retry-after")
             if bounded.cancelled_caught:

@@ -1,0 +1,36 @@
+"""A real host serving Feishu never imports httpx (nor, through it, click's, pygments' and
+rich's share of its command-line client): its calls go on httpcore (see
+robota.transports._direct). The host reports its own imports (``-X importtime``, see
+tests/support/imports.py) while it starts, reads the bot's identity, connects and serves a
+turn."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from ...support.fake_feishu import fake_platform
+from ...support.feishu import Served, configure, host_process, message_event
+from ...support.host import sandboxed
+from ...support.imports import IMPORT_LOG, imported
+from ...support.model_server import FakeModel
+from ...support.processes import processes_with_home_under
+
+
+async def test_a_host_serving_feishu_never_imports_httpx(
+    short_root: Path, model: FakeModel
+) -> None:
+    robota, profile = sandboxed(short_root, model, "codex-acp")
+    robota.env.update(IMPORT_LOG)
+    log = short_root / "host.log"
+    async with fake_platform() as fake:
+        configure(robota.home, fake.domain)
+        async with host_process(robota, fake, log) as process:
+            bot = Served(fake, model, profile.control_socket, robota)
+            await fake.push_event(message_event(1, "hello"))
+            await bot.answered("om_user1")
+    assert process.returncode == 0, log.read_text()[-4000:]
+    assert processes_with_home_under(short_root / "agents") == []
+    modules = imported(log.read_text())
+    # The report is there and covers the transport's calls: httpcore made them.
+    assert {"robota.transports.feishu._rest", "httpcore", "trio_websocket"} <= modules
+    assert "httpx" not in modules
