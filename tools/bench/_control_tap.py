@@ -113,11 +113,13 @@ class ControlTap:
                         *lines, buffered = buffered.split(b"\n")
                         pending += [(_type_of(line), now) for line in lines]
                     else:
-                        client.sendall(data)
+                        # Noted before the reply goes on: the client may act on it (and the
+                        # benchmark read the entries) before this thread runs again.
                         if pending:
                             name, came = pending.pop(0)
                             with self._lock:
                                 self.entries.append((name, came, now))
+                        client.sendall(data)
 
 
 def _type_of(line: bytes) -> str:
