@@ -17,6 +17,7 @@ from __future__ import annotations
 import base64
 import json
 import math
+import ssl
 from collections import defaultdict, deque
 from collections.abc import AsyncIterator, Callable, Collection
 from contextlib import asynccontextmanager
@@ -98,6 +99,8 @@ class FakePlatform:
         self.token_expire = 7200
         self.http_port = 0
         self.ws_port = 0
+        self.ws_origin = "ws://127.0.0.1"
+        """Where the endpoint sends a client: ``wss://localhost`` when the fake serves TLS."""
         self.requests: list[Request] = []
         self.tokens: list[str] = []
         self.revoked: set[str] = set()
@@ -305,7 +308,8 @@ class FakePlatform:
             if (body.get("AppID"), body.get("AppSecret")) != (APP_ID, APP_SECRET):
                 return 200, {}, {"code": 10014, "msg": "app secret invalid"}
             number = len(self.calls(request.path))
-            url = f"ws://127.0.0.1:{self.ws_port}/ws?device_id=dev{number}&service_id={SERVICE_ID}"
+            query = f"device_id=dev{number}&service_id={SERVICE_ID}"
+            url = f"{self.ws_origin}:{self.ws_port}/ws?{query}"
             return (
                 200,
                 {},
@@ -562,7 +566,8 @@ def _message(sent: Sent) -> dict[str, Any]:
 
 
 @asynccontextmanager
-async def fake_platform() -> AsyncIterator[FakePlatform]:
+async def fake_platform(ws_tls: ssl.SSLContext | None = None) -> AsyncIterator[FakePlatform]:
+    """The fake, its long connection over TLS with ``ws_tls`` (a server context) if given."""
     fake = FakePlatform()
     async with trio.open_nursery() as nursery:
         listeners = await nursery.start(
@@ -570,9 +575,11 @@ async def fake_platform() -> AsyncIterator[FakePlatform]:
         )
         fake.http_port = listeners[0].socket.getsockname()[1]
         server = await nursery.start(
-            trio_websocket.serve_websocket, fake._serve_ws, "127.0.0.1", 0, None
+            trio_websocket.serve_websocket, fake._serve_ws, "127.0.0.1", 0, ws_tls
         )
         fake.ws_port = server.port
+        if ws_tls is not None:
+            fake.ws_origin = "wss://localhost"
         fake._nursery = nursery
         try:
             yield fake

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import ssl
 import time
 import uuid
 from collections import defaultdict, deque
@@ -113,6 +114,8 @@ class FakeSlack:
     def __init__(self) -> None:
         self.http_port = 0
         self.ws_port = 0
+        self.ws_origin = "ws://127.0.0.1"
+        """Where ``apps.connections.open`` sends a client: ``wss://localhost`` over TLS."""
         self.calls: list[Call] = []
         self.scripted: dict[str, deque[Answer]] = defaultdict(deque)
         self.messages: dict[tuple[str, str], dict[str, Any]] = {}
@@ -321,7 +324,7 @@ class FakeSlack:
         if call.method == "apps.connections.open":
             ticket = str(uuid.uuid4())
             self.tickets.add(ticket)
-            url = f"ws://127.0.0.1:{self.ws_port}/link/?ticket={ticket}&app_id={APP_ID}"
+            url = f"{self.ws_origin}:{self.ws_port}/link/?ticket={ticket}&app_id={APP_ID}"
             return 200, {}, {"ok": True, "url": url}
         if call.method == "conversations.open":
             users = str(args.get("users") or "")
@@ -501,7 +504,7 @@ class FakeSlack:
         finally:
             self.http_open -= 1
 
-    async def _serve_ws(self, stream: trio.SocketStream) -> None:
+    async def _serve_ws(self, stream: trio.abc.Stream) -> None:
         ws = wsproto.WSConnection(wsproto.ConnectionType.SERVER)
         connection: Connection | None = None
         text = ""
@@ -666,17 +669,25 @@ def file_share(
 
 
 @asynccontextmanager
-async def fake_slack() -> AsyncIterator[FakeSlack]:
+async def fake_slack(ws_tls: ssl.SSLContext | None = None) -> AsyncIterator[FakeSlack]:
+    """The fake, its Socket Mode over TLS with ``ws_tls`` (a server context) if given."""
     fake = FakeSlack()
     async with trio.open_nursery() as nursery:
         listeners = await nursery.start(
             partial(trio.serve_tcp, fake._serve_http, 0, host="127.0.0.1")
         )
         fake.http_port = listeners[0].socket.getsockname()[1]
-        listeners = await nursery.start(
-            partial(trio.serve_tcp, fake._serve_ws, 0, host="127.0.0.1")
-        )
-        fake.ws_port = listeners[0].socket.getsockname()[1]
+        if ws_tls is None:
+            listeners = await nursery.start(
+                partial(trio.serve_tcp, fake._serve_ws, 0, host="127.0.0.1")
+            )
+            fake.ws_port = listeners[0].socket.getsockname()[1]
+        else:
+            secure = await nursery.start(
+                partial(trio.serve_ssl_over_tcp, fake._serve_ws, 0, ws_tls, host="127.0.0.1")
+            )
+            fake.ws_port = secure[0].transport_listener.socket.getsockname()[1]
+            fake.ws_origin = "wss://localhost"
         try:
             yield fake
         finally:

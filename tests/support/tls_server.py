@@ -114,11 +114,18 @@ async def _serve(server: TlsServer, stream: trio.SSLStream[trio.SocketStream]) -
         return
 
 
-@asynccontextmanager
-async def tls_server(folder: Path) -> AsyncIterator[TlsServer]:
+def self_signed(folder: Path) -> tuple[ssl.SSLContext, Path]:
+    """A server's TLS context with a new certificate of its own (written to ``folder``), and
+    that certificate as a PEM file for a client to trust."""
     cert_file, key_file = _certificate(folder)
     context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
     context.load_cert_chain(cert_file, key_file)
+    return context, cert_file
+
+
+@asynccontextmanager
+async def tls_server(folder: Path) -> AsyncIterator[TlsServer]:
+    context, cert_file = self_signed(folder)
     async with trio.open_nursery() as nursery:
         server = TlsServer(0, cert_file)
         listeners = await nursery.start(

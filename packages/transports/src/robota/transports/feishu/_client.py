@@ -36,6 +36,7 @@ from urllib.parse import urlsplit
 
 import trio
 
+from .._dial import failure_name, tls_stream
 from ._connection import (
     ACK_WITHIN,
     Close,
@@ -114,7 +115,8 @@ class LongConnectionClient:
     ) -> None:
         self.domain = domain.rstrip("/")
         self._tls = tls
-        """The endpoint call's TLS context (the transport's one), else one made per run."""
+        """The TLS context of the endpoint call and the ``wss`` dial (the transport's one, so
+        both trust what its REST calls trust); else ``_context`` makes one."""
         self.app_id = app_id
         self._secret = app_secret
         self.handler = handler
@@ -135,12 +137,19 @@ class LongConnectionClient:
     def state(self) -> State:
         return self.machine.state
 
+    @property
+    def _context(self) -> ssl.SSLContext:
+        """The TLS context given, else httpx's default, made once (``_net.ssl_context``)."""
+        if self._tls is None:
+            from .._net import ssl_context  # noqa: PLC0415 (lazy, see the facade)
+
+            self._tls = ssl_context()
+        return self._tls
+
     async def run(self, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
         from .._direct import AsyncHttp  # noqa: PLC0415 (lazy, see the facade)
-        from .._net import ssl_context  # noqa: PLC0415
 
-        tls = self._tls or ssl_context()
-        http = AsyncHttp.for_url(self.domain, timeout=self.endpoint_timeout, context=tls)
+        http = AsyncHttp.for_url(self.domain, timeout=self.endpoint_timeout, context=self._context)
         async with http, trio.open_nursery() as nursery:
             try:
                 reason = await self._loop(http, nursery, task_status)
@@ -290,9 +299,10 @@ class LongConnectionClient:
         try:
             with trio.fail_after(self.handshake_timeout):
                 if secure:
-                    stream = await trio.open_ssl_over_tcp_stream(
-                        host, port, ssl_context=ssl.create_default_context()
-                    )
+                    # The transport's one context: a dial made one of its own each time, the
+                    # system's certificates (about 1 MB) loaded at every reconnect, which
+                    # the REST calls did not trust.
+                    stream = await tls_stream(host, port, self._context)
                 else:
                     stream = await trio.open_tcp_stream(host, port)
                 host_header = host if parts.port is None else f"{host}:{port}"
@@ -301,7 +311,12 @@ class LongConnectionClient:
                 )
         except* trio_websocket.ConnectionRejected as group:
             rejected = _first(group, trio_websocket.ConnectionRejected)
-        except* (OSError, trio_websocket.HandshakeError, trio.TooSlowError) as group:
+        except* (
+            OSError,
+            trio.BrokenResourceError,
+            trio_websocket.HandshakeError,
+            trio.TooSlowError,
+        ) as group:
             broken = _first(group, BaseException)
         if rejected is not None or broken is not None:
             await _close_forcefully(stream)
@@ -312,7 +327,7 @@ class LongConnectionClient:
             outcome = handshake_outcome(rejected.status_code, headers)
             return self.machine.failed(outcome.reason, now(), fatal=outcome.fatal)
         if broken is not None:
-            reason = f"WebSocket handshake failed: {type(broken).__name__}"
+            reason = f"WebSocket handshake failed: {failure_name(broken)}"
             log.warning("feishu handshake failed", extra={"reason": reason})
             return self.machine.failed(reason, now(), fatal=False)
         self._link = link

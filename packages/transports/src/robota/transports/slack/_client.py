@@ -37,6 +37,7 @@ from urllib.parse import urlsplit
 
 import trio
 
+from .._dial import failure_name, tls_stream
 from ._errors import ApiError, ConnectionRefused
 from ._socket import BACKOFF as SOCKET_BACKOFF
 from ._socket import (
@@ -151,7 +152,8 @@ class SocketModeClient:
     ) -> None:
         self.api_url = api_url
         self._tls = tls
-        """``apps.connections.open``'s TLS context (the transport's one), else its own."""
+        """The TLS context of ``apps.connections.open`` and the ``wss`` dial (the transport's
+        one, so both trust what its Web API calls trust); else ``_context`` makes one."""
         self._app_token = app_token
         self.handler = handler
         self.accept = accept
@@ -177,13 +179,22 @@ class SocketModeClient:
     def state(self) -> State:
         return self.machine.state
 
+    @property
+    def _context(self) -> ssl.SSLContext:
+        """The TLS context given, else httpx's default, made once (``_net.ssl_context``)."""
+        if self._tls is None:
+            from .._net import ssl_context  # noqa: PLC0415 (lazy, see the facade)
+
+            self._tls = ssl_context()
+        return self._tls
+
     async def run(self, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
         async with (
             WebApi(
                 api_url=self.api_url,
                 token=self._app_token,
                 timeout=self.open_timeout,
-                tls=self._tls,
+                tls=self._context,
             ) as api,
             trio.open_nursery() as nursery,
         ):
@@ -362,9 +373,9 @@ class SocketModeClient:
                         async with trio.open_nursery() as own:
                             with trio.fail_after(self.handshake_timeout):
                                 if secure:
-                                    stream = await trio.open_ssl_over_tcp_stream(
-                                        host, port, ssl_context=ssl.create_default_context()
-                                    )
+                                    # The transport's one context, as its Web API calls':
+                                    # a dial made its own at each reconnect (about 1 MB).
+                                    stream = await tls_stream(host, port, self._context)
                                 else:
                                     stream = await trio.open_tcp_stream(host, port)
                                 ws = await trio_websocket.wrap_client_stream(
@@ -387,7 +398,7 @@ class SocketModeClient:
                     except* Exception as group:
                         # Whatever ends one link (a refused handshake, a reset, a timeout) is
                         # that link's loss, reported by its type: never a crash of the client.
-                        failure = type(_first(group, Exception)).__name__
+                        failure = failure_name(_first(group, Exception))
                         if dialed:
                             await send.send(_Lost(link, f"link failed: {failure}"))
                         else:
