@@ -36,7 +36,6 @@ from urllib.parse import urlsplit
 
 import trio
 
-from .._dial import failure_name, tls_stream
 from ._connection import (
     ACK_WITHIN,
     Close,
@@ -280,6 +279,8 @@ class LongConnectionClient:
         self, url: str, nursery: trio.Nursery, send: trio.MemorySendChannel[_Input]
     ) -> list[Effect]:
         import trio_websocket  # noqa: PLC0415 (lazy, see the facade)
+
+        from .._dial import failure_name, tls_stream  # noqa: PLC0415 (lazy, see the facade)
 
         now = trio.current_time
         parts = urlsplit(url)

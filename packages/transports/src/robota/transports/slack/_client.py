@@ -37,7 +37,6 @@ from urllib.parse import urlsplit
 
 import trio
 
-from .._dial import failure_name, tls_stream
 from ._errors import ApiError, ConnectionRefused
 from ._socket import BACKOFF as SOCKET_BACKOFF
 from ._socket import (
@@ -351,6 +350,8 @@ class SocketModeClient:
         or closed by the loop, which cancels ``scope``); the library's own reader runs in the
         link's nursery, so what it raises ends this link only."""
         import trio_websocket  # noqa: PLC0415 (lazy, see the facade)
+
+        from .._dial import failure_name, tls_stream  # noqa: PLC0415 (lazy, see the facade)
 
         parts = urlsplit(url)
         secure = parts.scheme == "wss"
