@@ -598,6 +598,19 @@ def test_switch_to_a_task_and_to_an_agent_thread_robota_adopts() -> None:
     assert replies(core.handle(UserInput("/switch 7"))) == ["no entry 7 in the last /sessions"]
 
 
+def test_switch_takes_a_number_for_an_entry_unless_it_is_a_whole_task_id_of_digits_only() -> None:
+    # 12 hex digits have no letter about once in 280 tasks: such an id is still an id, and a
+    # shorter number is an entry's, never an id's prefix.
+    digits = task("768595097584", title="digits only")
+    reads = Reads(tasks_by_id={"768595097584": digits}, dirs={CWD})
+    core = route(current=task(), reads=reads)
+    core.state.opened.add("t0")
+    assert replies(core.handle(UserInput("/switch 768595097584"))) == [
+        "switched to task 768595097584"
+    ]
+    assert replies(core.handle(UserInput("/switch 7"))) == ["no entry 7 in the last /sessions"]
+
+
 def test_turns_reset_forks_the_thread_and_finishes_when_the_fork_opened() -> None:
     reads = Reads(attempts=[attempt("aaa1"), attempt("bbb2")])
     current = task(head_attempt_id="bbb2")

@@ -169,10 +169,16 @@ def switch(route: RouteData, args: str) -> None:
         return
     if wanted.isdigit():
         number = int(wanted)
-        if not 1 <= number <= len(route.last_listing):
+        if 1 <= number <= len(route.last_listing):
+            _switch_to(route, route.last_listing[number - 1])
+            return
+        # A task id is 12 hex digits, now and then with no letter among them: a number that is
+        # a whole task's id is that task (a shorter one stays an entry number, not a prefix).
+        whole = [t for t in route.reads.find_task(wanted) if t.id == wanted]
+        if not whole:
             route.reply(f"no entry {number} in the last /sessions", error=True)
             return
-        _switch_to(route, route.last_listing[number - 1])
+        _switch_to(route, ListingEntry(whole[0].agent, whole[0].updated_at, task=whole[0]))
         return
     found = route.reads.find_task(wanted)
     if len(found) > 1:
