@@ -34,3 +34,5 @@ async def test_a_host_serving_feishu_never_imports_httpx(
     # The report is there and covers the transport's calls: httpcore made them.
     assert {"robota.transports.feishu._rest", "httpcore", "trio_websocket"} <= modules
     assert "httpx" not in modules
+    # A profile with no mesh: its mesh folder is read without the keys' library (8 MB).
+    assert "robota.mesh._keyfile" in modules and "cryptography" not in modules

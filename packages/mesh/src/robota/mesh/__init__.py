@@ -67,6 +67,7 @@ if typing.TYPE_CHECKING:
         open_store,
         read_store_record,
     )
+    from ._device_id import DEVICE_ID_LENGTH, DeviceId, id_matches_prefix, parse_device_id
     from ._enrolment import Enrolment, enrolment_bundle, join_device, pair_device
     from ._errors import (
         REASONS,
@@ -155,14 +156,10 @@ if typing.TYPE_CHECKING:
         source_event,
     )
     from ._identity import (
-        DEVICE_ID_LENGTH,
-        DeviceId,
         device_id,
-        id_matches_prefix,
         key_bytes,
         key_from_bytes,
         new_key,
-        parse_device_id,
         public_bytes,
         public_from_bytes,
     )
@@ -713,15 +710,14 @@ _HOMES = {
         "._errors",
     ),
     **dict.fromkeys(
+        ["DEVICE_ID_LENGTH", "DeviceId", "id_matches_prefix", "parse_device_id"], "._device_id"
+    ),
+    **dict.fromkeys(
         [
-            "DEVICE_ID_LENGTH",
-            "DeviceId",
             "device_id",
-            "id_matches_prefix",
             "key_bytes",
             "key_from_bytes",
             "new_key",
-            "parse_device_id",
             "public_bytes",
             "public_from_bytes",
         ],

@@ -11,18 +11,19 @@ prefix of an id (``DEVICE`` on a command line) is compared without dashes
 Keys travel between the credential store and memory as their 32 raw bytes (``key_bytes``,
 ``key_from_bytes``); a stored value that is not 32 bytes is damaged, and damage fails closed
 (``CredentialStoreError`` naming the key, never replaced here).
+
+The printed form, its parsing and prefixes live in ``_device_id`` (no ``cryptography``); they
+are named here too, where the rest of the package has always found them.
 """
 
 from __future__ import annotations
 
-import base64
 import hashlib
-import re
-from typing import NewType
 
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
 
+from ._device_id import DEVICE_ID_LENGTH, DeviceId, grouped_id, id_matches_prefix, parse_device_id
 from ._errors import CredentialStoreError, Malformed
 
 __all__ = [
@@ -37,16 +38,6 @@ __all__ = [
     "public_bytes",
     "public_from_bytes",
 ]
-
-DeviceId = NewType("DeviceId", str)
-"""A device id in its one printed form: 13 groups of 4 base32 characters joined by ``-``."""
-
-DEVICE_ID_LENGTH = 52
-"""Characters of a device id without its dashes (base32 of 32 bytes, unpadded)."""
-
-_GROUP = 4
-_BASE32 = re.compile(r"[A-Z2-7]+\Z")
-_TYPED_NOISE = re.compile(r"[\s-]+")
 
 
 def new_key() -> Ed25519PrivateKey:
@@ -84,32 +75,9 @@ def public_from_bytes(data: bytes) -> Ed25519PublicKey:
         raise Malformed("not an Ed25519 public key") from None
 
 
-def _grouped(plain: str) -> DeviceId:
-    return DeviceId("-".join(plain[i : i + _GROUP] for i in range(0, len(plain), _GROUP)))
-
-
 def device_id(key: Ed25519PrivateKey | Ed25519PublicKey | bytes) -> DeviceId:
     """The id of the device whose (public) key this is, in its printed form."""
     raw = key if isinstance(key, bytes) else public_bytes(key)
     if len(raw) != 32:
         raise Malformed("a public key that is not 32 bytes")
-    digest = hashlib.sha256(raw).digest()
-    return _grouped(base64.b32encode(digest).decode("ascii").rstrip("="))
-
-
-def _plain(text: str) -> str:
-    return _TYPED_NOISE.sub("", text).upper()
-
-
-def parse_device_id(text: str) -> DeviceId | None:
-    """``text`` as a device id in its printed form, ``None`` when it is not a whole id."""
-    plain = _plain(text)
-    if len(plain) != DEVICE_ID_LENGTH or not _BASE32.match(plain):
-        return None
-    return _grouped(plain)
-
-
-def id_matches_prefix(device: DeviceId, prefix: str) -> bool:
-    """Whether ``prefix`` (as typed: any case, dashes or not) begins ``device``'s id."""
-    typed = _plain(prefix)
-    return bool(typed) and _plain(device).startswith(typed)
+    return grouped_id(hashlib.sha256(raw).digest())

@@ -22,11 +22,14 @@ import base64
 import json
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
+from ._device_id import DeviceId, parse_device_id
 from ._errors import MeshError
-from ._identity import DeviceId, parse_device_id
 from ._keyfile import ensure_mesh_dir
-from ._lists import ListKind
+
+if TYPE_CHECKING:
+    from ._lists import ListKind
 
 __all__ = ["Identity", "MeshFiles"]
 
