@@ -63,6 +63,7 @@ async def served(
     *,
     teams: dict[str, Any] | None = None,
     linked: bool = True,
+    max_busy_chats: int | None = None,
 ) -> AsyncIterator[Served]:
     path, client = store
     hub = Hub()
@@ -79,7 +80,11 @@ async def served(
         started_at=START,
         teams=teams or {},
     )
-    service = ChatService(context, platform)
+    service = (
+        ChatService(context, platform)
+        if max_busy_chats is None
+        else ChatService(context, platform, max_busy_chats=max_busy_chats)
+    )
     async with trio.open_nursery() as nursery:
         with trio.fail_after(20):
             await nursery.start(service.run)

@@ -241,6 +241,71 @@ async def test_a_commands_reply_is_said_and_settles_its_message(
         assert ("react", "c1", "m1", "completed") in platform.said
 
 
+# -- how many chats at once --------------------------------------------------------------------
+
+
+async def test_past_the_busy_limit_a_chat_waits_its_turn_in_order(
+    store: tuple[Path, StoreClient],
+) -> None:
+    """Two chats busy (a command each, unanswered) and a limit of two: a third chat's messages
+    are accepted (claimed, kept in the inbox) but wait, a redelivery among them claimed once;
+    a busy chat is still heard at once; once a busy chat's reply settles it, the waiting
+    chat's messages reach its route in order, once each."""
+    platform = FakePlatform()
+    async with served(store, platform, max_busy_chats=2) as s:
+        for message_id, chat in (("m1", "c1"), ("m2", "c2")):
+            await s.service.heard(
+                platform.hear(event(message_id, "/status", chat=chat, at=time.time()))
+            )  # type: ignore[arg-type]
+        await settle(s, lambda: len(s.told()) == 2)
+        for message_id, text in (("m3", "first"), ("m4", "second"), ("m3", "first")):
+            # m3 twice: the platform delivered it again; the second is claimed before
+            await s.service.heard(platform.hear(event(message_id, text, chat="c3", at=time.time())))  # type: ignore[arg-type]
+        await s.service.heard(platform.hear(event("m5", "more", chat="c2", at=time.time())))  # type: ignore[arg-type]
+        await settle(s, lambda: len(s.told()) == 3)
+        await trio.sleep(0.3)
+        assert [(route, text) for route, text, _, _ in s.told()] == [
+            ("fake:c1", "/status"),
+            ("fake:c2", "/status"),
+            ("fake:c2", "more"),
+        ]
+        assert s.service.turns.gate.waiting == 1
+        assert {"m3", "m4"} <= set(inbox_left(store[0]))  # accepted: a crash loses neither
+        assert ("react", "c3", "m3", "working") not in platform.said
+
+        s.hub.connected["fake:c1"](RouteReply("fake:c1", "all quiet"))
+        await settle(s, lambda: len(s.told()) == 5)
+        await trio.sleep(0.2)
+        assert [(route, text) for route, text, _, _ in s.told()[3:]] == [
+            ("fake:c3", "first"),
+            ("fake:c3", "second"),
+        ]
+        assert ("react", "c3", "m3", "working") in platform.said
+        assert s.service.turns.gate.waiting == 0
+
+
+async def test_what_waited_when_the_host_stopped_is_fed_again_through_the_gate(
+    store: tuple[Path, StoreClient],
+) -> None:
+    """A run stopped while a chat waited: the next run feeds its rows again, and they wait
+    their turn there too (a limit of one, the first chat busy again first)."""
+    first = FakePlatform()
+    async with served(store, first, max_busy_chats=1) as s:
+        await s.service.heard(first.hear(event("m1", "/status", chat="c1", at=time.time())))  # type: ignore[arg-type]
+        await s.service.heard(first.hear(event("m2", "waiting", chat="c2", at=time.time())))  # type: ignore[arg-type]
+        await settle(s, lambda: len(s.told()) == 1)
+        assert s.service.turns.gate.waiting == 1
+    assert inbox_left(store[0]) == ["m1", "m2"]
+    again = FakePlatform()
+    async with served(store, again, max_busy_chats=1) as s:
+        await settle(s, lambda: len(s.told()) == 1)
+        await trio.sleep(0.3)
+        assert [(route, text) for route, text, _, _ in s.told()] == [("fake:c1", "/status")]
+        s.hub.connected["fake:c1"](RouteReply("fake:c1", "all quiet"))
+        await settle(s, lambda: len(s.told()) == 2)
+        assert s.told()[1][:2] == ("fake:c2", "waiting")
+
+
 # -- after a crash ----------------------------------------------------------------------------
 
 

@@ -29,7 +29,9 @@ surface's frames are the protocol's: ``robota.core.protocol``), ``_transport``
 (what the host hands a chat transport it starts: the port, the store, a status callback;
 what a transport offers back: group creation), ``_link`` (pure: a chat transport's connection
 machine and the status it reports), ``_chat_values`` (pure: a followed route's and a turn's
-values), ``_recovery_plan`` (``recovery_plan``, the restart's decision, pure), ``_chat``
+values), ``_recovery_plan`` (``recovery_plan``, the restart's decision, pure), ``_chat_gate``
+(``ChatGate``, pure: how many chats a transport serves at once, the others waiting in order),
+``_chat``
 (``ChatTurns``: the machinery every chat service owns, its routes read and its cards opened,
 handed the platform's part as a ``TurnHooks``; above ``robota.core.cards``; its inbox,
 ``_chat_inbox``: a message accepted before the platform is acknowledged, fed again or settled
@@ -53,6 +55,7 @@ if typing.TYPE_CHECKING:
     from ._admission import Arrived, Heard, ScreenRules, accepted, admission, fetched, screen
     from ._backpressure import CAPACITY, COALESCE_AFTER, merge_notices
     from ._chat import RECOVER_SINCE, ChatTurns, TurnHooks
+    from ._chat_gate import MAX_BUSY_CHATS, ChatGate
     from ._chat_inbox import Accepted, ChatInbox, InboxLeft
     from ._chat_values import ChatRoute, ChatTurn, Opening, Outcome, Pending, take_pending
     from ._clicks import Clicked, ClickVerdict
@@ -142,6 +145,8 @@ __all__ = [
     # what every chat transport shares: its turns, its restart, its inbound order's pure steps
     "ChatTurns",
     "TurnHooks",
+    "ChatGate",
+    "MAX_BUSY_CHATS",
     "Accepted",
     "ChatInbox",
     "InboxLeft",
@@ -278,6 +283,8 @@ _HOMES = {
     "restart_text": "._restarts",
     "RECOVER_SINCE": "._chat",
     "Accepted": "._chat_inbox",
+    "ChatGate": "._chat_gate",
+    "MAX_BUSY_CHATS": "._chat_gate",
     "ChatInbox": "._chat_inbox",
     "InboxLeft": "._chat_inbox",
     "ChatRoute": "._chat_values",

@@ -4,6 +4,9 @@ Every chat transport (docs/architecture.md §10) serves its routes the same way,
 that machinery; a transport's service owns a ``ChatTurns`` and hands it its platform's part,
 an object implementing ``TurnHooks`` (``ChatService`` is one; nothing here is extended):
 
+* ``accept`` / ``offer``: a message to its route's lane, or to wait at the gate while
+  ``MAX_BUSY_CHATS`` other chats are busy (``_chat_gate``; ``serve_waiting`` hands the chat
+  that waited longest over as busy ones settle, all its messages in order).
 * ``route(key)`` makes a route served: subscribed on the front-end port before anything is
   told to it (no notice of its first turn can be missed), a lane (one task per route, so a
   chat's messages keep their order and one slow chat holds no other) whose items go to
@@ -83,6 +86,7 @@ from ..store import (
     open_reader,
     unsettled_chat_turns,
 )
+from ._chat_gate import MAX_BUSY_CHATS, ChatGate, Waiting
 from ._chat_inbox import Accepted, ChatInbox, InboxLeft
 from ._chat_retire import let_go, retire_timing
 from ._chat_values import ChatRoute, ChatTurn, Opening, Outcome, Pending, take_pending
@@ -100,6 +104,8 @@ STORE_TIMEOUT = 10.0
 RETIRE_AFTER = 60.0
 """Seconds a route with nothing in flight is followed before the shell lets it go."""
 RETIRE_EVERY = 15.0
+GATE_EVERY = 0.1
+"""Seconds between two looks at the busy chats while chats wait at the gate (``_chat_gate``)."""
 RECOVER_SINCE = 3600.0
 """Seconds back a restart looks for turns whose card or answer the last run left unsent."""
 
@@ -156,8 +162,13 @@ class TurnHooks(Protocol):
 
     def fed_again(self, row: InboxRow) -> None:
         """A message the last run accepted and no route took in: to its lane again (an
-        ``Accepted`` with ``again``, ``ChatTurns.hand_to_lane``), or consumed
+        ``Accepted`` with ``again``, ``ChatTurns.offer``), or consumed
         (``ChatTurns.inbox``) when it is no more to run."""
+
+    def hear_again(self, payload: str) -> Any | None:
+        """The lane item of a message accepted before, heard again from its event as the
+        platform sent it (``None``: not a message to run)."""
+        ...
 
     async def settle_left(self, row: InboxRow, outcome: Outcome) -> None:
         """A message whose turn ended while its reactions were left unsettled: settle them
@@ -184,6 +195,7 @@ class ChatTurns:
         route_prefix: str,
         card_suffix: str,
         log: logging.Logger,
+        max_busy: int = MAX_BUSY_CHATS,
     ) -> None:
         self.context = context
         self._hooks = hooks
@@ -206,6 +218,9 @@ class ChatTurns:
             context.store, context.db_path, source=name, card_suffix=card_suffix, log=log
         )
         """The accepted messages until their routes took them in (``_chat_inbox``)."""
+        self.gate: ChatGate[Waiting] = ChatGate(max_busy)
+        """The chats waiting to be served (``_chat_gate``), with their messages."""
+        self._gate_wake = trio.Event()
         self._agents: dict[str, str] = {}
         """Each route's agent as its last ``TaskOpened`` named it: kept when a quiet route is
         let go (``retire_quiet``), whose next turn may come with no ``TaskOpened``."""
@@ -295,26 +310,97 @@ class ChatTurns:
             full = True
         else:
             full = False
+            route.in_lane += 1
         if full:
             self._log.error(
                 "%s: the lane of %s is full; message dropped", self._chat_name, route.key
             )
 
     async def accept(
-        self, route: ChatRoute, item: Any, op: AcceptInbound, extra: Mapping[str, object]
+        self,
+        route_key: str,
+        channel: str,
+        item: Any,
+        *,
+        payload: str,
+        op: AcceptInbound,
+        extra: Mapping[str, object],
     ) -> None:
-        """``item`` to ``route``'s lane in the order the platform delivered it, then its
-        accept written (``op``: its claims and inbox row), which the caller awaits before the
-        platform is acknowledged; the lane admits it once written, unless claimed before or
-        not written (``ChatInbox.accept``: a write that outlasts the caller is still the
-        lane's to admit)."""
+        """``item`` to its route's lane (or to wait at the gate, ``offer``; ``payload``: the
+        event it was heard from) in the order the platform delivered it, then its accept
+        written (``op``: its claims and inbox row), which the caller awaits before the platform
+        is acknowledged; the lane admits it once written, unless claimed before or not written
+        (``ChatInbox.accept``: a write that outlasts the caller is still the lane's to
+        admit)."""
         accepted = Accepted(item)
-        self.hand_to_lane(route, accepted)
+        waiting = self.offer(route_key, channel, accepted, payload)
         await self.inbox.accept(accepted, op, extra)
+        if waiting is not None:
+            waiting.landed()
+
+    def offer(
+        self, route_key: str, channel: str, accepted: Accepted, payload: str
+    ) -> Waiting | None:
+        """``accepted`` to the lane of ``route_key`` (followed in ``channel`` if it is not),
+        unless its chat must wait to be served (``_chat_gate``): then it is kept as it waits
+        (returned; ``payload``: the event it was heard from, heard again when served) and
+        ``serve_waiting`` hands it over, after its chat's earlier messages, once fewer chats
+        are busy."""
+        route = self._routes.get(route_key)
+        busy = route is not None and not route.retired and self.in_flight(route)
+        busy_chats = 0 if busy else self.busy_chats()
+        queued = route_key in self.gate
+        waiting = Waiting(channel, payload, accepted)
+        if self.gate.offer(route_key, waiting, busy=busy, busy_chats=busy_chats):
+            self.hand_to_lane(self.route(route_key, channel), accepted)
+            return None
+        accepted.item = None  # heard again from ``payload`` once served
+        waiting.landed()  # fed again from the inbox: written before
+        if not queued and self.gate.waiting == 1:
+            self._log.info(
+                "%s: %d chats are busy; the next ones wait their turn",
+                self._chat_name,
+                busy_chats,
+            )
+        self._gate_wake.set()
+        return waiting
+
+    async def serve_waiting(self, every: float = GATE_EVERY) -> None:
+        """Hand the chats waiting at the gate to their lanes, longest waiting first, as busy
+        ones settle (a service runs it in its nursery; it looks every ``every`` seconds while
+        any waits, and sleeps while none does)."""
+        while True:
+            await self._gate_wake.wait()
+            while self.gate.waiting:
+                for route_key, messages in self.gate.release(self.busy_chats()):
+                    for waiting in messages:
+                        accepted = self._served(waiting)
+                        if accepted is not None:
+                            self.hand_to_lane(self.route(route_key, waiting.channel), accepted)
+                if self.gate.waiting:
+                    await trio.sleep(every)
+            self._gate_wake = trio.Event()
+
+    def _served(self, waiting: Waiting) -> Accepted | None:
+        """The lane item of a message served after waiting, heard again from its event;
+        ``None`` when there is nothing to admit (claimed before, never written)."""
+        accepted = waiting.accepted
+        if accepted is None and waiting.inbox is None:
+            return None
+        item = self._hooks.hear_again(waiting.payload)
+        if item is None:  # heard once already: only a platform changed under it says no
+            self._log.error("%s: a waiting message could not be heard again", self._chat_name)
+            if waiting.inbox is not None:
+                self.inbox.consume(waiting.inbox)
+            return None
+        if accepted is None:
+            assert waiting.inbox is not None
+            return Accepted.served(item, waiting.inbox, again=waiting.again)
+        accepted.item = item  # its write is late: the lane waits for it
+        return accepted
 
     async def _lane(self, route: ChatRoute, receive: trio.MemoryReceiveChannel[Any]) -> None:
         async for item in receive:
-            route.admitting = True
             try:
                 if isinstance(item, Accepted):
                     await item.written.wait()
@@ -328,7 +414,7 @@ class ChatTurns:
                     extra=dict(self._hooks.item_extra(item)),
                 )
             finally:
-                route.admitting = False
+                route.in_lane -= 1
                 route.quiet_since = time.monotonic()
 
     # -- letting quiet routes go ---------------------------------------------------------------
@@ -336,12 +422,19 @@ class ChatTurns:
     def in_flight(self, route: ChatRoute) -> bool:
         """Whether anything of ``route`` is under way: a message waiting for its turn or
         reply, an item in or being admitted by its lane, an open card, a queued note."""
+        return self._under_way(route, {turn.route_key for turn in self._turns.values()})
+
+    def busy_chats(self) -> int:
+        """The followed routes with something under way (``in_flight``)."""
+        turning = {turn.route_key for turn in self._turns.values()}
+        return sum(1 for route in self._routes.values() if self._under_way(route, turning))
+
+    def _under_way(self, route: ChatRoute, turning: set[str]) -> bool:
         return bool(
             route.pending
             or route.commands
-            or route.admitting
-            or route.lane.statistics().current_buffer_used
-            or any(turn.route_key == route.key for turn in self._turns.values())
+            or route.in_lane
+            or route.key in turning
             or self.queue_notes.waiting(route.key)
         )
 

@@ -92,6 +92,14 @@ class Accepted:
         accepted.written.set()
         return accepted
 
+    @classmethod
+    def served(cls, item: Any, inbox: int, *, again: bool) -> Accepted:
+        """A message kept in the inbox row ``inbox`` while its chat waited to be served
+        (``_chat_gate``), written; ``again``: fed again after a restart."""
+        accepted = cls(item, inbox, again=again)
+        accepted.written.set()
+        return accepted
+
     def landed(self, outcome: object, /) -> None:
         """The accept's outcome (on the loop): the row's id, ``None`` (claimed before, or
         never written) or the write's error. The first one counts."""

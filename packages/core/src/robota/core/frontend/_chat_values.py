@@ -48,8 +48,9 @@ class ChatRoute:
     quiet_since: float = 0.0
     """When the route was followed, or last had an item in its lane or a notice
     (``time.monotonic``)."""
-    admitting: bool = False
-    """An item of its lane is being admitted."""
+    in_lane: int = 0
+    """Items handed to its lane and not yet admitted (counted from the hand-over: an item a
+    waiting lane task was given is in no buffer until that task runs)."""
     retired: bool = False
     cards: deque[str] = field(default_factory=lambda: deque(maxlen=32))
     """The card turn ids its latest turns opened: forgotten with it (``_chat_retire``)."""

@@ -81,6 +81,7 @@ from ._admission import (
 )
 from ._admission import NoteChat as NoteChatEffect
 from ._chat import ChatTurns
+from ._chat_gate import MAX_BUSY_CHATS
 from ._chat_inbox import Accepted, InboxLeft
 from ._chat_values import ChatRoute, ChatTurn, Opening, Outcome, Pending
 from ._clicks import Clicked, Clicks
@@ -317,7 +318,9 @@ class Platform(Protocol):
 class ChatService:
     """See the module docstring. It is its ``turns``' ``TurnHooks``."""
 
-    def __init__(self, context: TransportContext, platform: Platform) -> None:
+    def __init__(
+        self, context: TransportContext, platform: Platform, *, max_busy_chats: int = MAX_BUSY_CHATS
+    ) -> None:
         log = logging.getLogger(f"robota.transports.{platform.name}")
         self.context = context
         self.platform = platform
@@ -333,6 +336,7 @@ class ChatService:
             route_prefix=platform.route_prefix,
             card_suffix=platform.card_suffix,
             log=log,
+            max_busy=max_busy_chats,
         )
         """The routes, their lanes and notices, the turns' cards and the restart's recovery
         (``_chat``): what the adapter reaches a route through (``turns.route``)."""
@@ -371,6 +375,7 @@ class ChatService:
             await nursery.start(delivery.run)
             await nursery.start(cards.run)
             nursery.start_soon(self.turns.follow_routes)
+            nursery.start_soon(self.turns.serve_waiting)
             left = await self.turns.read_inbox()  # before any card of this run can end
             await self.turns.recover()
             # Started before the platform answers: the host's start never waits on it.
@@ -491,16 +496,26 @@ class ChatService:
                     hearing.payload,
                     message_kind=hearing.message_kind,
                 )
-                route = self.turns.route(hearing.route_key, hearing.chat)
-                await self.turns.accept(route, hearing, op, self.item_extra(hearing))
+                await self.turns.accept(
+                    hearing.route_key,
+                    hearing.chat,
+                    hearing,
+                    payload=hearing.payload,
+                    op=op,
+                    extra=self.item_extra(hearing),
+                )
 
     def fed_again(self, row: InboxRow) -> None:
         hearing = self.platform.hear(row.payload)
         if not isinstance(hearing, Hearing):
             self.turns.inbox.consume(row.id)
             return
-        route = self.turns.route(hearing.route_key, hearing.chat)
-        self.turns.hand_to_lane(route, Accepted.fed_again(hearing, row.id))
+        accepted = Accepted.fed_again(hearing, row.id)
+        self.turns.offer(hearing.route_key, hearing.chat, accepted, row.payload)
+
+    def hear_again(self, payload: str) -> Hearing | None:
+        hearing = self.platform.hear(payload)
+        return hearing if isinstance(hearing, Hearing) else None
 
     def item_extra(self, item: Any) -> Mapping[str, object]:
         hearing = item.item if isinstance(item, Accepted) else item
