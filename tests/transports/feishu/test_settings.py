@@ -1,4 +1,5 @@
-"""``transports.feishu.domain``: the one base URL of REST and the endpoint call."""
+"""``transports.feishu``: the domain (the one base URL of REST and the endpoint call), the
+other keys, and the chats served at once."""
 
 from __future__ import annotations
 
@@ -8,7 +9,9 @@ import pytest
 
 from robota.core import ConfigError
 from robota.core.config import parse_config, resolve_profile
+from robota.core.frontend import MAX_BUSY_CHATS, TransportContext
 from robota.transports.feishu import DEFAULT_DOMAIN, FeishuSettings
+from robota.transports.feishu._adapter import service
 
 HOME = Path("/profiles/p")
 CONFIG = """\
@@ -122,3 +125,40 @@ def test_the_bots_open_id_the_service_read_goes_to_the_agents_without_a_look_up(
     assert "ROBOTA_LARK_BOT_OPEN_ID" not in plugin.agent_env(settings)
     plugin._bot_read("cli_a", "ou_bot")
     assert plugin.agent_env(settings)["ROBOTA_LARK_BOT_OPEN_ID"] == "ou_bot"
+
+
+@pytest.mark.parametrize(
+    ("extra", "busy"),
+    [
+        ("", None),  # the chat service's own bound (``MAX_BUSY_CHATS``)
+        ("    maxBusyChats: 1\n", 1),
+        ("    maxBusyChats: 200\n", 200),
+    ],
+)
+def test_the_chats_served_at_once(extra: str, busy: int | None) -> None:
+    assert feishu(extra).max_busy_chats == busy
+
+
+@pytest.mark.parametrize("value", ["0", "1001", "many", "2.5", "true"])
+def test_the_chats_served_at_once_is_a_whole_number_from_1_to_1000(value: str) -> None:
+    with pytest.raises(ConfigError) as raised:
+        feishu(f"    maxBusyChats: {value}\n")
+    assert raised.value.key == "transports.feishu.maxBusyChats"
+    assert "a whole number from 1 to 1000" in str(raised.value)
+
+
+@pytest.mark.parametrize(("extra", "limit"), [("", MAX_BUSY_CHATS), ("    maxBusyChats: 4\n", 4)])
+def test_the_service_serves_that_many_chats_at_once(extra: str, limit: int) -> None:
+    context = TransportContext(
+        name="feishu",
+        settings=feishu(extra),
+        port=None,  # type: ignore[arg-type]  # nothing here reaches the engine
+        store=None,  # type: ignore[arg-type]
+        db_path=Path("/nowhere.sqlite"),
+        config=None,  # type: ignore[arg-type]
+        profile=None,  # type: ignore[arg-type]
+        report=lambda _status: None,
+        started_at=0.0,
+        teams={},
+    )
+    assert service(context, bot_read=lambda _app, _bot: None).turns.gate.limit == limit

@@ -8,7 +8,9 @@ import pytest
 
 from robota.core import ConfigError
 from robota.core.config import Config, parse_config, resolve_profile
+from robota.core.frontend import MAX_BUSY_CHATS, TransportContext
 from robota.transports.slack import DEFAULT_API_URL, SlackSettings
+from robota.transports.slack._adapter import service
 
 HOME = Path("/profiles/p")
 BOT = "xoxb-1111-2222-bottokenvalue"
@@ -152,3 +154,38 @@ def test_the_tokens_are_secrets_and_never_in_a_repr() -> None:
     config = parse()
     assert {BOT, APP} <= config.secrets
     assert BOT not in repr(config) and APP not in repr(config)
+
+
+@pytest.mark.parametrize(
+    ("extra", "busy"),
+    [
+        ("    userId: U1\n", None),  # the chat service's own bound (``MAX_BUSY_CHATS``)
+        ("    userId: U1\n    maxBusyChats: 4\n", 4),
+    ],
+)
+def test_the_chats_served_at_once(extra: str, busy: int | None) -> None:
+    assert slack(extra).max_busy_chats == busy
+
+
+@pytest.mark.parametrize("value", ["0", "1001", "'lots'"])
+def test_the_chats_served_at_once_is_a_whole_number_from_1_to_1000(value: str) -> None:
+    raised = error(f"    userId: U1\n    maxBusyChats: {value}\n")
+    assert raised.key == "transports.slack.maxBusyChats"
+    assert "a whole number from 1 to 1000" in str(raised)
+
+
+@pytest.mark.parametrize(("extra", "limit"), [("", MAX_BUSY_CHATS), ("    maxBusyChats: 4\n", 4)])
+def test_the_service_serves_that_many_chats_at_once(extra: str, limit: int) -> None:
+    context = TransportContext(
+        name="slack",
+        settings=slack("    userId: U1\n" + extra),
+        port=None,  # type: ignore[arg-type]  # nothing here reaches the engine
+        store=None,  # type: ignore[arg-type]
+        db_path=Path("/nowhere.sqlite"),
+        config=None,  # type: ignore[arg-type]
+        profile=None,  # type: ignore[arg-type]
+        report=lambda _status: None,
+        started_at=0.0,
+        teams={},
+    )
+    assert service(context).turns.gate.limit == limit

@@ -35,7 +35,8 @@ if TYPE_CHECKING:
 __all__ = ["MAX_BUSY_CHATS", "ChatGate", "Waiting"]
 
 MAX_BUSY_CHATS = 32
-"""Chats a transport serves at once. A person's own chats rarely number more; a burst beyond
+"""Chats a transport serves at once, unless its settings say otherwise (``maxBusyChats``
+of Feishu's and Slack's). A person's own chats rarely number more; a burst beyond
 it (a hundred group chats at once) waits in order, and the host's memory after it stays within
 10 % of before (``docs/performance.md``)."""
 

@@ -69,6 +69,12 @@ CONFIG_KEYS: tuple[ConfigKey, ...] = (
         DEFAULT_DOMAIN,
         "The Open Platform's one base URL: https://open.larksuite.com for Lark.",
     ),
+    ConfigKey(
+        "maxBusyChats",
+        "a whole number from 1 to 1000",
+        "32",
+        "Chats served at once; another chat's messages are accepted and wait their turn, in order.",
+    ),
 )
 """``transports.feishu``: the keys ``validate`` allows, described for the reference."""
 _KEYS = key_names(CONFIG_KEYS)
@@ -88,6 +94,9 @@ class FeishuSettings:
     """The one base URL of REST calls and the long connection's endpoint call."""
     enabled: bool = True
     """``false`` keeps the section (and its validation) but the host does not start it."""
+    max_busy_chats: int | None = None
+    """Chats served at once (``None``: ``robota.core.frontend.MAX_BUSY_CHATS``); another
+    chat's messages are accepted and wait their turn (``ChatGate``)."""
 
 
 def validated(reader: Reader, section: object) -> FeishuSettings:
@@ -126,7 +135,12 @@ def validated(reader: Reader, section: object) -> FeishuSettings:
             THINKING_CARD_LAYOUTS,
             "grouped",
         ),
+        max_busy_chats=_busy_chats(reader, values.get("maxBusyChats")),
     )
+
+
+def _busy_chats(reader: Reader, raw: object) -> int | None:
+    return None if raw is None else reader.integer(raw, f"{_PATH}.maxBusyChats", 1, 1000)
 
 
 DOMAIN_EXPECTED = (

@@ -142,7 +142,11 @@ def message_key(channel: str, ts: str) -> str:
 
 def service(context: TransportContext) -> Service:
     """The host's service of ``transports.slack``: the chat service on this adapter."""
-    return ChatService(context, SlackAdapter(context))
+    adapter = SlackAdapter(context)
+    busy = adapter.settings.max_busy_chats
+    if busy is None:
+        return ChatService(context, adapter)
+    return ChatService(context, adapter, max_busy_chats=busy)
 
 
 class SlackAdapter:

@@ -58,6 +58,13 @@ CONFIG_KEYS: tuple[ConfigKey, ...] = (
         "false",
         "Off: in channels only messages that @mention the bot are answered (DMs always are).",
     ),
+    ConfigKey(
+        "maxBusyChats",
+        "a whole number from 1 to 1000",
+        "32",
+        "Channels and threads served at once; another one's messages are accepted and wait"
+        " their turn, in order.",
+    ),
 )
 """``transports.slack``: the keys ``validate`` allows, described for the reference."""
 _KEYS = key_names(CONFIG_KEYS)
@@ -78,6 +85,9 @@ class SlackSettings:
     respond_to_owner_only: bool = True
     respond_to_all_channel_messages: bool = False
     """Off: in channels only messages that @mention the bot are answered (DMs always are)."""
+    max_busy_chats: int | None = None
+    """Chats served at once (``None``: ``robota.core.frontend.MAX_BUSY_CHATS``); another
+    chat's messages are accepted and wait their turn (``ChatGate``)."""
 
 
 def validated(reader: Reader, section: object) -> SlackSettings:
@@ -110,7 +120,12 @@ def validated(reader: Reader, section: object) -> SlackSettings:
             f"{_PATH}.respondToAllChannelMessages",
             False,
         ),
+        max_busy_chats=_busy_chats(reader, values.get("maxBusyChats")),
     )
+
+
+def _busy_chats(reader: Reader, raw: object) -> int | None:
+    return None if raw is None else reader.integer(raw, f"{_PATH}.maxBusyChats", 1, 1000)
 
 
 def _token(reader: Reader, values: Mapping[str, Any], key: str, prefix: str) -> str:
