@@ -6,10 +6,11 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from tests.support.transport_context import unserved_context
 
 from robota.core import ConfigError
 from robota.core.config import parse_config, resolve_profile
-from robota.core.frontend import MAX_BUSY_CHATS, TransportContext
+from robota.core.frontend import MAX_BUSY_CHATS
 from robota.transports.feishu import DEFAULT_DOMAIN, FeishuSettings
 from robota.transports.feishu._adapter import service
 
@@ -149,16 +150,5 @@ def test_the_chats_served_at_once_is_a_whole_number_from_1_to_1000(value: str) -
 
 @pytest.mark.parametrize(("extra", "limit"), [("", MAX_BUSY_CHATS), ("    maxBusyChats: 4\n", 4)])
 def test_the_service_serves_that_many_chats_at_once(extra: str, limit: int) -> None:
-    context = TransportContext(
-        name="feishu",
-        settings=feishu(extra),
-        port=None,  # type: ignore[arg-type]  # nothing here reaches the engine
-        store=None,  # type: ignore[arg-type]
-        db_path=Path("/nowhere.sqlite"),
-        config=None,  # type: ignore[arg-type]
-        profile=None,  # type: ignore[arg-type]
-        report=lambda _status: None,
-        started_at=0.0,
-        teams={},
-    )
+    context = unserved_context("feishu", feishu(extra))
     assert service(context, bot_read=lambda _app, _bot: None).turns.gate.limit == limit
