@@ -62,6 +62,9 @@ SIDE = dict.fromkeys(MOMENTS, "destination") | {"acked": "source"}
 SETTLE = 180.0
 """Seconds a run may take to settle after its last kill: reached only when something is broken
 (or the machine is very loaded)."""
+EARLIER_STOP = 10.0
+"""Seconds a stopped host waits, unkilled, for the other to stop at the plan's earlier moment
+(``_first_due``); past them the stopped one is taken as it is."""
 PROMPTS = ("first one", "second one")
 T = TypeVar("T")
 
@@ -324,12 +327,20 @@ def chaos_run(laptop: Device, desk: Device, plan: Sequence[Kill], log: Path) -> 
     accepting: tuple[subprocess.Popen[bytes], int] | None = None
     side = {"source": laptop, "destination": desk}
     deadline = time.monotonic() + SETTLE
+    early: float | None = None
     try:
         while time.monotonic() < deadline:
             stopped = [d for d in (laptop, desk) if d.state() == "T"]
             if stopped:
+                first = _first_due(stopped, pending, side)
+                if first is None:
+                    early = time.monotonic() if early is None else early
+                    if time.monotonic() - early < EARLIER_STOP:
+                        time.sleep(0.05)  # the earlier moment's host is on its way to its stop
+                        continue
+                early = None
                 deadline = time.monotonic() + SETTLE
-                _kill_at(stopped[0], pending, side, outcome)
+                _kill_at(first or stopped[0], pending, side, outcome)
                 continue
             dst = _phase(desk, outcome.handoff, "destination")
             if dst is not None and dst[0] == "offered" and _done(accepting):
@@ -347,6 +358,21 @@ def chaos_run(laptop: Device, desk: Device, plan: Sequence[Kill], log: Path) -> 
             device.go_on()
         _end(accepting, wait=30)
     return _judged(laptop, desk, task, expected, outcome)
+
+
+def _first_due(
+    stopped: Sequence[Device], pending: Sequence[Kill], side: dict[str, Device]
+) -> Device | None:
+    """The stopped host whose moment is the plan's next one, else ``None``. A later moment can
+    stop its host first: the destination's acknowledgement may leave (sent on another of its
+    paths, right after the commit's transaction) before the committing path reaches its
+    ``committed`` stop, so the source stops at ``acked`` while the destination is about to
+    stop at ``committed``; the plan's order is kept by waiting for that stop
+    (``EARLIER_STOP``)."""
+    if not pending:
+        return None
+    due = side["source"] if SIDE[pending[0].moment] == "source" else side["destination"]
+    return due if due in stopped else None
 
 
 def _done(accepting: tuple[subprocess.Popen[bytes], int] | None) -> bool:
@@ -380,7 +406,9 @@ def _kill_at(
     for device in killed:
         device.kill()
     for device in side.values():
-        if device not in killed:
+        # One the other host stopped at its own moment meanwhile stays stopped: the loop takes
+        # that moment next (``_first_due``).
+        if device not in killed and (device is stopped or device.state() != "T"):
             device.go_on()
     for device in (side["source"], side["destination"]):
         if device in killed:
