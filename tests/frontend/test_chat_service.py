@@ -284,6 +284,33 @@ async def test_past_the_busy_limit_a_chat_waits_its_turn_in_order(
         assert s.service.turns.gate.waiting == 0
 
 
+async def test_a_waiting_message_that_cannot_be_heard_again_is_logged_and_the_next_served(
+    store: tuple[Path, StoreClient], caplog: pytest.LogCaptureFixture
+) -> None:
+    """A limit of one, two chats waiting; the first one's event fails to be heard again when
+    its turn comes (the platform's parser raises): that is logged, its row stays for the next
+    start, and the chat after it is served."""
+    platform = FakePlatform()
+    async with served(store, platform, max_busy_chats=1) as s:
+        await s.service.heard(platform.hear(event("m1", "/status", chat="c1", at=time.time())))  # type: ignore[arg-type]
+        await s.service.heard(platform.hear(event("m2", "broken", chat="c2", at=time.time())))  # type: ignore[arg-type]
+        await s.service.heard(platform.hear(event("m3", "fine", chat="c3", at=time.time())))  # type: ignore[arg-type]
+        await settle(s, lambda: len(s.told()) == 1)
+        hear = platform.hear
+
+        def fragile(payload: str) -> object:
+            if '"broken"' in payload:
+                raise ValueError("no longer parses")
+            return hear(payload)
+
+        platform.hear = fragile  # type: ignore[method-assign,assignment]
+        s.hub.connected["fake:c1"](RouteReply("fake:c1", "all quiet"))
+        await settle(s, lambda: len(s.told()) == 2)
+        assert s.told()[1][:2] == ("fake:c3", "fine")
+        assert "a waiting message could not be served" in caplog.text
+        assert "m2" in inbox_left(store[0])
+
+
 async def test_what_waited_when_the_host_stopped_is_fed_again_through_the_gate(
     store: tuple[Path, StoreClient],
 ) -> None:

@@ -374,9 +374,15 @@ class ChatTurns:
             while self.gate.waiting:
                 for route_key, messages in self.gate.release(self.busy_chats()):
                     for waiting in messages:
-                        accepted = self._served(waiting)
-                        if accepted is not None:
-                            self.hand_to_lane(self.route(route_key, waiting.channel), accepted)
+                        try:
+                            accepted = self._served(waiting)
+                            if accepted is not None:
+                                route = self.route(route_key, waiting.channel)
+                                self.hand_to_lane(route, accepted)
+                        except Exception:  # one message's fault; its row stays for a restart
+                            self._log.exception(
+                                "%s: a waiting message could not be served", self._chat_name
+                            )
                 if self.gate.waiting:
                     await trio.sleep(every)
             self._gate_wake = trio.Event()
