@@ -355,7 +355,7 @@ class ChatTurns:
             self.hand_to_lane(self.route(route_key, channel), accepted)
             return None
         accepted.item = None  # heard again from ``payload`` once served
-        waiting.landed()  # fed again from the inbox: written before
+        waiting.landed()  # one fed again from the inbox was written before: only its row stays
         if not queued and self.gate.waiting == 1:
             self._log.info(
                 "%s: %d chats are busy; the next ones wait their turn",
