@@ -80,11 +80,7 @@ async def served(
         started_at=START,
         teams=teams or {},
     )
-    service = (
-        ChatService(context, platform)
-        if max_busy_chats is None
-        else ChatService(context, platform, max_busy_chats=max_busy_chats)
-    )
+    service = ChatService(context, platform, max_busy_chats=max_busy_chats)
     async with trio.open_nursery() as nursery:
         with trio.fail_after(20):
             await nursery.start(service.run)

@@ -319,7 +319,7 @@ class ChatService:
     """See the module docstring. It is its ``turns``' ``TurnHooks``."""
 
     def __init__(
-        self, context: TransportContext, platform: Platform, *, max_busy_chats: int = MAX_BUSY_CHATS
+        self, context: TransportContext, platform: Platform, *, max_busy_chats: int | None = None
     ) -> None:
         log = logging.getLogger(f"robota.transports.{platform.name}")
         self.context = context
@@ -336,7 +336,7 @@ class ChatService:
             route_prefix=platform.route_prefix,
             card_suffix=platform.card_suffix,
             log=log,
-            max_busy=max_busy_chats,
+            max_busy=MAX_BUSY_CHATS if max_busy_chats is None else max_busy_chats,
         )
         """The routes, their lanes and notices, the turns' cards and the restart's recovery
         (``_chat``): what the adapter reaches a route through (``turns.route``)."""
@@ -506,8 +506,8 @@ class ChatService:
                 )
 
     def fed_again(self, row: InboxRow) -> None:
-        hearing = self.platform.hear(row.payload)
-        if not isinstance(hearing, Hearing):
+        hearing = self.hear_again(row.payload)
+        if hearing is None:
             self.turns.inbox.consume(row.id)
             return
         accepted = Accepted.fed_again(hearing, row.id)

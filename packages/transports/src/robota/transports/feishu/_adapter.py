@@ -152,10 +152,7 @@ def message_key(message_id: str) -> str:
 def service(context: TransportContext, *, bot_read: Callable[[str, str], None]) -> Service:
     """The host's service of ``transports.feishu``: the chat service on this adapter."""
     adapter = FeishuAdapter(context, bot_read=bot_read)
-    busy = adapter.settings.max_busy_chats
-    if busy is None:
-        return ChatService(context, adapter)
-    return ChatService(context, adapter, max_busy_chats=busy)
+    return ChatService(context, adapter, max_busy_chats=adapter.settings.max_busy_chats)
 
 
 class FeishuAdapter:

@@ -143,10 +143,7 @@ def message_key(channel: str, ts: str) -> str:
 def service(context: TransportContext) -> Service:
     """The host's service of ``transports.slack``: the chat service on this adapter."""
     adapter = SlackAdapter(context)
-    busy = adapter.settings.max_busy_chats
-    if busy is None:
-        return ChatService(context, adapter)
-    return ChatService(context, adapter, max_busy_chats=busy)
+    return ChatService(context, adapter, max_busy_chats=adapter.settings.max_busy_chats)
 
 
 class SlackAdapter:
