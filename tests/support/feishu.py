@@ -158,7 +158,8 @@ class Served:
         )
 
 
-def configure(robota_home: Path, domain: str) -> None:
+def configure(robota_home: Path, domain: str, **settings: object) -> None:
+    """``transports.feishu`` for the fake at ``domain``, plus ``settings`` (more of its keys)."""
     config = json.loads((robota_home / "config.yaml").read_text())
     config["transports"] = {
         "feishu": {
@@ -166,6 +167,7 @@ def configure(robota_home: Path, domain: str) -> None:
             "appSecret": "${FEISHU_APP_SECRET}",
             "userOpenId": OWNER,
             "domain": domain,
+            **settings,
         }
     }
     (robota_home / "config.yaml").write_text(json.dumps(config, indent=2))

@@ -7,15 +7,26 @@ connection of its own, and the whole answer handed back with ``Connection: close
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+import os
+from collections.abc import AsyncIterator, Iterable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from functools import partial
 from urllib.parse import urlsplit
 
+import pytest
 import trio
 
 _HEAD_END = b"\r\n\r\n"
+
+
+def clear_proxy_variables(monkeypatch: pytest.MonkeyPatch, also: Iterable[str] = ()) -> None:
+    """Every ``*_proxy`` variable of the environment (any case) gone for the test, and the
+    names in ``also``: the machine's own settings must not decide where a test's calls go."""
+    extra = set(also)
+    for name in list(os.environ):
+        if name.lower().endswith("_proxy") or name in extra:
+            monkeypatch.delenv(name)
 
 
 @dataclass

@@ -3,7 +3,6 @@ the rule over a table of proxy settings and URLs, the context under each of its 
 
 from __future__ import annotations
 
-import os
 import ssl
 from pathlib import Path
 
@@ -11,6 +10,8 @@ import certifi
 import pytest
 
 from robota.transports._net import proxied, proxy_settings, ssl_context, uses_proxy
+
+from ..support.http_proxy import clear_proxy_variables
 
 P = "http://proxy.test:3128"
 
@@ -65,9 +66,7 @@ def test_the_proxy_rule(proxies: dict[str, str], url: str, expected: bool) -> No
 
 
 def only_proxy_variables(monkeypatch: pytest.MonkeyPatch, proxies: dict[str, str]) -> None:
-    for name in list(os.environ):
-        if name.lower().endswith("_proxy"):
-            monkeypatch.delenv(name)
+    clear_proxy_variables(monkeypatch)
     monkeypatch.delenv("REQUEST_METHOD", raising=False)
     for scheme, value in proxies.items():
         monkeypatch.setenv(f"{scheme.upper()}_PROXY", value)
@@ -97,9 +96,7 @@ def test_the_settings_are_getproxies(
 ) -> None:
     from urllib.request import getproxies
 
-    for name in list(os.environ):
-        if name.lower().endswith("_proxy"):
-            monkeypatch.delenv(name)
+    clear_proxy_variables(monkeypatch)
     for name, value in variables.items():
         monkeypatch.setenv(name, value)
     assert proxy_settings() == getproxies()

@@ -4,7 +4,6 @@ transport hands its clients (``tls=``) is the one they use."""
 
 from __future__ import annotations
 
-import os
 import ssl
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
@@ -20,14 +19,13 @@ from robota.transports.slack import Envelope, SocketModeClient, WebApi
 
 from ..support.fake_feishu import APP_ID, APP_SECRET, WAIT, fake_platform
 from ..support.fake_slack import APP_TOKEN, fake_slack
+from ..support.http_proxy import clear_proxy_variables
 from ..support.tls_server import TlsServer, self_signed, tls_server
 
 
 @pytest.fixture(autouse=True)
 def no_proxy_and_no_certificate_variables(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    for name in list(os.environ):
-        if name.lower().endswith("_proxy") or name in ("SSL_CERT_FILE", "SSL_CERT_DIR"):
-            monkeypatch.delenv(name)
+    clear_proxy_variables(monkeypatch, also=("SSL_CERT_FILE", "SSL_CERT_DIR"))
     yield
 
 

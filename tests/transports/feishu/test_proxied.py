@@ -4,7 +4,6 @@ REST calls and downloads, the endpoint call of the long connection, the open_id 
 
 from __future__ import annotations
 
-import os
 from collections.abc import AsyncIterator, Iterator
 
 import pytest
@@ -14,7 +13,7 @@ from robota.transports.feishu import LongConnectionClient, RestClient
 from robota.transports.feishu._bot_identity import bot_open_id
 
 from ...support.fake_feishu import APP_ID, APP_SECRET, FakePlatform, fake_platform
-from ...support.http_proxy import HttpProxy, http_proxy
+from ...support.http_proxy import HttpProxy, clear_proxy_variables, http_proxy
 
 TOKEN = "/open-apis/auth/v3/tenant_access_token/internal"
 BOT = "/open-apis/bot/v3/info"
@@ -24,9 +23,7 @@ ENDPOINT = "/callback/ws/endpoint"
 
 @pytest.fixture(autouse=True)
 def no_proxy_variables(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    for name in list(os.environ):
-        if name.lower().endswith("_proxy"):
-            monkeypatch.delenv(name)
+    clear_proxy_variables(monkeypatch)
     yield
 
 

@@ -6,7 +6,6 @@ the first chat's slow turn runs, is accepted (the platform acknowledged) but wai
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 from ...support.fake_feishu import fake_platform
@@ -17,19 +16,12 @@ from ...support.model_server import FakeModel
 # ``model`` and ``short_root``: tests/transports/conftest.py
 
 
-def _serve_one_chat_at_once(robota_home: Path) -> None:
-    config = json.loads((robota_home / "config.yaml").read_text())
-    config["transports"]["feishu"]["maxBusyChats"] = 1
-    (robota_home / "config.yaml").write_text(json.dumps(config, indent=2))
-
-
 async def test_a_second_chat_waits_until_the_busy_one_is_answered(
     short_root: Path, model: FakeModel
 ) -> None:
     robota, profile = sandboxed(short_root, model, "codex-acp")
     async with fake_platform() as fake:
-        configure(robota.home, fake.domain)
-        _serve_one_chat_at_once(robota.home)
+        configure(robota.home, fake.domain, maxBusyChats=1)  # one chat at once
         async with host_process(robota, fake, short_root / "host.log"):
             bot = Served(fake, model, profile.control_socket, robota)
             await fake.push_event(message_event(1, "SLOW first chat"))

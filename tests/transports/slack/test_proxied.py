@@ -4,7 +4,6 @@ User-Agent), a redirected download included."""
 
 from __future__ import annotations
 
-import os
 from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
@@ -13,14 +12,12 @@ import pytest
 from robota.transports.slack import WebApi
 
 from ...support.fake_slack import BOT_TOKEN, BOT_USER, FakeSlack, fake_slack
-from ...support.http_proxy import HttpProxy, http_proxy
+from ...support.http_proxy import HttpProxy, clear_proxy_variables, http_proxy
 
 
 @pytest.fixture(autouse=True)
 def no_proxy_variables(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    for name in list(os.environ):
-        if name.lower().endswith("_proxy"):
-            monkeypatch.delenv(name)
+    clear_proxy_variables(monkeypatch)
     yield
 
 
