@@ -213,8 +213,28 @@ def discover_keychain() -> KeyringBackend | None:
     """The real keychain backend of this machine with the highest priority, if any."""
     from keyring.backend import get_all_keyring  # noqa: PLC0415 (only the mesh needs keyring)
 
-    real = [backend for backend in get_all_keyring() if is_real_backend(backend)]
-    return max(real, key=lambda backend: backend.priority) if real else None
+    backends = get_all_keyring()
+    # keyring keeps that list for the life of the process; a host asks again later (a keychain
+    # gone, or come, since), so the next call makes it anew (a few ms).
+    get_all_keyring.reset()
+    ranked = [
+        (priority, backend)
+        for backend in backends
+        if is_real_backend(backend) and (priority := _priority_now(backend)) is not None
+    ]
+    return max(ranked, key=lambda pair: pair[0])[1] if ranked else None
+
+
+def _priority_now(backend: KeyringBackend) -> float | None:
+    """``backend``'s priority, or ``None`` when it is not usable now.
+
+    A backend's priority raises when its service is not there (no Secret Service daemon, and
+    nothing on the bus to start one): keyring's own rule takes such a backend as not viable.
+    """
+    try:
+        return float(backend.priority)
+    except Exception:  # any error is the backend's way of saying "not here"
+        return None
 
 
 def probe_keychain(
