@@ -8,9 +8,9 @@ name resolves to the longest module path it starts with (``from ..kernel import 
 an edge to ``robota.core.kernel``, the facade); a package's ``__init__`` is a module like any.
 
 ``robota.core``'s layers are parsed from its own docstring (``1. ``_errors``: ...``), so the
-docstring and this test cannot drift, and docs/architecture.md §1 must list the same. A unit
-of core is the name right after ``robota.core`` (``kernel``, ``_plugins``, ``engine``): its
-modules import only from their own layer and the layers below. The facade ``robota.core``
+docstring and this test cannot drift, and docs/architecture/layers.md §1 must list the same.
+A unit of core is the name right after ``robota.core`` (``kernel``, ``_plugins``, ``engine``):
+its modules import only from their own layer and the layers below. The facade ``robota.core``
 itself is above every layer: no module of core may import it.
 """
 
@@ -149,9 +149,8 @@ def core_docstring() -> str:
 
 
 def architecture_layers() -> list[list[str]]:
-    """The list under ``Inside `robota.core`, bottom up`` in docs/architecture.md §1."""
-    doc = (ROOT / "docs/architecture.md").read_text(encoding="utf-8")
-    section = doc.partition("\n## 1. ")[2].partition("\n## 2. ")[0]
+    """The list under ``Inside `robota.core`, bottom up`` in docs/architecture/layers.md §1."""
+    section = (ROOT / "docs/architecture/layers.md").read_text(encoding="utf-8")
     return parse_layers(section.partition("Inside `robota.core`, bottom up")[2])
 
 

@@ -1,10 +1,11 @@
 """The architecture's floor for one turn: its thread hops and commits with no robota logic.
 
-A turn's way through robota has a fixed shape (docs/architecture.md §2-3, invariants 2 and 3):
-the trio loop hands the prompt to the route actor, the route hands the turn attempt to the store
-writer, the writer commits it and only then does the loop write the prompt to the agent; the
-agent's end goes from the loop to the route, the route hands the outcome and the final's ledger
-claim to the writer, the writer commits and only then does the loop write the answer out.
+A turn's way through robota has a fixed shape (docs/architecture/threads.md §2 and
+docs/architecture/store.md §3, invariants 2 and 3): the trio loop hands the prompt to the route
+actor, the route hands the turn attempt to the store writer, the writer commits it and only
+then does the loop write the prompt to the agent; the agent's end goes from the loop to the
+route, the route hands the outcome and the final's ledger claim to the writer, the writer
+commits and only then does the loop write the answer out.
 Each way is a loop -> actor -> writer -> commit -> loop chain.
 
 ``measure_floor`` runs exactly that chain with the kernel's own pieces (an ``Actor`` that only

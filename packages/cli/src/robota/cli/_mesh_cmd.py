@@ -1,4 +1,4 @@
-"""``robota mesh``: this device in the user's mesh of machines (docs/architecture.md §14).
+"""``robota mesh``: this device in the user's mesh of machines (docs/architecture/mesh.md §14).
 
 ``init`` (the first device: the recovery phrase on the controlling terminal; ``--join``: a
 device key only), ``recover`` (the phrase again: a new signing key), ``status`` and

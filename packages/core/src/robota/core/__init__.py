@@ -4,7 +4,7 @@ Its layers, bottom up. A module imports from its own layer and the layers below 
 one above (nor this facade, which is above them all), and no modules import each other in a
 circle, directly or through others; imports under ``TYPE_CHECKING`` and inside functions count.
 ``tests/packaging/test_layers.py`` reads this list and holds the code to it, and
-``docs/architecture.md`` §1 lists the same. A unit is the name right after ``robota.core``:
+``docs/architecture/layers.md`` §1 lists the same. A unit is the name right after ``robota.core``:
 
 1. ``_errors``, ``_records``: the one exception tree; ``Record``, frozen slotted value classes
    whose methods tools/gen_records.py writes into their source (no class creation work at

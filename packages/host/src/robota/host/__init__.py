@@ -4,7 +4,7 @@ endpoint and the chat transports; ``robota task`` and ``robota session`` talk to
 
 It is a composition root: it imports the facades of ``robota.core``, ``robota.runtimes`` and
 ``robota.transports`` (through core's plugin discovery) and never the CLI, which parses argv,
-prints, and imports this facade only (docs/architecture.md §1).
+prints, and imports this facade only (docs/architecture/layers.md §1).
 
 Layering, bottom up: ``_task_names`` (pure: what TASK names), ``_trust`` (the headless
 trust gate and the engine's hook), ``_launch`` and ``_engine_host`` (from a profile to an

@@ -22,7 +22,7 @@ Children start in that order and stop in reverse: the endpoint is up only once t
 recovered what the last run left, and on a stop the transports and the endpoint go first, then
 the engine, whose routes persist their state while agents and the store still run; agents end
 with their whole process groups (the runtimes' process service). A turn still running is left
-'running' in the store: the next host's recovery continues it (docs/architecture.md,
+'running' in the store: the next host's recovery continues it (docs/architecture/invariants.md,
 invariant 3).
 
 Approvals: nobody sits at the host, so its own ``cli:`` routes (``robota task``) are decided by

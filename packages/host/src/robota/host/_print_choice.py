@@ -7,7 +7,7 @@ from either; what is wrong with the options is said, never raised, and both call
 as print mode's usage error (exit 2). ``print_placement`` is pure (a table in the tests).
 
 A task taken up as it is (``-c``, ``-r`` without ``--fork-session``) keeps one agent session,
-which one route drives (docs/architecture.md §9, one owner per task): a warm host runs its turn
+which one route drives (docs/architecture/host.md §9, one owner per task): a warm host runs its turn
 on the route of its own that holds the task (``_routing.route_for_task``: the route it is
 current on, newest first, of a kind the host serves or one of its own print runs made), else
 on the task's ``cli`` route, which reopens the session there (``_print_turns``). A task

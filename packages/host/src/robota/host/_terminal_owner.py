@@ -1,4 +1,4 @@
-"""The interactive terminal as a task's owner (one owner per task, docs/architecture.md §9).
+"""The interactive terminal as a task's owner (one owner per task, docs/architecture/host.md §9).
 
 The TUI runs its engine and agents in its own process, so it follows the rule print mode's own
 process follows: it never opens the agent session of a task another live process (the host, a

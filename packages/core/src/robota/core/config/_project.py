@@ -164,7 +164,7 @@ def parse_project_config(
         return ProjectConfig(file)
     if isinstance(data, Mapping) and "mesh" in data:
         # Only the profile's own settings may open the mesh: a repository that could would
-        # expose this machine to the user's other devices (docs/architecture.md §14).
+        # expose this machine to the user's other devices (docs/architecture/mesh.md §14).
         raise ConfigError(
             name,
             "mesh",

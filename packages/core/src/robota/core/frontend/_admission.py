@@ -1,5 +1,5 @@
 """A chat message's admission, pure: each step of a chat transport's way in mapped to effects
-(docs/architecture.md §10).
+(docs/architecture/chat-transports.md §10).
 
 The chat service (``_service``) is the shell that performs them; a platform adapter only says
 what its event is (``Heard``, ``Arrived``), never what to do with it. The steps, in order:

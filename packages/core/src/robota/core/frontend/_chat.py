@@ -1,8 +1,9 @@
 """A chat transport's turns, platform-neutral: routes read, cards opened, a restart finished.
 
-Every chat transport (docs/architecture.md §10) serves its routes the same way, and this is
-that machinery; a transport's service owns a ``ChatTurns`` and hands it its platform's part,
-an object implementing ``TurnHooks`` (``ChatService`` is one; nothing here is extended):
+Every chat transport (docs/architecture/chat-transports.md §10) serves its routes the same
+way, and this is that machinery; a transport's service owns a ``ChatTurns`` and hands it its
+platform's part, an object implementing ``TurnHooks`` (``ChatService`` is one; nothing here is
+extended):
 
 * ``accept`` / ``offer``: a message to its route's lane, or to wait at the gate while
   ``MAX_BUSY_CHATS`` other chats are busy (``_chat_gate``; ``serve_waiting`` hands the chat

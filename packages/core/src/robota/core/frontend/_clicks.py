@@ -1,5 +1,5 @@
 """A click on one of a chat service's buttons: who may click, the click claimed once, and what
-it does (docs/architecture.md §10).
+it does (docs/architecture/chat-transports.md §10).
 
 ``ChatService.clicked`` hands every click to its ``Clicks``, and the adapter gets back what
 became of it (``Clicked``), which Slack logs and Feishu answers as a toast:

@@ -1,5 +1,5 @@
 """What every chat transport's inbound order shares, pure: the owner filter, the stale guard,
-and the durable claim of a message (docs/architecture.md §10).
+and the durable claim of a message (docs/architecture/chat-transports.md §10).
 
 A transport parses its platform's events and screens them with its own mention rules; these
 are the steps that do not depend on the platform:

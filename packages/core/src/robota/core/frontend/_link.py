@@ -1,5 +1,5 @@
 """A chat transport's connection, pure: what the platform said so far, and the status the host
-is told (docs/architecture.md §10).
+is told (docs/architecture/chat-transports.md §10).
 
 Every chat platform has the same two things to get right before it serves: who the bot is
 (Slack's ``auth.test``, Feishu's bot info: an outbound call that worked) and its inbound link

@@ -1,4 +1,5 @@
-"""A chat transport's side of the host's safe restart, platform-neutral (docs/architecture.md §9).
+"""A chat transport's side of the host's safe restart, platform-neutral
+(docs/architecture/host.md §9).
 
 The owner's ``/restart`` (``/restart --force``) in a chat enrolls its route
 (``HostActions.request_restart``); the host tells each enrolled route the restart's news

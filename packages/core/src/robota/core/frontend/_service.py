@@ -1,5 +1,5 @@
 """One chat service, composed: the shell that serves any chat platform through its adapter
-(docs/architecture.md §10).
+(docs/architecture/chat-transports.md §10).
 
 A chat transport is a ``Platform`` (this module's protocol): its wire and REST calls (send,
 update, react and unreact, download), its inbound link (its event stream: ``link`` runs it and

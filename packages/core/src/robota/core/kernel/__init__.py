@@ -1,7 +1,7 @@
 """robota.core.kernel: the actor kernel, the bottom of robota.core.
 
 Actors on pykka threads, the trio loop that owns all I/O, and the one module where the two meet
-(``docs/architecture.md`` §2). It imports nothing of robota but itself, the exception tree,
+(``docs/architecture/threads.md`` §2). It imports nothing of robota but itself, the exception tree,
 ``robota.core._errors``, and the value classes, ``robota.core._records``, which stay one level
 below it because every layer of core raises from that one tree (``KernelError`` and its
 subclasses included) and declares values with them; ``tests/packaging/test_layers.py``

@@ -1,6 +1,6 @@
 """The one place where actor threads and the trio loop meet.
 
-The contract (docs/architecture.md §2), and the tool this module gives for each clause:
+The contract (docs/architecture/threads.md §2), and the tool this module gives for each clause:
 
 1. trio to actor: ``Address.tell`` only. Never a pykka ``ask`` on the trio thread; pykka futures
    are not awaitable.

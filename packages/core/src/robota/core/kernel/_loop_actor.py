@@ -3,8 +3,8 @@ a crash without a supervisor task of its own.
 
 An actor thread costs a stack and, once it allocates, a glibc arena of its own; a one-child
 supervisor costs a trio task, a nursery, a channel and some sixty objects. For children that
-come and go by the hundred (a chat transport's turn cards, ``docs/architecture.md`` §2) that is
-what a burst leaves behind in the heap. So:
+come and go by the hundred (a chat transport's turn cards, ``docs/architecture/threads.md``
+§2) that is what a burst leaves behind in the heap. So:
 
 * ``LoopActor`` has ``Actor``'s hooks (``started``, ``receive``, ``terminated``) and its crash
   semantics: an exception in ``started`` or ``receive`` (``RequestCrash`` included) ends the

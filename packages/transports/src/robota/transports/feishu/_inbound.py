@@ -1,6 +1,6 @@
 """Inbound events as decisions, pure: what an event is, and what is done with it, in order.
 
-The order is the reference's inbound pipeline (docs/architecture.md invariant 11 and the
+The order is the reference's inbound pipeline (docs/architecture/invariants.md, invariant 11 and the
 transport's docstring), and nothing here does I/O, so each step is tested with tables:
 
 1. ``parse_event`` turns the ACKed payload into an ``InboundMessage``, a ``CardClick``, or a

@@ -1,6 +1,6 @@
 """Inbound envelopes as decisions, pure: what an envelope is, and what is done with it, in order.
 
-The order is the Feishu transport's (docs/architecture.md, chat transports), and nothing here
+The order is the Feishu transport's (docs/architecture/chat-transports.md §10), and nothing here
 does I/O, so each step is tested with tables:
 
 1. ``parse_envelope`` turns an acknowledged ``events_api`` envelope into an ``InboundMessage``,
