@@ -108,6 +108,8 @@ def queue_and_stop(robota: Robota, task_id: str) -> None:
     assert waited.returncode == 1 and "no end within 1 s; the turn goes on" in waited.stderr
     assert task_json(robota, "status", task_id)["state"] == "running"
     assert task(robota, "stop", task_id).stdout == f"task {task_id}: stopped\n"
+    again = task(robota, "stop", task_id)  # said once, not also in the route's words
+    assert (again.returncode, again.stdout) == (0, f"task {task_id}: no turn was running\n")
 
 
 def rename_and_fork(robota: Robota, task_id: str) -> str:

@@ -345,9 +345,13 @@ def _say_outcome(result: dict[str, Any]) -> None:
 def stop_command(task: str | None, task_option: str | None, as_json: bool) -> None:
     """Interrupt the task's running turn (queued prompts stay queued)."""
     result = _call("stop", "task.stop", _named(_one_task(task, task_option)), CALL_TIMEOUT)
+    replies = result.get("replies") or ()
     if as_json:
         _echo_json(result)
-    elif not _replies(result):
+    elif any(reply.get("level") == "error" for reply in replies):
+        _replies(result)
+        sys.exit(1)
+    else:  # the route's own "no turn is running" is what this line says, naming the task
         stopped = "stopped" if result["stopped"] else "no turn was running"
         click.echo(f"task {result['task']['id']}: {stopped}")
 
