@@ -121,12 +121,14 @@ def test_a_background_session_starts_lists_works_and_stops(sandbox: tuple[Robota
         os.kill(found.pid, signal.SIGCONT)
     wait_state(robota, session_id, "idle")
 
-    renamed = robota_cmd(robota, "session", "rename", session_id, "beta")
+    renamed = robota_cmd(robota, "session", "rename", "alpha", "beta")  # named by its name
     assert renamed.returncode == 0, renamed.stderr
     assert row_of(robota, session_id)["name"] == "beta"
+    unknown = robota_cmd(robota, "session", "stop", "alpha")
+    assert unknown.returncode == 2 and "no session is named 'alpha'" in unknown.stderr
 
     pid = found.pid
-    stopped = robota_cmd(robota, "session", "stop", session_id)
+    stopped = robota_cmd(robota, "session", "stop", session_id[:5])  # by a unique prefix
     assert stopped.returncode == 0, stopped.stderr
     assert process_gone(pid)
     assert processes_with_home_under(robota.root) == [], "the session left a process behind"

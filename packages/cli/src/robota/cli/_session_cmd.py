@@ -31,7 +31,11 @@ __all__ = ["attach_session", "session_group", "start_background", "stop_session"
 
 @click.group("session")
 def session_group() -> None:
-    """Background sessions: one session each, alive without a terminal."""
+    """Background sessions: one session each, alive without a terminal.
+
+    SESSION is an id from `robota session list`, a session's name when one session has it, or
+    a unique id prefix (4 digits or more).
+    """
 
 
 def _echo_json(value: object) -> None:
@@ -235,10 +239,10 @@ def stop_session(registration: Registration) -> None:
 
 
 @session_group.command("stop")
-@click.argument("session_id", metavar="ID")
+@click.argument("session_id", metavar="SESSION")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object on stdout.")
 def stop_command(session_id: str, as_json: bool) -> None:
-    """Stop the session ID (the start listed now) and wait until its process is gone."""
+    """Stop SESSION (the start registered now) and wait until its process is gone."""
     profile = _profile()
     registration = _verified(profile, session_id)
     stop_session(registration)
@@ -249,10 +253,10 @@ def stop_command(session_id: str, as_json: bool) -> None:
 
 
 @session_group.command("url")
-@click.argument("session_id", metavar="ID")
+@click.argument("session_id", metavar="SESSION")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object on stdout.")
 def url_command(session_id: str, as_json: bool) -> None:
-    """Print the session ID's WebSocket URL (loopback, with this start's token): a WebSocket
+    """Print SESSION's WebSocket URL (loopback, with this start's token): a WebSocket
     client drives the session with it beside any attached terminal. Keep it to yourself."""
     profile = _profile()
     registration = _verified(profile, session_id)
@@ -264,11 +268,11 @@ def url_command(session_id: str, as_json: bool) -> None:
 
 
 @session_group.command("rename")
-@click.argument("session_id", metavar="ID")
+@click.argument("session_id", metavar="SESSION")
 @click.argument("name", metavar="NAME")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object on stdout.")
 def rename_command(session_id: str, name: str, as_json: bool) -> None:
-    """Give the session ID a new name."""
+    """Give SESSION a new name."""
     profile = _profile()
     registration = _verified(profile, session_id)
     result = _call(registration, "session.rename", {"name": name})
@@ -311,10 +315,10 @@ def _confirm_on_terminal(question: str) -> bool:
 
 
 @session_group.command("attach")
-@click.argument("session_id", metavar="ID")
+@click.argument("session_id", metavar="SESSION")
 @click.option("--observe", is_flag=True, help="Only watch: what this terminal types is refused.")
 def attach_command(session_id: str, observe: bool) -> None:
-    """Drive (or watch) the session ID from this terminal; /exit or Ctrl-D only detaches."""
+    """Drive (or watch) SESSION from this terminal; /exit or Ctrl-D only detaches."""
     profile = _profile()
     attach_session(_verified(profile, session_id), observe=observe)
 
@@ -361,13 +365,13 @@ def run_command(  # noqa: PLR0917 (click passes the options positionally)
 
 
 @session_group.command("push")
-@click.argument("session_id", metavar="ID")
+@click.argument("session_id", metavar="SESSION")
 @click.option(
     "--to", "to", required=True, metavar="DEVICE", help="The device (id, prefix or name)."
 )
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object on stdout.")
 def push_command(session_id: str, to: str, as_json: bool) -> None:
-    """Move the session ID's task to another of your devices (it must be idle); the session
+    """Move SESSION's task to another of your devices (it must be idle); the session
     ends once the other device saved it. What stays on this device is printed."""
     from ._handoff_push_cmd import say_pushed  # noqa: PLC0415
     from ._task_cmd import PUSH_TIMEOUT  # noqa: PLC0415

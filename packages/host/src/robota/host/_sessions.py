@@ -14,6 +14,7 @@ from __future__ import annotations
 import subprocess
 import sys
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
@@ -40,6 +41,7 @@ __all__ = [
     "session_paths",
     "SessionStart",
     "session_logs",
+    "session_named",
     "session_rows",
     "spawn_session",
     "verified_session",
@@ -182,13 +184,48 @@ class SessionUnverified(ControlError):
     """The session named cannot be controlled; the message says why."""
 
 
-def verified_session(profile: Profile, session_id: str) -> Registration:
-    """The registration of ``session_id`` whose owner is verified live (pid and start time),
-    or ``SessionUnverified`` saying why not."""
-    if not SESSION_ID.fullmatch(session_id):
-        raise SessionUnverified(f"{session_id!r} is not a session id (12 hex digits)")
+MIN_PREFIX = 4
+"""Hex digits of an id prefix taken as naming a session (fewer would name one by accident)."""
+
+
+def session_named(known: Sequence[tuple[str, str | None]], wanted: str) -> str:
+    """The id of the session ``wanted`` names, of the ``(id, name)`` registered now (a damaged
+    registration has no name): a whole id as it is, else the one session of that name, else
+    the one id it begins (``MIN_PREFIX`` digits or more); ``SessionUnverified`` otherwise.
+
+    Asked once, when the command runs: what it names is the start registered then, and the
+    control request names that start's generation, as an id typed out would.
+    """
+    if SESSION_ID.fullmatch(wanted):
+        return wanted
+    for kind, ids in (
+        ("are named", [i for i, name in known if name is not None and name == wanted]),
+        (
+            "have ids starting",
+            [i for i, _ in known if len(wanted) >= MIN_PREFIX and i.startswith(wanted)],
+        ),
+    ):
+        if len(ids) == 1:
+            return ids[0]
+        if ids:
+            raise SessionUnverified(
+                f"{len(ids)} sessions {kind} {wanted!r} ({', '.join(sorted(ids))}): "
+                "name one by its id"
+            )
+    raise SessionUnverified(
+        f"no session is named {wanted!r} or has an id starting with it (robota session list)"
+    )
+
+
+def verified_session(profile: Profile, wanted: str) -> Registration:
+    """The registration of the session ``wanted`` names (``session_named``) whose owner is
+    verified live (pid and start time), or ``SessionUnverified`` saying why not."""
+    registered = read_registrations(profile.sessions_dir)
+    session_id = session_named(
+        [(found, None if reg is None else reg.name) for found, reg, _ in registered], wanted
+    )
     _lock, path, _socket = session_paths(profile, session_id)
-    for found_id, registration, problem in read_registrations(profile.sessions_dir):
+    for found_id, registration, problem in registered:
         if found_id != session_id:
             continue
         if registration is None:
