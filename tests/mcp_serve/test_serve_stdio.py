@@ -3,8 +3,11 @@ real agents and the fake model."""
 
 from __future__ import annotations
 
+import json
+import os
 import signal
 import subprocess
+import threading
 import time
 from collections.abc import Iterator
 from typing import Any
@@ -130,6 +133,49 @@ def test_stdout_carries_only_frames_and_stdin_closing_ends_it(
     lines = [line for line in out.decode().splitlines() if line]
     assert lines and all(line.startswith('{"') for line in lines), out
     assert '"id":1' in lines[0]
+
+
+def test_a_line_that_is_no_message_is_answered_and_the_server_keeps_serving(
+    robota: Robota, model: FakeModel
+) -> None:
+    write_real_agents_config(robota, ["codex"], model.url, model_catalog=True)
+    process = start_raw(robota)
+    assert process.stdin is not None and process.stdout is not None
+    lines = [
+        b"garbage",
+        b"",  # blank: skipped, no answer
+        b"[1, 2]",
+        b'{"jsonrpc":"2.0","id":7}',
+        b'{"jsonrpc":"2.0","method":"notifications/initialized"}',
+        b'{"jsonrpc":"2.0","id":8,"method":"tools/list"}',
+    ]
+    process.stdin.write(INITIALIZE + b"\n".join(lines) + b"\n")
+    process.stdin.flush()
+    answers: list[dict[str, Any]] = []
+    watchdog = threading.Timer(60, os.killpg, (process.pid, signal.SIGKILL))  # bounds readline
+    watchdog.start()
+    try:
+        while not any(answer.get("id") == 8 for answer in answers):
+            line = process.stdout.readline()
+            assert line, f"the server ended (or took 60 s) before answering: {answers}"
+            answers.append(json.loads(line))
+    finally:
+        watchdog.cancel()
+    _out, err = process.communicate(timeout=60)  # stdin closed: it ends
+    assert process.returncode == 0, err
+    by_id = {answer.get("id"): answer for answer in answers if answer.get("id") is not None}
+    refused = [answer["error"] for answer in answers if answer.get("id") is None]
+    assert [(e["code"], e["message"].split(":")[0]) for e in refused] == [
+        (-32700, "Parse error"),
+        (-32600, "Invalid Request"),
+    ]
+    assert by_id[7]["error"]["code"] == -32600 and "'result'" in by_id[7]["error"]["message"]
+    assert {tool["name"] for tool in by_id[8]["result"]["tools"]} == TOOL_NAMES
+    assert len(answers) == 5  # initialize, three refusals, the tools: nothing else
+    assert (
+        b"a line of 7 bytes refused: Parse error"
+        in (robota.home / "logs").joinpath("robota.log").read_bytes()
+    )
 
 
 @pytest.mark.parametrize("how", ["sigterm", "stdin closed"])

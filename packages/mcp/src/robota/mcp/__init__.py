@@ -7,8 +7,9 @@ backend's face), ``_follow`` (pure: which of a route's notices are a run's turn,
 line each says, the approvals it reports; both backends feed it), ``_http`` (streamable
 HTTP's bearer token and loopback rule), ``_engine_backend`` (the tools on an engine of this
 process's own) and ``_host_backend`` (through the profile's running host, as ``robota task``
-drives it, its notices streamed by ``task.run``), ``_server`` (the SDK's server over stdio or
-HTTP, one cleanup for every way it ends).
+drives it, its notices streamed by ``task.run``), ``_screen`` (pure: which of a stdio client's
+lines reach the SDK, and the JSON-RPC error that answers the others), ``_server`` (the SDK's
+server over stdio or HTTP, one cleanup for every way it ends).
 
 It imports ``robota.core`` facades and the SDK, never the CLI: the command hands it the
 profile, the trust decision and how an engine is made (``ServeSetup``). The facade is lazy
@@ -26,6 +27,7 @@ if typing.TYPE_CHECKING:
     from ._follow import Line, TurnFollow, event_line
     from ._host_backend import HostBackend, host_runs
     from ._http import BadTokenFile, auth_refusal, loopback, write_token_file
+    from ._screen import INVALID_REQUEST, PARSE_ERROR, screen_line
     from ._server import EXIT_FAILED, EXIT_STOPPED, HttpOptions, Stdio, serve, take_stdio
     from ._setup import Backend, RunOutcome, ServeSetup, ToolRefused
     from ._tools import (
@@ -68,6 +70,10 @@ __all__ = [
     "auth_refusal",
     "loopback",
     "write_token_file",
+    # a stdio client's lines (pure)
+    "screen_line",
+    "PARSE_ERROR",
+    "INVALID_REQUEST",
     # the tools (pure)
     "TOOLS",
     "ToolSpec",
@@ -94,6 +100,9 @@ _HOMES = {
     "auth_refusal": "._http",
     "loopback": "._http",
     "write_token_file": "._http",
+    "screen_line": "._screen",
+    "PARSE_ERROR": "._screen",
+    "INVALID_REQUEST": "._screen",
     "EXIT_FAILED": "._server",
     "EXIT_STOPPED": "._server",
     "HttpOptions": "._server",

@@ -28,6 +28,7 @@ import trio
 
 from robota.core import robota_version, runtime_plugins
 
+from ._screen import screen_line
 from ._setup import Backend, ServeSetup, ToolRefused
 from ._tools import (
     TOOLS,
@@ -85,17 +86,53 @@ class HttpOptions:
     token: str
 
 
-class _Lines:
-    """The client's frames, a line each, read from a descriptor on trio (cancellable)."""
+class _Frames:
+    """Where the server's frames are written: the SDK's and the screen's answers, one at a
+    time (a descriptor's stream takes one writer)."""
 
     def __init__(self, fd: int) -> None:
         self._stream = trio.lowlevel.FdStream(fd)
+        self._writing = trio.Lock()
+
+    async def write(self, text: str) -> None:
+        async with self._writing:
+            await self._stream.send_all(text.encode("utf-8"))
+
+    async def flush(self) -> None:
+        return None
+
+    async def aclose(self) -> None:
+        await self._stream.aclose()
+
+
+class _Lines:
+    """The client's frames, a line each, read from a descriptor on trio (cancellable); a line
+    that is not one JSON-RPC message is answered on ``frames`` and not passed on
+    (``_screen``)."""
+
+    def __init__(self, fd: int, frames: _Frames) -> None:
+        self._stream = trio.lowlevel.FdStream(fd)
         self._buffer = bytearray()
+        self._frames = frames
 
     def __aiter__(self) -> _Lines:
         return self
 
     async def __anext__(self) -> str:
+        while True:
+            line = await self._next_line()
+            screened = screen_line(line)
+            if screened == "pass":
+                return line
+            if screened != "skip":
+                logger.warning(
+                    "mcp serve: a line of %d bytes refused: %s",
+                    len(line.encode("utf-8")),
+                    screened["error"]["message"],
+                )
+                await self._frames.write(json.dumps(screened) + "\n")
+
+    async def _next_line(self) -> str:
         while True:
             end = self._buffer.find(b"\n")
             if end >= 0:
@@ -110,22 +147,6 @@ class _Lines:
                     return line.decode("utf-8", "replace")
                 raise StopAsyncIteration
             self._buffer += chunk
-
-    async def aclose(self) -> None:
-        await self._stream.aclose()
-
-
-class _Frames:
-    """Where the server's frames are written."""
-
-    def __init__(self, fd: int) -> None:
-        self._stream = trio.lowlevel.FdStream(fd)
-
-    async def write(self, text: str) -> None:
-        await self._stream.send_all(text.encode("utf-8"))
-
-    async def flush(self) -> None:
-        return None
 
     async def aclose(self) -> None:
         await self._stream.aclose()
@@ -335,7 +356,8 @@ async def _serve(
 async def _serve_stdio(server: Any, stdio: Stdio) -> None:
     from mcp.server.stdio import stdio_server  # noqa: PLC0415
 
-    lines, frames = _Lines(stdio.read_fd), _Frames(stdio.write_fd)
+    frames = _Frames(stdio.write_fd)
+    lines = _Lines(stdio.read_fd, frames)
     async with stdio_server(stdin=lines, stdout=frames) as (read, write):  # type: ignore[arg-type]
         logger.info("mcp serve: stdio ready (pid %d)", os.getpid())
         await server.run(read, write, server.create_initialization_options())
