@@ -105,7 +105,9 @@ async def greet_group(
 ) -> None:
     """A group the host made is the transport's route now: served, noted as a known chat of
     ``chat_kind`` (the start-up notes read it), and greeted with the welcome note."""
-    route = service.turns.route(group.route_key)
+    # The chat named now: the route outlives this greeting, and its first message's reactions
+    # and answers go to the route's chat.
+    route = service.turns.route(group.route_key, group.chat_id)
     service.context.store.submit(NoteChat(group.route_key, chat_kind), service.turns.logged)
 
     def read() -> Task | None:
