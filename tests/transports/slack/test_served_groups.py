@@ -52,6 +52,21 @@ def texts(bot: Served, ts: str, channel: str = CHANNEL) -> list[str]:
     return [str(m.get("text")) for m in bot.replies(ts, channel)]
 
 
+async def dm_answered(bot: Served, text: str, event_id: str) -> None:
+    """A DM whose turn has run to its end."""
+    ts = now_ts()
+    await bot.push(dm(text, ts=ts), event_id=event_id)
+    await bot.answered(ts)
+
+
+async def dm_command(bot: Served, text: str, event_id: str, reaction: str) -> list[str]:
+    """A DM's command, once settled with ``reaction``: the replies in its thread."""
+    ts = now_ts()
+    await bot.push(dm(text, ts=ts), event_id=event_id)
+    await bot.fake.wait_until(lambda: bot.reactions(ts) == {reaction}, timeout=BOUND)
+    return texts(bot, ts)
+
+
 def mention(channel: str, text: str, ts: str) -> dict[str, Any]:
     """The owner's message in a private channel, mentioning the bot (what it hears there)."""
     event = dm(f"<@{BOT_USER}> {text}", ts=ts)
@@ -93,27 +108,17 @@ async def test_newgroup_from_the_cli_and_forkgroup_from_a_dm(
         assert f"({on_shop['id']})" in welcome
 
         # !forkgroup in a DM with no task yet: refused with the reason, no channel made.
-        early = now_ts()
-        await bot.push(dm("!forkgroup", ts=early), event_id="EvEarly")
-        await fake.wait_until(lambda: bot.reactions(early) == {"x"}, timeout=BOUND)
-        assert texts(bot, early) == [
-            "The channel could not be created: this chat has no task to fork yet"
-        ]
+        early = await dm_command(bot, "!forkgroup", "EvEarly", "x")
+        assert early == ["The channel could not be created: this chat has no task to fork yet"]
         assert len(fake.channels) == 1
 
         # A completed turn in the DM, then !forkgroup: a channel whose task is its fork.
-        first = now_ts()
-        await bot.push(dm("first in the dm", ts=first), event_id="EvFirst")
-        await bot.answered(first)
-        fork_ts = now_ts()
-        await bot.push(dm("!forkgroup try b", ts=fork_ts), event_id="EvFork")
-        await fake.wait_until(lambda: bot.reactions(fork_ts) == {"white_check_mark"}, timeout=BOUND)
+        await dm_answered(bot, "first in the dm", "EvFirst")
+        replies = await dm_command(bot, "!forkgroup try b", "EvFork", "white_check_mark")
         forked = fake.channel_named("try-b")
         assert forked is not None and forked["is_private"], fake.channels
         assert fake.members[forked["id"]] == [OWNER], "the sender is invited"
-        assert texts(bot, fork_ts) == [
-            f"Channel <#{forked['id']}> created: the task goes on there."
-        ]
+        assert replies == [f"Channel <#{forked['id']}> created: the task goes on there."]
         tasks = await robota_json(bot, "list")
         (source,) = [t for t in tasks if t["route"] == f"slack:{CHANNEL}"]
         (fork,) = [t for t in tasks if t["route"] == f"slack:{forked['id']}"]
@@ -161,12 +166,7 @@ async def test_slacks_refusals_are_said_and_the_host_keeps_running(
         assert empty["chat"]["title"] == "robota-2"
 
         # The host still serves: a DM is answered, a chat's !newgroup works.
-        ts = now_ts()
-        await bot.push(dm("still here", ts=ts), event_id="EvStill")
-        await bot.answered(ts)
-        command = now_ts()
-        await bot.push(dm("!newgroup", ts=command), event_id="EvNew")
-        await fake.wait_until(lambda: bot.reactions(command) == {"white_check_mark"}, timeout=BOUND)
-        (reply,) = texts(bot, command)
+        await dm_answered(bot, "still here", "EvStill")
+        (reply,) = await dm_command(bot, "!newgroup", "EvNew", "white_check_mark")
         assert reply.startswith("Channel <#C0GROUP") and reply.endswith("the task goes on there.")
         assert (await bot.status())["pid"] > 0
