@@ -6,8 +6,10 @@ JSON or form-encoded body, ``Authorization: Bearer``, answers HTTP 200 with ``ok
 whether it answers pings and whether it finishes a close handshake, which Slack does not). It
 enforces what Slack enforces (the right kind of token per method, single-use connection
 tickets, ``hello`` first, at most 10 connections, Block Kit's limits, updates of the bot's own
-messages only) and records everything a test asserts on. Tests steer it: push an envelope, send
-raw frames, ask a connection to disconnect, silence it, script the next answers of a method.
+messages only, a channel's name by Slack's rules) and records everything a test asserts on
+(the channels ``conversations.create`` made and their members among them). Tests steer it:
+push an envelope, send raw frames, ask a connection to disconnect, silence it, script the next
+answers of a method (``refuse``: its next error).
 
     async with fake_slack() as fake:          # both listeners up
         ...SocketModeClient(api_url=fake.api_url, app_token=APP_TOKEN, ...)
@@ -159,8 +161,14 @@ class FakeSlack:
         self.pages_read = 0
         """Pages ``conversations.replies`` and ``conversations.history`` answered."""
         """Every GET of a file or of the sign-in page, with its headers."""
+        self.channels: dict[str, dict[str, Any]] = {}
+        """Channel id -> the channel as ``conversations.create`` made it (``is_archived``
+        set by ``conversations.archive``)."""
+        self.members: dict[str, list[str]] = {}
+        """Channel id -> the users ``conversations.invite`` brought in, in order."""
         self._last_ts = 0.0
         self._files = itertools.count(1)
+        self._channels = itertools.count(1)
         self._changed = trio.Event()
 
     @property
@@ -260,6 +268,14 @@ class FakeSlack:
 
     # -- steering --------------------------------------------------------------------------
 
+    def refuse(self, method: str, error: str, times: int = 1) -> None:
+        """The next ``times`` calls of ``method`` answered ``ok: false`` with ``error``."""
+        for _ in range(times):
+            self.scripted[method].append((200, {}, {"ok": False, "error": error}))
+
+    def channel_named(self, name: str) -> dict[str, Any] | None:
+        return next((c for c in self.channels.values() if c["name"] == name), None)
+
     async def push(self, frame: Mapping[str, Any], connection: Connection | None = None) -> None:
         await (connection or self.current).send_text(json.dumps(frame))
 
@@ -333,6 +349,8 @@ class FakeSlack:
             return 200, {}, {"ok": True, "channel": {"id": "D" + users[1:]}}
         if call.method in ("chat.postMessage", "chat.update"):
             return self._chat(call.method, args)
+        if call.method in ("conversations.create", "conversations.invite", "conversations.archive"):
+            return self._channel(call.method, args)
         if call.method in ("conversations.replies", "conversations.history"):
             return self._read(call.method, args)
         if call.method in ("reactions.add", "reactions.remove"):
@@ -359,6 +377,76 @@ class FakeSlack:
         decimals), unique and increasing within the fake."""
         self._last_ts = max(time.time(), self._last_ts + 1e-6)
         return f"{self._last_ts:.6f}"
+
+    def _channel(self, method: str, args: Mapping[str, Any]) -> Answer:
+        """Slack's channel methods as a bot token sees them: a name by Slack's rules and not
+        taken (an archived channel keeps its name), an invite of ``U``/``W`` users not in the
+        channel yet, an archive once; the answers' shapes are Slack's."""
+        if method == "conversations.create":
+            name = str(args.get("name") or "")
+            if not name:
+                return 200, {}, {"ok": False, "error": "invalid_name_required"}
+            if len(name) > 80:
+                return 200, {}, {"ok": False, "error": "invalid_name_maxlength"}
+            if any(not (c.isascii() and (c.islower() or c.isdigit() or c in "-_")) for c in name):
+                return 200, {}, {"ok": False, "error": "invalid_name_specials"}
+            if self.channel_named(name) is not None:
+                return 200, {}, {"ok": False, "error": "name_taken"}
+            channel = self._new_channel(name, private=args.get("is_private") in (True, "true", "1"))
+            return 200, {}, {"ok": True, "channel": channel}
+        channel = self.channels.get(str(args.get("channel") or ""))
+        if channel is None:
+            return 200, {}, {"ok": False, "error": "channel_not_found"}
+        if channel["is_archived"]:
+            return 200, {}, {"ok": False, "error": "is_archived"}
+        if method == "conversations.archive":
+            channel["is_archived"] = True
+            return 200, {}, {"ok": True}
+        members = self.members[channel["id"]]
+        users = [u for u in str(args.get("users") or "").split(",") if u]
+        if not users or any(not u.startswith(("U", "W")) for u in users):
+            return 200, {}, {"ok": False, "error": "user_not_found"}
+        if any(u in members for u in users):
+            return 200, {}, {"ok": False, "error": "already_in_channel"}
+        members.extend(users)
+        return 200, {}, {"ok": True, "channel": channel}
+
+    def _new_channel(self, name: str, *, private: bool) -> dict[str, Any]:
+        """A channel the bot created, as ``conversations.create`` answers it."""
+        channel_id = f"C0GROUP{next(self._channels):04d}"
+        created = int(time.time())
+        channel: dict[str, Any] = {
+            "id": channel_id,
+            "name": name,
+            "is_channel": True,
+            "is_group": False,
+            "is_im": False,
+            "is_mpim": False,
+            "is_private": private,
+            "created": created,
+            "is_archived": False,
+            "is_general": False,
+            "unlinked": 0,
+            "name_normalized": name,
+            "is_shared": False,
+            "is_org_shared": False,
+            "is_ext_shared": False,
+            "is_pending_ext_shared": False,
+            "pending_shared": [],
+            "context_team_id": TEAM,
+            "updated": created * 1000,
+            "parent_conversation": None,
+            "creator": BOT_USER,
+            "is_member": True,
+            "last_read": "0000000000.000000",
+            "topic": {"value": "", "creator": "", "last_set": 0},
+            "purpose": {"value": "", "creator": "", "last_set": 0},
+            "previous_names": [],
+            "priority": 0,
+        }
+        self.channels[channel_id] = channel
+        self.members[channel_id] = []
+        return channel
 
     def _read(self, method: str, args: Mapping[str, Any]) -> Answer:
         """A thread's messages, oldest first (its parent, when Slack has it, then its replies),

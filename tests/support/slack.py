@@ -54,13 +54,20 @@ class Served:
     """The host process and what the test reads of it."""
 
     def __init__(
-        self, fake: FakeSlack, model: FakeModel, socket: Path, log: Path | None = None
+        self,
+        fake: FakeSlack,
+        model: FakeModel,
+        socket: Path,
+        log: Path | None = None,
+        robota: Robota | None = None,
     ) -> None:
         self.fake = fake
         self.model = model
         self.socket = socket
         self.log = log
         """The host's log file (``robota.log``)."""
+        self.robota = robota
+        """The sandbox's ``robota`` (its CLI against this host), when ``served`` made it."""
 
     def prompts(self, text: str) -> int:
         return sum(1 for r in self.model.model_requests() if r.prompt == text)
@@ -176,14 +183,16 @@ async def host_process(
 
 
 @asynccontextmanager
-async def served(short_root: Path, model: FakeModel, *, ask: bool = False) -> AsyncIterator[Served]:
-    robota, profile = sandboxed(short_root, model, "codex-acp")
+async def served(
+    short_root: Path, model: FakeModel, *, ask: bool = False, agent: str = "codex-acp"
+) -> AsyncIterator[Served]:
+    robota, profile = sandboxed(short_root, model, agent)
     if ask:  # the agent asks before it runs a command
-        write_real_agents_config(robota, ["codex-acp"], model.url, ask=True)
+        write_real_agents_config(robota, [agent], model.url, ask=True)
     async with fake_slack() as fake:
         configure(robota.home, fake.api_url)
         async with host_process(robota, fake, short_root / "host.log") as process:
-            yield Served(fake, model, profile.control_socket, profile.default_log_path)
+            yield Served(fake, model, profile.control_socket, profile.default_log_path, robota)
     assert process.returncode == 0, (short_root / "host.log").read_text()[-4000:]
     assert processes_with_home_under(short_root / "agents") == []
 

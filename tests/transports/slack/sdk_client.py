@@ -65,6 +65,33 @@ say(
 )
 
 
+# A private channel made, a person invited, refusals raised as Slack's, the channel archived:
+# what a group channel's steps call.
+made = web.conversations_create(name="shop-api", is_private=True)["channel"]
+invited = web.conversations_invite(channel=made["id"], users="U0ALICE")["channel"]["id"]
+refusals = []
+for call in (
+    lambda: web.conversations_create(name="shop-api", is_private=True),
+    lambda: web.conversations_create(name="Shop API"),
+    lambda: web.conversations_invite(channel=made["id"], users="U0ALICE"),
+    lambda: web.conversations_invite(channel=made["id"], users="nobody"),
+):
+    try:
+        call()
+    except SlackApiError as error:
+        refusals.append(error.response["error"])
+archived = web.conversations_archive(channel=made["id"])["ok"]
+say(
+    kind="channel",
+    id=made["id"],
+    name=made["name"],
+    is_private=made["is_private"],
+    invited=invited,
+    refusals=refusals,
+    archived=archived,
+)
+
+
 def on_request(client: SocketModeClient, request: SocketModeRequest) -> None:
     client.send_socket_mode_response(SocketModeResponse(envelope_id=request.envelope_id))
     event = request.payload.get("event", {})

@@ -1,6 +1,7 @@
 """The fake is proven against the real client: the official SDK (``slack_sdk``) calls the
 fake's Web API (answers, ``SlackApiError`` on ``invalid_blocks``, a thread read after
-``oldest`` page by page through its cursor, with a post's metadata) and its builtin Socket Mode
+``oldest`` page by page through its cursor, with a post's metadata; a private channel made,
+a person invited, Slack's refusals of both, the channel archived) and its builtin Socket Mode
 client connects, receives ``events_api`` envelopes, acknowledges them as Slack expects, and
 follows a ``refresh_requested`` disconnect to a fresh URL. If the fake's shapes were off, the
 SDK would refuse them, and our own client's tests against the fake would prove nothing."""
@@ -74,6 +75,23 @@ async def test_the_official_sdk_talks_to_the_fake_and_receives_an_event(fake: Fa
             [[replies["later"][0], None]],
             [[replies["later"][1], None]],
         ]
+        channel = await lines.next()
+        assert channel == {
+            "kind": "channel",
+            "id": channel["id"],
+            "name": "shop-api",
+            "is_private": True,
+            "invited": channel["id"],
+            "refusals": [
+                "name_taken",
+                "invalid_name_specials",
+                "already_in_channel",
+                "user_not_found",
+            ],
+            "archived": True,
+        }
+        assert fake.members[channel["id"]] == ["U0ALICE"]
+        assert fake.channels[channel["id"]]["is_archived"]
         assert await lines.next() == {"kind": "connected"}
         (opened,) = fake.calls_of("apps.connections.open")
         assert opened.headers["authorization"] == f"Bearer {APP_TOKEN}"

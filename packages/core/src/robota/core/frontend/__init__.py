@@ -25,19 +25,18 @@ noticing.
 Layering, bottom up: ``_backpressure`` (pure), ``_resolve`` (pure), ``_inbound`` (pure: the
 chat transports' owner filter, stale guard and durable claim), ``_admission`` (pure: a chat
 message's way in as effects, the screen, the accept, the lane), ``_port`` (an attached
-surface's frames are the protocol's: ``robota.core.protocol``), ``_transport``
-(what the host hands a chat transport it starts: the port, the store, a status callback;
-what a transport offers back: group creation), ``_link`` (pure: a chat transport's connection
-machine and the status it reports), ``_chat_values`` (pure: a followed route's and a turn's
-values), ``_recovery_plan`` (``recovery_plan``, the restart's decision, pure), ``_chat_gate``
-(``ChatGate``, pure: how many chats a transport serves at once, the others waiting in order),
-``_chat``
-(``ChatTurns``: the machinery every chat service owns, its routes read and its cards opened,
-handed the platform's part as a ``TurnHooks``; above ``robota.core.cards``; its inbox,
-``_chat_inbox``: a message accepted before the platform is acknowledged, fed again or settled
-after a crash),
-``_restarts`` (``RestartDesk``: a chat transport's side of the host's safe restart, its notes
-through the platform's ``send``),
+surface's frames are the protocol's: ``robota.core.protocol``), ``_transport`` (what the host
+hands a chat transport it starts: the port, the store, a status callback; what a transport
+offers back: group creation), ``_groups`` (what every transport's group chats share: their
+notes, the welcome note, a chat's ``/newgroup`` through the host), ``_link`` (pure: a chat
+transport's connection machine and the status it reports), ``_chat_values`` (pure: a followed
+route's and a turn's values), ``_recovery_plan`` (``recovery_plan``, the restart's decision,
+pure), ``_chat_gate`` (``ChatGate``, pure: how many chats a transport serves at once, the
+others waiting in order), ``_chat`` (``ChatTurns``: the machinery every chat service owns, its
+routes read and its cards opened, handed the platform's part as a ``TurnHooks``; above
+``robota.core.cards``; its inbox, ``_chat_inbox``: a message accepted before the platform is
+acknowledged, fed again or settled after a crash), ``_restarts`` (``RestartDesk``: a chat
+transport's side of the host's safe restart, its notes through the platform's ``send``),
 ``_queue`` (``QueueNotes``: a queued prompt's note and its Cancel action, pure),
 ``_recovery_notes`` (pure: what a restarted host tells a chat of a turn it left unsettled),
 ``_media`` (a chat's images and files once downloaded: limits, folder, what the agent gets),
@@ -59,6 +58,7 @@ if typing.TYPE_CHECKING:
     from ._chat_inbox import Accepted, ChatInbox, InboxLeft
     from ._chat_values import ChatRoute, ChatTurn, Opening, Outcome, Pending, take_pending
     from ._clicks import Clicked, ClickVerdict
+    from ._groups import MadeGroups, greet_group, group_notes, open_group, welcome_text
     from ._inbound import STALE_AFTER, Dated, Ignore, freshness, inbound_claims, owner_filter
     from ._link import Identified, IdentifyFailed, LinkConnecting, LinkUp, PlatformRefused
     from ._media import (
@@ -142,6 +142,12 @@ __all__ = [
     "GroupMaker",
     "GroupChat",
     "GroupRefused",
+    # what every chat transport's groups share: their notes, the welcome, a chat's command
+    "MadeGroups",
+    "greet_group",
+    "group_notes",
+    "open_group",
+    "welcome_text",
     # what every chat transport shares: its turns, its restart, its inbound order's pure steps
     "ChatTurns",
     "TurnHooks",
@@ -307,6 +313,11 @@ _HOMES = {
     "TaskNotFound": "._resolve",
     "TaskNotResolved": "._resolve",
     "resolve_task": "._resolve",
+    "MadeGroups": "._groups",
+    "greet_group": "._groups",
+    "group_notes": "._groups",
+    "open_group": "._groups",
+    "welcome_text": "._groups",
     "GroupChat": "._transport",
     "GroupMaker": "._transport",
     "GroupRefused": "._transport",

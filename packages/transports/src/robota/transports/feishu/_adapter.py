@@ -65,7 +65,10 @@ from robota.core.frontend import (
     Refused,
     TransportContext,
     attachments_folder,
+    greet_group,
+    group_notes,
     media_notes,
+    open_group,
     prompt_with,
     queue_texts,
 )
@@ -75,21 +78,18 @@ from robota.core.store import (
     CardAction,
     ChatContext,
     ForgetReaction,
-    NoteChat,
     RecordReaction,
     SetChatSetting,
-    Task,
     TurnAttempt,
     chat_contexts,
     message_reactions,
     open_reader,
 )
-from robota.core.store import task as load_task
 
 from ._agents import declared
 from ._client import LongConnectionClient
 from ._errors import ApiError, ConnectionRefused
-from ._groups import FeishuGroups, group_notes, open_group, welcome_text
+from ._groups import FeishuGroups
 from ._inbound import (
     Admit,
     CardClick,
@@ -343,17 +343,8 @@ class FeishuAdapter:
 
     async def _group_opened(self, group: GroupChat, task_id: str) -> None:
         """A group the host made is this transport's route now: served, and greeted."""
-        route = self.service.turns.route(group.route_key)
-        self.context.store.submit(
-            NoteChat(group.route_key, "feishu:group"), self.service.turns.logged
-        )
-        task = await trio.to_thread.run_sync(self._read_task, task_id)
-        text = welcome_text(task, group_notes(self.context.locale))
-        await self.service.say(route, None, None, text)
-
-    def _read_task(self, task_id: str) -> Task | None:
-        with closing(open_reader(self.context.db_path)) as db:
-            return load_task(db, task_id)
+        notes = group_notes(self.context.locale)
+        await greet_group(self.service, group, task_id, "feishu:group", notes)
 
     # -- what the last run left ------------------------------------------------------------
 

@@ -14,6 +14,8 @@ cores with thin trio shells:
 * ``_card``       the progress message and the final answer in Block Kit, pure; ``_platform``
   is the renderer as a ``robota.core.cards.CardPlatform`` (what ``robota cards preview`` draws)
 * ``_outbound``   the card sink over the Web API (``SlackSink``)
+* ``_groups``     group channels: the ``GroupMaker`` (``SlackGroups``), a channel's name by
+  Slack's rules (``channel_name``, pure)
 * ``_adapter``    Slack as a chat platform (a ``robota.core.frontend.Platform``), served by
   core's ``ChatService``
 * ``_plugin``     the plugin (``SlackTransport``), on top: the service loads when the host
@@ -61,6 +63,7 @@ if typing.TYPE_CHECKING:
         render_slack_progress,
         slack_final_answer,
     )
+    from ._groups import SlackGroups, channel_name, name_candidates
     from ._platform import SlackPlatform
 
 plugin = SlackTransport()
@@ -110,6 +113,10 @@ __all__ = [
     "BACKOFF",
     "decide",
     "retry_after_seconds",
+    # group channels
+    "SlackGroups",
+    "channel_name",
+    "name_candidates",
     # errors
     "SlackError",
     "ApiError",
@@ -126,7 +133,11 @@ _HOMES = {
     "render_slack_progress": "._card",
     "slack_final_answer": "._card",
     "SlackPlatform": "._platform",
+    "SlackGroups": "._groups",
+    "channel_name": "._groups",
+    "name_candidates": "._groups",
 }
-"""The card renderer's names, loaded on first use (the host's service, cards preview)."""
+"""The card renderer's and the group channels' names, loaded on first use (the host's
+service, cards preview)."""
 
 __getattr__, __dir__ = _lazy_attributes(__name__, _HOMES)

@@ -14,7 +14,10 @@ turns. This module only says what is Slack's:
 * a message screened (``_inbound``'s filters; a team's channel by its door) into a
   ``Hearing``: its route (a thread's own route in a team's channel), its claim keys
   (``slack-event:`` + the event id, ``slack-message:`` + channel + ``ts``), ``!name`` read as
-  ``/name`` for the engine's commands and the transport's ``restart``;
+  ``/name`` for the engine's commands and the transport's ``restart``, ``newgroup`` and
+  ``forkgroup``;
+* its group channels (``_groups``: ``SlackGroups``, the ``GroupMaker`` offered to the host
+  once the Web API's client exists, inviting the owner; a command's binds its sender);
 * its words: reactions (``eyes`` while working, then ``white_check_mark`` / ``x`` /
   ``no_entry_sign``), replies in the message's thread, the progress message's Stop button,
   the queued note's and the restart note's buttons (``restart_blocks``), the start-up notes
@@ -42,6 +45,7 @@ from robota.core.frontend import (
     ChatRoute,
     ChatService,
     ChatTurn,
+    GroupChat,
     Hearing,
     Identified,
     IdentifyFailed,
@@ -57,7 +61,9 @@ from robota.core.frontend import (
     TransportContext,
     agent_capabilities,
     attachments_folder,
+    greet_group,
     media_notes,
+    open_group,
     prompt_with,
 )
 from robota.core.frontend import Refused as FileRefused
@@ -73,9 +79,12 @@ from robota.core.store import (
 from ._client import SocketModeClient
 from ._errors import ApiError, ConnectionRefused
 from ._files import fetch
+from ._groups import SlackGroups, slack_group_notes
 from ._inbound import (
+    GROUP_COMMANDS,
     Admit,
     ButtonClick,
+    GroupCommand,
     InboundMessage,
     Malformed,
     Restart,
@@ -84,6 +93,7 @@ from ._inbound import (
     allowed,
     bang,
     chat_route,
+    group_command,
     parse_envelope,
     restart_command,
     route_chat,
@@ -116,9 +126,14 @@ REACTIONS: Mapping[Reaction, str] = {
     "interrupted": "no_entry_sign",
 }
 _COMMAND_NAMES = frozenset(
-    {"restart", *(name for c in COMMANDS for name in (c.name, c.initialism) if name is not None)}
+    {
+        "restart",
+        *GROUP_COMMANDS,
+        *(name for c in COMMANDS for name in (c.name, c.initialism) if name is not None),
+    }
 )
-"""What ``!name`` means ``/name`` for: the engine's commands and the transport's ``restart``."""
+"""What ``!name`` means ``/name`` for: the engine's commands and the transport's ``restart``,
+``newgroup`` and ``forkgroup``."""
 _RESTART = {
     "restart": "Restart scheduled",
     "no_restart": "Nothing can restart from here",
@@ -174,6 +189,8 @@ class SlackAdapter:
         self._web: WebApi | None = None
         self._tls_context: ssl.SSLContext | None = None
         self._sink: SlackSink | None = None
+        self._groups: SlackGroups | None = None
+        """The ``GroupMaker`` (``_groups``), inviting the owner; a command's binds its sender."""
 
     def bind(self, service: ChatService) -> None:
         self._service = service
@@ -207,6 +224,7 @@ class SlackAdapter:
         ) as web:
             self._web = web
             self._sink = SlackSink(web)
+            self._groups = SlackGroups(web, invite=self.settings.user_id, opened=self._group_opened)
             yield self._sink
 
     async def identify(self) -> Identified | IdentifyFailed | PlatformRefused:
@@ -247,7 +265,13 @@ class SlackAdapter:
             await self._web.went_quiet()
 
     def serving(self) -> None:
-        pass
+        assert self._groups is not None
+        self.context.offer_groups(self._groups)
+
+    async def _group_opened(self, group: GroupChat, task_id: str) -> None:
+        """A channel the host made is this transport's route now: served, and greeted."""
+        notes = slack_group_notes(self.context.locale)
+        await greet_group(self.service, group, task_id, "slack:channel", notes)
 
     def recovering(self, unsettled: Sequence[tuple[TurnAttempt, str | None]]) -> None:
         pass
@@ -364,11 +388,15 @@ class SlackAdapter:
         del hearing  # Slack keeps one reaction per emoji: adding it again does no harm
         return False
 
-    def command(self, hearing: Hearing) -> Restart | None:
-        return restart_command(hearing.text)
+    def command(self, hearing: Hearing) -> Restart | GroupCommand | None:
+        return restart_command(hearing.text) or group_command(hearing.text)
 
     async def run_command(self, route: ChatRoute, hearing: Hearing, command: object) -> None:
-        """The owner's ``/restart`` (``!restart``): the route enrolled in the host's restart."""
+        """The owner's ``/restart`` (``!restart``): the route enrolled in the host's restart;
+        ``!newgroup`` / ``!forkgroup``: a private channel for the sender (``_group_command``)."""
+        if isinstance(command, GroupCommand):
+            await self._group_command(route, hearing, command)
+            return
         assert isinstance(command, Restart)
         host = self.context.host
         refusal = command.refusal or (None if host is not None else _RESTART["no_restart"])
@@ -381,6 +409,25 @@ class SlackAdapter:
         if reply is not None:
             await self.service.say(route, hearing.message_id, hearing.thread, reply)
         outcome: Outcome = "failed" if refusal is not None else "completed"
+        await self.service.settle(route.channel, hearing.message_id, outcome)
+
+    async def _group_command(
+        self, route: ChatRoute, hearing: Hearing, command: GroupCommand
+    ) -> None:
+        """A channel made through the host, the conversation's current task its source; the
+        reply (the channel's mention, or why not) in the command's thread."""
+        sender = hearing.item.message.user
+        maker = self._groups.inviting(sender) if self._groups is not None else None
+        made, reply = await open_group(
+            self.context.host,
+            maker,
+            route.key,
+            fork=command.fork,
+            title=command.title,
+            notes=slack_group_notes(self.context.locale),
+        )
+        await self.service.say(route, hearing.message_id, hearing.thread, reply)
+        outcome: Outcome = "completed" if made else "failed"
         await self.service.settle(route.channel, hearing.message_id, outcome)
 
     async def divert(self, hearing: Hearing, request: UserInput) -> ForkTask | None:

@@ -50,8 +50,11 @@ __all__ = [
     "Screen",
     "Unsupported",
     "allowed",
+    "GROUP_COMMANDS",
+    "GroupCommand",
     "Restart",
     "bang",
+    "group_command",
     "restart_command",
     "chat_route",
     "freshness",
@@ -325,3 +328,27 @@ def restart_command(text: str) -> Restart | None:
     if argument not in (None, "--force"):
         return Restart(refusal="usage: /restart or /restart --force (or !restart)")
     return Restart(force=argument == "--force")
+
+
+@dataclass(frozen=True, slots=True)
+class GroupCommand:
+    """``/newgroup [title]`` or ``/forkgroup [title]`` (``fork``): a private channel for a
+    new task set up as the conversation's, or for a fork of it."""
+
+    fork: bool
+    title: str | None = None
+
+
+GROUP_COMMANDS: Mapping[str, bool] = {"newgroup": False, "ng": False, "forkgroup": True, "fg": True}
+"""The group commands and their initialisms (as Feishu's), each whether it forks: the
+transport's, not the engine's (a channel is the platform's)."""
+
+
+def group_command(text: str) -> GroupCommand | None:
+    """The transport's ``/newgroup`` or ``/forkgroup`` in ``text`` (after ``bang``), or
+    ``None``: the route's."""
+    words = text.split()
+    fork = GROUP_COMMANDS.get(words[0].lower().removeprefix("/")) if words else None
+    if fork is None or not words[0].startswith("/"):
+        return None
+    return GroupCommand(fork, " ".join(words[1:]) or None)
