@@ -10,7 +10,8 @@ from pathlib import Path
 
 import trio
 
-from robota.runtimes import AgentProcess, ShutdownTimings, agent_environment
+from robota.core import AgentLaunch
+from robota.runtimes import AgentProcess, ShutdownTimings, agent_environment, start_failure
 from robota.runtimes._reaper import MARK
 
 from ..support.agents import isolated
@@ -152,3 +153,44 @@ async def test_descendants_get_a_moment_to_finish_after_the_leader_exits(tmp_pat
         await agent.shutdown()
     assert marker.read_text() == "ok"
     assert not agent._group_alive()
+
+
+async def _start_error(launch: AgentLaunch) -> OSError:
+    try:
+        process = await AgentProcess.launch(launch)
+    except OSError as error:
+        return error
+    await process.shutdown()
+    raise AssertionError(f"{launch.command} started")
+
+
+async def test_a_start_failure_names_the_missing_program_or_directory(tmp_path: Path) -> None:
+    """The OS says only "No such file or directory"; the person reads which, and what to do."""
+    cases = [
+        (
+            AgentLaunch(name="codex", kind="acp", command="codex-not-installed-here"),
+            "cannot start agent codex: 'codex-not-installed-here' is not found on PATH; "
+            "`robota doctor` says how to install it",
+        ),
+        (
+            AgentLaunch(name="mine", kind="acp", command=str(tmp_path / "gone")),
+            f"cannot start agent mine: '{tmp_path / 'gone'}' is not found; "
+            "`robota doctor` says how to install it",
+        ),
+        (
+            AgentLaunch(
+                name="codex", kind="acp", command=sys.executable, cwd=tmp_path / "no-such-dir"
+            ),
+            f"cannot start agent codex: its directory {tmp_path / 'no-such-dir'} does not exist",
+        ),
+    ]
+    not_executable = tmp_path / "agent.txt"
+    not_executable.write_text("not a program")
+    cases.append(
+        (
+            AgentLaunch(name="mine", kind="acp", command=str(not_executable)),
+            f"cannot start agent mine: '{not_executable}' may not be run (permission denied)",
+        )
+    )
+    for launch, said in cases:
+        assert start_failure(launch, await _start_error(launch)) == said

@@ -54,7 +54,7 @@ if typing.TYPE_CHECKING:
         RpcTimeout,
     )
     from ._known_agents import ACP_AGENTS, APP_SERVER_AGENTS, KNOWN_AGENTS
-    from ._process import AgentProcess, ShutdownTimings
+    from ._process import AgentProcess, ShutdownTimings, start_failure
     from ._spawn import agent_environment, is_reserved_name, scrubbed_names
     from ._stderr_tail import StderrTail, agent_secrets, clean_line, with_last_words
 
@@ -79,6 +79,7 @@ __all__ = [
     "agent_environment",
     "is_reserved_name",
     "scrubbed_names",
+    "start_failure",
     # an agent's last words
     "StderrTail",
     "agent_secrets",
@@ -140,6 +141,7 @@ _HOMES = {
     "RpcTimeout": "._jsonrpc",
     "AgentProcess": "._process",
     "ShutdownTimings": "._process",
+    "start_failure": "._process",
     "agent_environment": "._spawn",
     "is_reserved_name": "._spawn",
     "scrubbed_names": "._spawn",

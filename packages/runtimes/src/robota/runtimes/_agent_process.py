@@ -73,7 +73,7 @@ from ._drivers import (
 )
 from ._jsonrpc import Connection, ConnectionLost, RpcError, RpcTimeout
 from ._prestart import Adopted, Prestarted
-from ._process import AgentProcess, ShutdownTimings
+from ._process import AgentProcess, ShutdownTimings, start_failure
 from ._spare_sessions import SparePool, spare_key
 from ._stderr_tail import with_last_words
 
@@ -295,8 +295,7 @@ class AgentProcessService:
                 )
             )
         except OSError as error:
-            failure = f"cannot start agent {launch.name} ({launch.command}): "
-            failure += error.strerror or str(error)
+            failure = start_failure(launch, error)
             self._fail(first, failure)
             self._report(ProcessDown(self._generation, failure))
             return failure

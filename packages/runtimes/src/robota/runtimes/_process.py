@@ -41,9 +41,28 @@ __all__ = [
     "Spawn",
     "launch_command",
     "scrubbed_names",
+    "start_failure",
 ]
 
 logger = logging.getLogger("robota.runtimes.process")
+
+
+def start_failure(launch: AgentLaunch, error: OSError) -> str:
+    """What the person reads when ``launch``'s process could not be started: the missing
+    program or directory named (the OS says only "No such file or directory")."""
+    name, command = launch.name, launch.command
+    if isinstance(error, FileNotFoundError):
+        if launch.cwd is not None and str(error.filename) == str(launch.cwd):
+            return f"cannot start agent {name}: its directory {launch.cwd} does not exist"
+        where = "" if os.sep in command else " on PATH"
+        return (
+            f"cannot start agent {name}: {command!r} is not found{where}; "
+            "`robota doctor` says how to install it"
+        )
+    if isinstance(error, PermissionError):
+        return f"cannot start agent {name}: {command!r} may not be run (permission denied)"
+    return f"cannot start agent {name} ({command}): {error.strerror or error}"
+
 
 _PENDING_LIMIT = 64 * 1024
 """Bytes of stderr without a newline kept before they count as a line: bounded memory."""
