@@ -19,7 +19,7 @@ import ssl
 from collections.abc import AsyncIterator, Mapping, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import httpcore
 
@@ -40,6 +40,7 @@ __all__ = [
     "Streamed",
     "Unanswered",
     "async_pool",
+    "httpx_streamed",
     "json_bytes",
     "named_headers",
     "request_headers",
@@ -204,17 +205,26 @@ class AsyncHttp:
     async def _httpx_stream(
         self, method: str, url: str, headers: Mapping[str, str], content: bytes
     ) -> AsyncIterator[Streamed]:
-        import httpx  # noqa: PLC0415 (only behind a proxy)
-
         assert self._httpx is not None
-        try:
-            async with self._httpx.stream(
-                method, url, headers=headers, content=content or None
-            ) as response:
-                named = {k.lower(): v for k, v in response.headers.items()}
-                yield Streamed(response.status_code, named, response.aiter_bytes(), url)
-        except httpx.HTTPError as error:
-            raise Unanswered(type(error).__name__) from None
+        request = {"headers": headers, "content": content or None}
+        async with httpx_streamed(self._httpx, method, url, **request) as streamed:
+            yield streamed
+
+
+@asynccontextmanager
+async def httpx_streamed(
+    client: httpx.AsyncClient, method: str, url: str, **request: Any
+) -> AsyncIterator[Streamed]:
+    """httpx's streamed answer (a client behind a proxy) as the pool's is: a ``Streamed``
+    named by the URL httpx sent to, its errors ``Unanswered`` by name."""
+    import httpx  # noqa: PLC0415 (only behind a proxy)
+
+    try:
+        async with client.stream(method, url, **request) as response:
+            named = {k.lower(): v for k, v in response.headers.items()}
+            yield Streamed(response.status_code, named, response.aiter_bytes(), str(response.url))
+    except httpx.HTTPError as error:
+        raise Unanswered(type(error).__name__) from None
 
 
 class Http:

@@ -261,24 +261,17 @@ class RestClient:
             NETWORK_ERRORS,
             Streamed,
             Unanswered,
+            httpx_streamed,
             named_headers,
             timeouts,
         )
 
         if self._pool is None:
-            import httpx  # noqa: PLC0415 (only behind a proxy)
-
             assert self._http is not None
             headers = {"Authorization": f"Bearer {token}"}
-            try:
-                async with self._http.stream(
-                    "GET", path, params=params, headers=headers, timeout=self.timeout
-                ) as response:
-                    named = {k.lower(): v for k, v in response.headers.items()}
-                    url = str(response.url)
-                    yield Streamed(response.status_code, named, response.aiter_bytes(), url)
-            except httpx.HTTPError as error:
-                raise Unanswered(type(error).__name__) from None
+            request = {"params": params, "headers": headers, "timeout": self.timeout}
+            async with httpx_streamed(self._http, "GET", path, **request) as streamed:
+                yield streamed
             return
         wire = wire_request("GET", self.domain, path, params=params, token=token)
         scheme, host, port = self._origin
