@@ -162,3 +162,17 @@ def test_the_tls_context_is_httpxs(
 def test_the_tls_context_reads_the_mapping_it_is_given(tmp_path: Path) -> None:
     bundle = one_certificate(tmp_path)
     assert ssl_context({"SSL_CERT_FILE": str(bundle)}).cert_store_stats()["x509_ca"] == 1
+
+
+def test_a_transport_makes_one_tls_context_and_keeps_a_given_one(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    from robota.transports._tls import OneTlsContext
+
+    monkeypatch.setenv("SSL_CERT_FILE", str(one_certificate(tmp_path)))
+    made = OneTlsContext()
+    first = made.get()
+    assert made.get() is first, "made once, then shared"
+    assert first.cert_store_stats()["x509_ca"] == 1, "httpx's rule: SSL_CERT_FILE"
+    given = ssl_context({})
+    assert OneTlsContext(given).get() is given

@@ -86,6 +86,7 @@ from robota.core.store import (
     open_reader,
 )
 
+from .._tls import OneTlsContext
 from ._agents import declared
 from ._client import LongConnectionClient
 from ._errors import ApiError, ConnectionRefused
@@ -116,8 +117,6 @@ from ._texts import _note_card, _notes, _toast
 from ._threads import ThreadForks
 
 if TYPE_CHECKING:
-    import ssl
-
     from robota.core import AgentCapabilities, Service
     from robota.core.frontend import GroupChat
     from robota.core.teams import GroupNote, TeamDoor, TeamMessage, ThreadReply
@@ -185,7 +184,7 @@ class FeishuAdapter:
         )
         self._service: ChatService | None = None
         self._messenger: Messenger | None = None
-        self._tls_context: ssl.SSLContext | None = None
+        self._tls_context = OneTlsContext()
         self._sink: FeishuSink | None = None
         self._groups: FeishuGroups | None = None
         """The ``GroupMaker`` (``_groups``), inviting the owner; a chat's binds its sender."""
@@ -242,20 +241,11 @@ class FeishuAdapter:
 
     # -- the connection ---------------------------------------------------------------------
 
-    def _tls(self) -> ssl.SSLContext:
-        """The transport's one TLS context, for the REST client and the long connection's
-        endpoint call alike (each context holds its certificates: about 1 MB)."""
-        if self._tls_context is None:
-            from .._net import ssl_context  # noqa: PLC0415 (only when the service runs)
-
-            self._tls_context = ssl_context()
-        return self._tls_context
-
     @asynccontextmanager
     async def session(self) -> AsyncIterator[FeishuSink]:
         s = self.settings
         async with RestClient(
-            domain=s.domain, app_id=s.app_id, app_secret=s.app_secret, tls=self._tls()
+            domain=s.domain, app_id=s.app_id, app_secret=s.app_secret, tls=self._tls_context.get()
         ) as rest:
             self._messenger = Messenger(rest)
             self._sink = FeishuSink(self._messenger)
@@ -291,7 +281,7 @@ class FeishuAdapter:
             app_secret=s.app_secret,
             handler=self._on_event,
             on_status=status,
-            tls=self._tls(),
+            tls=self._tls_context.get(),
         )
         await client.run(task_status=task_status)
 

@@ -36,6 +36,7 @@ from urllib.parse import urlsplit
 
 import trio
 
+from .._tls import OneTlsContext
 from ._connection import (
     ACK_WITHIN,
     Close,
@@ -113,9 +114,9 @@ class LongConnectionClient:
         tls: ssl.SSLContext | None = None,
     ) -> None:
         self.domain = domain.rstrip("/")
-        self._tls = tls
+        self._tls = OneTlsContext(tls)
         """The TLS context of the endpoint call and the ``wss`` dial (the transport's one, so
-        both trust what its REST calls trust); else ``_context`` makes one."""
+        both trust what its REST calls trust); else httpx's default, made once."""
         self.app_id = app_id
         self._secret = app_secret
         self.handler = handler
@@ -136,19 +137,12 @@ class LongConnectionClient:
     def state(self) -> State:
         return self.machine.state
 
-    @property
-    def _context(self) -> ssl.SSLContext:
-        """The TLS context given, else httpx's default, made once (``_net.ssl_context``)."""
-        if self._tls is None:
-            from .._net import ssl_context  # noqa: PLC0415 (lazy, see the facade)
-
-            self._tls = ssl_context()
-        return self._tls
-
     async def run(self, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
         from .._direct import AsyncHttp  # noqa: PLC0415 (lazy, see the facade)
 
-        http = AsyncHttp.for_url(self.domain, timeout=self.endpoint_timeout, context=self._context)
+        http = AsyncHttp.for_url(
+            self.domain, timeout=self.endpoint_timeout, context=self._tls.get()
+        )
         async with http, trio.open_nursery() as nursery:
             try:
                 reason = await self._loop(http, nursery, task_status)
@@ -303,7 +297,7 @@ class LongConnectionClient:
                     # The transport's one context: a dial made one of its own each time, the
                     # system's certificates (about 1 MB) loaded at every reconnect, which
                     # the REST calls did not trust.
-                    stream = await tls_stream(host, port, self._context)
+                    stream = await tls_stream(host, port, self._tls.get())
                 else:
                     stream = await trio.open_tcp_stream(host, port)
                 host_header = host if parts.port is None else f"{host}:{port}"

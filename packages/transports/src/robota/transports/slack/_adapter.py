@@ -76,6 +76,7 @@ from robota.core.store import (
     open_reader,
 )
 
+from .._tls import OneTlsContext
 from ._client import SocketModeClient
 from ._errors import ApiError, ConnectionRefused
 from ._files import fetch
@@ -105,8 +106,6 @@ from ._team import PREFIX, team_message, team_say, team_screen, team_thread
 from ._web import WebApi
 
 if TYPE_CHECKING:
-    import ssl
-
     from robota.core import Service
     from robota.core.teams import GroupNote, TeamDoor, TeamMessage, ThreadReply
 
@@ -187,7 +186,7 @@ class SlackAdapter:
         )
         self._service: ChatService | None = None
         self._web: WebApi | None = None
-        self._tls_context: ssl.SSLContext | None = None
+        self._tls_context = OneTlsContext()
         self._sink: SlackSink | None = None
         self._groups: SlackGroups | None = None
         """The ``GroupMaker`` (``_groups``), inviting the owner; a command's binds its sender."""
@@ -207,18 +206,9 @@ class SlackAdapter:
 
     # -- the connection ---------------------------------------------------------------------
 
-    def _tls(self) -> ssl.SSLContext:
-        """The transport's one TLS context, for the bot's Web API and Socket Mode's
-        ``apps.connections.open`` alike (each context holds its certificates: about 1 MB)."""
-        if self._tls_context is None:
-            from .._net import ssl_context  # noqa: PLC0415 (only when the service runs)
-
-            self._tls_context = ssl_context()
-        return self._tls_context
-
     @asynccontextmanager
     async def session(self) -> AsyncIterator[SlackSink]:
-        tls = self._tls()
+        tls = self._tls_context.get()
         async with WebApi(
             api_url=self.settings.api_url, token=self.settings.bot_token, tls=tls
         ) as web:
@@ -253,7 +243,7 @@ class SlackAdapter:
             handler=self._on_envelope,
             accept=self._accept,
             on_status=status,
-            tls=self._tls(),
+            tls=self._tls_context.get(),
         )
         await client.run(task_status=task_status)
 

@@ -37,6 +37,7 @@ from urllib.parse import urlsplit
 
 import trio
 
+from .._tls import OneTlsContext
 from ._errors import ApiError, ConnectionRefused
 from ._socket import BACKOFF as SOCKET_BACKOFF
 from ._socket import (
@@ -150,9 +151,9 @@ class SocketModeClient:
         tls: ssl.SSLContext | None = None,
     ) -> None:
         self.api_url = api_url
-        self._tls = tls
+        self._tls = OneTlsContext(tls)
         """The TLS context of ``apps.connections.open`` and the ``wss`` dial (the transport's
-        one, so both trust what its Web API calls trust); else ``_context`` makes one."""
+        one, so both trust what its Web API calls trust); else httpx's default, made once."""
         self._app_token = app_token
         self.handler = handler
         self.accept = accept
@@ -178,22 +179,13 @@ class SocketModeClient:
     def state(self) -> State:
         return self.machine.state
 
-    @property
-    def _context(self) -> ssl.SSLContext:
-        """The TLS context given, else httpx's default, made once (``_net.ssl_context``)."""
-        if self._tls is None:
-            from .._net import ssl_context  # noqa: PLC0415 (lazy, see the facade)
-
-            self._tls = ssl_context()
-        return self._tls
-
     async def run(self, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
         async with (
             WebApi(
                 api_url=self.api_url,
                 token=self._app_token,
                 timeout=self.open_timeout,
-                tls=self._context,
+                tls=self._tls.get(),
             ) as api,
             trio.open_nursery() as nursery,
         ):
@@ -376,7 +368,7 @@ class SocketModeClient:
                                 if secure:
                                     # The transport's one context, as its Web API calls':
                                     # a dial made its own at each reconnect (about 1 MB).
-                                    stream = await tls_stream(host, port, self._context)
+                                    stream = await tls_stream(host, port, self._tls.get())
                                 else:
                                     stream = await trio.open_tcp_stream(host, port)
                                 ws = await trio_websocket.wrap_client_stream(
