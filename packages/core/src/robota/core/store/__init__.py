@@ -32,7 +32,7 @@ transports keep of their chats (``_chats``) and the messages they accepted until
 took them in (``_inbox``), and team groups' registry, decision audit and stored requests
 (``_teams``), and which process owns a task (``_owners``), and the device mesh's high-water
 marks (``_mesh``) and session handoffs between devices (``_handoffs``, what a destination
-keeps of one it takes ``_handoff_staged``). The schema
+keeps of one it takes ``_handoff_staged``, what they mean for a task ``_mobility``). The schema
 grows through ``MIGRATIONS``, applied by the writer when it starts; a database from a newer
 robota is refused with ``StoreError``. Migrations that change tables are written with
 sqlite-utils (``schema_change``), which is also what ``inspect_store`` (``robota store``) reads
@@ -101,15 +101,10 @@ if typing.TYPE_CHECKING:
         MoveHandoff,
         OfferHandoff,
         ReceiveHandoff,
-        TaskImmobile,
-        TaskMobility,
         handoff_payload,
         handoff_row,
         handoff_rows,
         imported_transcript,
-        mobility_refusal,
-        refuse_immobile,
-        task_mobility,
         transcript_to_prime,
     )
     from ._inbox import (
@@ -135,6 +130,13 @@ if typing.TYPE_CHECKING:
     )
     from ._messages import Ack, Failable, Write
     from ._migrations import MIGRATIONS, Migration, migrate, schema_version
+    from ._mobility import (
+        TaskImmobile,
+        TaskMobility,
+        mobility_refusal,
+        refuse_immobile,
+        task_mobility,
+    )
     from ._once import write_once
     from ._ops import (
         AppendAuditEvent,
@@ -564,15 +566,15 @@ _LAZY = {
     "MoveHandoff": "._handoffs",
     "OfferHandoff": "._handoffs",
     "ReceiveHandoff": "._handoffs",
-    "TaskImmobile": "._handoffs",
-    "TaskMobility": "._handoffs",
+    "TaskImmobile": "._mobility",
+    "TaskMobility": "._mobility",
     "handoff_payload": "._handoffs",
     "handoff_row": "._handoffs",
     "handoff_rows": "._handoffs",
     "imported_transcript": "._handoffs",
-    "mobility_refusal": "._handoffs",
-    "refuse_immobile": "._handoffs",
-    "task_mobility": "._handoffs",
+    "mobility_refusal": "._mobility",
+    "refuse_immobile": "._mobility",
+    "task_mobility": "._mobility",
     "transcript_to_prime": "._handoffs",
     "MeshConversation": "._mesh_talks",
     "SaveMeshConversation": "._mesh_talks",

@@ -14,12 +14,7 @@ the acknowledgement; ``LetGoTask`` makes the source's side ``committed``, which 
 the task moved. A grant's nonce is kept (``mesh_handoff_nonces``) in the transaction that
 records the offer it came with, so a replayed grant is refused across restarts.
 
-What a task's handoffs mean for it is read, not stored twice (``task_mobility``): a task with
-a source handoff not yet ended is ``moving`` (it takes no input), one whose source handoff
-committed has ``moved`` to the peer, and a destination copy not yet released by its source is
-``held`` (listed, not startable). The writes that give a task input refuse such a task in
-their own transaction (``refuse_immobile``, raising ``TaskImmobile``): recording the offer and
-a turn's attempt both run on the one store writer, so one of them always sees the other.
+What a task's handoffs mean for it (moving, moved, held) is ``_mobility``'s.
 """
 
 from __future__ import annotations
@@ -29,9 +24,9 @@ import sqlite3
 from dataclasses import dataclass
 from typing import Literal, cast, get_args
 
-from .._errors import StoreError
 from .._records import Record
 from ._database import Database
+from ._mobility import task_mobility
 from ._records import stamp
 
 __all__ = [
@@ -46,15 +41,10 @@ __all__ = [
     "MoveHandoff",
     "OfferHandoff",
     "ReceiveHandoff",
-    "TaskImmobile",
-    "TaskMobility",
     "handoff_payload",
     "handoff_row",
     "handoff_rows",
     "imported_transcript",
-    "mobility_refusal",
-    "refuse_immobile",
-    "task_mobility",
     "transcript_to_prime",
 ]
 
@@ -62,7 +52,6 @@ HandoffSide = Literal["source", "destination"]
 HANDOFF_SIDES: tuple[HandoffSide, ...] = get_args(HandoffSide)
 
 _PHASES = ("offered", "transferring", "staged", "committed", "abandoned")
-_LIVE = ("offered", "transferring", "staged")
 
 
 @dataclass(frozen=True, slots=True)
@@ -209,73 +198,6 @@ class MarkPrimed(Record):
         return hash((self.task_id, self.at))
 
     del at
-
-
-@dataclass(frozen=True, slots=True)
-class TaskMobility:
-    """What a task's handoffs mean for it (module docstring)."""
-
-    state: Literal["moving", "moved", "held"]
-    peer: str
-    handoff: str
-
-
-def task_mobility(db: Database, task_id: str) -> TaskMobility | None:
-    """Whether ``task_id`` is moving, has moved (and where) or is held; ``None`` when it is a
-    task like any other."""
-    rows = db.execute(
-        "SELECT id, side, peer, phase, released FROM mesh_handoffs WHERE task_id = ? "
-        "AND phase != 'abandoned' ORDER BY created_at DESC",
-        (task_id,),
-    ).fetchall()
-    for handoff, side, peer, phase, released in rows:
-        if side == "source":
-            if phase in _LIVE:
-                return TaskMobility("moving", str(peer), str(handoff))
-            return TaskMobility("moved", str(peer), str(handoff))
-        if phase == "committed" and not released:
-            return TaskMobility("held", str(peer), str(handoff))
-        if phase == "committed":
-            return None  # it arrived and is this device's now
-    return None
-
-
-def mobility_refusal(task_id: str, mobility: TaskMobility | None) -> str | None:
-    """Why ``task_id`` takes no input on this device (a prompt, a queued prompt, a steer, a
-    binding): it is moving or has moved to another device, or its copy here is held until its
-    source releases it; ``None`` when it takes input like any task."""
-    if mobility is None:
-        return None
-    if mobility.state == "moving":
-        return (
-            f"task {task_id} is moving to device {mobility.peer} (handoff {mobility.handoff}); "
-            "it takes no input until the handoff ends"
-        )
-    if mobility.state == "moved":
-        return f"task {task_id} has moved to device {mobility.peer}; continue it there"
-    return (
-        f"task {task_id} is held: device {mobility.peer} has not released it yet "
-        f"(handoff {mobility.handoff}); it cannot start until then"
-    )
-
-
-class TaskImmobile(StoreError):
-    """A write that would give ``task_id`` input found it moving, moved or held; its text is
-    ``mobility_refusal``'s, what the route's admission says."""
-
-    def __init__(self, task_id: str, refusal: str) -> None:
-        super().__init__(refusal)
-        self.task_id = task_id
-        self.refusal = refusal
-
-
-def refuse_immobile(db: Database, task_id: str) -> None:
-    """Raise ``TaskImmobile`` when ``task_id`` takes no input (``mobility_refusal``). Called
-    inside a write's transaction, it closes the window between the route's admission read and
-    its turn's first write: an offer recorded in between is seen here."""
-    refusal = mobility_refusal(task_id, task_mobility(db, task_id))
-    if refusal is not None:
-        raise TaskImmobile(task_id, refusal)
 
 
 def _manifest_json(manifest: dict[str, object]) -> str:

@@ -12,8 +12,8 @@ from __future__ import annotations
 
 from .._records import Record
 from ._database import Database
-from ._handoffs import refuse_immobile
 from ._inbox import consume_inbox, relink_inbox
+from ._mobility import refuse_immobile
 from ._records import TURN_STATUSES, TurnStatus, dump_json, stamp
 
 __all__ = ["HeartbeatTurnAttempt", "InsertTurnAttempt", "UpdateTurnAttempt"]
