@@ -178,6 +178,25 @@ def test_text_during_a_turn_steers_or_queues_by_what_the_session_can(
         ]
 
 
+@pytest.mark.parametrize("sender", [None, "surface:3", "om_message"])
+def test_a_steer_and_a_queued_prompt_say_what_they_came_as(sender: str | None) -> None:
+    """``UserInput.message_id`` rides with a steer until the agent takes it, and with a queued
+    prompt through the queue's write: a surface names whose input each was."""
+    core = route(CODEX, current=task(agent="codex"))
+    running_turn(core, steers=True)
+    core.handle(UserInput("also this", message_id=sender))
+    attempt = core.state.turn.attempt_id  # type: ignore[union-attr]
+    assert core.handle(Steered("t0", "turn-1")) == [
+        Notify(InputSteered(KEY, attempt, "also this", sender))
+    ]
+    queued = route(GEMINI, current=task(agent="gemini"))
+    running_turn(queued, steers=False)
+    (write,) = queued.handle(UserInput("later", message_id=sender))
+    assert isinstance(write, Write) and write.ack is not None
+    assert write.op == EnqueuePrompt(KEY, "later", task_id="t0", message_id=sender)
+    assert queued.handle(write.ack.message(5)) == [Notify(InputQueued(KEY, 5, "later", 0, sender))]
+
+
 def test_a_queued_acknowledgement_counts_the_prompt_and_it_waits_for_the_turn() -> None:
     core = route(GEMINI, current=task(agent="gemini"))
     running_turn(core, steers=False)

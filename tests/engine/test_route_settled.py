@@ -35,7 +35,7 @@ def test_a_route_with_a_task_and_nothing_running_is_settled() -> None:
         ("turn", object()),
         ("taking", True),
         ("pending", [1]),
-        ("steers", deque(["also this"])),
+        ("steers", deque([("also this", None)])),
         ("listings", {"r1": object()}),
         ("resetting", object()),
         ("approvals", {"ap1": object()}),

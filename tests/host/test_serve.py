@@ -283,14 +283,19 @@ def test_two_clients_one_approval_the_first_answer_wins(
             open_websocket_url(served.url) as one,
             open_websocket_url(served.url) as two,
         ):
-            await receive(one)
+            first = await receive(one)
             second = await receive(two)
             await two.send_message(json.dumps({"type": "ack", "seq": 0}))
             await one.send_message(
                 json.dumps({"type": "submit", "prompt": "SHELL: touch made.txt && echo from-ws"})
             )
             asked = (await until(one, "permission_request"))[-1]
-            assert (await until(two, "permission_request"))[-1]["id"] == asked["id"]
+            heard = await until(two, "permission_request")
+            assert heard[-1]["id"] == asked["id"]
+            # Every message of the turn names the client whose submit began it, to both.
+            began = [m for m in heard if m["type"] == "user_message"]
+            assert [m["driverId"] for m in began] == [first["surface"]] != [second["surface"]]
+            assert asked["driverId"] == heard[-1]["driverId"] == first["surface"]
             await two.send_message(json.dumps({"type": "get-pending"}))
             pending = (await until(two, "pending"))[-1]
             assert [a["id"] for a in pending["approvals"]] == [asked["id"]]
@@ -305,6 +310,7 @@ def test_two_clients_one_approval_the_first_answer_wins(
             assert "from-ws" in (done["result"] or "")
             rest = await until(two, "complete")
             assert [m["result"] for m in rest if m["type"] == "prompt_resolved"] == ["accept"]
+            assert done["driverId"] == rest[-1]["driverId"] == first["surface"]
 
     run(main)
     made = list(short_root.rglob("made.txt"))

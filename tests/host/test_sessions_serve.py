@@ -87,7 +87,7 @@ def test_one_daemon_driven_from_an_attached_terminal_and_a_websocket_client(
                 terminal.first["task"],
             )
             web = hello["surface"]
-            await two_surfaces_one_turn(ws, terminal)
+            await two_surfaces_one_turn(ws, terminal, web)
             await approvals_answered_from_either(ws, terminal, web)
             # One session per background session: no ``new``; the connection stays usable.
             await ws.send_message(json.dumps({"type": "command", "name": "new"}))
@@ -116,11 +116,13 @@ def test_one_daemon_driven_from_an_attached_terminal_and_a_websocket_client(
     assert not Path(found.socket).exists()
 
 
-async def two_surfaces_one_turn(ws: WebSocketConnection, terminal: Surface) -> None:
-    """A turn from either surface is seen by both, the WebSocket's seqs strictly increasing."""
+async def two_surfaces_one_turn(ws: WebSocketConnection, terminal: Surface, web: str) -> None:
+    """A turn from either surface is seen by both, the WebSocket's seqs strictly increasing,
+    each of its messages naming the surface that began it (``driverId``)."""
     await ws.send_message(json.dumps({"type": "submit", "prompt": "hello from the web"}))
     got = await until(ws, "complete")
     assert "ECHO: hello from the web" in (got[-1]["result"] or "")
+    assert {m["driverId"] for m in got if m["type"] != "command_result"} == {web}
     assert [m["prompt"] for m in got if m["type"] == "user_message"] == ["hello from the web"]
     assert any(m["type"] == "text_delta" for m in got)
     seqs = [m["seq"] for m in got]
@@ -132,6 +134,7 @@ async def two_surfaces_one_turn(ws: WebSocketConnection, terminal: Surface) -> N
     got = await until(ws, "complete")
     assert [m["prompt"] for m in got if m["type"] == "user_message"] == ["hello from the terminal"]
     assert "ECHO: hello from the terminal" in (got[-1]["result"] or "")
+    assert {m["driverId"] for m in got} == {terminal.first["surface"]} != {web}
     assert got[0]["seq"] > seqs[-1]
     finished = await on_terminal(terminal, notice("TurnFinished"))
     assert "ECHO: hello from the terminal" in (finished["notice"].get("final_text") or "")

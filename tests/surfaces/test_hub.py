@@ -109,7 +109,7 @@ async def test_a_connection_hears_the_live_stream_from_its_hello() -> None:
             ("text_delta", "a", 1),
             ("text_delta", "b", 2),
         ]
-        assert engine.told[-1] == ("serve:s1", UserInput("hi"))
+        assert engine.told[-1] == ("serve:s1", UserInput("hi", message_id=client.id))
         hub.stop()
         nursery.cancel_scope.cancel()
 
@@ -205,7 +205,7 @@ async def test_new_and_switch_bind_the_client_to_its_own_session() -> None:
         assert [m.get("text") for m in await read(one, 2)] == ["for one", None]
         await hub.handle(two, '{"type": "submit", "prompt": "x"}')
         assert [m.get("text") for m in await read(two, 1)] == ["for two"]
-        assert engine.told[-1] == ("serve:s2", UserInput("x"))
+        assert engine.told[-1] == ("serve:s2", UserInput("x", message_id=two.id))
         await hub.handle(two, '{"type": "command", "name": "switch", "args": {"session": "s9"}}')
         (refused,) = await read(two, 1)
         assert refused["field"] == "command.args.session"
@@ -280,7 +280,7 @@ async def test_an_adopted_route_is_the_session_clients_join_and_no_task_is_made(
         (early,) = await read(client, 1)
         assert (early["type"], early["text"], early["seq"]) == ("text_delta", "early", 1)
         await hub.handle(client, '{"type": "submit", "prompt": "hi"}')
-        assert engine.told[-1] == ("session:abc", UserInput("hi"))
+        assert engine.told[-1] == ("session:abc", UserInput("hi", message_id=client.id))
         await hub.handle(client, '{"type": "command", "name": "new"}')
         (refused,) = await read(client, 1)
         assert (refused["type"], refused["field"]) == ("protocol_error", "command.name")

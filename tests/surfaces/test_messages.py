@@ -30,7 +30,7 @@ from robota.core.events import (
     TurnError,
     TurnStarted,
 )
-from robota.core.surfaces import HOST_TYPES, host_message
+from robota.core.surfaces import HOST_TYPES, MAX_TURNS_FOLLOWED, TurnDrivers, host_message
 
 R = "serve:s1"
 
@@ -143,3 +143,106 @@ def test_every_mapped_type_is_of_the_host_vocabulary() -> None:
         "protocol_error",
         "resume_gap",
     }
+
+
+def drivers_of(notices: list[object]) -> list[tuple[str, object]]:
+    """Each message's type and ``driverId`` ("-": not stamped), as one session's stream says."""
+    drivers = TurnDrivers()
+    said = []
+    for notice in notices:
+        message = host_message(notice)
+        assert message is not None
+        stamped = drivers.stamp(notice, message)
+        said.append((stamped["type"], stamped.get("driverId", "-")))
+    return said
+
+
+def finished(attempt: str) -> TurnFinished:
+    return TurnFinished(R, "t1", attempt, "completed", "done", None, None, "turn-1", 5)
+
+
+@pytest.mark.parametrize(
+    ("notices", "said"),
+    [
+        (  # a client's turn: every message of it names the client
+            [
+                TurnBegan(R, "t1", "a1", "hi", message_id="surface:2"),
+                update(TextDelta("i1", "x", phase="final")),
+                update(ToolStarted("c1", "command", "ls", command="ls")),
+                update(ApprovalRequested("p1", "command", "ls", decisions=("accept",))),
+                finished("a1"),
+            ],
+            [
+                ("user_message", "surface:2"),
+                ("text_delta", "surface:2"),
+                ("tool_start", "surface:2"),
+                ("permission_request", "surface:2"),
+                ("complete", "surface:2"),
+            ],
+        ),
+        (  # another client steers it, a third queues: each input names its own
+            [
+                TurnBegan(R, "t1", "a1", "hi", message_id="surface:2"),
+                InputSteered(R, "a1", "and", message_id="surface:5"),
+                InputQueued(R, 3, "later", 0, message_id="attach:1"),
+                update(TextDelta("i1", "x")),
+                finished("a1"),
+                TurnBegan(R, "t1", "a2", "later", message_id="attach:1"),
+                finished("a2"),
+            ],
+            [
+                ("user_message", "surface:2"),
+                ("user_message", "surface:5"),
+                ("user_message", "attach:1"),
+                ("text_delta", "surface:2"),
+                ("complete", "surface:2"),
+                ("user_message", "attach:1"),
+                ("complete", "attach:1"),
+            ],
+        ),
+        (  # no surface began it, or robota continued it after a restart, or a chat's message
+            [
+                TurnBegan(R, "t1", "a1", "hi"),
+                finished("a1"),
+                TurnBegan(R, "t1", "a2", "hi", recovery=True, message_id="surface:2"),
+                update(ReasoningDelta("r1", "hmm")),
+                finished("a2"),
+                TurnBegan(R, "t1", "a3", "hi", message_id="om_123"),
+                InputSteered(R, "a3", "and"),
+                finished("a3"),
+            ],
+            [
+                ("user_message", None),
+                ("complete", None),
+                ("user_message", None),
+                ("thinking", None),
+                ("complete", None),
+                ("user_message", None),
+                ("user_message", None),
+                ("complete", None),
+            ],
+        ),
+        (  # a command's result is no turn's
+            [RouteReply(R, "model: default", "info")],
+            [("command_result", "-")],
+        ),
+        (  # an end whose beginning this process never saw
+            [finished("a9"), update(TextDelta("i1", "x"))],
+            [("complete", None), ("text_delta", None)],
+        ),
+    ],
+)
+def test_driver_ids_name_whose_input_began_each_turn(
+    notices: list[object], said: list[tuple[str, object]]
+) -> None:
+    assert drivers_of(notices) == said
+
+
+def test_the_turns_followed_are_bounded() -> None:
+    drivers = TurnDrivers()
+    for n in range(MAX_TURNS_FOLLOWED + 10):
+        notice = TurnBegan(R, "t1", f"a{n}", "hi", message_id="surface:1")
+        drivers.stamp(notice, {"type": "user_message"})
+    assert drivers.stamp(finished("a0"), {"type": "complete"})["driverId"] is None  # forgotten
+    last = f"a{MAX_TURNS_FOLLOWED + 9}"
+    assert drivers.stamp(finished(last), {"type": "complete"})["driverId"] == "surface:1"

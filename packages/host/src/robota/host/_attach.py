@@ -37,12 +37,11 @@ import logging
 import math
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
-from dataclasses import replace as _replace
 from typing import ClassVar
 
 import trio
 
-from robota.core import LoopPort
+from robota.core import LoopPort, replace
 from robota.core.control import HandlerError
 from robota.core.engine import (
     AnswerApproval,
@@ -50,6 +49,7 @@ from robota.core.engine import (
     RouteReply,
     SurfaceJoined,
     SurfaceLeft,
+    UserInput,
 )
 from robota.core.frontend import FrontEndPort, RouteLink
 from robota.core.protocol import (
@@ -300,7 +300,9 @@ class AttachDesk:
                 put(frame)
                 continue
             if isinstance(request, AnswerApproval):
-                request = _replace(request, surface=surface)
+                request = replace(request, surface=surface)
+            elif isinstance(request, UserInput):  # what it starts names this terminal
+                request = replace(request, message_id=surface)
             self.port.tell(self.route_key, request)
 
 

@@ -59,7 +59,8 @@ class UserInput(Record):
     text: str
     images: tuple[Path, ...] = ()
     message_id: str | None = None
-    """The chat message it is (a turn it starts answers it: the attempt's anchor)."""
+    """The chat message it is (a turn it starts answers it: the attempt's anchor), or the
+    surface that sent it (``surface:3``, ``attach:1``: a surface's turn events name it)."""
     inbox: int | None = None
     """The chat transport's inbox row it came from (``robota.core.store._inbox``): consumed in
     the write that gives it its effect (the turn's attempt, the queued prompt, or its own), so

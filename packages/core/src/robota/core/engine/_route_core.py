@@ -259,7 +259,7 @@ class RouteCore:
                 assert route.task is not None
                 if inbox is not None and route.turn is not None:
                     route.write(ConsumeInbox(inbox, route.turn.attempt_id))
-                route.steers.append(text)
+                route.steers.append((text, message.message_id))
                 route.emit(Tell(route.task.agent, SteerTurn(route.task.id, turn_id, text)))
             case Enqueue(text=text, front=front):
                 enqueue(route, text, front=front, inbox=inbox, message_id=message.message_id)

@@ -391,7 +391,8 @@ class RouteData:
         self.turn: Turn | None = None
         self.pending: list[int] = []
         """Ids of the queued prompts this route knows are pending, in no promised order."""
-        self.steers: deque[str] = deque()
+        self.steers: deque[tuple[str, str | None]] = deque()
+        """Steers sent to the agent and not yet taken: the text, and what it came as."""
         self.opened: set[str] = set()
         self.session_restricted: dict[str, bool] = {}
         """Whether each task's session was last opened Restricted (see ``check_restriction``)."""

@@ -358,7 +358,7 @@ def enqueue(
     op = EnqueuePrompt(
         route.key, text, task_id=task_id, front=front, inbox=inbox, message_id=message_id
     )
-    route.emit(Write(op, QueueAck(text)))
+    route.emit(Write(op, QueueAck(text, message_id)))
 
 
 def queued(route: RouteData, message: PromptQueued) -> None:
@@ -366,7 +366,8 @@ def queued(route: RouteData, message: PromptQueued) -> None:
         route.reply(f"could not queue the prompt: {message.error}", error=True)
         return
     route.pending.append(message.prompt_id)
-    route.say(InputQueued(route.key, message.prompt_id, message.text, len(route.pending) - 1))
+    ahead = len(route.pending) - 1
+    route.say(InputQueued(route.key, message.prompt_id, message.text, ahead, message.message_id))
     if route.turn is None:
         next_prompt(route)
 
@@ -382,14 +383,15 @@ def steered(route: RouteData, key: str) -> None:
     """The agent took the oldest steer in flight."""
     if route.task is not None and key == route.task.id and route.steers:
         attempt = route.turn.attempt_id if route.turn else ""
-        route.say(InputSteered(route.key, attempt, route.steers.popleft()))
+        text, message_id = route.steers.popleft()
+        route.say(InputSteered(route.key, attempt, text, message_id))
 
 
 def steer_refused(route: RouteData, message: SteerRefused) -> None:
     task = route.task
     if task is None or message.key != task.id:
         return
-    if route.steers and route.steers[0] == message.text:
+    if route.steers and route.steers[0][0] == message.text:
         route.steers.popleft()
     if message.reason == "unsupported":
         route.capabilities[task.id] = replace(route.can(task), steer=False)

@@ -5,13 +5,15 @@ A surface is a client of a session that is not the terminal it runs in: a WebSoc
 later, another carrier. Everything here is pure: the adapter reads a frame, hands it to
 ``parse_client_frame`` (a typed message, or ``SurfaceProtocolError`` naming what was wrong:
 answered with ``protocol_error``), tells the route, and turns each of the route's notices into
-a host message with ``host_message``, which the session's ``SessionStream`` stamps with its
-``seq`` and keeps for ``resume``.
+a host message with ``host_message``, which ``TurnDrivers`` stamps with the surface that drives
+its turn (``driverId``) and the session's ``SessionStream`` with its ``seq``, keeping it for
+``resume``.
 
 Layering, bottom up: ``_frames`` (the client vocabulary), ``_messages`` (notices to host
-messages), ``_stream`` (seq, resume buffer, the replies ``get-messages``/``get-pending`` read),
-``_hub`` (the host's clients and sessions on its trio loop: what a carrier plugin drives),
-``_plugin`` (what a carrier plugin is: ``SurfacePlugin``, beside the hub it is handed).
+messages, and their drivers), ``_stream`` (seq, resume buffer, the replies ``get-messages``/
+``get-pending`` read), ``_hub`` (the host's clients and sessions on its trio loop: what a
+carrier plugin drives), ``_plugin`` (what a carrier plugin is: ``SurfacePlugin``, beside the
+hub it is handed).
 """
 
 import typing
@@ -35,7 +37,7 @@ if typing.TYPE_CHECKING:
         parse_client_frame,
     )
     from ._hub import BYTE_BUDGET, SURFACE_PROTOCOL, SurfaceClient, SurfaceHub, SurfaceSession
-    from ._messages import HOST_TYPES, host_message
+    from ._messages import HOST_TYPES, MAX_TURNS_FOLLOWED, TurnDrivers, host_message
     from ._plugin import SurfacePlugin, surface_plugin
     from ._stream import RESUME_BYTES, RESUME_MESSAGES, TRANSCRIPT_MESSAGES, SessionStream
 
@@ -57,6 +59,8 @@ __all__ = [
     # the host's messages
     "HOST_TYPES",
     "host_message",
+    "TurnDrivers",
+    "MAX_TURNS_FOLLOWED",
     # one session's sequence
     "SessionStream",
     "RESUME_MESSAGES",
@@ -94,6 +98,8 @@ _HOMES = {
     ),
     "HOST_TYPES": "._messages",
     "host_message": "._messages",
+    "TurnDrivers": "._messages",
+    "MAX_TURNS_FOLLOWED": "._messages",
     "SurfacePlugin": "._plugin",
     "surface_plugin": "._plugin",
     **dict.fromkeys(

@@ -52,7 +52,7 @@ from ._frames import (
     SurfaceProtocolError,
     parse_client_frame,
 )
-from ._messages import host_message
+from ._messages import TurnDrivers, host_message
 from ._stream import SessionStream
 
 __all__ = ["BYTE_BUDGET", "SURFACE_PROTOCOL", "SurfaceClient", "SurfaceHub", "SurfaceSession"]
@@ -78,6 +78,7 @@ class SurfaceSession:
         self.link = link
         self.port = port
         self.stream = SessionStream()
+        self.drivers = TurnDrivers()
         self.clients: dict[int, SurfaceClient] = {}
         self.info: dict[str, Any] = {}
 
@@ -94,7 +95,7 @@ class SurfaceSession:
                 message = host_message(notice)
                 if message is None:
                     continue
-                _, text = self.stream.publish(message)
+                _, text = self.stream.publish(self.drivers.stamp(notice, message))
                 for client in list(self.clients.values()):
                     client.put(text)
 
@@ -268,8 +269,8 @@ class SurfaceHub:
             return
         if not client.started:
             client.start(None)
-        if isinstance(frame, Submit):
-            session.tell(UserInput(frame.prompt))
+        if isinstance(frame, Submit):  # its turn's messages name this client (``driverId``)
+            session.tell(UserInput(frame.prompt, message_id=client.id))
         elif isinstance(frame, Abort):
             session.tell(Interrupt())
         elif isinstance(frame, PermissionResponse):

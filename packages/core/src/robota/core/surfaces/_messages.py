@@ -20,10 +20,17 @@ stamps its ``seq``)::
 What a surface has no message for (plan and usage updates, a tool's output deltas, the agent's
 own turn start and end, ``TaskOpened``, ``RouteIdle``) maps to ``None``: the turn's end is
 ``TurnFinished``'s, once per turn, whichever way the agent ended it.
+
+``TurnDrivers`` then stamps ``driverId`` on every message of a turn and on every input: the
+surface whose input it is (``surface:N`` as its ``hello`` said, ``attach:N`` a terminal
+attached to a background session), from ``UserInput.message_id`` as the route carried it into
+the turn, the steer or the queued prompt; ``null`` when none did (``robota task send``, a turn
+robota continued after a restart, whose surfaces were another process's).
 """
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from ..engine import (
@@ -43,7 +50,7 @@ from ..events import (
     ToolStarted,
 )
 
-__all__ = ["HOST_TYPES", "host_message"]
+__all__ = ["HOST_TYPES", "MAX_TURNS_FOLLOWED", "TurnDrivers", "host_message"]
 
 HOST_TYPES = (
     "hello",
@@ -155,3 +162,39 @@ def _event_message(event: object, turn_id: str) -> dict[str, Any] | None:
             "answerer": event.answerer,
         }
     return None
+
+
+_DRIVER = re.compile(r"(?:surface|attach):[0-9]+")
+MAX_TURNS_FOLLOWED = 64
+"""Turns of one session whose driver is kept until they finish (a turn whose end never came,
+its process gone, is forgotten first)."""
+
+
+class TurnDrivers:
+    """Who drives each turn of one session, stamped on its messages as ``driverId``."""
+
+    def __init__(self) -> None:
+        self._turns: dict[str, str | None] = {}
+
+    def stamp(self, notice: object, message: dict[str, Any]) -> dict[str, Any]:
+        """``message`` (``host_message(notice)``) with its ``driverId`` when it is a turn's
+        message or an input's; as it was otherwise (a command's result)."""
+        if isinstance(notice, TurnBegan):
+            driver = None if notice.recovery else _driver(notice.message_id)
+            if len(self._turns) >= MAX_TURNS_FOLLOWED:
+                del self._turns[next(iter(self._turns))]
+            self._turns[notice.attempt_id] = driver
+        elif isinstance(notice, InputSteered | InputQueued):
+            driver = _driver(notice.message_id)
+        elif isinstance(notice, TurnUpdate):
+            driver = self._turns.get(notice.attempt_id)
+        elif isinstance(notice, TurnFinished):
+            driver = self._turns.pop(notice.attempt_id, None)
+        else:
+            return message
+        message["driverId"] = driver
+        return message
+
+
+def _driver(message_id: str | None) -> str | None:
+    return message_id if message_id is not None and _DRIVER.fullmatch(message_id) else None
