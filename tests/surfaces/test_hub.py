@@ -206,6 +206,9 @@ async def test_new_and_switch_bind_the_client_to_its_own_session() -> None:
         await hub.handle(two, '{"type": "submit", "prompt": "x"}')
         assert [m.get("text") for m in await read(two, 1)] == ["for two"]
         assert engine.told[-1] == ("serve:s2", UserInput("x", message_id=two.id))
+        # The route's own command, its sender named too (a /new PROMPT's turn is this client's).
+        await hub.handle(two, '{"type": "command", "name": "rename", "args": {"text": "y z"}}')
+        assert engine.told[-1] == ("serve:s2", UserInput("/rename y z", message_id=two.id))
         await hub.handle(two, '{"type": "command", "name": "switch", "args": {"session": "s9"}}')
         (refused,) = await read(two, 1)
         assert refused["field"] == "command.args.session"

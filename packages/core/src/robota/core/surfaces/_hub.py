@@ -307,7 +307,8 @@ class SurfaceHub:
             if not isinstance(args, str):
                 raise SurfaceProtocolError("command.args.text: expected a string", "command.args")
             assert client.session is not None
-            client.session.tell(UserInput(f"/{command.name} {args}".rstrip()))
+            line = f"/{command.name} {args}".rstrip()  # a turn it starts (/new PROMPT) is ours
+            client.session.tell(UserInput(line, message_id=client.id))
             return
         self._unbind(client)
         self._bind(client, session)
