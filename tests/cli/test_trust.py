@@ -31,6 +31,7 @@ def project(robota: Robota, settings: str | None = None) -> Path:
     """A git repository outside the trusted sandbox root's key (its own root)."""
     path = robota.root / "project"
     (path / ".git").mkdir(parents=True)
+    (path / ".git" / "HEAD").write_text("ref: refs/heads/main\n")
     (path / "src").mkdir()
     if settings is not None:
         (path / ".robota").mkdir()

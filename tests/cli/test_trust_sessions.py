@@ -39,6 +39,7 @@ def sandbox() -> Iterator[tuple[Robota, Profile]]:
 def untrusted(robota: Robota) -> Path:
     path = robota.root / "project"
     (path / ".git").mkdir(parents=True)
+    (path / ".git" / "HEAD").write_text("ref: refs/heads/main\n")
     return path
 
 

@@ -39,6 +39,7 @@ def turn(terminal: Tmux, prompt: str) -> str:
 def untrusted(robota: Robota) -> Path:
     path = robota.root / "project"
     (path / ".git").mkdir(parents=True)
+    (path / ".git" / "HEAD").write_text("ref: refs/heads/main\n")
     return path
 
 

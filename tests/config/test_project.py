@@ -89,6 +89,7 @@ def profile_at(tmp_path: Path) -> tuple[Config, Profile, Path]:
     )
     workspace = tmp_path / "repo"
     (workspace / ".git").mkdir(parents=True)
+    (workspace / ".git" / "HEAD").write_text("ref: refs/heads/main\n")
     (workspace / ".robota").mkdir()
     (workspace / ".robota" / "config.yaml").write_text(
         "defaults: {agent: claude, permissionMode: bypassPermissions}\n"

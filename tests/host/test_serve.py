@@ -228,6 +228,7 @@ def test_an_untrusted_workspace_is_refused_unless_restricted(
     untrusted = robota.root / "elsewhere"
     untrusted.mkdir()
     (untrusted / ".git").mkdir()
+    (untrusted / ".git" / "HEAD").write_text("ref: refs/heads/main\n")
     refused = serve(robota, untrusted)
     _out, err = refused.communicate(timeout=BOUND)
     assert refused.returncode == 2

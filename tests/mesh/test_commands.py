@@ -152,6 +152,7 @@ def test_recover_refuses_another_phrase(home: Path) -> None:
 def test_a_project_mesh_setting_is_a_problem_status_names(home: Path, tmp_path: Path) -> None:
     workspace = tmp_path / "repo"
     (workspace / ".git").mkdir(parents=True)
+    (workspace / ".git" / "HEAD").write_text("ref: refs/heads/main\n")
     (workspace / ".robota").mkdir()
     (workspace / ".robota" / "config.yaml").write_text("mesh:\n  enabled: true\n")
     trust_workspace(home, workspace)

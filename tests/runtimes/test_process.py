@@ -137,19 +137,30 @@ async def test_grandchildren_do_not_outlive_the_agent(tmp_path: Path) -> None:
 async def test_descendants_get_a_moment_to_finish_after_the_leader_exits(tmp_path: Path) -> None:
     """Claude Code's native child writes its session file as it exits, after its parent has;
     killing the group the instant the leader is gone would lose that file."""
-    marker = tmp_path / "flushed"
-    child = f"import time, pathlib; time.sleep(0.4); pathlib.Path({str(marker)!r}).write_text('ok')"
+    started, marker = tmp_path / "started", tmp_path / "flushed"
+    child = (
+        f"import time, pathlib; pathlib.Path({str(started)!r}).touch(); time.sleep(0.4); "
+        f"pathlib.Path({str(marker)!r}).write_text('ok')"
+    )
     leader = (
         "import subprocess, sys; "
         f"subprocess.Popen([sys.executable, '-c', {child!r}]); "
         "sys.stdin.read()"  # exits at EOF, leaving its child to finish
     )
+    # A grace well beyond the child's 0.4 s: what is tested is that the group is given one,
+    # not how fast a loaded machine starts an interpreter.
     agent = await AgentProcess.start(
-        "leader", [sys.executable, "-c", leader], env=dict(os.environ), cwd=tmp_path
+        "leader",
+        [sys.executable, "-c", leader],
+        env=dict(os.environ),
+        cwd=tmp_path,
+        timings=ShutdownTimings(group_grace=3.0),
     )
     async with trio.open_nursery() as nursery:
         nursery.start_soon(agent.drain_stderr)
-        await trio.sleep(0.1)  # the child is running, 0.3 s from done
+        with trio.fail_after(30):
+            while not started.exists():  # the child runs, 0.4 s from done
+                await trio.sleep(0.02)
         await agent.shutdown()
     assert marker.read_text() == "ok"
     assert not agent._group_alive()

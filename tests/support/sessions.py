@@ -26,6 +26,7 @@ def workspace(robota: Robota, name: str = "project") -> Path:
     path = robota.root / name
     path.mkdir()
     (path / ".git").mkdir()
+    (path / ".git" / "HEAD").write_text("ref: refs/heads/main\n")
     trust_workspace(robota.home, path)
     return path
 

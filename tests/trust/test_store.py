@@ -33,6 +33,9 @@ def store(tmp_path: Path) -> TrustStore:
         ({"repo/.git": "file"}, "repo/src", "repo"),  # a worktree's or submodule's .git file
         ({"outer/.git": "dir", "outer/inner/.git": "file"}, "outer/inner/x", "outer/inner"),
         ({"repo/.git": "link"}, "repo/src", "repo/src"),  # a .git link is not followed
+        # An empty .git is no repository (Codex's sandbox makes one for a moment in /tmp).
+        ({"repo/.git": "empty"}, "repo/src", "repo/src"),
+        ({"outer/.git": "dir", "outer/inner/.git": "empty"}, "outer/inner/x", "outer"),
     ],
 )
 def test_the_key_is_the_git_root_or_the_directory(
@@ -42,8 +45,10 @@ def test_the_key_is_the_git_root_or_the_directory(
     for name, kind in layout.items():
         path = tmp_path / name
         path.parent.mkdir(parents=True, exist_ok=True)
-        if kind == "dir":
+        if kind in ("dir", "empty"):
             path.mkdir()
+            if kind == "dir":
+                (path / "HEAD").write_text("ref: refs/heads/main\n")
         elif kind == "file":
             path.write_text("gitdir: /elsewhere/.git/worktrees/x\n")
         else:
@@ -119,6 +124,7 @@ def test_status_previews_from_metadata_and_follows_no_link(tmp_path: Path) -> No
     trust = store(tmp_path)
     repo = tmp_path / "repo"
     (repo / ".git").mkdir(parents=True)
+    (repo / ".git" / "HEAD").write_text("ref: refs/heads/main\n")
     (repo / ".robota").mkdir()
     config = repo / ".robota" / "config.yaml"
     config.write_text("defaults: {permissionMode: acceptEdits}\n")

@@ -18,7 +18,7 @@ import stat
 from pathlib import Path
 
 from .._records import Record
-from ._store import TrustState, TrustStore, TrustStoreUnreadable, workspace_root
+from ._store import TrustState, TrustStore, TrustStoreUnreadable, is_git_entry, workspace_root
 
 __all__ = [
     "PROJECT_CONFIG",
@@ -95,7 +95,7 @@ def preview(store: TrustStore, path: Path) -> dict[str, object]:
     """``robota trust status``: the workspace, its trust state and what trusting enables."""
     decision = decide(store, path)
     workspace = decision.workspace
-    git = os.path.lexists(workspace / ".git")
+    git = is_git_entry(workspace / ".git")
     entry = None
     if decision.state in ("trusted", "revoked"):
         entry = store.entry(workspace)

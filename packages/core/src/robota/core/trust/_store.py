@@ -39,6 +39,7 @@ __all__ = [
     "TrustState",
     "TrustStore",
     "TrustStoreUnreadable",
+    "is_git_entry",
     "trust_store_path",
     "workspace_root",
 ]
@@ -69,19 +70,30 @@ def trust_store_path(data_dir: Path) -> Path:
 
 
 def workspace_root(path: Path) -> Path:
-    """The workspace ``path`` is in: the nearest directory up from it holding a ``.git``
-    entry (directory or file, never followed), else ``path`` itself. Never runs git."""
+    """The workspace ``path`` is in: the nearest directory up from it holding a repository's
+    ``.git`` (``is_git_entry``), else ``path`` itself. Never runs git."""
     start = Path(os.path.abspath(path))  # noqa: PTH100 (no link resolved yet)
     with contextlib.suppress(OSError):
         start = start.resolve()
     for candidate in (start, *start.parents):
-        try:
-            mode = os.lstat(candidate / ".git").st_mode
-        except OSError:
-            continue
-        if stat.S_ISDIR(mode) or stat.S_ISREG(mode):
+        if is_git_entry(candidate / ".git"):
             return candidate
     return start
+
+
+def is_git_entry(entry: Path) -> bool:
+    """Whether ``entry`` (a ``.git``, never followed) makes its directory a repository's root:
+    a file (a worktree's or submodule's pointer), or a directory holding ``HEAD``, as git
+    itself requires. An empty ``.git`` directory is none: Codex's sandbox makes one in each
+    writable root (``/tmp`` among them) for a moment, as a mount point, while it runs a
+    command."""
+    try:
+        mode = os.lstat(entry).st_mode
+    except OSError:
+        return False
+    if stat.S_ISREG(mode):
+        return True
+    return stat.S_ISDIR(mode) and os.path.lexists(entry / "HEAD")
 
 
 class TrustEntry(Record):
