@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Any
 
 import trio
 
+from .._tls import OneTlsContext
 from ._errors import ApiError, TooLarge
 from ._policy import BACKOFF, Done, PatchLimiter, RefreshToken, Retry, TokenCache, decide
 from ._wire import wire_request
@@ -101,12 +102,12 @@ class RestClient:
         self._http: httpx.AsyncClient | None = None
         self._pool: httpcore.AsyncConnectionPool | None = None
         """The JSON calls' connections; ``None`` when a proxy applies (see the docstring)."""
-        self._ssl: ssl.SSLContext | None = tls
+        self._tls = OneTlsContext(tls)
         self._origin: tuple[bytes, bytes, int | None] = (b"", b"", None)
         """``domain`` as ``httpcore.URL``'s scheme, host and port, split once."""
 
     async def __aenter__(self) -> RestClient:
-        from .._net import ssl_context, uses_proxy  # noqa: PLC0415 (lazy, see the facade)
+        from .._net import uses_proxy  # noqa: PLC0415 (lazy, see the facade)
 
         if uses_proxy(self.domain):
             import httpx  # noqa: PLC0415 (only behind a proxy)
@@ -115,7 +116,6 @@ class RestClient:
             return self
         import httpcore  # noqa: PLC0415
 
-        self._ssl = self._ssl or ssl_context()  # httpx's TLS defaults, once for every pool
         url = httpcore.URL(self.domain)
         self._origin = (url.scheme, url.host, url.port)
         self._pool = self._new_pool()
@@ -124,7 +124,7 @@ class RestClient:
     def _new_pool(self) -> httpcore.AsyncConnectionPool:
         from .._direct import async_pool  # noqa: PLC0415 (lazy, see the facade)
 
-        return async_pool(self._ssl)
+        return async_pool(self._tls.get())  # httpx's TLS defaults, one for every pool
 
     def _entered(self) -> None:
         if self._pool is None and self._http is None:

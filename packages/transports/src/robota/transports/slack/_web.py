@@ -26,6 +26,7 @@ from urllib.parse import urlencode, urljoin
 
 import trio
 
+from .._tls import OneTlsContext
 from ._errors import ApiError, RateLimited, TooLarge
 from ._policy import BACKOFF, Done, LatestWins, RateGate, Retry, decide
 
@@ -99,15 +100,14 @@ class WebApi:
         self.gate = RateGate()
         self.updates: LatestWins[tuple[str, str], dict[str, Any]] = LatestWins()
         self._http: AsyncHttp | None = None
-        self._ssl: ssl.SSLContext | None = tls
+        self._tls = OneTlsContext(tls)
         self._proxied = False
         self._using = 0
         """Calls and downloads on their way (``went_quiet`` leaves a busy client alone)."""
 
     async def __aenter__(self) -> WebApi:
-        from .._net import ssl_context, uses_proxy  # noqa: PLC0415 (lazy, see the facade)
+        from .._net import uses_proxy  # noqa: PLC0415 (lazy, see the facade)
 
-        self._ssl = self._ssl or ssl_context()  # httpx's defaults, once for every client
         # Downloads stay on api_url's host (``_files.allowed_url``): one decision for all.
         self._proxied = uses_proxy(self.api_url)
         self._http = self._client()
@@ -116,7 +116,7 @@ class WebApi:
     def _client(self) -> AsyncHttp:
         from .._direct import AsyncHttp  # noqa: PLC0415 (lazy, see the facade)
 
-        return AsyncHttp(timeout=self.timeout, proxied=self._proxied, context=self._ssl)
+        return AsyncHttp(timeout=self.timeout, proxied=self._proxied, context=self._tls.get())
 
     async def went_quiet(self) -> None:
         """The chats went quiet: a client with nothing on its way is swapped for a fresh one.
