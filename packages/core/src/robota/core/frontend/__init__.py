@@ -58,7 +58,14 @@ if typing.TYPE_CHECKING:
     from ._chat_inbox import Accepted, ChatInbox, InboxLeft
     from ._chat_values import ChatRoute, ChatTurn, Opening, Outcome, Pending, take_pending
     from ._clicks import Clicked, ClickVerdict
-    from ._groups import MadeGroups, greet_group, group_notes, open_group, welcome_text
+    from ._groups import (
+        GROUP_COMMANDS,
+        MadeGroups,
+        greet_group,
+        group_notes,
+        open_group,
+        welcome_text,
+    )
     from ._inbound import STALE_AFTER, Dated, Ignore, freshness, inbound_claims, owner_filter
     from ._link import Identified, IdentifyFailed, LinkConnecting, LinkUp, PlatformRefused
     from ._media import (
@@ -144,6 +151,7 @@ __all__ = [
     "GroupRefused",
     # what every chat transport's groups share: their notes, the welcome, a chat's command
     "MadeGroups",
+    "GROUP_COMMANDS",
     "greet_group",
     "group_notes",
     "open_group",
@@ -314,6 +322,7 @@ _HOMES = {
     "TaskNotResolved": "._resolve",
     "resolve_task": "._resolve",
     "MadeGroups": "._groups",
+    "GROUP_COMMANDS": "._groups",
     "greet_group": "._groups",
     "group_notes": "._groups",
     "open_group": "._groups",

@@ -24,7 +24,18 @@ from ._transport import GroupChat, GroupMaker, GroupRefused, HostActions
 if TYPE_CHECKING:
     from ._service import ChatService
 
-__all__ = ["MadeGroups", "greet_group", "group_notes", "open_group", "welcome_text"]
+__all__ = [
+    "GROUP_COMMANDS",
+    "MadeGroups",
+    "greet_group",
+    "group_notes",
+    "open_group",
+    "welcome_text",
+]
+
+GROUP_COMMANDS: Mapping[str, bool] = {"newgroup": False, "ng": False, "forkgroup": True, "fg": True}
+"""A chat's group commands and their initialisms, each whether it forks: a transport's, not
+the engine's (a group chat is the platform's), the same on every platform."""
 
 
 class MadeGroups(GroupMaker, Protocol):

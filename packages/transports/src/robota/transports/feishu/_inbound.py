@@ -29,7 +29,15 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from robota.core.frontend import STALE_AFTER, Heard, Ignore, ScreenRules, freshness, owner_filter
+from robota.core.frontend import (
+    GROUP_COMMANDS,
+    STALE_AFTER,
+    Heard,
+    Ignore,
+    ScreenRules,
+    freshness,
+    owner_filter,
+)
 from robota.core.frontend import screen as screen_heard
 
 __all__ = [
@@ -431,10 +439,7 @@ def command(admit: Admit) -> ChatCommand | None:
 
 
 _GROUP_COMMANDS: Mapping[str, Literal["newgroup", "forkgroup"]] = {
-    "/newgroup": "newgroup",
-    "/ng": "newgroup",
-    "/forkgroup": "forkgroup",
-    "/fg": "forkgroup",
+    f"/{name}": "forkgroup" if fork else "newgroup" for name, fork in GROUP_COMMANDS.items()
 }
-"""The group commands and their registered initialisms (the engine's command resolver knows
-neither: these are the transport's, as a group chat is the platform's)."""
+"""The group commands and their initialisms (``robota.core.frontend.GROUP_COMMANDS``), as the
+command each is."""

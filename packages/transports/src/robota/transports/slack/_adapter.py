@@ -40,6 +40,7 @@ import trio
 
 from robota.core.engine import COMMANDS, ForkTask, RouteReply, UserInput
 from robota.core.frontend import (
+    GROUP_COMMANDS,
     QUEUE_CANCEL,
     Card,
     ChatRoute,
@@ -82,7 +83,6 @@ from ._errors import ApiError, ConnectionRefused
 from ._files import fetch
 from ._groups import SlackGroups, slack_group_notes
 from ._inbound import (
-    GROUP_COMMANDS,
     Admit,
     ButtonClick,
     GroupCommand,

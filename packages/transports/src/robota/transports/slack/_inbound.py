@@ -33,7 +33,15 @@ from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from robota.core.frontend import STALE_AFTER, Heard, Ignore, ScreenRules, freshness, owner_filter
+from robota.core.frontend import (
+    GROUP_COMMANDS,
+    STALE_AFTER,
+    Heard,
+    Ignore,
+    ScreenRules,
+    freshness,
+    owner_filter,
+)
 from robota.core.frontend import screen as screen_heard
 
 from ._files import SlackFile, parse_files
@@ -50,7 +58,6 @@ __all__ = [
     "Screen",
     "Unsupported",
     "allowed",
-    "GROUP_COMMANDS",
     "GroupCommand",
     "Restart",
     "bang",
@@ -337,11 +344,6 @@ class GroupCommand:
 
     fork: bool
     title: str | None = None
-
-
-GROUP_COMMANDS: Mapping[str, bool] = {"newgroup": False, "ng": False, "forkgroup": True, "fg": True}
-"""The group commands and their initialisms (as Feishu's), each whether it forks: the
-transport's, not the engine's (a channel is the platform's)."""
 
 
 def group_command(text: str) -> GroupCommand | None:
